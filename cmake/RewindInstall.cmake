@@ -1,0 +1,16 @@
+include(CMakePackageConfigHelpers)
+install(TARGETS rewind EXPORT RewindTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rewind DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT RewindTargets NAMESPACE Rewind:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Rewind)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/RewindConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/RewindConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Rewind)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/RewindConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/RewindConfig.cmake ${PROJECT_BINARY_DIR}/RewindConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Rewind)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/rewind.pc.in ${PROJECT_BINARY_DIR}/rewind.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/rewind.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,70 @@
+/* The adjoint driver: forward sweep, objective, backward sweep, gradients.
+ *
+ * Time grid: t_n = t0 + n dt for n < N and t_N = tf exactly, where N is the number of steps
+ * of size dt that fit in [t0, tf] rounded up; when dt does not divide tf - t0 the last step
+ * is shorter and lands exactly on tf. The forward sweep computes
+ *   J = g(y_N; p) + q_N,   q_N = the stepper's quadrature of the running cost r,
+ * and the backward sweep applies each step's discrete adjoint, so dJ/dp and dJ/dy0 are the
+ * exact derivatives of that J (to rounding).
+ *
+ * Modes: RW_ADJOINT_STORE keeps every state (or every stage with store_stages) in RAM.
+ * Checkpointed modes run under a schedule (see checkpoint/). */
+#ifndef REWIND_RW_ADJOINT_H
+#define REWIND_RW_ADJOINT_H
+
+#include "rw_stepper.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { RW_ADJOINT_STORE = 0 } rw_adjoint_mode;
+
+/* Called after each forward step of the first sweep (never during recomputation) with the
+ * step index n (0 = initial state), time and state. Collective. Return nonzero to stop. */
+typedef int (*rw_monitor_fn)(void *mctx, long n, double t, N_Vector y);
+
+typedef struct {
+  double t0, tf, dt;
+  rw_adjoint_mode mode;
+  int store_stages;     /* store every stage (no recomputation in the adjoint step) */
+  rw_monitor_fn monitor; /* optional */
+  void *monitor_ctx;
+} rw_adjoint_options;
+
+typedef struct {
+  long steps;                 /* N */
+  double last_dt;             /* size of the last step */
+  double J, J_terminal, J_running;
+  long rhs_forward, rhs_backward; /* right-hand-side evaluations in each sweep */
+  long vjp_y, vjp_p;
+  long snapshots;             /* snapshots stored */
+  size_t snapshot_bytes;      /* bytes of one snapshot on this rank */
+  size_t checkpoint_bytes;    /* peak bytes held in snapshots on this rank */
+  size_t peak_alloc_bytes;    /* peak bytes through Rewind's allocator during the run */
+  double time_forward, time_backward;
+} rw_adjoint_stats;
+
+/* Default options: t0 = 0, tf = 1, dt = 0.01, store mode, states only. */
+void rw_adjoint_options_default(rw_adjoint_options *opt);
+
+/* Number of steps and last step size of the grid (see above). Returns RW_ERR_ARG for
+ * tf <= t0, dt <= 0, or non-finite values. Not collective. */
+int rw_time_grid(double t0, double tf, double dt, long *nsteps, double *last_dt);
+/* Time of grid point n (0 <= n <= N). */
+double rw_time_grid_point(double t0, double tf, double dt, long nsteps, long n);
+
+/* Forward solve only: y (in: y0, out: y(tf)) and J. Collective. */
+int rw_forward_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y,
+                     double *J, rw_adjoint_stats *stats);
+
+/* Forward and adjoint solve. y: in y0, out y(tf). dJdp: global dJ/dp (length nparams,
+ * identical on every rank; may be NULL). dJdy0: dJ/dy0 (may be NULL). stats may be NULL.
+ * Collective. */
+int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y,
+                     double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

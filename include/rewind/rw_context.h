@@ -1,0 +1,70 @@
+/* The Rewind context: the MPI communicator every object lives on, the SUNDIALS context for
+ * the state vectors, logging, and the byte-counting allocator through which every buffer
+ * Rewind owns is allocated (so budgets and peak memory are exact counts, and tests can make
+ * the N-th allocation fail on purpose, as Lua's allocator hook allows). */
+#ifndef REWIND_RW_CONTEXT_H
+#define REWIND_RW_CONTEXT_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <sundials/sundials_context.h>
+
+#include "rw_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rw_context_s *rw_context;
+
+typedef enum { RW_LOG_QUIET = 0, RW_LOG_SUMMARY = 1, RW_LOG_INFO = 2, RW_LOG_DEBUG = 3 } rw_log_level;
+
+/* Creates a context on `comm` (duplicated; the caller keeps its own). MPI must already be
+ * initialised. Collective on comm. */
+int rw_context_create(MPI_Comm comm, rw_context *out);
+
+/* Destroys the context; accepts NULL and sets *ctx to NULL. Collective. */
+int rw_context_destroy(rw_context *ctx);
+
+MPI_Comm rw_context_comm(rw_context ctx);
+int rw_context_rank(rw_context ctx);
+int rw_context_size(rw_context ctx);
+SUNContext rw_context_sunctx(rw_context ctx);
+void rw_context_set_log_level(rw_context ctx, rw_log_level level);
+rw_log_level rw_context_log_level(rw_context ctx);
+
+/* Prints on rank 0 only when `level` <= the context's level. Not collective (other ranks
+ * return at once). */
+void rw_log(rw_context ctx, rw_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* --- Counting allocator (process-wide) -------------------------------------------- */
+
+/* Allocates `bytes` (zeroed) and counts them. Returns RW_ERR_MEM with a message naming
+ * `what` on failure. Not collective. */
+int rw_calloc(size_t count, size_t size, const char *what, void *out_ptr);
+
+/* Frees memory from rw_calloc and sets *ptr to NULL; accepts NULL. */
+void rw_free(void *ptr_to_ptr);
+
+/* Bytes currently allocated through rw_calloc, and the peak since the last reset. */
+size_t rw_mem_current(void);
+size_t rw_mem_peak(void);
+void rw_mem_reset_peak(void);
+
+/* Test hook: the n-th rw_calloc from now fails (n >= 1); 0 disables. */
+void rw_mem_fail_after(long n);
+
+/* Peak resident set size of this process in bytes (from getrusage), 0 if unknown. */
+size_t rw_peak_rss(void);
+
+/* Monotonic wall-clock seconds. */
+double rw_wtime(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,91 @@
+/* Input decks on PETSc's options database.
+ *
+ * A deck is a YAML file (PETSc's YAML reader: nested maps flatten with '_', so
+ * `checkpoint: {ram: 512MiB}` is the key checkpoint_ram) or a plain PETSc options file
+ * ("-key value" lines). Precedence, lowest first: the app's embedded default deck, the deck
+ * file named as the first command-line argument, then "-key value" pairs on the command line.
+ * On top of the options database, one table of known keys (type, default, unit, range, help)
+ * gives -help, rejects unknown or misspelt keys with a suggestion, checks every value's type
+ * and range at start-up, and reads sizes with units (512MiB, 8GiB, 1.5GB, 4096).
+ *
+ * Errors name where the value came from (the deck file, the command line or the default
+ * deck), the key, the value and what is allowed. Only io/ and apps/ touch PETSc. */
+#ifndef REWIND_RW_DECK_H
+#define REWIND_RW_DECK_H
+
+#include <stdio.h>
+
+#include "rw_context.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  RW_KEY_STRING,     /* any text */
+  RW_KEY_REAL,       /* a double within [min, max] */
+  RW_KEY_INT,        /* an integer (long) within [min, max] */
+  RW_KEY_BOOL,       /* true/false, yes/no, on/off, 1/0 */
+  RW_KEY_SIZE,       /* bytes: an integer with an optional unit B, kB, MB, GB, TB, KiB, MiB, GiB, TiB */
+  RW_KEY_ENUM,       /* one of `choices` (comma-separated) */
+  RW_KEY_REAL_ARRAY  /* comma-separated reals, at most `max_len` of them, each in [min, max] */
+} rw_key_type;
+
+typedef struct {
+  const char *name;   /* without the leading '-', e.g. "dt", "checkpoint_ram" */
+  rw_key_type type;
+  const char *def;    /* default value as text (NULL: no default; the key is optional) */
+  const char *unit;   /* shown in help, e.g. "s", "bytes"; may be NULL */
+  double min, max;    /* inclusive range for REAL/INT/SIZE/REAL_ARRAY */
+  int min_exclusive;  /* 1: value must be > min (e.g. dt > 0) */
+  const char *choices; /* ENUM: "euler,heun,rk4" */
+  int max_len;        /* REAL_ARRAY: maximum number of entries */
+  const char *help;   /* one line */
+} rw_deck_key;
+
+typedef struct rw_deck_s *rw_deck;
+
+/* Builds the deck: initialises PETSc if needed (MPI must already be initialised), inserts the
+ * embedded default deck (YAML text, may be NULL), the deck file given as argv[1] when it does
+ * not start with '-', then the command-line options; then checks every set option against
+ * the table (unknown key -> error with the closest known key as a suggestion) and every
+ * known key's value against its type and range. `-help` or `--help` does not fail: it sets
+ * rw_deck_help_requested. Returns RW_ERR_DECK with a message on bad input (same on every
+ * rank). Collective on comm. */
+int rw_deck_create(MPI_Comm comm, const char *app, const rw_deck_key *keys, int nkeys,
+                   const char *default_yaml, int argc, char **argv, rw_deck *out);
+
+/* Destroys the deck and finalises PETSc if rw_deck_create initialised it. Accepts NULL. */
+int rw_deck_destroy(rw_deck *deck);
+
+/* 1 when -help/--help was given. */
+int rw_deck_help_requested(rw_deck deck);
+/* Prints usage and every known key (type, default, unit, range, help) to `f`. */
+void rw_deck_print_help(rw_deck deck, FILE *f);
+
+/* Typed getters; the key must be in the table (RW_ERR_ARG otherwise). Values were validated
+ * at creation. A key with no default and no value: *is_set (if non-NULL) = 0. */
+int rw_deck_get_string(rw_deck deck, const char *key, char *buf, size_t len);
+int rw_deck_get_real(rw_deck deck, const char *key, double *v);
+int rw_deck_get_int(rw_deck deck, const char *key, long *v);
+int rw_deck_get_bool(rw_deck deck, const char *key, int *v);
+int rw_deck_get_size(rw_deck deck, const char *key, size_t *bytes);
+int rw_deck_get_real_array(rw_deck deck, const char *key, double *v, int *n);
+int rw_deck_is_set(rw_deck deck, const char *key, int *is_set);
+
+/* Where the key's value came from: "default", "deck file 'path'", "command line". */
+const char *rw_deck_source(rw_deck deck, const char *key);
+/* The deck file path ("" when none). */
+const char *rw_deck_path(rw_deck deck);
+
+/* Writes the effective deck (every known key = value, one "key: value" line each, YAML
+ * that the app reads back) into buf. Returns RW_ERR_ARG if len is too small. */
+int rw_deck_to_yaml(rw_deck deck, char *buf, size_t len);
+
+/* Parses a size with unit ("512MiB") into bytes; RW_ERR_DECK with a message on bad text. */
+int rw_parse_size(const char *text, size_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

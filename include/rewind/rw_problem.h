@@ -1,0 +1,94 @@
+/* The problem interface: an ODE y' = f(t, y; p) on a distributed state, its vector-Jacobian
+ * products, and the objective J = g(y(T); p) + integral_{t0}^{T} r(t, y; p) dt.
+ *
+ * Parameters p are a small named vector replicated on every rank (Van der Pol's mu, the
+ * four Lotka-Volterra rates, an MLP's weights). VJP callbacks ACCUMULATE this rank's local
+ * contribution into the parameter adjoint; the adjoint driver sums over ranks once at the
+ * end. State VJPs ACCUMULATE into a distributed vector.
+ *
+ * A problem is an ops table + content, as SUNDIALS objects are: the ops a problem does not
+ * provide stay NULL, and calling them returns RW_ERR_NOT_IMPLEMENTED. */
+#ifndef REWIND_RW_PROBLEM_H
+#define REWIND_RW_PROBLEM_H
+
+#include "rw_vector.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rw_problem_s *rw_problem;
+
+typedef struct {
+  /* f = f(t, y; p). Required. Not collective unless the problem needs halos. */
+  int (*rhs)(void *content, double t, N_Vector y, const double *p, N_Vector f);
+  /* out += (df/dy)^T w. Required for adjoints. */
+  int (*vjp_y)(void *content, double t, N_Vector y, const double *p, N_Vector w, N_Vector out);
+  /* out[k] += local part of (df/dp_k)^T w, k < nparams. Required for dJ/dp. */
+  int (*vjp_p)(void *content, double t, N_Vector y, const double *p, N_Vector w, double *out);
+  /* out = (df/dy) v + (df/dp) dp (dp may be NULL). Optional. */
+  int (*jvp)(void *content, double t, N_Vector y, const double *p, N_Vector v, const double *dp,
+             N_Vector out);
+  /* *g = g(y; p), the terminal cost (global value, collective). Optional (g = 0). */
+  int (*terminal)(void *content, double t, N_Vector y, const double *p, double *g);
+  /* gy = dg/dy (set), gp[k] += local part of dg/dp_k. Required when terminal is set. */
+  int (*terminal_grad)(void *content, double t, N_Vector y, const double *p, N_Vector gy,
+                       double *gp);
+  /* *r = local part of r(t, y; p) (the driver sums over ranks). Optional (r = 0). */
+  int (*running)(void *content, double t, N_Vector y, const double *p, double *r);
+  /* ry += w dr/dy, rp[k] += w * local part of dr/dp_k. Required when running is set. */
+  int (*running_grad)(void *content, double t, N_Vector y, const double *p, double w,
+                      N_Vector ry, double *rp);
+  /* Releases the content. Optional. */
+  void (*destroy)(void *content);
+} rw_problem_ops;
+
+/* Creates a problem with `nparams` named parameters (names copied, values set to 0) and a
+ * state layout given by `local_n` entries on this rank. The problem takes ownership of
+ * `content` (released by ops->destroy). Collective. */
+int rw_problem_create(rw_context ctx, const char *name, const rw_problem_ops *ops, void *content,
+                      sunindextype local_n, int nparams, const char *const *param_names,
+                      rw_problem *out);
+int rw_problem_destroy(rw_problem *prob);
+
+const char *rw_problem_name(rw_problem prob);
+rw_context rw_problem_context(rw_problem prob);
+int rw_problem_nparams(rw_problem prob);
+const char *rw_problem_param_name(rw_problem prob, int k);
+/* The parameter values (length nparams), owned by the problem, writable. */
+double *rw_problem_params(rw_problem prob);
+/* Index of parameter `name`, or -1. */
+int rw_problem_param_index(rw_problem prob, const char *name);
+const rw_problem_ops *rw_problem_get_ops(rw_problem prob);
+void *rw_problem_content(rw_problem prob);
+sunindextype rw_problem_local_length(rw_problem prob);
+
+/* A zeroed state vector with the problem's layout. Collective. */
+int rw_problem_new_state(rw_problem prob, N_Vector *out);
+
+/* Checked dispatchers (RW_ERR_NOT_IMPLEMENTED when the op is absent). */
+int rw_problem_rhs(rw_problem prob, double t, N_Vector y, N_Vector f);
+int rw_problem_vjp_y(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector out);
+int rw_problem_vjp_p(rw_problem prob, double t, N_Vector y, N_Vector w, double *out);
+int rw_problem_jvp(rw_problem prob, double t, N_Vector y, N_Vector v, const double *dp,
+                   N_Vector out);
+/* g and r are global values (r summed over ranks). Collective. */
+int rw_problem_terminal(rw_problem prob, double t, N_Vector y, double *g);
+int rw_problem_terminal_grad(rw_problem prob, double t, N_Vector y, N_Vector gy, double *gp);
+int rw_problem_running_local(rw_problem prob, double t, N_Vector y, double *r);
+int rw_problem_running_grad(rw_problem prob, double t, N_Vector y, double w, N_Vector ry,
+                            double *rp);
+int rw_problem_has_running(rw_problem prob);
+int rw_problem_has_terminal(rw_problem prob);
+
+/* Counters of callback evaluations since creation (or the last reset). */
+typedef struct {
+  long rhs, vjp_y, vjp_p, jvp, running, running_grad;
+} rw_problem_counts;
+void rw_problem_get_counts(rw_problem prob, rw_problem_counts *c);
+void rw_problem_reset_counts(rw_problem prob);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

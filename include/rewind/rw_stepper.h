@@ -1,0 +1,76 @@
+/* Time steppers and their discrete adjoints.
+ *
+ * A stepper advances y_n -> y_{n+1} over [t, t + h] and accumulates the running-cost
+ * quadrature q_{n+1} = q_n + (its own quadrature of r over the step). Its adjoint step is the
+ * exact transpose of that step's linearisation (Hager 2000; Sandu 2006): given
+ * lambda = dJ/dy_{n+1} it returns dJ/dy_n in place and accumulates dJ/dp, including the
+ * running-cost terms, so the gradient is the gradient of the J the forward run computed.
+ *
+ * Explicit Runge-Kutta methods come from Butcher tableaux:
+ *   Y_i = y_n + h sum_{j<i} a_ij K_j,  K_i = f(t + c_i h, Y_i),
+ *   y_{n+1} = y_n + h sum_i b_i K_i,    q_{n+1} = q_n + h sum_i b_i r(t + c_i h, Y_i).
+ * Adjoint (lambda = dJ/dy_{n+1}, dJ/dq = 1):
+ *   Kbar_i = h b_i lambda + h sum_{j>i} a_ji Ybar_j,
+ *   Ybar_i = (df/dy(Y_i))^T Kbar_i + h b_i dr/dy(Y_i),
+ *   pbar  += (df/dp(Y_i))^T Kbar_i + h b_i dr/dp(Y_i),
+ *   dJ/dy_n = lambda + sum_i Ybar_i.
+ * The stages a step needs are recomputed from y_n by the same code the forward step runs
+ * (so recomputation is bitwise deterministic), or taken from storage when the caller kept
+ * them. */
+#ifndef REWIND_RW_STEPPER_H
+#define REWIND_RW_STEPPER_H
+
+#include "rw_problem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rw_stepper_s *rw_stepper;
+
+/* A Butcher tableau with s stages: c[s], a[s*s] row-major (strictly lower triangular for
+ * explicit methods), b[s], and optionally bhat[s] (embedded method, NULL if none). */
+typedef struct {
+  const char *name;
+  const char *description;
+  int stages;
+  int order;
+  int embedded_order; /* 0 when there is no embedded method */
+  const double *c, *a, *b, *bhat;
+} rw_tableau;
+
+/* The built-in explicit tableaux, by name: euler, heun, ssprk3, rk4, rk38, dopri5.
+ * Returns NULL for an unknown name. */
+const rw_tableau *rw_tableau_find(const char *name);
+/* The i-th built-in tableau (NULL past the end), for listings and tests. */
+const rw_tableau *rw_tableau_get(int i);
+/* Comma-separated names of the built-in tableaux (for help and error messages). */
+const char *rw_tableau_names(void);
+
+/* Creates an explicit RK stepper for `prob` with tableau `tab` (copied). Workspace vectors
+ * are allocated here, never inside the time loop. Collective. */
+int rw_stepper_create_erk(rw_problem prob, const rw_tableau *tab, rw_stepper *out);
+int rw_stepper_destroy(rw_stepper *st);
+
+const char *rw_stepper_name(rw_stepper st);
+/* Number of stage vectors a "store stages" snapshot holds (s for explicit RK, the stage
+ * inputs Y_i with Y_1 = y_n). */
+int rw_stepper_num_stage_vectors(rw_stepper st);
+
+/* Advances y_in -> y_out over [t, t+h]; y_out may be y_in. Adds this rank's local running
+ * cost increment to *q (q may be NULL when the problem has no running cost). If `stages` is
+ * not NULL it receives the stage inputs Y_i (rw_stepper_num_stage_vectors vectors).
+ * Collective when the problem's rhs is. */
+int rw_stepper_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
+                    N_Vector *stages, double *q);
+
+/* Adjoint of one step: lambda holds dJ/dy_{n+1} on entry and dJ/dy_n on return; pbar[k]
+ * accumulates this rank's local dJ/dp_k. Uses `stages` when given (as stored by
+ * rw_stepper_step), else recomputes them from y_n. */
+int rw_stepper_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_Vector *stages,
+                            N_Vector lambda, double *pbar);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

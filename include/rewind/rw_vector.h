@@ -1,0 +1,42 @@
+/* State vectors: SUNDIALS N_Vectors (MPI "parallel" implementation) whose data Rewind
+ * allocates through its counting allocator, so every stored state counts against the
+ * budget exactly. Steppers use N_Vector operations only; problem kernels use the raw
+ * local array from rw_vec_data. */
+#ifndef REWIND_RW_VECTOR_H
+#define REWIND_RW_VECTOR_H
+
+#include <nvector/nvector_parallel.h>
+
+#include "rw_context.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Creates a zeroed distributed vector with `local_n` entries on this rank. Collective
+ * (the global length is summed). */
+int rw_vec_create(rw_context ctx, sunindextype local_n, N_Vector *out);
+
+/* Creates a zeroed vector with the layout of `tmpl`. Not collective. */
+int rw_vec_clone(N_Vector tmpl, N_Vector *out);
+
+/* Destroys a vector made by rw_vec_create/rw_vec_clone; accepts NULL, sets *v to NULL. */
+void rw_vec_destroy(N_Vector *v);
+
+/* Creates/destroys an array of n vectors like `tmpl`. */
+int rw_vec_clone_array(N_Vector tmpl, int n, N_Vector **out);
+void rw_vec_destroy_array(N_Vector **vs, int n);
+
+double *rw_vec_data(N_Vector v);
+sunindextype rw_vec_local_length(N_Vector v);
+sunindextype rw_vec_global_length(N_Vector v);
+/* Bytes of state data this rank holds for one such vector. */
+size_t rw_vec_bytes(N_Vector v);
+
+/* Bitwise copy x -> y (same layout). Not collective. */
+void rw_vec_copy(N_Vector x, N_Vector y);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

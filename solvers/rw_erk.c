@@ -1,0 +1,204 @@
+/* Explicit Runge-Kutta stepper from a Butcher tableau, with its discrete adjoint.
+ * The formulas are in rw_stepper.h. Workspace: stage inputs Y[s], stage slopes K[s], stage
+ * adjoints Ybar[s] and one Kbar, all allocated at creation. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rw_stepper_impl.h"
+
+#define RW_ERK_MAX_STAGES 16
+
+typedef struct {
+  int s; /* stages actually evaluated (trailing stages with b = 0 dropped) */
+  double c[RW_ERK_MAX_STAGES], a[RW_ERK_MAX_STAGES * RW_ERK_MAX_STAGES], b[RW_ERK_MAX_STAGES];
+  N_Vector *Y, *K, *Ybar, Kbar;
+  /* scratch for linear combinations */
+  double coef[RW_ERK_MAX_STAGES + 1];
+  N_Vector vecs[RW_ERK_MAX_STAGES + 1];
+} rw_erk;
+
+static void rw_erk_free(rw_stepper st)
+{
+  rw_erk *e = st->content;
+  if (!e) return;
+  rw_vec_destroy_array(&e->Y, e->s);
+  rw_vec_destroy_array(&e->K, e->s);
+  rw_vec_destroy_array(&e->Ybar, e->s);
+  rw_vec_destroy(&e->Kbar);
+  rw_free(&st->content);
+}
+
+/* Stage inputs and slopes for the step from y over [t, t+h]; adds the local running-cost
+ * quadrature h sum b_i r(Y_i) to *q. Y[0] is a bitwise copy of y. This is the single code
+ * path for forward steps and adjoint recomputation. */
+static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *q)
+{
+  rw_erk *e = st->content;
+  int running = rw_problem_has_running(st->prob) && q;
+  for (int i = 0; i < e->s; i++) {
+    int n = 0;
+    e->coef[n] = 1.0;
+    e->vecs[n++] = y;
+    for (int j = 0; j < i; j++) {
+      double aij = e->a[i * RW_ERK_MAX_STAGES + j];
+      if (aij != 0.0) {
+        e->coef[n] = h * aij;
+        e->vecs[n++] = e->K[j];
+      }
+    }
+    if (n == 1)
+      rw_vec_copy(y, e->Y[i]);
+    else
+      RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, e->Y[i]));
+    double ti = t + e->c[i] * h;
+    RW_CALL(rw_problem_rhs(st->prob, ti, e->Y[i], e->K[i]));
+    if (running && e->b[i] != 0.0) {
+      double r = 0.0;
+      RW_CALL(rw_problem_running_local(st->prob, ti, e->Y[i], &r));
+      *q += h * e->b[i] * r;
+    }
+  }
+  return 0;
+}
+
+static int rw_erk_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
+                       N_Vector *stages, double *q)
+{
+  rw_erk *e = st->content;
+  RW_CALL(rw_erk_stages(st, t, h, y_in, q));
+  int n = 0;
+  e->coef[n] = 1.0;
+  e->vecs[n++] = y_in;
+  for (int i = 0; i < e->s; i++)
+    if (e->b[i] != 0.0) {
+      e->coef[n] = h * e->b[i];
+      e->vecs[n++] = e->K[i];
+    }
+  if (stages)
+    for (int i = 0; i < e->s; i++) rw_vec_copy(e->Y[i], stages[i]);
+  /* SUNDIALS allows z == X[0] in N_VLinearCombination, so y_out may alias y_in. */
+  RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, y_out));
+  return 0;
+}
+
+static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n,
+                               N_Vector *stages, N_Vector lambda, double *pbar)
+{
+  rw_erk *e = st->content;
+  N_Vector *Y = e->Y;
+  if (stages) {
+    Y = stages;
+  } else {
+    RW_CALL(rw_erk_stages(st, t, h, y_n, NULL));
+  }
+  for (int i = e->s - 1; i >= 0; i--) {
+    int n = 0;
+    if (e->b[i] != 0.0) {
+      e->coef[n] = h * e->b[i];
+      e->vecs[n++] = lambda;
+    }
+    for (int j = i + 1; j < e->s; j++) {
+      double aji = e->a[j * RW_ERK_MAX_STAGES + i];
+      if (aji != 0.0) {
+        e->coef[n] = h * aji;
+        e->vecs[n++] = e->Ybar[j];
+      }
+    }
+    N_VConst(0.0, e->Ybar[i]);
+    if (n == 0) continue; /* this stage does not influence y_{n+1} */
+    RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, e->Kbar));
+    double ti = t + e->c[i] * h;
+    RW_CALL(rw_problem_vjp_y(st->prob, ti, Y[i], e->Kbar, e->Ybar[i]));
+    RW_CALL(rw_problem_vjp_p(st->prob, ti, Y[i], e->Kbar, pbar));
+    if (e->b[i] != 0.0)
+      RW_CALL(rw_problem_running_grad(st->prob, ti, Y[i], h * e->b[i], e->Ybar[i], pbar));
+  }
+  int n = 0;
+  e->coef[n] = 1.0;
+  e->vecs[n++] = lambda;
+  for (int i = 0; i < e->s; i++) {
+    e->coef[n] = 1.0;
+    e->vecs[n++] = e->Ybar[i];
+  }
+  RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, lambda));
+  return 0;
+}
+
+int rw_stepper_create_erk(rw_problem prob, const rw_tableau *tab, rw_stepper *out)
+{
+  int ierr = 0;
+  rw_stepper st = NULL;
+  N_Vector tmpl = NULL;
+  RW_CHECK(prob && tab && out, RW_ERR_ARG, "rw_stepper_create_erk: NULL argument");
+  *out = NULL;
+  RW_CHECK(tab->stages >= 1 && tab->stages <= RW_ERK_MAX_STAGES, RW_ERR_ARG,
+           "tableau '%s': %d stages; between 1 and %d are supported", tab->name, tab->stages,
+           RW_ERK_MAX_STAGES);
+  for (int i = 0; i < tab->stages; i++)
+    for (int j = i; j < tab->stages; j++)
+      RW_CHECK(tab->a[i * tab->stages + j] == 0.0, RW_ERR_ARG,
+               "tableau '%s' is not explicit: a[%d][%d] = %g", tab->name, i, j,
+               tab->a[i * tab->stages + j]);
+  RW_CALL(rw_calloc(1, sizeof *st, "stepper", &st));
+  snprintf(st->name, sizeof st->name, "%s", tab->name);
+  st->prob = prob;
+  st->ops.step = rw_erk_step;
+  st->ops.adjoint_step = rw_erk_adjoint_step;
+  st->ops.destroy = rw_erk_free;
+  rw_erk *e = NULL;
+  RW_TRY(rw_calloc(1, sizeof *e, "explicit RK workspace", &e));
+  st->content = e;
+  /* Trailing stages with b_i = 0 (Dormand-Prince's FSAL stage) only feed the error
+   * estimate: a fixed-step method does not evaluate them. */
+  int s = tab->stages;
+  while (s > 1 && tab->b[s - 1] == 0.0) s--;
+  e->s = s;
+  for (int i = 0; i < s; i++) {
+    e->c[i] = tab->c[i];
+    e->b[i] = tab->b[i];
+    for (int j = 0; j < s; j++) e->a[i * RW_ERK_MAX_STAGES + j] = tab->a[i * tab->stages + j];
+  }
+  st->nstage_vectors = s;
+  RW_TRY(rw_problem_new_state(prob, &tmpl));
+  RW_TRY(rw_vec_clone_array(tmpl, s, &e->Y));
+  RW_TRY(rw_vec_clone_array(tmpl, s, &e->K));
+  RW_TRY(rw_vec_clone_array(tmpl, s, &e->Ybar));
+  RW_TRY(rw_vec_clone(tmpl, &e->Kbar));
+  rw_vec_destroy(&tmpl);
+  *out = st;
+  return 0;
+cleanup:
+  rw_vec_destroy(&tmpl);
+  rw_stepper_destroy(&st);
+  return ierr;
+}
+
+int rw_stepper_destroy(rw_stepper *pst)
+{
+  if (!pst || !*pst) return 0;
+  if ((*pst)->ops.destroy) (*pst)->ops.destroy(*pst);
+  rw_free(pst);
+  return 0;
+}
+
+const char *rw_stepper_name(rw_stepper st) { return st->name; }
+int rw_stepper_num_stage_vectors(rw_stepper st) { return st->nstage_vectors; }
+
+int rw_stepper_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
+                    N_Vector *stages, double *q)
+{
+  RW_CHECK(isfinite(h) && h > 0.0, RW_ERR_ARG, "stepper '%s': step size %g must be > 0",
+           st->name, h);
+  RW_CALL(st->ops.step(st, t, h, y_in, y_out, stages, q));
+  return 0;
+}
+
+int rw_stepper_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_Vector *stages,
+                            N_Vector lambda, double *pbar)
+{
+  RW_CHECK(st->ops.adjoint_step, RW_ERR_NOT_IMPLEMENTED, "stepper '%s' has no adjoint step",
+           st->name);
+  RW_CALL(st->ops.adjoint_step(st, t, h, y_n, stages, lambda, pbar));
+  return 0;
+}

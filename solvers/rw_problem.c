@@ -1,0 +1,162 @@
+/* Problem object: owns the parameter vector and names, dispatches to the ops table and
+ * counts evaluations (the counts feed the run statistics and the recomputation tests). */
+#include <stdio.h>
+#include <string.h>
+
+#include "rewind/rw_problem.h"
+
+struct rw_problem_s {
+  rw_context ctx;
+  char name[64];
+  rw_problem_ops ops;
+  void *content;
+  sunindextype local_n;
+  int np;
+  char (*pnames)[64];
+  double *p;
+  rw_problem_counts counts;
+};
+
+int rw_problem_create(rw_context ctx, const char *name, const rw_problem_ops *ops, void *content,
+                      sunindextype local_n, int nparams, const char *const *param_names,
+                      rw_problem *out)
+{
+  int ierr = 0;
+  rw_problem prob = NULL;
+  RW_CHECK(out && ops && ops->rhs, RW_ERR_ARG, "rw_problem_create: ops->rhs is required");
+  RW_CHECK(nparams >= 0 && local_n >= 0, RW_ERR_ARG,
+           "rw_problem_create: negative parameter count or length");
+  *out = NULL;
+  RW_CALL(rw_calloc(1, sizeof *prob, "problem", &prob));
+  prob->ctx = ctx;
+  prob->ops = *ops;
+  prob->content = content;
+  prob->local_n = local_n;
+  prob->np = nparams;
+  snprintf(prob->name, sizeof prob->name, "%s", name ? name : "problem");
+  RW_TRY(rw_calloc((size_t)nparams + 1, sizeof *prob->pnames, "parameter names", &prob->pnames));
+  RW_TRY(rw_calloc((size_t)nparams + 1, sizeof *prob->p, "parameters", &prob->p));
+  for (int k = 0; k < nparams; k++)
+    snprintf(prob->pnames[k], sizeof prob->pnames[k], "%s",
+             param_names && param_names[k] ? param_names[k] : "p");
+  *out = prob;
+  return 0;
+cleanup:
+  prob->content = NULL; /* the caller still owns content on failure */
+  rw_problem_destroy(&prob);
+  return ierr;
+}
+
+int rw_problem_destroy(rw_problem *pprob)
+{
+  if (!pprob || !*pprob) return 0;
+  rw_problem prob = *pprob;
+  if (prob->ops.destroy && prob->content) prob->ops.destroy(prob->content);
+  rw_free(&prob->pnames);
+  rw_free(&prob->p);
+  rw_free(pprob);
+  return 0;
+}
+
+const char *rw_problem_name(rw_problem prob) { return prob->name; }
+rw_context rw_problem_context(rw_problem prob) { return prob->ctx; }
+int rw_problem_nparams(rw_problem prob) { return prob->np; }
+const char *rw_problem_param_name(rw_problem prob, int k)
+{
+  return (k >= 0 && k < prob->np) ? prob->pnames[k] : NULL;
+}
+double *rw_problem_params(rw_problem prob) { return prob->p; }
+int rw_problem_param_index(rw_problem prob, const char *name)
+{
+  for (int k = 0; k < prob->np; k++)
+    if (strcmp(prob->pnames[k], name) == 0) return k;
+  return -1;
+}
+const rw_problem_ops *rw_problem_get_ops(rw_problem prob) { return &prob->ops; }
+void *rw_problem_content(rw_problem prob) { return prob->content; }
+sunindextype rw_problem_local_length(rw_problem prob) { return prob->local_n; }
+
+int rw_problem_new_state(rw_problem prob, N_Vector *out)
+{
+  RW_CALL(rw_vec_create(prob->ctx, prob->local_n, out));
+  return 0;
+}
+
+#define RW_NEED(op)                                                                        \
+  RW_CHECK(prob->ops.op, RW_ERR_NOT_IMPLEMENTED, "problem '%s' does not provide " #op,     \
+           prob->name)
+
+int rw_problem_rhs(rw_problem prob, double t, N_Vector y, N_Vector f)
+{
+  prob->counts.rhs++;
+  RW_CALL(prob->ops.rhs(prob->content, t, y, prob->p, f));
+  return 0;
+}
+
+int rw_problem_vjp_y(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector out)
+{
+  RW_NEED(vjp_y);
+  prob->counts.vjp_y++;
+  RW_CALL(prob->ops.vjp_y(prob->content, t, y, prob->p, w, out));
+  return 0;
+}
+
+int rw_problem_vjp_p(rw_problem prob, double t, N_Vector y, N_Vector w, double *out)
+{
+  if (prob->np == 0) return 0;
+  RW_NEED(vjp_p);
+  prob->counts.vjp_p++;
+  RW_CALL(prob->ops.vjp_p(prob->content, t, y, prob->p, w, out));
+  return 0;
+}
+
+int rw_problem_jvp(rw_problem prob, double t, N_Vector y, N_Vector v, const double *dp,
+                   N_Vector out)
+{
+  RW_NEED(jvp);
+  prob->counts.jvp++;
+  RW_CALL(prob->ops.jvp(prob->content, t, y, prob->p, v, dp, out));
+  return 0;
+}
+
+int rw_problem_terminal(rw_problem prob, double t, N_Vector y, double *g)
+{
+  *g = 0.0;
+  if (!prob->ops.terminal) return 0;
+  RW_CALL(prob->ops.terminal(prob->content, t, y, prob->p, g));
+  return 0;
+}
+
+int rw_problem_terminal_grad(rw_problem prob, double t, N_Vector y, N_Vector gy, double *gp)
+{
+  N_VConst(0.0, gy);
+  if (!prob->ops.terminal) return 0;
+  RW_NEED(terminal_grad);
+  RW_CALL(prob->ops.terminal_grad(prob->content, t, y, prob->p, gy, gp));
+  return 0;
+}
+
+int rw_problem_running_local(rw_problem prob, double t, N_Vector y, double *r)
+{
+  *r = 0.0;
+  if (!prob->ops.running) return 0;
+  prob->counts.running++;
+  RW_CALL(prob->ops.running(prob->content, t, y, prob->p, r));
+  return 0;
+}
+
+int rw_problem_running_grad(rw_problem prob, double t, N_Vector y, double w, N_Vector ry,
+                            double *rp)
+{
+  if (!prob->ops.running) return 0;
+  RW_NEED(running_grad);
+  prob->counts.running_grad++;
+  RW_CALL(prob->ops.running_grad(prob->content, t, y, prob->p, w, ry, rp));
+  return 0;
+}
+
+int rw_problem_has_running(rw_problem prob) { return prob->ops.running != NULL; }
+int rw_problem_has_terminal(rw_problem prob) { return prob->ops.terminal != NULL; }
+
+void rw_problem_get_counts(rw_problem prob, rw_problem_counts *c) { *c = prob->counts; }
+void rw_problem_reset_counts(rw_problem prob) { memset(&prob->counts, 0, sizeof prob->counts); }

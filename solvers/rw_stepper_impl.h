@@ -1,0 +1,23 @@
+/* Private: the stepper object layout shared by stepper implementations. */
+#ifndef REWIND_RW_STEPPER_IMPL_H
+#define REWIND_RW_STEPPER_IMPL_H
+
+#include "rewind/rw_stepper.h"
+
+typedef struct {
+  int (*step)(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out, N_Vector *stages,
+              double *q);
+  int (*adjoint_step)(rw_stepper st, double t, double h, N_Vector y_n, N_Vector *stages,
+                      N_Vector lambda, double *pbar);
+  void (*destroy)(rw_stepper st);
+} rw_stepper_ops;
+
+struct rw_stepper_s {
+  char name[64];
+  rw_problem prob;
+  rw_stepper_ops ops;
+  int nstage_vectors;
+  void *content;
+};
+
+#endif
