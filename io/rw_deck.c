@@ -1,0 +1,2 @@
+/* Placeholder: the deck implementation lands here. */
+typedef int rw_deck_placeholder;
