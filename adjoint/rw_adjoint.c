@@ -84,6 +84,10 @@ int rw_forward_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   RW_CALL(rw_forward_sweep(st, opt, N, y, NULL, 0, &q));
   RW_CALL(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
   RW_CALL(rw_problem_terminal(prob, opt->tf, y, &g));
+  RW_CHECK(isfinite(g + q), RW_ERR_STEP,
+           "the objective is not finite (J = %g): the solution blew up; reduce dt (%g) or check "
+           "the parameters",
+           g + q, opt->dt);
   rw_problem_get_counts(prob, &c1);
   s.steps = N;
   s.last_dt = last;
@@ -130,6 +134,10 @@ int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   RW_TRY(rw_forward_sweep(st, opt, N, y, traj, per, &q));
   RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
   RW_TRY(rw_problem_terminal(prob, opt->tf, y, &g));
+  RW_CHECK_GOTO(isfinite(g + q), RW_ERR_STEP,
+                "the objective is not finite (J = %g): the solution blew up; reduce dt (%g) or "
+                "check the parameters",
+                g + q, opt->dt);
   double tB = rw_wtime();
   rw_problem_get_counts(prob, &c1);
 
