@@ -29,4 +29,7 @@ function(rewind_mpi_test name)
             ${T_COMMAND})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${REWIND_TEST_ENV}" SKIP_RETURN_CODE 77
     TIMEOUT 600 PROCESSORS ${T_NP})
+  if(T_LABELS)
+    set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}")
+  endif()
 endfunction()
