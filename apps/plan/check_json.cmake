@@ -1,0 +1,28 @@
+# Runs rewind-plan --json for a few plans and parses the output with string(JSON): the
+# output must be one valid JSON object with the keys issue 3 names. Usage:
+#   cmake -DPLAN=/path/to/rewind-plan -P check_json.cmake
+set(plans
+  "--steps|5000|--ram-slots|10|--json"
+  "--steps|5000|--ram|512MiB|--snapshot-bytes|8MiB|--json|--write-cost|3"
+  "--steps|300|--ram-slots|4|--online|--json"
+  "--steps|50|--schedule|fixed|--interval|7|--json"
+  "--steps|12|--ram-slots|3|--json|--actions")
+set(count 0)
+foreach(plan IN LISTS plans)
+  string(REPLACE "|" " " shown "${plan}")
+  string(REPLACE "|" ";" args "${plan}")
+  execute_process(COMMAND ${PLAN} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "rewind-plan ${shown} exited with ${rc}: ${err}")
+  endif()
+  foreach(key steps ram_slots disk_slots advances forward_steps disk_writes disk_reads cost
+              overhead recomputations)
+    string(JSON value ERROR_VARIABLE jerr GET "${out}" ${key})
+    if(jerr)
+      message(FATAL_ERROR "rewind-plan ${shown}: key '${key}': ${jerr}\n${out}")
+    endif()
+  endforeach()
+  math(EXPR count "${count} + 1")
+endforeach()
+message(STATUS "rewind-plan JSON parsed for ${count} plans")

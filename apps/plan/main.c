@@ -1,0 +1,539 @@
+/* rewind-plan: plans a checkpointed adjoint run before it starts.
+ *
+ * Given the number of steps (or "unknown"), the slots (or a byte budget and the snapshot
+ * size) and the costs of a step, a write and a read, it prints the forward advances, the
+ * recomputation overhead against storing everything and the cost, and on request the
+ * action list. Its numbers come from iterating the same schedule code the adjoint driver
+ * runs (include/rewind/rw_schedule.h); nothing here re-derives them. Exit status: 0 on
+ * success, 2 for a bad command line, 1 when a schedule call fails. */
+#include "rewind/rw_schedule.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_USAGE 2
+
+typedef enum { SCHED_BINOMIAL, SCHED_ONLINE, SCHED_FIXED, SCHED_STORE_ALL } sched_kind;
+
+typedef struct {
+  int64_t steps;     /* -1: unknown */
+  int64_t ram_slots; /* -1: not given */
+  int64_t disk_slots;
+  size_t ram_bytes, disk_bytes, snapshot_bytes;
+  int have_ram_bytes, have_disk_bytes, have_snapshot;
+  double step_cost, write_cost, read_cost;
+  sched_kind kind;
+  int64_t interval;
+  int actions, json;
+} plan_options;
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "Usage: rewind-plan --steps L|unknown (--ram-slots C | --ram BYTES --snapshot-bytes S)\n"
+          "                   [options]\n"
+          "Plans the checkpoints of an adjoint run: forward advances, recomputations against\n"
+          "storing every state, disk traffic and cost, from the schedule code the driver runs.\n"
+          "\n"
+          "  --steps L            number of time steps (>= 1), or 'unknown' with --online\n"
+          "  --ram-slots C        checkpoint slots in RAM (>= 1); C counts the slot holding\n"
+          "                       the initial state (Revolve's convention)\n"
+          "  --ram BYTES          RAM budget for checkpoints, e.g. 512MiB, 2GB, 1048576\n"
+          "  --snapshot-bytes S   bytes of one snapshot (needed with --ram / --disk)\n"
+          "  --disk-slots D       checkpoint slots on disk (only 0 so far)\n"
+          "  --disk BYTES         disk budget (must give 0 slots so far)\n"
+          "  --step-cost X        cost of one forward step (default 1)\n"
+          "  --write-cost X       cost of one disk write (default 0)\n"
+          "  --read-cost X        cost of one disk read (default 0)\n"
+          "  --schedule NAME      binomial (default), online, fixed, store-all\n"
+          "  --interval K         checkpoint interval of the fixed schedule\n"
+          "  --online             same as --schedule online: the run's length is learnt only\n"
+          "                       when it ends; --steps is the length it turns out to have\n"
+          "  --actions            print the action list\n"
+          "  --json               print one JSON object\n"
+          "  --help               print this help\n"
+          "\n"
+          "advances: forward steps not followed at once by their adjoint (Revolve's count,\n"
+          "t(l,c) = r l - C(c+r, r-1) at the optimum); forward_steps: every forward step\n"
+          "evaluation (advances + one per reversed step); cost = advances x step cost +\n"
+          "disk writes x write cost + disk reads x read cost.\n");
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+  fprintf(stderr, "rewind-plan: ");
+  fprintf(stderr, fmt, a, b);
+  fprintf(stderr, "\nRun 'rewind-plan --help' for the options.\n");
+  return EXIT_USAGE;
+}
+
+/* Parses a whole non-negative integer; 0 on success. */
+static int parse_int64(const char *text, int64_t *out)
+{
+  char *end = NULL;
+  if (!text || !*text || *text == '-' || isspace((unsigned char)*text)) return 1;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (errno || *end) return 1;
+  *out = (int64_t)v;
+  return 0;
+}
+
+static int parse_double(const char *text, double *out)
+{
+  char *end = NULL;
+  if (!text || !*text) return 1;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || *end || !isfinite(v) || v < 0) return 1;
+  *out = v;
+  return 0;
+}
+
+/* A byte size with an optional unit: B, kB/KB/k, KiB, MB/M, MiB, GB/G, GiB, TB/T, TiB
+ * (case-insensitive; decimal units are powers of 1000, binary ones of 1024). A local
+ * parser: librewind does not carry the deck's. 0 on success. */
+static int parse_size(const char *text, size_t *bytes)
+{
+  static const struct {
+    const char *unit;
+    double factor;
+  } units[] = {{"", 1},
+               {"b", 1},
+               {"k", 1e3},
+               {"kb", 1e3},
+               {"kib", 1024.0},
+               {"m", 1e6},
+               {"mb", 1e6},
+               {"mib", 1048576.0},
+               {"g", 1e9},
+               {"gb", 1e9},
+               {"gib", 1073741824.0},
+               {"t", 1e12},
+               {"tb", 1e12},
+               {"tib", 1099511627776.0}};
+  char *end = NULL;
+  if (!text || !*text || *text == '-') return 1;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || end == text || !isfinite(v) || v < 0) return 1;
+  while (*end == ' ')
+    end++;
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    size_t n = strlen(units[i].unit);
+    if (strlen(end) != n) continue;
+    int same = 1;
+    for (size_t k = 0; k < n; k++)
+      if (tolower((unsigned char)end[k]) != units[i].unit[k]) same = 0;
+    if (!same) continue;
+    double b = floor(v * units[i].factor);
+    if (b >= 18446744073709551615.0) return 1;
+    *bytes = (size_t)b;
+    return 0;
+  }
+  return 1;
+}
+
+static int parse_args(int argc, char **argv, plan_options *o)
+{
+  int have_steps = 0;
+  for (int i = 1; i < argc; i++) {
+    char *arg = argv[i], *val = NULL;
+    char name[64];
+    if (strncmp(arg, "--", 2) != 0)
+      return usage_error("unexpected argument '%s'%s: options start with --", arg, "");
+    const char *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (len >= sizeof name) return usage_error("unknown option '%s'%s", arg, "");
+    memcpy(name, arg, len);
+    name[len] = '\0';
+    /* flags without a value */
+    if (!strcmp(name, "--help")) {
+      usage(stdout);
+      exit(0);
+    }
+    if (!strcmp(name, "--online") || !strcmp(name, "--actions") || !strcmp(name, "--json")) {
+      if (eq) return usage_error("option %s takes no value (got '%s')", name, eq + 1);
+      if (!strcmp(name, "--online"))
+        o->kind = SCHED_ONLINE;
+      else if (!strcmp(name, "--actions"))
+        o->actions = 1;
+      else
+        o->json = 1;
+      continue;
+    }
+    static const char *valued[] = {"--steps",     "--ram-slots",      "--ram",       "--disk-slots",
+                                   "--disk",      "--snapshot-bytes", "--step-cost", "--write-cost",
+                                   "--read-cost", "--schedule",       "--interval"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+      known |= !strcmp(name, valued[k]);
+    if (!known)
+      return usage_error("unknown option '%s'%s; the options are --steps, --ram-slots, --ram, "
+                         "--snapshot-bytes, --disk-slots, --disk, --step-cost, --write-cost, "
+                         "--read-cost, --schedule, --interval, --online, --actions, --json, "
+                         "--help",
+                         name, "");
+    if (eq)
+      val = (char *)eq + 1;
+    else if (i + 1 < argc)
+      val = argv[++i];
+    else
+      return usage_error("option %s needs a value%s", name, "");
+
+    int64_t iv = 0;
+    if (!strcmp(name, "--steps")) {
+      have_steps = 1;
+      if (!strcmp(val, "unknown"))
+        o->steps = -1;
+      else if (parse_int64(val, &iv) || iv < 1)
+        return usage_error("--steps '%s': expected an integer >= 1 or 'unknown'%s", val, "");
+      else
+        o->steps = iv;
+    } else if (!strcmp(name, "--ram-slots")) {
+      if (parse_int64(val, &iv) || iv < 1 || iv > INT_MAX)
+        return usage_error("--ram-slots '%s': expected an integer in [1, 2147483647]%s", val, "");
+      o->ram_slots = iv;
+    } else if (!strcmp(name, "--disk-slots")) {
+      if (parse_int64(val, &iv) || iv > INT_MAX)
+        return usage_error("--disk-slots '%s': expected an integer >= 0%s", val, "");
+      o->disk_slots = iv;
+    } else if (!strcmp(name, "--interval")) {
+      if (parse_int64(val, &iv) || iv < 1)
+        return usage_error("--interval '%s': expected an integer >= 1%s", val, "");
+      o->interval = iv;
+    } else if (!strcmp(name, "--ram") || !strcmp(name, "--disk") ||
+               !strcmp(name, "--snapshot-bytes")) {
+      size_t b = 0;
+      if (parse_size(val, &b))
+        return usage_error("%s '%s': expected a size such as 4096, 64KiB, 512MiB, 2GB or 1.5GiB "
+                           "(units B, kB, KiB, MB, MiB, GB, GiB, TB, TiB)",
+                           name, val);
+      if (!strcmp(name, "--ram"))
+        o->ram_bytes = b, o->have_ram_bytes = 1;
+      else if (!strcmp(name, "--disk"))
+        o->disk_bytes = b, o->have_disk_bytes = 1;
+      else
+        o->snapshot_bytes = b, o->have_snapshot = 1;
+    } else if (!strcmp(name, "--schedule")) {
+      if (!strcmp(val, "binomial"))
+        o->kind = SCHED_BINOMIAL;
+      else if (!strcmp(val, "online"))
+        o->kind = SCHED_ONLINE;
+      else if (!strcmp(val, "fixed"))
+        o->kind = SCHED_FIXED;
+      else if (!strcmp(val, "store-all"))
+        o->kind = SCHED_STORE_ALL;
+      else
+        return usage_error("--schedule '%s': expected binomial, online, fixed or store-all%s", val,
+                           "");
+    } else { /* costs */
+      double d = 0;
+      if (parse_double(val, &d))
+        return usage_error("%s '%s': expected a finite number >= 0", name, val);
+      if (!strcmp(name, "--step-cost"))
+        o->step_cost = d;
+      else if (!strcmp(name, "--write-cost"))
+        o->write_cost = d;
+      else
+        o->read_cost = d;
+    }
+  }
+  if (!have_steps)
+    return usage_error("--steps is required (an integer >= 1, or 'unknown')%s%s", "", "");
+  if (o->steps < 0 && o->kind != SCHED_ONLINE)
+    return usage_error("--steps unknown needs --online: an offline schedule needs the number of "
+                       "steps%s%s",
+                       "", "");
+  if (o->have_ram_bytes || o->have_disk_bytes) {
+    if (!o->have_snapshot)
+      return usage_error("--ram and --disk budgets need --snapshot-bytes (the size of one "
+                         "snapshot)%s%s",
+                         "", "");
+    if (o->snapshot_bytes == 0) return usage_error("--snapshot-bytes must be > 0%s%s", "", "");
+  }
+  if (o->have_ram_bytes) {
+    if (o->ram_slots >= 0)
+      return usage_error("give either --ram-slots or --ram with --snapshot-bytes, not both%s%s", "",
+                         "");
+    size_t n = o->ram_bytes / o->snapshot_bytes;
+    if (n < 1) {
+      fprintf(stderr,
+              "rewind-plan: --ram %zu bytes is smaller than one snapshot (%zu bytes); raise "
+              "--ram to at least --snapshot-bytes\n",
+              o->ram_bytes, o->snapshot_bytes);
+      return EXIT_USAGE;
+    }
+    o->ram_slots = n > INT_MAX ? INT_MAX : (int64_t)n;
+  }
+  if (o->have_disk_bytes) {
+    if (o->disk_slots > 0)
+      return usage_error("give either --disk-slots or --disk with --snapshot-bytes, not both%s%s",
+                         "", "");
+    o->disk_slots = (int64_t)(o->disk_bytes / o->snapshot_bytes);
+  }
+  if (o->disk_slots > 0) {
+    fprintf(stderr,
+            "rewind-plan: %s gives %" PRId64
+            " disk slots, but two-level (RAM + disk) schedules are not implemented yet; "
+            "use --disk-slots 0 (or omit --disk)\n",
+            o->have_disk_bytes ? "--disk" : "--disk-slots", o->disk_slots);
+    return EXIT_USAGE;
+  }
+  if ((o->kind == SCHED_BINOMIAL || o->kind == SCHED_ONLINE) && o->ram_slots < 0)
+    return usage_error("the %s schedule needs --ram-slots C or --ram BYTES with --snapshot-bytes%s",
+                       o->kind == SCHED_ONLINE ? "online" : "binomial", "");
+  if (o->kind == SCHED_FIXED && o->interval < 1)
+    return usage_error("--schedule fixed needs --interval K (K >= 1)%s%s", "", "");
+  if (o->kind != SCHED_FIXED && o->interval > 0)
+    return usage_error("--interval is only for --schedule fixed%s%s", "", "");
+  return 0;
+}
+
+static const char *kind_name(sched_kind k)
+{
+  switch (k) {
+  case SCHED_BINOMIAL:
+    return "binomial";
+  case SCHED_ONLINE:
+    return "online";
+  case SCHED_FIXED:
+    return "fixed_interval";
+  case SCHED_STORE_ALL:
+    return "store_all";
+  }
+  return "?";
+}
+
+static void print_error(const char *what, int ierr)
+{
+  fprintf(stderr, "rewind-plan: %s failed (%s): %s\n", what, rw_error_string(ierr),
+          rw_error_message());
+}
+
+/* Creates the schedule the options ask for. */
+static int make_schedule(const plan_options *o, int64_t steps, rw_schedule *s)
+{
+  switch (o->kind) {
+  case SCHED_BINOMIAL:
+    return rw_schedule_create_binomial(steps, (int)o->ram_slots, s);
+  case SCHED_ONLINE:
+    return rw_schedule_create_online((int)o->ram_slots, s);
+  case SCHED_FIXED:
+    return rw_schedule_create_fixed_interval(steps, o->interval, s);
+  case SCHED_STORE_ALL:
+    return rw_schedule_create_store_all(steps, s);
+  }
+  return RW_ERR_ARG;
+}
+
+/* Iterates the schedule (printing the actions when asked) and returns its statistics. For
+ * the online schedule the end is announced after the step that reaches it, as an adaptive
+ * stepper learns it. */
+static int simulate(const plan_options *o, int64_t steps, int print, int *first_printed,
+                    rw_schedule_stats *st, int *capacity)
+{
+  rw_schedule s = NULL;
+  int ierr = make_schedule(o, steps, &s);
+  if (ierr) return ierr;
+  ierr = rw_schedule_capacity(s, capacity, NULL);
+  rw_action a;
+  char line[128];
+  int known = o->kind != SCHED_ONLINE;
+  while (!ierr) {
+    ierr = rw_schedule_next(s, &a);
+    if (ierr || a.type == RW_ACTION_TERMINATE) break;
+    if (print) {
+      ierr = rw_action_format(&a, line, sizeof line);
+      if (ierr) break;
+      if (o->json)
+        printf("%s\n    \"%s\"", *first_printed ? "" : ",", line);
+      else
+        printf("%s\n", line);
+      *first_printed = 0;
+    }
+    if (!known && a.type == RW_ACTION_ADVANCE && a.to == steps) {
+      ierr = rw_schedule_set_steps(s, steps);
+      known = 1;
+    }
+  }
+  if (!ierr) ierr = rw_schedule_get_stats(s, st);
+  rw_schedule_destroy(&s);
+  return ierr;
+}
+
+static void print_json_string(const char *key, const char *v)
+{
+  printf("  \"%s\": \"%s\",\n", key, v);
+}
+static void print_json_int(const char *key, int64_t v)
+{
+  printf("  \"%s\": %" PRId64 ",\n", key, v);
+}
+static void print_json_num(const char *key, double v) { printf("  \"%s\": %.10g,\n", key, v); }
+
+/* The plan for a known number of steps. */
+static int plan_steps(const plan_options *o)
+{
+  int64_t l = o->steps;
+  rw_schedule_stats st;
+  int cap = 0, first = 1, ierr = 0;
+  /* Slots a store must hold: with a budget (ram_slots given) the fixed and store-all
+   * schedules must fit it. Checked before anything is printed. */
+  if (o->kind == SCHED_FIXED || o->kind == SCHED_STORE_ALL) {
+    ierr = rw_fixed_interval_counts(l, o->kind == SCHED_FIXED ? o->interval : 1, NULL, &cap);
+    if (ierr) {
+      print_error("rw_fixed_interval_counts", ierr);
+      return 1;
+    }
+    if (o->ram_slots >= 0 && cap > o->ram_slots) {
+      fprintf(stderr,
+              "rewind-plan: the %s schedule needs %d RAM slots for %" PRId64
+              " steps, more than the %" PRId64 " given; %s\n",
+              kind_name(o->kind), cap, l, o->ram_slots,
+              o->kind == SCHED_FIXED ? "choose another --interval or --schedule binomial"
+                                     : "use --schedule binomial");
+      return EXIT_USAGE;
+    }
+  }
+  if (o->json) printf("{\n");
+  if (o->actions && o->json)
+    printf("  \"actions\": [");
+  else if (o->actions)
+    printf("# actions of the %s schedule\n", kind_name(o->kind));
+  ierr = simulate(o, l, o->actions, &first, &st, &cap);
+  if (ierr) {
+    if (o->actions && o->json) printf("]\n}\n");
+    print_error("the schedule", ierr);
+    return 1;
+  }
+  if (o->actions && o->json) printf("\n  ],\n");
+  int64_t slots = o->ram_slots >= 0 ? o->ram_slots : cap;
+  int64_t r = 0, t_opt = 0;
+  if (rw_binomial_advances(l, (int)(slots < INT_MAX ? slots : INT_MAX), &r, &t_opt)) {
+    print_error("rw_binomial_advances", rw_error_last());
+    return 1;
+  }
+  int64_t sa_adv = l - 1, sa_fwd = 2 * l - 1;
+  double cost = (double)st.advances * o->step_cost + (double)st.disk_writes * o->write_cost +
+                (double)st.disk_reads * o->read_cost;
+  double sa_cost = (double)sa_adv * o->step_cost;
+  double overhead = (double)st.forward_steps / (double)sa_fwd - 1.0;
+  if (o->json) {
+    print_json_string("schedule", kind_name(o->kind));
+    print_json_int("steps", l);
+    print_json_int("ram_slots", slots);
+    print_json_int("disk_slots", 0);
+    print_json_int("peak_slots", st.peak_slots);
+    if (o->have_snapshot) {
+      print_json_int("snapshot_bytes", (int64_t)o->snapshot_bytes);
+      print_json_int("checkpoint_bytes", (int64_t)o->snapshot_bytes * st.peak_slots);
+    }
+    if (o->kind == SCHED_FIXED) print_json_int("interval", o->interval);
+    print_json_int("repetitions", r);
+    print_json_int("advances", st.advances);
+    print_json_int("optimal_advances", t_opt);
+    if (o->kind == SCHED_ONLINE)
+      print_json_num("online_excess", t_opt ? (double)(st.advances - t_opt) / (double)t_opt : 0.0);
+    print_json_int("forward_steps", st.forward_steps);
+    print_json_int("recomputations", st.recomputations);
+    print_json_num("recomputations_per_step", (double)st.recomputations / (double)l);
+    print_json_int("stores", st.stores);
+    print_json_int("restores", st.restores);
+    print_json_int("disk_writes", st.disk_writes);
+    print_json_int("disk_reads", st.disk_reads);
+    print_json_num("step_cost", o->step_cost);
+    print_json_num("write_cost", o->write_cost);
+    print_json_num("read_cost", o->read_cost);
+    print_json_num("cost", cost);
+    print_json_int("store_all_slots", l > 1 ? l - 1 : 1);
+    print_json_int("store_all_advances", sa_adv);
+    print_json_int("store_all_forward_steps", sa_fwd);
+    print_json_num("store_all_cost", sa_cost);
+    printf("  \"overhead\": %.10g\n}\n", overhead);
+    return 0;
+  }
+  printf("rewind-plan: %s schedule, %" PRId64 " steps\n", kind_name(o->kind), l);
+  printf("  RAM slots                %" PRId64 " (counting the initial state's), %d used at peak\n",
+         slots, st.peak_slots);
+  if (o->have_snapshot)
+    printf("  checkpoint memory        %d x %zu B = %.4g MiB at peak\n", st.peak_slots,
+           o->snapshot_bytes, (double)st.peak_slots * (double)o->snapshot_bytes / 1048576.0);
+  printf("  disk slots               0\n");
+  if (o->kind == SCHED_FIXED) printf("  interval                 %" PRId64 "\n", o->interval);
+  printf("  advances                 %" PRId64 "   (optimum with %" PRId64 " slots: t = %" PRId64
+         ", repetition number %" PRId64 ")\n",
+         st.advances, slots, t_opt, r);
+  if (o->kind == SCHED_ONLINE)
+    printf("  online excess            %.2f%% over the offline optimum\n",
+           t_opt ? 100.0 * (double)(st.advances - t_opt) / (double)t_opt : 0.0);
+  printf("  forward steps            %" PRId64 "   (store everything: %" PRId64 ")\n",
+         st.forward_steps, sa_fwd);
+  printf("  recomputations           %" PRId64 "   (%.3f per step)\n", st.recomputations,
+         (double)st.recomputations / (double)l);
+  printf("  overhead vs store-all    %+.2f%% forward step evaluations\n", 100.0 * overhead);
+  printf("  stores / restores        %" PRId64 " / %" PRId64 "\n", st.stores, st.restores);
+  printf("  disk writes / reads      %" PRId64 " / %" PRId64 "\n", st.disk_writes, st.disk_reads);
+  printf("  cost                     %.6g   (store everything: %.6g)\n", cost, sa_cost);
+  return 0;
+}
+
+/* --steps unknown --online: the online schedule for runs of 10 .. 10^6 steps. */
+static int plan_unknown(const plan_options *o)
+{
+  static const int64_t lengths[] = {10, 100, 1000, 10000, 100000, 1000000};
+  size_t n = sizeof lengths / sizeof lengths[0];
+  if (o->actions) {
+    fprintf(stderr, "rewind-plan: --actions needs a number of steps (--steps L)\n");
+    return EXIT_USAGE;
+  }
+  if (o->json)
+    printf("{\n  \"schedule\": \"online\",\n  \"steps\": \"unknown\",\n  \"ram_slots\": %" PRId64
+           ",\n  \"disk_slots\": 0,\n  \"runs\": [",
+           o->ram_slots);
+  else
+    printf("rewind-plan: online schedule, %" PRId64
+           " RAM slots, unknown length (end learnt after the last step)\n"
+           "%10s %14s %14s %9s %14s %9s\n",
+           o->ram_slots, "steps", "advances", "optimum", "excess", "forward", "overhead");
+  for (size_t i = 0; i < n; i++) {
+    rw_schedule_stats st;
+    int cap = 0, first = 1;
+    int64_t l = lengths[i], t = 0;
+    int ierr = simulate(o, l, 0, &first, &st, &cap);
+    if (!ierr) ierr = rw_binomial_advances(l, (int)o->ram_slots, NULL, &t);
+    if (ierr) {
+      print_error("the schedule", ierr);
+      return 1;
+    }
+    double ex = t ? (double)(st.advances - t) / (double)t : 0.0;
+    double ov = (double)st.forward_steps / (double)(2 * l - 1) - 1.0;
+    double cost = (double)st.advances * o->step_cost;
+    if (o->json)
+      printf("%s\n    {\"steps\": %" PRId64 ", \"advances\": %" PRId64
+             ", \"optimal_advances\": %" PRId64
+             ", \"online_excess\": %.6g, \"forward_steps\": %" PRId64
+             ", \"disk_writes\": 0, \"disk_reads\": 0, \"cost\": %.10g, \"overhead\": %.6g}",
+             i ? "," : "", l, st.advances, t, ex, st.forward_steps, cost, ov);
+    else
+      printf("%10" PRId64 " %14" PRId64 " %14" PRId64 " %8.2f%% %14" PRId64 " %+8.1f%%\n", l,
+             st.advances, t, 100 * ex, st.forward_steps, 100 * ov);
+  }
+  if (o->json) printf("\n  ]\n}\n");
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  plan_options o = {.steps = 0, .ram_slots = -1, .step_cost = 1.0, .kind = SCHED_BINOMIAL};
+  int rc = parse_args(argc, argv, &o);
+  if (rc) return rc;
+  if (o.steps < 0) return plan_unknown(&o);
+  return plan_steps(&o);
+}

@@ -1,0 +1,125 @@
+/* rewind-plan's output: its numbers are the schedule's, its JSON has the keys issue 3
+ * names, and bad command lines exit with status 2 and a message naming the flag. */
+#include "rewind/rw_schedule.h"
+#include "rw_test.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+TestSuite(plan, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
+
+/* Runs rewind-plan with `args` (stderr merged into stdout); returns its exit status and
+ * its output in out (NUL-terminated, truncated to len). */
+static int run_plan(const char *args, char *out, size_t len)
+{
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", REWIND_PLAN_EXE, args);
+  FILE *p = popen(cmd, "r");
+  cr_assert(p, "popen(%s) failed", cmd);
+  size_t n = fread(out, 1, len - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  cr_assert(WIFEXITED(st), "%s did not exit normally", cmd);
+  return WEXITSTATUS(st);
+}
+
+/* The integer value of "key": in a JSON text. */
+static int64_t json_int(const char *text, const char *key)
+{
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\": ", key);
+  const char *at = strstr(text, pat);
+  cr_assert(at, "key %s missing in:\n%s", key, text);
+  return strtoll(at + strlen(pat), NULL, 10);
+}
+
+static char buf[1 << 20];
+
+Test(plan, json_numbers_come_from_the_schedule)
+{
+  cr_assert_eq(run_plan("--steps 5000 --ram-slots 10 --json", buf, sizeof buf), 0, "%s", buf);
+  int64_t t = 0;
+  RW_TEST_OK(rw_binomial_advances(5000, 10, NULL, &t));
+  cr_assert_eq(json_int(buf, "steps"), 5000);
+  cr_assert_eq(json_int(buf, "ram_slots"), 10);
+  cr_assert_eq(json_int(buf, "disk_slots"), 0);
+  cr_assert_eq(json_int(buf, "advances"), t);
+  cr_assert_eq(json_int(buf, "forward_steps"), t + 5000);
+  cr_assert_eq(json_int(buf, "disk_writes"), 0);
+  cr_assert_eq(json_int(buf, "disk_reads"), 0);
+  cr_assert_eq(json_int(buf, "cost"), t); /* step cost 1 */
+  cr_assert_eq(json_int(buf, "recomputations"), t - 4999);
+  cr_assert(strstr(buf, "\"overhead\": "));
+  /* costs scale */
+  cr_assert_eq(run_plan("--steps 5000 --ram-slots 10 --json --step-cost 2.5", buf, sizeof buf), 0);
+  cr_assert(strstr(buf, "\"cost\": 64080,"), "%s", buf); /* 2.5 x 25632 */
+}
+
+Test(plan, byte_budget_gives_slots)
+{
+  cr_assert_eq(run_plan("--steps 1000 --ram 512MiB --snapshot-bytes 64MiB --json", buf, sizeof buf),
+               0, "%s", buf);
+  cr_assert_eq(json_int(buf, "ram_slots"), 8);
+  cr_assert_eq(json_int(buf, "checkpoint_bytes"), 8 * 64 * 1048576LL);
+  cr_assert_eq(run_plan("--steps 1000 --ram=1.5GB --snapshot-bytes=100MB --json", buf, sizeof buf),
+               0, "%s", buf);
+  cr_assert_eq(json_int(buf, "ram_slots"), 15);
+}
+
+Test(plan, actions_list_adds_up)
+{
+  cr_assert_eq(run_plan("--steps 10 --ram-slots 3 --actions", buf, sizeof buf), 0);
+  int64_t adv = 0, rev = 0;
+  for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+    long long a = 0, b = 0;
+    if (sscanf(line, "advance %lld -> %lld", &a, &b) == 2) adv += b - a;
+    if (!strncmp(line, "reverse ", 8) || !strncmp(line, "first_reverse ", 14)) rev++;
+  }
+  cr_assert_eq(adv, 15); /* t(10, 3) */
+  cr_assert_eq(rev, 10);
+}
+
+Test(plan, online_and_unknown)
+{
+  cr_assert_eq(run_plan("--steps 2000 --ram-slots 8 --online --json", buf, sizeof buf), 0, "%s",
+               buf);
+  int64_t t = 0;
+  RW_TEST_OK(rw_binomial_advances(2000, 8, NULL, &t));
+  cr_assert_eq(json_int(buf, "optimal_advances"), t);
+  cr_assert(json_int(buf, "advances") >= t);
+  cr_assert(strstr(buf, "\"online_excess\": "));
+  cr_assert_eq(run_plan("--steps unknown --online --ram-slots 8 --json", buf, sizeof buf), 0, "%s",
+               buf);
+  cr_assert(strstr(buf, "\"steps\": \"unknown\""));
+  cr_assert(strstr(buf, "\"steps\": 1000000"));
+}
+
+Test(plan, bad_command_lines_exit_2)
+{
+  static const struct {
+    const char *args, *says;
+  } bad[] = {
+      {"--steps 10 --ram-slots 3 --bogus", "--bogus"},
+      {"--steps ten --ram-slots 3", "--steps"},
+      {"--steps 10 --ram-slots 0", "--ram-slots"},
+      {"--steps 10 --ram 2XB --snapshot-bytes 1", "--ram"},
+      {"--steps 10 --ram 1KiB", "--snapshot-bytes"},
+      {"--steps 10 --ram 100 --snapshot-bytes 1KiB", "smaller than one snapshot"},
+      {"--steps unknown --ram-slots 3", "--online"},
+      {"--steps 10 --ram-slots 3 --disk-slots 2", "--disk-slots"},
+      {"--steps 10 --ram-slots 3 --schedule magic", "--schedule"},
+      {"--steps 10 --ram-slots 3 --step-cost -1", "--step-cost"},
+      {"--steps 10", "--ram-slots"},
+      {"--ram-slots 3", "--steps"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int rc = run_plan(bad[i].args, buf, sizeof buf);
+    cr_assert_eq(rc, 2, "'%s' exited with %d:\n%s", bad[i].args, rc, buf);
+    cr_assert(strstr(buf, bad[i].says), "'%s' does not mention %s:\n%s", bad[i].args, bad[i].says,
+              buf);
+  }
+  cr_assert_eq(run_plan("--help", buf, sizeof buf), 0);
+  cr_assert(strstr(buf, "--ram-slots"));
+}
