@@ -1,8 +1,13 @@
-/* Store-everything adjoint driver. */
+/* The adjoint driver: store-everything mode, and checkpoint mode running any schedule
+ * from checkpoint/ over a RAM store. Both give the same gradient bit for bit: every forward
+ * step, first or recomputed, runs through rw_stepper_step / the stepper's own stage code
+ * from the same input state. */
 #include <math.h>
 #include <string.h>
 
 #include "rewind/rw_adjoint.h"
+#include "rewind/rw_schedule.h"
+#include "rewind/rw_store.h"
 
 void rw_adjoint_options_default(rw_adjoint_options *opt)
 {
@@ -101,8 +106,9 @@ int rw_forward_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   return 0;
 }
 
-int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y,
-                     double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats)
+static int rw_adjoint_solve_store(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt,
+                                  N_Vector y, double *J, double *dJdp, N_Vector dJdy0,
+                                  rw_adjoint_stats *stats)
 {
   int ierr = 0;
   long N = 0;
@@ -113,8 +119,6 @@ int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   double *pbar = NULL;
   rw_adjoint_stats s;
   memset(&s, 0, sizeof s);
-  RW_CHECK(opt->mode == RW_ADJOINT_STORE, RW_ERR_ARG, "adjoint mode %d is not available",
-           (int)opt->mode);
   RW_CALL(rw_time_grid(opt->t0, opt->tf, opt->dt, &N, &last));
   RW_CHECK(N <= (1L << 40) / per, RW_ERR_BUDGET, "store mode cannot hold %ld steps", N);
   size_t base = rw_mem_current();
@@ -166,6 +170,9 @@ int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   s.vjp_p = c2.vjp_p - c1.vjp_p;
   s.time_forward = tB - tA;
   s.time_backward = tC - tB;
+  s.advances = N - 1;
+  s.optimal_advances = N - 1;
+  s.peak_slots = (int)N;
   s.peak_alloc_bytes = rw_mem_peak() - base;
   *J = s.J;
   if (stats) *stats = s;
@@ -174,4 +181,201 @@ cleanup:
   rw_vec_destroy(&lambda);
   rw_free(&pbar);
   return ierr;
+}
+
+static int rw_make_schedule(const rw_adjoint_options *opt, long N, int slots, rw_schedule *out)
+{
+  switch (opt->schedule) {
+  case RW_SCHEDULE_BINOMIAL:
+    RW_CALL(rw_schedule_create_binomial(N, slots, out));
+    break;
+  case RW_SCHEDULE_ONLINE:
+    RW_CALL(rw_schedule_create_online(slots, out));
+    break;
+  case RW_SCHEDULE_FIXED:
+    RW_CHECK(opt->interval >= 1, RW_ERR_ARG, "fixed-interval schedule: interval %ld must be >= 1",
+             opt->interval);
+    RW_CALL(rw_schedule_create_fixed_interval(N, opt->interval, out));
+    break;
+  case RW_SCHEDULE_STORE_ALL:
+    RW_CALL(rw_schedule_create_store_all(N, out));
+    break;
+  default:
+    return RW_ERROR(RW_ERR_ARG, "unknown schedule kind %d", (int)opt->schedule);
+  }
+  return 0;
+}
+
+/* Checkpoint mode: the schedule decides what is stored, restored and recomputed; the store
+ * holds the snapshots (states) in preallocated slots. */
+static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
+                                       const rw_adjoint_options *opt, N_Vector y, double *J,
+                                       double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats)
+{
+  int ierr = 0, np = rw_problem_nparams(prob), ns = rw_stepper_num_stage_vectors(st);
+  long N = 0;
+  double last, q = 0.0, g = 0.0;
+  rw_schedule sch = NULL;
+  rw_store store = NULL;
+  N_Vector cur = NULL, ynext = NULL, lambda = NULL, *stages = NULL;
+  double *pbar = NULL;
+  rw_adjoint_stats s;
+  memset(&s, 0, sizeof s);
+  RW_CALL(rw_time_grid(opt->t0, opt->tf, opt->dt, &N, &last));
+  size_t snap = rw_vec_bytes(y);
+  int slots = opt->ram_slots;
+  if (opt->ram_bytes > 0) {
+    /* Every rank needs the same slot count: use the largest snapshot over ranks. */
+    unsigned long long big = snap;
+    RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                              NV_COMM_P(y)));
+    RW_CALL(rw_store_slots_for_budget(opt->ram_bytes, big ? (size_t)big : 1, &slots));
+  }
+  if (opt->schedule == RW_SCHEDULE_BINOMIAL || opt->schedule == RW_SCHEDULE_ONLINE)
+    RW_CHECK(slots >= 1, RW_ERR_BUDGET,
+             "checkpointing needs at least one RAM slot (ram_slots = %d)", slots);
+  size_t base = rw_mem_current();
+  rw_mem_reset_peak();
+  rw_problem_counts c0, c1, c2;
+  rw_problem_get_counts(prob, &c0);
+
+  RW_TRY(rw_make_schedule(opt, N, slots, &sch));
+  int cap = 0;
+  RW_TRY(rw_schedule_capacity(sch, &cap, NULL));
+  if (opt->schedule == RW_SCHEDULE_BINOMIAL || opt->schedule == RW_SCHEDULE_ONLINE)
+    RW_CHECK_GOTO(cap <= slots, RW_ERR_INTERNAL, "schedule wants %d slots, budget gives %d", cap,
+                  slots);
+  /* Everything the loop touches is allocated here, never inside it. */
+  RW_TRY(rw_store_create_ram(y, 1, cap > 0 ? cap : 1, &store));
+  RW_TRY(rw_vec_clone(y, &cur));
+  RW_TRY(rw_vec_clone(y, &ynext));
+  RW_TRY(rw_vec_clone(y, &lambda));
+  RW_TRY(rw_vec_clone_array(y, ns, &stages));
+  RW_TRY(rw_calloc((size_t)np + 1, sizeof *pbar, "parameter adjoint", &pbar));
+  s.ram_slots = rw_store_num_slots(store);
+  s.snapshot_bytes = snap;
+  s.checkpoint_bytes = rw_store_bytes(store);
+
+  double tA = rw_wtime(), tB = tA;
+  rw_vec_copy(y, cur);
+  if (opt->monitor) RW_TRY(opt->monitor(opt->monitor_ctx, 0, opt->t0, cur));
+  /* The online schedule learns the length when the forward sweep reaches the last step
+   * (an adaptive or event-driven run would learn it the same way). */
+  int told = opt->schedule != RW_SCHEDULE_ONLINE;
+  int64_t at = 0;
+  for (;;) {
+    rw_action a;
+    if (!told && at == N - 1) {
+      RW_TRY(rw_schedule_set_steps(sch, N));
+      told = 1;
+    }
+    RW_TRY(rw_schedule_next(sch, &a));
+    if (a.type == RW_ACTION_ADVANCE) at = a.to;
+    if (a.type == RW_ACTION_RESTORE) at = a.step;
+    if (a.type == RW_ACTION_TERMINATE) break;
+    switch (a.type) {
+    case RW_ACTION_ADVANCE:
+      for (int64_t i = a.step; i < a.to; i++) {
+        double t = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, i);
+        double h = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, i + 1) - t;
+        RW_TRY(rw_stepper_step(st, t, h, cur, cur, NULL, a.first_sweep ? &q : NULL));
+        if (a.first_sweep && opt->monitor)
+          RW_TRY(opt->monitor(opt->monitor_ctx, (long)(i + 1), t + h, cur));
+      }
+      break;
+    case RW_ACTION_STORE:
+      RW_TRY(rw_store_put(store, a.slot, a.step, &cur));
+      break;
+    case RW_ACTION_RESTORE: {
+      int64_t tag = -1;
+      RW_TRY(rw_store_get(store, a.slot, &tag, &cur));
+      RW_CHECK_GOTO(tag == a.step, RW_ERR_INTERNAL, "slot %d holds step %lld, expected %lld",
+                    a.slot, (long long)tag, (long long)a.step);
+      s.restores++;
+      break;
+    }
+    case RW_ACTION_FREE:
+      RW_TRY(rw_store_release(store, a.slot));
+      break;
+    case RW_ACTION_FIRST_REVERSE: {
+      double t = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, a.step);
+      double h = opt->tf - t;
+      RW_TRY(rw_stepper_step(st, t, h, cur, ynext, stages, a.first_sweep ? &q : NULL));
+      if (a.first_sweep && opt->monitor) RW_TRY(opt->monitor(opt->monitor_ctx, N, opt->tf, ynext));
+      RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
+      RW_TRY(rw_problem_terminal(prob, opt->tf, ynext, &g));
+      RW_CHECK_GOTO(isfinite(g + q), RW_ERR_STEP,
+                    "the objective is not finite (J = %g): the solution blew up; reduce dt (%g) "
+                    "or check the parameters",
+                    g + q, opt->dt);
+      tB = rw_wtime();
+      rw_problem_get_counts(prob, &c1);
+      RW_TRY(rw_problem_terminal_grad(prob, opt->tf, ynext, lambda, pbar));
+      RW_TRY(rw_stepper_adjoint_step(st, t, h, cur, stages, lambda, pbar));
+      break;
+    }
+    case RW_ACTION_REVERSE: {
+      double t = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, a.step);
+      double h = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, a.step + 1) - t;
+      RW_TRY(rw_stepper_adjoint_step(st, t, h, cur, NULL, lambda, pbar));
+      break;
+    }
+    default:
+      RW_CHECK_GOTO(0, RW_ERR_INTERNAL, "unexpected schedule action %d", (int)a.type);
+    }
+  }
+  RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), pbar, np));
+  double tC = rw_wtime();
+  rw_problem_get_counts(prob, &c2);
+  rw_schedule_stats ss;
+  RW_TRY(rw_schedule_get_stats(sch, &ss));
+  int64_t topt = 0;
+  if (slots >= 1) RW_TRY(rw_binomial_advances(N, slots, NULL, &topt));
+
+  rw_vec_copy(ynext, y);
+  if (dJdp) memcpy(dJdp, pbar, (size_t)np * sizeof *pbar);
+  if (dJdy0) rw_vec_copy(lambda, dJdy0);
+  s.steps = N;
+  s.last_dt = last;
+  s.J_terminal = g;
+  s.J_running = q;
+  s.J = g + q;
+  s.rhs_forward = c1.rhs - c0.rhs;
+  s.rhs_backward = c2.rhs - c1.rhs;
+  s.vjp_y = c2.vjp_y - c1.vjp_y;
+  s.vjp_p = c2.vjp_p - c1.vjp_p;
+  s.snapshots = (long)ss.stores;
+  s.advances = (long)ss.advances;
+  s.optimal_advances = (long)topt;
+  s.recomputed_steps = (long)ss.recomputations;
+  s.peak_slots = rw_store_peak_used(store);
+  s.time_forward = tB - tA;
+  s.time_backward = tC - tB;
+  s.peak_alloc_bytes = rw_mem_peak() - base;
+  *J = s.J;
+  if (stats) *stats = s;
+cleanup:
+  rw_schedule_destroy(&sch);
+  rw_store_destroy(&store);
+  rw_vec_destroy(&cur);
+  rw_vec_destroy(&ynext);
+  rw_vec_destroy(&lambda);
+  rw_vec_destroy_array(&stages, ns);
+  rw_free(&pbar);
+  return ierr;
+}
+
+int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y,
+                     double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats)
+{
+  RW_CHECK(prob && st && opt && y && J, RW_ERR_ARG, "rw_adjoint_solve: NULL argument");
+  switch (opt->mode) {
+  case RW_ADJOINT_STORE:
+    RW_CALL(rw_adjoint_solve_store(prob, st, opt, y, J, dJdp, dJdy0, stats));
+    return 0;
+  case RW_ADJOINT_CHECKPOINT:
+    RW_CALL(rw_adjoint_solve_checkpoint(prob, st, opt, y, J, dJdp, dJdy0, stats));
+    return 0;
+  }
+  return RW_ERROR(RW_ERR_ARG, "unknown adjoint mode %d", (int)opt->mode);
 }

@@ -18,7 +18,15 @@
 extern "C" {
 #endif
 
-typedef enum { RW_ADJOINT_STORE = 0 } rw_adjoint_mode;
+typedef enum { RW_ADJOINT_STORE = 0, RW_ADJOINT_CHECKPOINT = 1 } rw_adjoint_mode;
+
+/* Schedules for RW_ADJOINT_CHECKPOINT (see rw_schedule.h). */
+typedef enum {
+  RW_SCHEDULE_BINOMIAL = 0, /* Revolve: fewest recomputations for the slots */
+  RW_SCHEDULE_ONLINE,       /* for a number of steps not known in advance */
+  RW_SCHEDULE_FIXED,        /* every `interval` steps, as CVODES / PETSc stride */
+  RW_SCHEDULE_STORE_ALL     /* every state, through the store (baseline) */
+} rw_schedule_kind;
 
 /* Called after each forward step of the first sweep (never during recomputation) with the
  * step index n (0 = initial state), time and state. Collective. Return nonzero to stop. */
@@ -27,7 +35,14 @@ typedef int (*rw_monitor_fn)(void *mctx, long n, double t, N_Vector y);
 typedef struct {
   double t0, tf, dt;
   rw_adjoint_mode mode;
-  int store_stages;     /* store every stage (no recomputation in the adjoint step) */
+  int store_stages;     /* store mode: store every stage (no recomputation in the adjoint step) */
+  /* Checkpoint mode: snapshots hold the state. The RAM slot count (which counts the slot that
+   * holds y0) is ram_slots, or ram_bytes / snapshot bytes when ram_bytes > 0; a budget below
+   * one snapshot is RW_ERR_BUDGET before any step is taken. */
+  rw_schedule_kind schedule;
+  int ram_slots;
+  size_t ram_bytes;
+  long interval; /* RW_SCHEDULE_FIXED */
   rw_monitor_fn monitor; /* optional */
   void *monitor_ctx;
 } rw_adjoint_options;
@@ -39,6 +54,12 @@ typedef struct {
   long rhs_forward, rhs_backward; /* right-hand-side evaluations in each sweep */
   long vjp_y, vjp_p;
   long snapshots;             /* snapshots stored */
+  long advances;              /* schedule advances (Revolve's count; store mode: N - 1) */
+  long optimal_advances;      /* t(N, c) for the binomial optimum with the same slots */
+  long recomputed_steps;      /* forward steps taken again during the backward sweep */
+  long restores;              /* snapshots read back */
+  int ram_slots;              /* slots the store holds (checkpoint mode) */
+  int peak_slots;             /* most slots full at once */
   size_t snapshot_bytes;      /* bytes of one snapshot on this rank */
   size_t checkpoint_bytes;    /* peak bytes held in snapshots on this rank */
   size_t peak_alloc_bytes;    /* peak bytes through Rewind's allocator during the run */
