@@ -46,6 +46,33 @@ double rw_time_grid_point(double t0, double tf, double dt, long nsteps, long n)
   return n >= nsteps ? tf : t0 + (double)n * dt;
 }
 
+/* The run's grid: the replay grid opt->times when given, else the fixed grid. */
+static int rw_grid_setup(const rw_adjoint_options *opt, long *N, double *last)
+{
+  if (!opt->times) {
+    RW_CALL(rw_time_grid(opt->t0, opt->tf, opt->dt, N, last));
+    return 0;
+  }
+  RW_CHECK(opt->nsteps >= 1, RW_ERR_ARG, "replay grid: nsteps = %ld must be >= 1", opt->nsteps);
+  for (long n = 0; n < opt->nsteps; n++)
+    RW_CHECK(opt->times[n + 1] > opt->times[n], RW_ERR_ARG,
+             "replay grid: times[%ld] = %.17g is not after times[%ld] = %.17g", n + 1,
+             opt->times[n + 1], n, opt->times[n]);
+  *N = opt->nsteps;
+  *last = opt->times[*N] - opt->times[*N - 1];
+  return 0;
+}
+
+static double rw_grid_t(const rw_adjoint_options *opt, long N, long n)
+{
+  return opt->times ? opt->times[n] : rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, n);
+}
+
+static double rw_grid_end(const rw_adjoint_options *opt, long N)
+{
+  return opt->times ? opt->times[N] : opt->tf;
+}
+
 static int rw_sum_over_ranks(rw_context ctx, double *v, int n)
 {
   if (n <= 0) return 0;
@@ -60,10 +87,10 @@ static int rw_forward_sweep(rw_stepper st, const rw_adjoint_options *opt,
                             long N, N_Vector y, N_Vector *traj, int per, double *qloc)
 {
   *qloc = 0.0;
-  if (opt->monitor) RW_CALL(opt->monitor(opt->monitor_ctx, 0, opt->t0, y));
+  if (opt->monitor) RW_CALL(opt->monitor(opt->monitor_ctx, 0, rw_grid_t(opt, N, 0), y));
   for (long n = 0; n < N; n++) {
-    double t = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, n);
-    double h = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, n + 1) - t;
+    double t = rw_grid_t(opt, N, n);
+    double h = rw_grid_t(opt, N, n + 1) - t;
     N_Vector *stages = NULL;
     if (traj && opt->store_stages)
       stages = &traj[n * per];
@@ -82,13 +109,16 @@ int rw_forward_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   double last;
   rw_adjoint_stats s;
   memset(&s, 0, sizeof s);
-  RW_CALL(rw_time_grid(opt->t0, opt->tf, opt->dt, &N, &last));
+  RW_CHECK(!opt->adaptive, RW_ERR_NOT_IMPLEMENTED,
+           "rw_forward_solve runs fixed or replayed grids; adaptive runs go through "
+           "rw_adjoint_solve (checkpoint mode, online schedule)");
+  RW_CALL(rw_grid_setup(opt, &N, &last));
   rw_problem_counts c0, c1;
   rw_problem_get_counts(prob, &c0);
   double t0 = rw_wtime(), q = 0.0, g = 0.0;
   RW_CALL(rw_forward_sweep(st, opt, N, y, NULL, 0, &q));
   RW_CALL(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
-  RW_CALL(rw_problem_terminal(prob, opt->tf, y, &g));
+  RW_CALL(rw_problem_terminal(prob, rw_grid_end(opt, N), y, &g));
   RW_CHECK(isfinite(g + q), RW_ERR_STEP,
            "the objective is not finite (J = %g): the solution blew up; reduce dt (%g) or check "
            "the parameters",
@@ -119,7 +149,7 @@ static int rw_adjoint_solve_store(rw_problem prob, rw_stepper st, const rw_adjoi
   double *pbar = NULL;
   rw_adjoint_stats s;
   memset(&s, 0, sizeof s);
-  RW_CALL(rw_time_grid(opt->t0, opt->tf, opt->dt, &N, &last));
+  RW_CALL(rw_grid_setup(opt, &N, &last));
   RW_CHECK(N <= (1L << 40) / per, RW_ERR_BUDGET, "store mode cannot hold %ld steps", N);
   size_t base = rw_mem_current();
   rw_mem_reset_peak();
@@ -137,7 +167,7 @@ static int rw_adjoint_solve_store(rw_problem prob, rw_stepper st, const rw_adjoi
   double tA = rw_wtime(), q = 0.0, g = 0.0;
   RW_TRY(rw_forward_sweep(st, opt, N, y, traj, per, &q));
   RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
-  RW_TRY(rw_problem_terminal(prob, opt->tf, y, &g));
+  RW_TRY(rw_problem_terminal(prob, rw_grid_end(opt, N), y, &g));
   RW_CHECK_GOTO(isfinite(g + q), RW_ERR_STEP,
                 "the objective is not finite (J = %g): the solution blew up; reduce dt (%g) or "
                 "check the parameters",
@@ -146,10 +176,10 @@ static int rw_adjoint_solve_store(rw_problem prob, rw_stepper st, const rw_adjoi
   rw_problem_get_counts(prob, &c1);
 
   /* Backward sweep: lambda = dg/dy(y_N), then the adjoint of each step in reverse. */
-  RW_TRY(rw_problem_terminal_grad(prob, opt->tf, y, lambda, pbar));
+  RW_TRY(rw_problem_terminal_grad(prob, rw_grid_end(opt, N), y, lambda, pbar));
   for (long n = N - 1; n >= 0; n--) {
-    double t = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, n);
-    double h = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, n + 1) - t;
+    double t = rw_grid_t(opt, N, n);
+    double h = rw_grid_t(opt, N, n + 1) - t;
     N_Vector *stages = opt->store_stages ? &traj[n * per] : NULL;
     RW_TRY(rw_stepper_adjoint_step(st, t, h, traj[n * per], stages, lambda, pbar));
   }
@@ -206,22 +236,118 @@ static int rw_make_schedule(const rw_adjoint_options *opt, long N, int slots, rw
   return 0;
 }
 
+/* Step-size controller for adaptive stepping (Hairer, Norsett & Wanner I, Sec. II.4):
+ * h_new = h min(5, max(0.2, 0.9 err^(-1/(q+1)))), no growth right after a rejection. */
+static double rw_next_h(double h, double err, int q, int after_reject)
+{
+  double fac = err > 0.0 ? 0.9 * pow(err, -1.0 / (q + 1)) : 5.0;
+  fac = fmin(after_reject ? 1.0 : 5.0, fmax(0.2, fac));
+  return h * fac;
+}
+
+/* Recorded grid of an adaptive run: times[0..n], grown geometrically (amortised O(1); the
+ * record is 8 bytes per step, counted by the allocator). */
+typedef struct {
+  double *t;
+  long n, cap;
+} rw_time_record;
+
+static int rw_time_record_push(rw_time_record *r, double t)
+{
+  if (r->n + 1 >= r->cap) {
+    long cap = r->cap ? 2 * r->cap : 1024;
+    double *nt = NULL;
+    RW_CALL(rw_calloc((size_t)cap, sizeof *nt, "adaptive step record", &nt));
+    if (r->t) memcpy(nt, r->t, (size_t)(r->n + 1) * sizeof *nt);
+    rw_free(&r->t);
+    r->t = nt;
+    r->cap = cap;
+  }
+  r->t[++r->n] = t;
+  return 0;
+}
+
+/* One accepted adaptive step from cur (time t) into cur; records the new time. */
+static int rw_adaptive_advance(rw_stepper st, const rw_adjoint_options *opt, N_Vector cur,
+                               N_Vector trial, double *hprop, double *q, rw_time_record *rec,
+                               rw_adjoint_stats *s)
+{
+  double t = rec->t[rec->n], h = *hprop, err = 0.0;
+  int order = 4, rejected = 0;
+  rw_stepper_is_adaptive(st, &order);
+  long max_steps = opt->max_steps > 0 ? opt->max_steps : 10000000L;
+  RW_CHECK(rec->n < max_steps, RW_ERR_STEP,
+           "adaptive stepping reached max_steps = %ld at t = %.17g before tf = %g; raise max_steps "
+           "or loosen rtol/atol",
+           max_steps, t, opt->tf);
+  for (;;) {
+    int last = 0;
+    double tnew = t + h;
+    if (tnew >= opt->tf || opt->tf - tnew <= 1e-12 * fabs(opt->tf)) {
+      tnew = opt->tf;
+      last = 1;
+    }
+    /* Step with the size the replay will compute from the recorded times, exactly. */
+    h = tnew - t;
+    RW_CHECK(h > 1e-14 * fmax(1.0, fabs(t)), RW_ERR_STEP,
+             "adaptive step size underflow (h = %g) at t = %.17g: the problem may be stiff or "
+             "singular there",
+             h, t);
+    double dq = 0.0;
+    RW_CALL(rw_stepper_try_step(st, t, h, cur, trial, &dq, opt->rtol, opt->atol, &err));
+    RW_CHECK(isfinite(err), RW_ERR_STEP, "non-finite error estimate at t = %.17g (h = %g)", t, h);
+    if (err <= 1.0) {
+      rw_vec_copy(trial, cur);
+      *q += dq;
+      RW_CALL(rw_time_record_push(rec, tnew));
+      /* the next proposal ignores the clipping to tf */
+      *hprop = rw_next_h(last ? *hprop : h, err, order, rejected);
+      s->accepted++;
+      return 0;
+    }
+    s->rejected++;
+    rejected = 1;
+    h = rw_next_h(h, err, order, 1);
+  }
+}
+
 /* Checkpoint mode: the schedule decides what is stored, restored and recomputed; the store
- * holds the snapshots (states) in preallocated slots. */
+ * holds the snapshots (states) in preallocated slots. With adaptive stepping the length is
+ * unknown until tf is reached: the online schedule is told the number of steps after the
+ * step that lands on tf. */
 static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
-                                       const rw_adjoint_options *opt, N_Vector y, double *J,
+                                       const rw_adjoint_options *opt_in, N_Vector y, double *J,
                                        double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats)
 {
   int ierr = 0, np = rw_problem_nparams(prob), ns = rw_stepper_num_stage_vectors(st);
-  long N = 0;
-  double last, q = 0.0, g = 0.0;
+  long N = -1;
+  double last = 0.0, q = 0.0, g = 0.0, hprop = opt_in->dt;
+  rw_adjoint_options o = *opt_in, *opt = &o;
   rw_schedule sch = NULL;
   rw_store store = NULL;
   N_Vector cur = NULL, ynext = NULL, lambda = NULL, *stages = NULL;
   double *pbar = NULL;
+  rw_time_record rec = {0};
   rw_adjoint_stats s;
   memset(&s, 0, sizeof s);
-  RW_CALL(rw_time_grid(opt->t0, opt->tf, opt->dt, &N, &last));
+  if (opt->adaptive) {
+    RW_CHECK(rw_stepper_is_adaptive(st, NULL), RW_ERR_ARG,
+             "adaptive stepping needs a stepper with an embedded error estimate; '%s' has none "
+             "(use dopri5)",
+             rw_stepper_name(st));
+    RW_CHECK(opt->schedule == RW_SCHEDULE_ONLINE, RW_ERR_ARG,
+             "adaptive stepping does not know the number of steps in advance: it runs under the "
+             "online schedule (checkpoint schedule 'online')");
+    RW_CHECK(opt->rtol > 0.0 && opt->atol >= 0.0 && isfinite(opt->rtol) && isfinite(opt->atol),
+             RW_ERR_ARG, "adaptive stepping needs rtol > 0 and atol >= 0 (got %g, %g)",
+             opt->rtol, opt->atol);
+    RW_CHECK(isfinite(opt->tf) && opt->tf > opt->t0 && opt->dt > 0.0, RW_ERR_ARG,
+             "adaptive stepping needs tf > t0 and a first step dt > 0 (got [%g, %g], dt = %g)",
+             opt->t0, opt->tf, opt->dt);
+    opt->times = NULL;
+  } else {
+    RW_CALL(rw_grid_setup(opt, &N, &last));
+  }
   size_t snap = rw_vec_bytes(y);
   int slots = opt->ram_slots;
   if (opt->ram_bytes > 0) {
@@ -238,6 +364,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   rw_mem_reset_peak();
   rw_problem_counts c0, c1, c2;
   rw_problem_get_counts(prob, &c0);
+  memset(&c1, 0, sizeof c1);
 
   RW_TRY(rw_make_schedule(opt, N, slots, &sch));
   int cap = 0;
@@ -245,13 +372,19 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   if (opt->schedule == RW_SCHEDULE_BINOMIAL || opt->schedule == RW_SCHEDULE_ONLINE)
     RW_CHECK_GOTO(cap <= slots, RW_ERR_INTERNAL, "schedule wants %d slots, budget gives %d", cap,
                   slots);
-  /* Everything the loop touches is allocated here, never inside it. */
+  /* Everything the loop touches is allocated here, never inside it (the adaptive step record
+   * excepted: 8 bytes per step, grown geometrically). */
   RW_TRY(rw_store_create_ram(y, 1, cap > 0 ? cap : 1, &store));
   RW_TRY(rw_vec_clone(y, &cur));
   RW_TRY(rw_vec_clone(y, &ynext));
   RW_TRY(rw_vec_clone(y, &lambda));
   RW_TRY(rw_vec_clone_array(y, ns, &stages));
   RW_TRY(rw_calloc((size_t)np + 1, sizeof *pbar, "parameter adjoint", &pbar));
+  if (opt->adaptive) {
+    RW_TRY(rw_calloc(1024, sizeof *rec.t, "adaptive step record", &rec.t));
+    rec.cap = 1024;
+    rec.t[0] = opt->t0;
+  }
   s.ram_slots = rw_store_num_slots(store);
   s.snapshot_bytes = snap;
   s.checkpoint_bytes = rw_store_bytes(store);
@@ -259,25 +392,39 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   double tA = rw_wtime(), tB = tA;
   rw_vec_copy(y, cur);
   if (opt->monitor) RW_TRY(opt->monitor(opt->monitor_ctx, 0, opt->t0, cur));
-  /* The online schedule learns the length when the forward sweep reaches the last step
-   * (an adaptive or event-driven run would learn it the same way). */
+  /* The online schedule learns the length when the forward sweep reaches the last step:
+   * with a fixed grid just before it (l = n + 1), adaptively just after it (l = n). */
   int told = opt->schedule != RW_SCHEDULE_ONLINE;
   int64_t at = 0;
   for (;;) {
     rw_action a;
-    if (!told && at == N - 1) {
+    if (!told && !opt->adaptive && at == N - 1) {
       RW_TRY(rw_schedule_set_steps(sch, N));
       told = 1;
     }
     RW_TRY(rw_schedule_next(sch, &a));
+    if (a.type == RW_ACTION_TERMINATE) break;
     if (a.type == RW_ACTION_ADVANCE) at = a.to;
     if (a.type == RW_ACTION_RESTORE) at = a.step;
-    if (a.type == RW_ACTION_TERMINATE) break;
     switch (a.type) {
     case RW_ACTION_ADVANCE:
       for (int64_t i = a.step; i < a.to; i++) {
-        double t = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, i);
-        double h = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, i + 1) - t;
+        if (opt->adaptive && a.first_sweep) {
+          RW_TRY(rw_adaptive_advance(st, opt, cur, ynext, &hprop, &q, &rec, &s));
+          if (rec.t[rec.n] == opt->tf) { /* landed on tf: now the length is known */
+            N = rec.n;
+            opt->times = rec.t;
+            opt->nsteps = N;
+            RW_TRY(rw_schedule_set_steps(sch, N));
+            told = 1;
+          }
+          if (opt->monitor)
+            RW_TRY(opt->monitor(opt->monitor_ctx, (long)(i + 1), rec.t[rec.n], cur));
+          continue;
+        }
+        if (opt->adaptive) opt->times = rec.t; /* replay: the record may have moved */
+        double t = rw_grid_t(opt, N, i);
+        double h = rw_grid_t(opt, N, i + 1) - t;
         RW_TRY(rw_stepper_step(st, t, h, cur, cur, NULL, a.first_sweep ? &q : NULL));
         if (a.first_sweep && opt->monitor)
           RW_TRY(opt->monitor(opt->monitor_ctx, (long)(i + 1), t + h, cur));
@@ -298,25 +445,25 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
       RW_TRY(rw_store_release(store, a.slot));
       break;
     case RW_ACTION_FIRST_REVERSE: {
-      double t = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, a.step);
-      double h = opt->tf - t;
+      double t = rw_grid_t(opt, N, a.step), tend = rw_grid_end(opt, N);
+      double h = tend - t;
       RW_TRY(rw_stepper_step(st, t, h, cur, ynext, stages, a.first_sweep ? &q : NULL));
-      if (a.first_sweep && opt->monitor) RW_TRY(opt->monitor(opt->monitor_ctx, N, opt->tf, ynext));
+      if (a.first_sweep && opt->monitor) RW_TRY(opt->monitor(opt->monitor_ctx, N, tend, ynext));
       RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
-      RW_TRY(rw_problem_terminal(prob, opt->tf, ynext, &g));
+      RW_TRY(rw_problem_terminal(prob, tend, ynext, &g));
       RW_CHECK_GOTO(isfinite(g + q), RW_ERR_STEP,
                     "the objective is not finite (J = %g): the solution blew up; reduce dt (%g) "
                     "or check the parameters",
                     g + q, opt->dt);
       tB = rw_wtime();
       rw_problem_get_counts(prob, &c1);
-      RW_TRY(rw_problem_terminal_grad(prob, opt->tf, ynext, lambda, pbar));
+      RW_TRY(rw_problem_terminal_grad(prob, tend, ynext, lambda, pbar));
       RW_TRY(rw_stepper_adjoint_step(st, t, h, cur, stages, lambda, pbar));
       break;
     }
     case RW_ACTION_REVERSE: {
-      double t = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, a.step);
-      double h = rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, a.step + 1) - t;
+      double t = rw_grid_t(opt, N, a.step);
+      double h = rw_grid_t(opt, N, a.step + 1) - t;
       RW_TRY(rw_stepper_adjoint_step(st, t, h, cur, NULL, lambda, pbar));
       break;
     }
@@ -336,7 +483,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   if (dJdp) memcpy(dJdp, pbar, (size_t)np * sizeof *pbar);
   if (dJdy0) rw_vec_copy(lambda, dJdy0);
   s.steps = N;
-  s.last_dt = last;
+  s.last_dt = N >= 1 ? rw_grid_end(opt, N) - rw_grid_t(opt, N, N - 1) : 0.0;
   s.J_terminal = g;
   s.J_running = q;
   s.J = g + q;
@@ -362,6 +509,7 @@ cleanup:
   rw_vec_destroy(&lambda);
   rw_vec_destroy_array(&stages, ns);
   rw_free(&pbar);
+  rw_free(&rec.t);
   return ierr;
 }
 
@@ -371,6 +519,9 @@ int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   RW_CHECK(prob && st && opt && y && J, RW_ERR_ARG, "rw_adjoint_solve: NULL argument");
   switch (opt->mode) {
   case RW_ADJOINT_STORE:
+    RW_CHECK(!opt->adaptive, RW_ERR_ARG,
+             "adaptive stepping runs in checkpoint mode under the online schedule (the number "
+             "of steps is unknown until tf); store mode needs a fixed or replayed grid");
     RW_CALL(rw_adjoint_solve_store(prob, st, opt, y, J, dJdp, dJdy0, stats));
     return 0;
   case RW_ADJOINT_CHECKPOINT:

@@ -13,6 +13,12 @@ typedef struct {
   int s; /* stages actually evaluated (trailing stages with b = 0 dropped) */
   double c[RW_ERK_MAX_STAGES], a[RW_ERK_MAX_STAGES * RW_ERK_MAX_STAGES], b[RW_ERK_MAX_STAGES];
   N_Vector *Y, *K, *Ybar, Kbar;
+  /* Embedded pair (adaptive stepping): d_i = b_i - bhat_i over all `full` stages; the
+   * stages past s (FSAL) are evaluated only for the error estimate. */
+  int full, embedded_order, order;
+  double cfull[RW_ERK_MAX_STAGES], afull[RW_ERK_MAX_STAGES * RW_ERK_MAX_STAGES],
+      d[RW_ERK_MAX_STAGES];
+  N_Vector *Kx, err, w, tmp;
   /* scratch for linear combinations */
   double coef[RW_ERK_MAX_STAGES + 1];
   N_Vector vecs[RW_ERK_MAX_STAGES + 1];
@@ -26,6 +32,10 @@ static void rw_erk_free(rw_stepper st)
   rw_vec_destroy_array(&e->K, e->s);
   rw_vec_destroy_array(&e->Ybar, e->s);
   rw_vec_destroy(&e->Kbar);
+  rw_vec_destroy_array(&e->Kx, e->full - e->s);
+  rw_vec_destroy(&e->err);
+  rw_vec_destroy(&e->w);
+  rw_vec_destroy(&e->tmp);
   rw_free(&st->content);
 }
 
@@ -36,6 +46,7 @@ static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *
 {
   rw_erk *e = st->content;
   int running = rw_problem_has_running(st->prob) && q;
+  double dq = 0.0;
   for (int i = 0; i < e->s; i++) {
     int n = 0;
     e->coef[n] = 1.0;
@@ -56,9 +67,12 @@ static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *
     if (running && e->b[i] != 0.0) {
       double r = 0.0;
       RW_CALL(rw_problem_running_local(st->prob, ti, e->Y[i], &r));
-      *q += h * e->b[i] * r;
+      dq += h * e->b[i] * r;
     }
   }
+  /* The step's increment is added once, so a trial step (adaptive stepping) that accumulates
+   * into a fresh 0 and is then added gives the same bits as a direct step. */
+  if (running) *q += dq;
   return 0;
 }
 
@@ -160,11 +174,28 @@ int rw_stepper_create_erk(rw_problem prob, const rw_tableau *tab, rw_stepper *ou
     for (int j = 0; j < s; j++) e->a[i * RW_ERK_MAX_STAGES + j] = tab->a[i * tab->stages + j];
   }
   st->nstage_vectors = s;
+  e->order = tab->order;
+  e->full = tab->stages;
+  if (tab->bhat) {
+    e->embedded_order = tab->embedded_order;
+    for (int i = 0; i < tab->stages; i++) {
+      e->cfull[i] = tab->c[i];
+      e->d[i] = tab->b[i] - tab->bhat[i];
+      for (int j = 0; j < tab->stages; j++)
+        e->afull[i * RW_ERK_MAX_STAGES + j] = tab->a[i * tab->stages + j];
+    }
+  }
   RW_TRY(rw_problem_new_state(prob, &tmpl));
   RW_TRY(rw_vec_clone_array(tmpl, s, &e->Y));
   RW_TRY(rw_vec_clone_array(tmpl, s, &e->K));
   RW_TRY(rw_vec_clone_array(tmpl, s, &e->Ybar));
   RW_TRY(rw_vec_clone(tmpl, &e->Kbar));
+  if (tab->bhat) {
+    RW_TRY(rw_vec_clone_array(tmpl, e->full - e->s, &e->Kx));
+    RW_TRY(rw_vec_clone(tmpl, &e->err));
+    RW_TRY(rw_vec_clone(tmpl, &e->w));
+    RW_TRY(rw_vec_clone(tmpl, &e->tmp));
+  }
   rw_vec_destroy(&tmpl);
   *out = st;
   return 0;
@@ -200,5 +231,62 @@ int rw_stepper_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_V
   RW_CHECK(st->ops.adjoint_step, RW_ERR_NOT_IMPLEMENTED, "stepper '%s' has no adjoint step",
            st->name);
   RW_CALL(st->ops.adjoint_step(st, t, h, y_n, stages, lambda, pbar));
+  return 0;
+}
+
+int rw_stepper_is_adaptive(rw_stepper st, int *order)
+{
+  rw_erk *e = st->content;
+  if (order) *order = e ? e->embedded_order : 0;
+  return e && e->embedded_order > 0;
+}
+
+/* Trial step with error estimate. y_out is computed by exactly the code of a fixed step (so
+ * replaying an accepted step size reproduces it bit for bit); the stages past s (the FSAL
+ * stage of Dormand-Prince) are then evaluated from the stages already known, and
+ *   err = h sum_i (b_i - bhat_i) K_i,
+ *   errnorm = sqrt(mean_i (err_i / (atol + rtol max(|y_in,i|, |y_out,i|)))^2)
+ * (Hairer, Norsett & Wanner I, Sec. II.4), all with vector operations. */
+int rw_stepper_try_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
+                        double *q, double rtol, double atol, double *errnorm)
+{
+  rw_erk *e = st->content;
+  RW_CHECK(e && e->embedded_order > 0, RW_ERR_ARG,
+           "stepper '%s' has no embedded error estimate; adaptive stepping needs one (dopri5)",
+           st->name);
+  RW_CHECK(y_in != y_out, RW_ERR_ARG, "rw_stepper_try_step: y_out must differ from y_in");
+  RW_CALL(rw_stepper_step(st, t, h, y_in, y_out, NULL, q));
+  for (int i = e->s; i < e->full; i++) {
+    int n = 0;
+    e->coef[n] = 1.0;
+    e->vecs[n++] = y_in;
+    for (int j = 0; j < i; j++) {
+      double aij = e->afull[i * RW_ERK_MAX_STAGES + j];
+      if (aij != 0.0) {
+        e->coef[n] = h * aij;
+        e->vecs[n++] = j < e->s ? e->K[j] : e->Kx[j - e->s];
+      }
+    }
+    RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, e->tmp));
+    RW_CALL(rw_problem_rhs(st->prob, t + e->cfull[i] * h, e->tmp, e->Kx[i - e->s]));
+  }
+  int n = 0;
+  for (int i = 0; i < e->full; i++)
+    if (e->d[i] != 0.0) {
+      e->coef[n] = h * e->d[i];
+      e->vecs[n++] = i < e->s ? e->K[i] : e->Kx[i - e->s];
+    }
+  RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, e->err));
+  /* w = 1 / (atol + rtol max(|y_in|, |y_out|)), max(a, b) = (a + b + |a - b|) / 2 */
+  N_VAbs(y_in, e->w);
+  N_VAbs(y_out, e->tmp);
+  N_VLinearSum(1.0, e->w, -1.0, e->tmp, e->Kbar);
+  N_VAbs(e->Kbar, e->Kbar);
+  N_VLinearSum(0.5, e->w, 0.5, e->tmp, e->w);
+  N_VLinearSum(1.0, e->w, 0.5, e->Kbar, e->w);
+  N_VScale(rtol, e->w, e->w);
+  N_VAddConst(e->w, atol, e->w);
+  N_VInv(e->w, e->w);
+  *errnorm = N_VWrmsNorm(e->err, e->w);
   return 0;
 }

@@ -43,6 +43,17 @@ typedef struct {
   int ram_slots;
   size_t ram_bytes;
   long interval; /* RW_SCHEDULE_FIXED */
+  /* Replay grid: when times != NULL the steps go times[0] -> times[1] -> .. -> times[nsteps]
+   * (strictly increasing; t0, tf and dt are then ignored). */
+  const double *times;
+  long nsteps;
+  /* Adaptive stepping with the stepper's embedded pair (dopri5): dt is the first trial
+   * step; accepted step sizes are recorded and replayed by recomputations and the adjoint,
+   * so the gradient is exact for the accepted step sequence. Runs in checkpoint mode under
+   * the online schedule (the number of steps is unknown until tf is reached). */
+  int adaptive;
+  double rtol, atol;
+  long max_steps; /* 0: 10^7 */
   rw_monitor_fn monitor; /* optional */
   void *monitor_ctx;
 } rw_adjoint_options;
@@ -58,6 +69,7 @@ typedef struct {
   long optimal_advances;      /* t(N, c) for the binomial optimum with the same slots */
   long recomputed_steps;      /* forward steps taken again during the backward sweep */
   long restores;              /* snapshots read back */
+  long accepted, rejected;    /* adaptive steps */
   int ram_slots;              /* slots the store holds (checkpoint mode) */
   int peak_slots;             /* most slots full at once */
   size_t snapshot_bytes;      /* bytes of one snapshot on this rank */
