@@ -45,10 +45,28 @@ static const rw_deck_key keys[] = {
      "wR in J (running cost weight)"},
     {"target", RW_KEY_REAL_ARRAY, "0.0,0.0", NULL, -1e300, 1e300, 0, NULL, 2,
      "terminal target (x, y)"},
-    {"adjoint_mode", RW_KEY_ENUM, "store", NULL, 0, 0, 0, "store", 0,
-     "store: keep every state in RAM (checkpointing arrives with the checkpoint engine)"},
+    {"adjoint_mode", RW_KEY_ENUM, "store", NULL, 0, 0, 0, "store,checkpoint", 0,
+     "store: keep every state in RAM; checkpoint: keep checkpoint_slots (or checkpoint_ram) "
+     "states and recompute the rest as checkpoint_schedule says"},
     {"adjoint_store_stages", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
-     "store the RK stages too: no recomputation in the adjoint, s times the memory"},
+     "store mode: store the RK stages too (no recomputation in the adjoint, s x the memory)"},
+    {"checkpoint_schedule", RW_KEY_ENUM, "binomial", NULL, 0, 0, 0,
+     "binomial,online,fixed,store_all", 0,
+     "binomial: Revolve, fewest recomputations for the slots; online: unknown length "
+     "(required with adaptive); fixed: every checkpoint_interval steps; store_all"},
+    {"checkpoint_slots", RW_KEY_INT, "20", NULL, 1, 1e6, 0, NULL, 0,
+     "RAM checkpoint slots, counting the one holding the initial state"},
+    {"checkpoint_ram", RW_KEY_SIZE, "0", "bytes", 0, 1e18, 0, NULL, 0,
+     "RAM budget for checkpoints per rank (e.g. 512MiB); when > 0 it sets the slots"},
+    {"checkpoint_interval", RW_KEY_INT, "10", "steps", 1, 1e12, 0, NULL, 0,
+     "fixed schedule: steps between checkpoints"},
+    {"adaptive", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
+     "adaptive step size with the embedded pair (dopri5; dt is the first trial step); needs "
+     "adjoint_mode checkpoint with checkpoint_schedule online"},
+    {"rtol", RW_KEY_REAL, "1e-6", NULL, 0, 1, 1, NULL, 0, "adaptive: relative tolerance"},
+    {"atol", RW_KEY_REAL, "1e-9", NULL, 0, 1e300, 0, NULL, 0, "adaptive: absolute tolerance"},
+    {"max_steps", RW_KEY_INT, "10000000", "steps", 1, 1e12, 0, NULL, 0,
+     "adaptive: most accepted steps before giving up"},
     {"output", RW_KEY_STRING, "rewind-ode.h5", NULL, 0, 0, 0, NULL, 0,
      "HDF5 result file (written as <output>.partial, renamed when complete)"},
     {"output_every", RW_KEY_INT, "10", "steps", 0, 1e12, 0, NULL, 0,
@@ -60,12 +78,13 @@ static const rw_deck_key keys[] = {
 typedef struct {
   rw_output out;
   long every, nsteps;
+  double tf;
 } monitor_ctx;
 
 static int monitor(void *c, long n, double t, N_Vector y)
 {
   monitor_ctx *m = c;
-  if (m->every > 0 && (n % m->every == 0 || n == m->nsteps))
+  if (m->every > 0 && (n % m->every == 0 || n == m->nsteps || t == m->tf))
     RW_CALL(rw_output_series_append(m->out, "/trajectory/y", t, y));
   return 0;
 }
@@ -122,11 +141,40 @@ static int run(rw_context ctx, rw_deck deck, int *collective)
   RW_TRY(rw_deck_get_real(deck, "tf", &opt.tf));
   RW_TRY(rw_deck_get_real(deck, "dt", &opt.dt));
   opt.store_stages = store_stages;
-  long nsteps;
+  char mode[32], sched[32];
+  long slots = 0, interval = 0;
+  RW_TRY(rw_deck_get_string(deck, "adjoint_mode", mode, sizeof mode));
+  RW_TRY(rw_deck_get_string(deck, "checkpoint_schedule", sched, sizeof sched));
+  RW_TRY(rw_deck_get_int(deck, "checkpoint_slots", &slots));
+  RW_TRY(rw_deck_get_int(deck, "checkpoint_interval", &interval));
+  RW_TRY(rw_deck_get_size(deck, "checkpoint_ram", &opt.ram_bytes));
+  RW_TRY(rw_deck_get_bool(deck, "adaptive", &opt.adaptive));
+  RW_TRY(rw_deck_get_real(deck, "rtol", &opt.rtol));
+  RW_TRY(rw_deck_get_real(deck, "atol", &opt.atol));
+  RW_TRY(rw_deck_get_int(deck, "max_steps", &opt.max_steps));
+  opt.mode = strcmp(mode, "checkpoint") == 0 ? RW_ADJOINT_CHECKPOINT : RW_ADJOINT_STORE;
+  opt.schedule = strcmp(sched, "online") == 0      ? RW_SCHEDULE_ONLINE
+                 : strcmp(sched, "fixed") == 0     ? RW_SCHEDULE_FIXED
+                 : strcmp(sched, "store_all") == 0 ? RW_SCHEDULE_STORE_ALL
+                                                   : RW_SCHEDULE_BINOMIAL;
+  opt.ram_slots = (int)slots;
+  opt.interval = interval;
+  long nsteps = -1;
   double last;
   ierr = rw_time_grid(opt.t0, opt.tf, opt.dt, &nsteps, &last);
   RW_CHECK_GOTO(!ierr, RW_ERR_DECK, "%s (keys t0, tf, dt; from %s)", rw_error_message(),
                 rw_deck_source(deck, "dt"));
+  if (opt.adaptive) {
+    nsteps = -1; /* unknown until tf is reached */
+    RW_CHECK_GOTO(strcmp(method, "dopri5") == 0, RW_ERR_DECK,
+                  "key 'adaptive' is true but stepper = '%s' has no error estimate; use "
+                  "stepper dopri5 (from %s)",
+                  method, rw_deck_source(deck, "adaptive"));
+    RW_CHECK_GOTO(opt.mode == RW_ADJOINT_CHECKPOINT && opt.schedule == RW_SCHEDULE_ONLINE,
+                  RW_ERR_DECK,
+                  "key 'adaptive' is true: the number of steps is unknown in advance, so set "
+                  "adjoint_mode: checkpoint and checkpoint_schedule: online");
+  }
 
   RW_TRY(rw_ode_problem_create(ctx, &cfg, &prob));
   for (int k = 0; k < rw_problem_nparams(prob); k++)
@@ -144,7 +192,7 @@ static int run(rw_context ctx, rw_deck deck, int *collective)
   RW_TRY(rw_output_attr_string(out, "/", "problem", model));
   RW_TRY(rw_output_attr_string(out, "/", "stepper", method));
   RW_TRY(rw_output_attr_long(out, "/", "ranks", rw_context_size(ctx)));
-  monitor_ctx mctx = {out, every, nsteps};
+  monitor_ctx mctx = {out, every, nsteps, opt.tf};
   opt.monitor = monitor;
   opt.monitor_ctx = &mctx;
 
@@ -174,7 +222,11 @@ static int run(rw_context ctx, rw_deck deck, int *collective)
   RW_TRY(rw_output_attr_long(out, "/stats", "steps", stats.steps));
   RW_TRY(rw_output_attr_long(out, "/stats", "rhs_forward", stats.rhs_forward));
   RW_TRY(rw_output_attr_long(out, "/stats", "rhs_backward", stats.rhs_backward));
-  RW_TRY(rw_output_attr_long(out, "/stats", "recomputed_steps", 0));
+  RW_TRY(rw_output_attr_long(out, "/stats", "recomputed_steps", stats.recomputed_steps));
+  RW_TRY(rw_output_attr_long(out, "/stats", "advances", stats.advances));
+  RW_TRY(rw_output_attr_long(out, "/stats", "optimal_advances", stats.optimal_advances));
+  RW_TRY(rw_output_attr_long(out, "/stats", "checkpoint_slots", stats.ram_slots));
+  RW_TRY(rw_output_attr_long(out, "/stats", "rejected_steps", stats.rejected));
   RW_TRY(rw_output_attr_long(out, "/stats", "checkpoint_bytes_ram", (long)stats.checkpoint_bytes));
   RW_TRY(rw_output_attr_double(out, "/stats", "time_forward", stats.time_forward));
   RW_TRY(rw_output_attr_double(out, "/stats", "time_backward", stats.time_backward));
@@ -194,10 +246,21 @@ static int run(rw_context ctx, rw_deck deck, int *collective)
     rw_log(ctx, RW_LOG_SUMMARY, "  dJ/d%-13s = %.15e\n", rw_problem_param_name(prob, k),
            dJdp[k]);
   rw_log(ctx, RW_LOG_SUMMARY, "  |dJ/dy0|_2        = %.6e\n", sqrt(N_VDotProd(dJdy0, dJdy0)));
-  rw_log(ctx, RW_LOG_SUMMARY,
-         "  adjoint mode store%s: recomputed steps 0 (optimum 0), rhs evaluations %ld forward, "
-         "%ld backward\n",
-         store_stages ? " (stages)" : "", stats.rhs_forward, stats.rhs_backward);
+  if (opt.mode == RW_ADJOINT_STORE)
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  adjoint mode store%s: recomputed steps 0 (optimum 0), rhs evaluations %ld "
+           "forward, %ld backward\n",
+           store_stages ? " (stages)" : "", stats.rhs_forward, stats.rhs_backward);
+  else
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  adjoint mode checkpoint (%s, %d slots): recomputed steps %ld, advances %ld "
+           "(binomial optimum t(l,c) = %ld), restores %ld, rhs evaluations %ld forward, %ld "
+           "backward\n",
+           sched, stats.ram_slots, stats.recomputed_steps, stats.advances,
+           stats.optimal_advances, stats.restores, stats.rhs_forward, stats.rhs_backward);
+  if (opt.adaptive)
+    rw_log(ctx, RW_LOG_SUMMARY, "  adaptive: %ld accepted steps, %ld rejected (rtol %g, atol %g)\n",
+           stats.accepted, stats.rejected, opt.rtol, opt.atol);
   rw_log(ctx, RW_LOG_SUMMARY, "  checkpoints: RAM %s per rank (peak), disk 0 B; peak allocated %s\n",
          b1, b2);
   rw_log(ctx, RW_LOG_SUMMARY, "  time: forward %.3f s, backward %.3f s\n", stats.time_forward,

@@ -43,6 +43,12 @@ typedef struct {
   const char *help;   /* one line */
 } rw_deck_key;
 
+/* Ranges (REAL, INT, SIZE, REAL_ARRAY entries): the value must lie in [min, max], or in
+ * (min, max] with min_exclusive. A bound at or beyond +-1e300 (or +-INFINITY) is no bound.
+ * min = max = 0 means no range at all, except that min_exclusive alone then means > 0.
+ * max_len <= 0 for a REAL_ARRAY means no limit on the number of entries. The table's
+ * strings must outlive the deck. */
+
 typedef struct rw_deck_s *rw_deck;
 
 /* Builds the deck: initialises PETSc if needed (MPI must already be initialised), inserts the
@@ -58,13 +64,19 @@ int rw_deck_create(MPI_Comm comm, const char *app, const rw_deck_key *keys, int 
 /* Destroys the deck and finalises PETSc if rw_deck_create initialised it. Accepts NULL. */
 int rw_deck_destroy(rw_deck *deck);
 
-/* 1 when -help/--help was given. */
+/* 1 when -help/--help was given (or -h). rw_deck_create then succeeds even when the deck
+ * has problems (unknown keys, bad values, unreadable files): rw_deck_print_help lists them
+ * after the keys, and a getter of a key whose value is bad returns RW_ERR_DECK. */
 int rw_deck_help_requested(rw_deck deck);
 /* Prints usage and every known key (type, default, unit, range, help) to `f`. */
 void rw_deck_print_help(rw_deck deck, FILE *f);
 
 /* Typed getters; the key must be in the table (RW_ERR_ARG otherwise). Values were validated
- * at creation. A key with no default and no value: *is_set (if non-NULL) = 0. */
+ * at creation. A key with no default and no value: *is_set (if non-NULL) = 0.
+ * A getter on a key with no value leaves the output unchanged (get_string gives "",
+ * get_real_array gives *n = 0). get_string works for every type (an enum as spelt in the
+ * table); get_real also reads INT keys. For get_real_array, *n is in/out: the capacity of v
+ * on input, the number of entries on output. */
 int rw_deck_get_string(rw_deck deck, const char *key, char *buf, size_t len);
 int rw_deck_get_real(rw_deck deck, const char *key, double *v);
 int rw_deck_get_int(rw_deck deck, const char *key, long *v);
@@ -75,12 +87,16 @@ int rw_deck_is_set(rw_deck deck, const char *key, int *is_set);
 
 /* Where the key's value came from: "default", "deck file 'path'", "command line". */
 const char *rw_deck_source(rw_deck deck, const char *key);
+/* (Also "default deck" for the embedded default YAML, "not set" for a key with no value and
+ * "unknown key" for a name not in the table.) */
 /* The deck file path ("" when none). */
 const char *rw_deck_path(rw_deck deck);
 
 /* Writes the effective deck (every known key = value, one "key: value" line each, YAML
  * that the app reads back) into buf. Returns RW_ERR_ARG if len is too small. */
 int rw_deck_to_yaml(rw_deck deck, char *buf, size_t len);
+/* The number of bytes (text and terminating NUL) that rw_deck_to_yaml needs. */
+int rw_deck_yaml_length(rw_deck deck, size_t *len);
 
 /* Parses a size with unit ("512MiB") into bytes; RW_ERR_DECK with a message on bad text. */
 int rw_parse_size(const char *text, size_t *bytes);
