@@ -162,8 +162,16 @@ static int run(rw_context ctx, rw_deck deck, int *collective)
   long nsteps = -1;
   double last;
   ierr = rw_time_grid(opt.t0, opt.tf, opt.dt, &nsteps, &last);
-  RW_CHECK_GOTO(!ierr, RW_ERR_DECK, "%s (keys t0, tf, dt; from %s)", rw_error_message(),
-                rw_deck_source(deck, "dt"));
+  if (ierr) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", rw_error_message());
+    char *nl = strchr(why, '\n');
+    if (nl) *nl = '\0';
+    ierr = RW_ERROR(RW_ERR_DECK, "%s (keys t0 from %s, tf from %s, dt from %s)", why,
+                    rw_deck_source(deck, "t0"), rw_deck_source(deck, "tf"),
+                    rw_deck_source(deck, "dt"));
+    goto cleanup;
+  }
   if (opt.adaptive) {
     nsteps = -1; /* unknown until tf is reached */
     RW_CHECK_GOTO(strcmp(method, "dopri5") == 0, RW_ERR_DECK,
