@@ -16,6 +16,7 @@
 #include "rewind/rw_deck.h"
 #include "rewind/rw_ode_problems.h"
 #include "rewind/rw_output.h"
+#include "rewind/rw_store.h"
 
 #define APP "rewind-ode"
 
@@ -206,6 +207,23 @@ static int run(rw_context ctx, rw_deck deck, int *collective)
 
   rw_log(ctx, RW_LOG_INFO, "%s: %s, %ld members on %d ranks, %s, %ld steps of %g\n", APP, model,
          ensemble, rw_context_size(ctx), method, nsteps, opt.dt);
+  if (opt.mode == RW_ADJOINT_CHECKPOINT && opt.ram_bytes > 0) {
+    /* Check the budget here, where every rank agrees, rather than inside the solve. */
+    unsigned long long snap = rw_vec_bytes(y);
+    int nslots = 0;
+    RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &snap, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                              rw_context_comm(ctx)));
+    ierr = rw_store_slots_for_budget(opt.ram_bytes, (size_t)snap, &nslots);
+    if (ierr) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", rw_error_message());
+      char *nl = strchr(why, '\n');
+      if (nl) *nl = '\0';
+      ierr = RW_ERROR(RW_ERR_BUDGET, "key 'checkpoint_ram' (from %s): %s",
+                      rw_deck_source(deck, "checkpoint_ram"), why);
+      goto cleanup;
+    }
+  }
   /* Inside the solve an error may hit one rank only (out of memory, a failing callback). */
   *collective = 0;
   RW_TRY(rw_adjoint_solve(prob, st, &opt, y, &J, dJdp, dJdy0, &stats));

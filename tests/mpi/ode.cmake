@@ -10,16 +10,16 @@ set(DECKS ${PROJECT_SOURCE_DIR}/apps/ode)
 set(OUTDIR ${CMAKE_CURRENT_BINARY_DIR}/out)
 file(MAKE_DIRECTORY ${OUTDIR})
 # The embedded default deck and the example decks run and write complete files.
-rewind_mpi_test(ode_app_default NP 2 COMMAND ${ODE} -output ${OUTDIR}/default.h5 -tf 2)
-set_tests_properties(ode_app_default PROPERTIES PASS_REGULAR_EXPRESSION "dJ/dmu")
-rewind_mpi_test(ode_app_lv_yaml NP 2 COMMAND ${ODE} ${DECKS}/decks/lotkavolterra.yaml
-  -output ${OUTDIR}/lv.h5 -tf 1)
-set_tests_properties(ode_app_lv_yaml PROPERTIES PASS_REGULAR_EXPRESSION "dJ/ddelta")
-rewind_mpi_test(ode_app_vdp_opts NP 1 COMMAND ${ODE} ${DECKS}/decks/vanderpol.opts
-  -output ${OUTDIR}/vdp.h5 -tf 1)
-set_tests_properties(ode_app_vdp_opts PROPERTIES PASS_REGULAR_EXPRESSION "dJ/dmu")
-rewind_mpi_test(ode_app_help NP 1 COMMAND ${ODE} -help)
-set_tests_properties(ode_app_help PROPERTIES PASS_REGULAR_EXPRESSION "checkpoint|adjoint_mode")
+rewind_mpi_expect(ode_app_default NP 2 RC zero REGEX "dJ/dmu.*binomial optimum"
+  COMMAND ${ODE} -output ${OUTDIR}/default.h5 -tf 2)
+rewind_mpi_expect(ode_app_lv_yaml NP 2 RC zero REGEX "dJ/ddelta"
+  COMMAND ${ODE} ${DECKS}/decks/lotkavolterra.yaml -output ${OUTDIR}/lv.h5 -tf 1)
+rewind_mpi_expect(ode_app_vdp_opts NP 1 RC zero REGEX "dJ/dmu"
+  COMMAND ${ODE} ${DECKS}/decks/vanderpol.opts -output ${OUTDIR}/vdp.h5 -tf 1)
+rewind_mpi_expect(ode_app_adaptive NP 2 RC zero REGEX "adaptive: [0-9]+ accepted"
+  COMMAND ${ODE} ${DECKS}/decks/vanderpol_adaptive.yaml -output ${OUTDIR}/adaptive.h5 -tf 2)
+rewind_mpi_expect(ode_app_help NP 1 RC zero REGEX "checkpoint_ram.*adjoint_mode|adjoint_mode.*checkpoint_ram"
+  COMMAND ${ODE} -help)
 # The output file is complete and readable: h5dump verifies the Fletcher32 checksums.
 add_test(NAME ode_app_output_readable
   COMMAND ${CMAKE_COMMAND} -DFILE=${OUTDIR}/default.h5
@@ -28,8 +28,8 @@ set_tests_properties(ode_app_output_readable PROPERTIES DEPENDS ode_app_default)
 
 # Bad input: a clear message naming the key/file, non-zero exit, nothing left behind.
 function(ode_bad name regex)
-  rewind_mpi_test(ode_bad_${name} NP 2 COMMAND ${ODE} ${ARGN} -output ${OUTDIR}/bad_${name}.h5)
-  set_tests_properties(ode_bad_${name} PROPERTIES PASS_REGULAR_EXPRESSION "${regex}")
+  rewind_mpi_expect(ode_bad_${name} NP 2 RC nonzero REGEX "${regex}"
+    COMMAND ${ODE} ${ARGN} -output ${OUTDIR}/bad_${name}.h5)
   add_test(NAME ode_bad_${name}_no_output
     COMMAND ${CMAKE_COMMAND} -DFILE=${OUTDIR}/bad_${name}.h5 -DEXPECT_MISSING=1
             -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
@@ -42,6 +42,10 @@ ode_bad(missing_file "nosuch.yaml.*cannot be read" ${OUTDIR}/nosuch.yaml)
 ode_bad(bad_stepper "stepper.*rk5.*euler" -stepper rk5)
 ode_bad(bad_interval "final time must be" -tf -1)
 ode_bad(blowup "not finite" -mu 1e5 -dt 0.5 -tf 50)
-rewind_mpi_test(ode_bad_unwritable NP 2 COMMAND ${ODE} -output /nonexistent-dir/x.h5 -tf 0.1)
-set_tests_properties(ode_bad_unwritable PROPERTIES PASS_REGULAR_EXPRESSION
-  "directory '/nonexistent-dir' does not exist")
+rewind_mpi_expect(ode_bad_unwritable NP 2 RC nonzero
+  REGEX "directory '/nonexistent-dir' does not exist"
+  COMMAND ${ODE} -output /nonexistent-dir/x.h5 -tf 0.1)
+ode_bad(adaptive_needs_online "adaptive.*online" -stepper dopri5 -adaptive true)
+ode_bad(adaptive_needs_dopri5 "adaptive.*dopri5" -adaptive true -checkpoint_schedule online)
+ode_bad(budget_too_small "smaller than one snapshot" -checkpoint_ram 8B)
+ode_bad(bad_size_unit "checkpoint_ram.*parsecs" -checkpoint_ram 12parsecs)
