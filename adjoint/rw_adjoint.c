@@ -2,12 +2,13 @@
  * from checkpoint/ over a RAM store. Both give the same gradient bit for bit: every forward
  * step, first or recomputed, runs through rw_stepper_step / the stepper's own stage code
  * from the same input state. */
-#include <math.h>
-#include <string.h>
-
 #include "rewind/rw_adjoint.h"
+
 #include "rewind/rw_schedule.h"
 #include "rewind/rw_store.h"
+
+#include <math.h>
+#include <string.h>
 
 void rw_adjoint_options_default(rw_adjoint_options *opt)
 {
@@ -26,8 +27,8 @@ int rw_time_grid(double t0, double tf, double dt, long *nsteps, double *last_dt)
            t0, tf);
   RW_CHECK(isfinite(dt) && dt > 0.0, RW_ERR_ARG, "step size dt = %g must be finite and > 0", dt);
   double r = (tf - t0) / dt;
-  RW_CHECK(r < 1e12, RW_ERR_ARG, "dt = %g gives %.3g steps over [%g, %g]; at most 1e12 allowed",
-           dt, r, t0, tf);
+  RW_CHECK(r < 1e12, RW_ERR_ARG, "dt = %g gives %.3g steps over [%g, %g]; at most 1e12 allowed", dt,
+           r, t0, tf);
   double rr = nearbyint(r);
   long n;
   /* Treat dt as dividing the interval when the quotient is an integer to rounding. */
@@ -83,8 +84,8 @@ static int rw_sum_over_ranks(rw_context ctx, double *v, int n)
 /* One forward sweep from y (overwritten with y(tf)); when `traj` is not NULL, snapshot n
  * (the state, or the stages) is kept in traj[n * per + k]. Returns the local running-cost
  * sum in *qloc. */
-static int rw_forward_sweep(rw_stepper st, const rw_adjoint_options *opt,
-                            long N, N_Vector y, N_Vector *traj, int per, double *qloc)
+static int rw_forward_sweep(rw_stepper st, const rw_adjoint_options *opt, long N, N_Vector y,
+                            N_Vector *traj, int per, double *qloc)
 {
   *qloc = 0.0;
   if (opt->monitor) RW_CALL(opt->monitor(opt->monitor_ctx, 0, rw_grid_t(opt, N, 0), y));
@@ -339,8 +340,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
              "adaptive stepping does not know the number of steps in advance: it runs under the "
              "online schedule (checkpoint schedule 'online')");
     RW_CHECK(opt->rtol > 0.0 && opt->atol >= 0.0 && isfinite(opt->rtol) && isfinite(opt->atol),
-             RW_ERR_ARG, "adaptive stepping needs rtol > 0 and atol >= 0 (got %g, %g)",
-             opt->rtol, opt->atol);
+             RW_ERR_ARG, "adaptive stepping needs rtol > 0 and atol >= 0 (got %g, %g)", opt->rtol,
+             opt->atol);
     RW_CHECK(isfinite(opt->tf) && opt->tf > opt->t0 && opt->dt > 0.0, RW_ERR_ARG,
              "adaptive stepping needs tf > t0 and a first step dt > 0 (got [%g, %g], dt = %g)",
              opt->t0, opt->tf, opt->dt);
@@ -353,8 +354,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   if (opt->ram_bytes > 0) {
     /* Every rank needs the same slot count: use the largest snapshot over ranks. */
     unsigned long long big = snap;
-    RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
-                              NV_COMM_P(y)));
+    RW_CALL_MPI(
+        MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, NV_COMM_P(y)));
     RW_CALL(rw_store_slots_for_budget(opt->ram_bytes, big ? (size_t)big : 1, &slots));
   }
   if (opt->schedule == RW_SCHEDULE_BINOMIAL || opt->schedule == RW_SCHEDULE_ONLINE)

@@ -11,7 +11,7 @@ typedef struct {
 struct rw_store_s {
   rw_store_ops ops;
   int nslots, nvec, used, peak;
-  int64_t *step;  /* tag per slot, -1 when empty */
+  int64_t *step; /* tag per slot, -1 when empty */
   size_t snapshot_bytes;
   N_Vector *vecs; /* RAM: nslots * nvec vectors */
 };
@@ -30,13 +30,15 @@ int rw_store_slots_for_budget(size_t budget_bytes, size_t snapshot_bytes, int *s
 
 static int rw_store_ram_put(rw_store st, int slot, N_Vector *v)
 {
-  for (int k = 0; k < st->nvec; k++) rw_vec_copy(v[k], st->vecs[slot * st->nvec + k]);
+  for (int k = 0; k < st->nvec; k++)
+    rw_vec_copy(v[k], st->vecs[slot * st->nvec + k]);
   return 0;
 }
 
 static int rw_store_ram_get(rw_store st, int slot, N_Vector *v)
 {
-  for (int k = 0; k < st->nvec; k++) rw_vec_copy(st->vecs[slot * st->nvec + k], v[k]);
+  for (int k = 0; k < st->nvec; k++)
+    rw_vec_copy(st->vecs[slot * st->nvec + k], v[k]);
   return 0;
 }
 
@@ -61,7 +63,8 @@ int rw_store_create_ram(N_Vector tmpl, int nvec, int slots, rw_store *out)
   st->nvec = nvec;
   st->snapshot_bytes = (size_t)nvec * rw_vec_bytes(tmpl);
   RW_TRY(rw_calloc((size_t)slots, sizeof *st->step, "checkpoint slot tags", &st->step));
-  for (int i = 0; i < slots; i++) st->step[i] = -1;
+  for (int i = 0; i < slots; i++)
+    st->step[i] = -1;
   RW_TRY(rw_vec_clone_array(tmpl, slots * nvec, &st->vecs));
   *out = st;
   return 0;

@@ -1,13 +1,13 @@
 /* Context, logging and the counting allocator. */
 #define _POSIX_C_SOURCE 200809L
+#include "rewind/rw_context.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-
-#include "rewind/rw_context.h"
 
 struct rw_context_s {
   MPI_Comm comm;

@@ -1,12 +1,12 @@
 /* Error recording. One pending error per process (Rewind objects are used from one thread
  * per rank); the message is built once at the failure point and grows by a frame at each
  * propagating RW_CALL, so the user sees what failed first and the path that led there. */
+#include "rewind/rw_error.h"
+
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "rewind/rw_error.h"
 
 #define RW_ERRBUF 4096
 
@@ -17,8 +17,8 @@ static _Thread_local int rw_errframes;
 const char *rw_error_string(int code)
 {
   switch (code) {
-#define RW_ERROR_CASE(name, value, text)                                                   \
-  case value:                                                                              \
+#define RW_ERROR_CASE(name, value, text)                                                           \
+  case value:                                                                                      \
     return text;
     RW_ERROR_LIST(RW_ERROR_CASE)
 #undef RW_ERROR_CASE
@@ -77,6 +77,7 @@ int rw_error_mpi(int mpierr, const char *expr, const char *func, const char *fil
 {
   char msg[MPI_MAX_ERROR_STRING] = "";
   int len = 0;
-  if (MPI_Error_string(mpierr, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "code %d", mpierr);
+  if (MPI_Error_string(mpierr, msg, &len) != MPI_SUCCESS)
+    snprintf(msg, sizeof msg, "code %d", mpierr);
   return rw_error_set(RW_ERR_MPI, func, file, line, "%s failed: %s", expr, msg);
 }

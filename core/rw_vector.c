@@ -1,7 +1,7 @@
 /* N_Vector factory over the counting allocator. */
-#include <string.h>
-
 #include "rewind/rw_vector.h"
+
+#include <string.h>
 
 static int rw_vec_make(MPI_Comm comm, SUNContext sunctx, sunindextype local_n,
                        sunindextype global_n, N_Vector *out)
@@ -32,16 +32,16 @@ int rw_vec_create(rw_context ctx, sunindextype local_n, N_Vector *out)
            (long long)local_n);
   long long loc = (long long)local_n, glob = 0;
   RW_CALL_MPI(MPI_Allreduce(&loc, &glob, 1, MPI_LONG_LONG, MPI_SUM, rw_context_comm(ctx)));
-  RW_CALL(rw_vec_make(rw_context_comm(ctx), rw_context_sunctx(ctx), local_n,
-                      (sunindextype)glob, out));
+  RW_CALL(
+      rw_vec_make(rw_context_comm(ctx), rw_context_sunctx(ctx), local_n, (sunindextype)glob, out));
   return 0;
 }
 
 int rw_vec_clone(N_Vector tmpl, N_Vector *out)
 {
   RW_CHECK(tmpl, RW_ERR_ARG, "rw_vec_clone: template is NULL");
-  RW_CALL(rw_vec_make(NV_COMM_P(tmpl), tmpl->sunctx, NV_LOCLENGTH_P(tmpl),
-                      NV_GLOBLENGTH_P(tmpl), out));
+  RW_CALL(
+      rw_vec_make(NV_COMM_P(tmpl), tmpl->sunctx, NV_LOCLENGTH_P(tmpl), NV_GLOBLENGTH_P(tmpl), out));
   return 0;
 }
 
@@ -62,7 +62,8 @@ int rw_vec_clone_array(N_Vector tmpl, int n, N_Vector **out)
   *out = NULL;
   if (n <= 0) return 0;
   RW_CALL(rw_calloc((size_t)n, sizeof *vs, "vector array", &vs));
-  for (int i = 0; i < n; i++) RW_TRY(rw_vec_clone(tmpl, &vs[i]));
+  for (int i = 0; i < n; i++)
+    RW_TRY(rw_vec_clone(tmpl, &vs[i]));
   *out = vs;
   return 0;
 cleanup:
@@ -73,7 +74,8 @@ cleanup:
 void rw_vec_destroy_array(N_Vector **vs, int n)
 {
   if (!vs || !*vs) return;
-  for (int i = 0; i < n; i++) rw_vec_destroy(&(*vs)[i]);
+  for (int i = 0; i < n; i++)
+    rw_vec_destroy(&(*vs)[i]);
   rw_free(vs);
 }
 

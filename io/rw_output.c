@@ -1,14 +1,14 @@
 /* Parallel HDF5 result files (see rw_output.h). Every HDF5 call is checked; HDF5's own error
  * stack printing is switched off and replaced by a message naming the file and dataset. */
 #define _POSIX_C_SOURCE 200809L
+#include "rewind/rw_output.h"
+
 #include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "rewind/rw_output.h"
 
 struct rw_output_s {
   MPI_Comm comm;
@@ -18,12 +18,12 @@ struct rw_output_s {
 };
 
 /* HDF5 calls return negative on failure. */
-#define RW_H5(expr, ...)                                                                   \
-  do {                                                                                     \
-    if ((expr) < 0) {                                                                      \
-      ierr = RW_ERROR(RW_ERR_IO, __VA_ARGS__);                                             \
-      goto cleanup;                                                                        \
-    }                                                                                      \
+#define RW_H5(expr, ...)                                                                           \
+  do {                                                                                             \
+    if ((expr) < 0) {                                                                              \
+      ierr = RW_ERROR(RW_ERR_IO, __VA_ARGS__);                                                     \
+      goto cleanup;                                                                                \
+    }                                                                                              \
   } while (0)
 
 /* Agree across ranks on failure: an I/O error on one rank becomes an error on all, so no
@@ -33,8 +33,7 @@ static int rw_output_agree(rw_output f, int ierr)
   int any = ierr != 0, all = 0;
   if (MPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS)
     return RW_ERROR(RW_ERR_MPI, "MPI_Allreduce failed while writing '%s'", f->path);
-  if (all && !ierr)
-    return RW_ERROR(RW_ERR_IO, "writing '%s' failed on another rank", f->path);
+  if (all && !ierr) return RW_ERROR(RW_ERR_IO, "writing '%s' failed on another rank", f->path);
   return ierr;
 }
 
@@ -71,16 +70,16 @@ int rw_output_create(MPI_Comm comm, const char *path, rw_output *out)
       ierr = RW_ERROR(RW_ERR_IO, "output file '%s': directory '%s' does not exist", path, dir);
       dir_ok = 0;
     } else if (access(dir, W_OK) != 0) {
-      ierr = RW_ERROR(RW_ERR_IO, "output file '%s': directory '%s' is not writable (%s)", path,
-                      dir, strerror(errno));
+      ierr = RW_ERROR(RW_ERR_IO, "output file '%s': directory '%s' is not writable (%s)", path, dir,
+                      strerror(errno));
       dir_ok = 0;
     }
   }
   MPI_Bcast(&dir_ok, 1, MPI_INT, 0, comm);
   if (!dir_ok) {
     if (f->rank != 0)
-      ierr = RW_ERROR(RW_ERR_IO, "output file '%s': its directory is missing or not writable",
-                      path);
+      ierr =
+          RW_ERROR(RW_ERR_IO, "output file '%s': its directory is missing or not writable", path);
     goto cleanup;
   }
   RW_H5(fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
@@ -144,8 +143,7 @@ cleanup:
   return ierr;
 }
 
-static int rw_output_attr(rw_output f, const char *obj, const char *name, hid_t type,
-                          const void *v)
+static int rw_output_attr(rw_output f, const char *obj, const char *name, hid_t type, const void *v)
 {
   int ierr = 0;
   hid_t space = -1, attr = -1;
@@ -209,8 +207,8 @@ cleanup:
 }
 
 /* Collective write of `count` values at `offset` of row `row` (row < 0: 1-D dataset). */
-static int rw_output_write_block(rw_output f, hid_t dset, long row, hsize_t offset,
-                                 hsize_t count, const double *v)
+static int rw_output_write_block(rw_output f, hid_t dset, long row, hsize_t offset, hsize_t count,
+                                 const double *v)
 {
   int ierr = 0;
   hid_t fspace = -1, mspace = -1, dxpl = -1;

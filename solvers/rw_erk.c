@@ -1,11 +1,11 @@
 /* Explicit Runge-Kutta stepper from a Butcher tableau, with its discrete adjoint.
  * The formulas are in rw_stepper.h. Workspace: stage inputs Y[s], stage slopes K[s], stage
  * adjoints Ybar[s] and one Kbar, all allocated at creation. */
+#include "rw_stepper_impl.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "rw_stepper_impl.h"
 
 #define RW_ERK_MAX_STAGES 16
 
@@ -90,14 +90,15 @@ static int rw_erk_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
       e->vecs[n++] = e->K[i];
     }
   if (stages)
-    for (int i = 0; i < e->s; i++) rw_vec_copy(e->Y[i], stages[i]);
+    for (int i = 0; i < e->s; i++)
+      rw_vec_copy(e->Y[i], stages[i]);
   /* SUNDIALS allows z == X[0] in N_VLinearCombination, so y_out may alias y_in. */
   RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, y_out));
   return 0;
 }
 
-static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n,
-                               N_Vector *stages, N_Vector lambda, double *pbar)
+static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_Vector *stages,
+                               N_Vector lambda, double *pbar)
 {
   rw_erk *e = st->content;
   N_Vector *Y = e->Y;
@@ -166,12 +167,14 @@ int rw_stepper_create_erk(rw_problem prob, const rw_tableau *tab, rw_stepper *ou
   /* Trailing stages with b_i = 0 (Dormand-Prince's FSAL stage) only feed the error
    * estimate: a fixed-step method does not evaluate them. */
   int s = tab->stages;
-  while (s > 1 && tab->b[s - 1] == 0.0) s--;
+  while (s > 1 && tab->b[s - 1] == 0.0)
+    s--;
   e->s = s;
   for (int i = 0; i < s; i++) {
     e->c[i] = tab->c[i];
     e->b[i] = tab->b[i];
-    for (int j = 0; j < s; j++) e->a[i * RW_ERK_MAX_STAGES + j] = tab->a[i * tab->stages + j];
+    for (int j = 0; j < s; j++)
+      e->a[i * RW_ERK_MAX_STAGES + j] = tab->a[i * tab->stages + j];
   }
   st->nstage_vectors = s;
   e->order = tab->order;
@@ -219,8 +222,8 @@ int rw_stepper_num_stage_vectors(rw_stepper st) { return st->nstage_vectors; }
 int rw_stepper_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
                     N_Vector *stages, double *q)
 {
-  RW_CHECK(isfinite(h) && h > 0.0, RW_ERR_ARG, "stepper '%s': step size %g must be > 0",
-           st->name, h);
+  RW_CHECK(isfinite(h) && h > 0.0, RW_ERR_ARG, "stepper '%s': step size %g must be > 0", st->name,
+           h);
   RW_CALL(st->ops.step(st, t, h, y_in, y_out, stages, q));
   return 0;
 }
@@ -247,8 +250,8 @@ int rw_stepper_is_adaptive(rw_stepper st, int *order)
  *   err = h sum_i (b_i - bhat_i) K_i,
  *   errnorm = sqrt(mean_i (err_i / (atol + rtol max(|y_in,i|, |y_out,i|)))^2)
  * (Hairer, Norsett & Wanner I, Sec. II.4), all with vector operations. */
-int rw_stepper_try_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
-                        double *q, double rtol, double atol, double *errnorm)
+int rw_stepper_try_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out, double *q,
+                        double rtol, double atol, double *errnorm)
 {
   rw_erk *e = st->content;
   RW_CHECK(e && e->embedded_order > 0, RW_ERR_ARG,

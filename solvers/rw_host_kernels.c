@@ -3,10 +3,10 @@
 #include "rewind/rw_error.h"
 #include "rewind/rw_kernels.h"
 
-void rw_host_linear_combination(int nv, const double *c, const double *const *x, double *z,
-                                long n)
+void rw_host_linear_combination(int nv, const double *c, const double *const *x, double *z, long n)
 {
-  for (long i = 0; i < n; i++) z[i] = rw_kernel_lincomb(nv, c, x, i);
+  for (long i = 0; i < n; i++)
+    z[i] = rw_kernel_lincomb(nv, c, x, i);
 }
 
 #ifndef REWIND_HAVE_CUDA
@@ -20,8 +20,7 @@ int rw_cuda_device_count(int *count)
                   "where nvcc is installed)");
 }
 
-int rw_cuda_linear_combination(int nv, const double *c, const double *const *x, double *z,
-                               long n)
+int rw_cuda_linear_combination(int nv, const double *c, const double *const *x, double *z, long n)
 {
   (void)nv, (void)c, (void)x, (void)z, (void)n;
   return RW_ERROR(RW_ERR_NOT_IMPLEMENTED, "this Rewind was built without CUDA");

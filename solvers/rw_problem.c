@@ -1,9 +1,9 @@
 /* Problem object: owns the parameter vector and names, dispatches to the ops table and
  * counts evaluations (the counts feed the run statistics and the recomputation tests). */
+#include "rewind/rw_problem.h"
+
 #include <stdio.h>
 #include <string.h>
-
-#include "rewind/rw_problem.h"
 
 struct rw_problem_s {
   rw_context ctx;
@@ -82,9 +82,8 @@ int rw_problem_new_state(rw_problem prob, N_Vector *out)
   return 0;
 }
 
-#define RW_NEED(op)                                                                        \
-  RW_CHECK(prob->ops.op, RW_ERR_NOT_IMPLEMENTED, "problem '%s' does not provide " #op,     \
-           prob->name)
+#define RW_NEED(op)                                                                                \
+  RW_CHECK(prob->ops.op, RW_ERR_NOT_IMPLEMENTED, "problem '%s' does not provide " #op, prob->name)
 
 int rw_problem_rhs(rw_problem prob, double t, N_Vector y, N_Vector f)
 {

@@ -3,12 +3,12 @@
 #ifndef REWIND_TESTS_RW_TEST_H
 #define REWIND_TESTS_RW_TEST_H
 
+#include "rewind/rw_context.h"
+
 #include <criterion/criterion.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
-
-#include "rewind/rw_context.h"
 
 static inline void rw_test_mpi_init(void)
 {
@@ -25,11 +25,11 @@ static inline void rw_test_mpi_fini(void)
 }
 
 /* Asserts a Rewind call succeeded, printing the error message otherwise. */
-#define RW_TEST_OK(expr)                                                                   \
-  do {                                                                                     \
-    int rw_test_ierr_ = (expr);                                                            \
-    cr_assert_eq(rw_test_ierr_, 0, "%s failed (%d): %s", #expr, rw_test_ierr_,            \
-                 rw_error_message());                                                      \
+#define RW_TEST_OK(expr)                                                                           \
+  do {                                                                                             \
+    int rw_test_ierr_ = (expr);                                                                    \
+    cr_assert_eq(rw_test_ierr_, 0, "%s failed (%d): %s", #expr, rw_test_ierr_,                     \
+                 rw_error_message());                                                              \
   } while (0)
 
 static inline double rw_test_relerr(double a, double b)

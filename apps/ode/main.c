@@ -6,11 +6,6 @@
  * With no deck, the embedded default deck (default.yaml) runs. Writes an HDF5 file (the
  * trajectory, final state, dJ/dp for each named parameter, dJ/dy0, the effective deck and the
  * run statistics) and prints a summary on stdout. */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "ode_default_deck.h"
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_deck.h"
@@ -18,11 +13,15 @@
 #include "rewind/rw_output.h"
 #include "rewind/rw_store.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #define APP "rewind-ode"
 
 static const rw_deck_key keys[] = {
-    {"problem", RW_KEY_ENUM, "vanderpol", NULL, 0, 0, 0, "vanderpol,lotkavolterra", 0,
-     "ODE model"},
+    {"problem", RW_KEY_ENUM, "vanderpol", NULL, 0, 0, 0, "vanderpol,lotkavolterra", 0, "ODE model"},
     {"mu", RW_KEY_REAL, "1.0", NULL, -1e6, 1e6, 0, NULL, 0, "Van der Pol damping mu"},
     {"alpha", RW_KEY_REAL, "1.5", NULL, -1e6, 1e6, 0, NULL, 0, "Lotka-Volterra prey growth"},
     {"beta", RW_KEY_REAL, "1.0", NULL, -1e6, 1e6, 0, NULL, 0, "Lotka-Volterra predation"},
@@ -95,7 +94,8 @@ static void fmt_bytes(size_t b, char *buf, size_t len)
   const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = (double)b;
   int i = 0;
-  while (v >= 1024.0 && i < 4) v /= 1024.0, i++;
+  while (v >= 1024.0 && i < 4)
+    v /= 1024.0, i++;
   snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", v, u[i]);
 }
 
@@ -124,7 +124,7 @@ static int run(rw_context ctx, rw_deck deck, int *collective)
   RW_TRY(rw_deck_get_real_array(deck, "y0", y0, &n2));
   RW_TRY(rw_deck_get_real_array(deck, "target", target, &nt));
   RW_TRY(rw_deck_get_bool(deck, "adjoint_store_stages", &store_stages));
-  rw_context_set_log_level(ctx, strcmp(level, "quiet") == 0     ? RW_LOG_QUIET
+  rw_context_set_log_level(ctx, strcmp(level, "quiet") == 0  ? RW_LOG_QUIET
                                 : strcmp(level, "info") == 0 ? RW_LOG_INFO
                                                              : RW_LOG_SUMMARY);
   RW_CHECK_GOTO(n2 == 2 && nt == 2, RW_ERR_DECK,
@@ -260,17 +260,16 @@ static int run(rw_context ctx, rw_deck deck, int *collective)
 
   /* Summary. Memory figures are the maximum over ranks. */
   unsigned long long mem[2] = {stats.checkpoint_bytes, stats.peak_alloc_bytes};
-  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, mem, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
-                            rw_context_comm(ctx)));
+  RW_CALL_MPI(
+      MPI_Allreduce(MPI_IN_PLACE, mem, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_context_comm(ctx)));
   char b1[32], b2[32];
   fmt_bytes((size_t)mem[0], b1, sizeof b1);
   fmt_bytes((size_t)mem[1], b2, sizeof b2);
-  rw_log(ctx, RW_LOG_SUMMARY, "%s: %s (%ld members, %d ranks), %s, %ld steps, T = %g\n", APP,
-         model, ensemble, rw_context_size(ctx), method, stats.steps, opt.tf);
+  rw_log(ctx, RW_LOG_SUMMARY, "%s: %s (%ld members, %d ranks), %s, %ld steps, T = %g\n", APP, model,
+         ensemble, rw_context_size(ctx), method, stats.steps, opt.tf);
   rw_log(ctx, RW_LOG_SUMMARY, "  objective J        = %.15e\n", J);
   for (int k = 0; k < np; k++)
-    rw_log(ctx, RW_LOG_SUMMARY, "  dJ/d%-13s = %.15e\n", rw_problem_param_name(prob, k),
-           dJdp[k]);
+    rw_log(ctx, RW_LOG_SUMMARY, "  dJ/d%-13s = %.15e\n", rw_problem_param_name(prob, k), dJdp[k]);
   rw_log(ctx, RW_LOG_SUMMARY, "  |dJ/dy0|_2        = %.6e\n", sqrt(N_VDotProd(dJdy0, dJdy0)));
   if (opt.mode == RW_ADJOINT_STORE)
     rw_log(ctx, RW_LOG_SUMMARY,
@@ -282,13 +281,13 @@ static int run(rw_context ctx, rw_deck deck, int *collective)
            "  adjoint mode checkpoint (%s, %d slots): recomputed steps %ld, advances %ld "
            "(binomial optimum t(l,c) = %ld), restores %ld, rhs evaluations %ld forward, %ld "
            "backward\n",
-           sched, stats.ram_slots, stats.recomputed_steps, stats.advances,
-           stats.optimal_advances, stats.restores, stats.rhs_forward, stats.rhs_backward);
+           sched, stats.ram_slots, stats.recomputed_steps, stats.advances, stats.optimal_advances,
+           stats.restores, stats.rhs_forward, stats.rhs_backward);
   if (opt.adaptive)
     rw_log(ctx, RW_LOG_SUMMARY, "  adaptive: %ld accepted steps, %ld rejected (rtol %g, atol %g)\n",
            stats.accepted, stats.rejected, opt.rtol, opt.atol);
-  rw_log(ctx, RW_LOG_SUMMARY, "  checkpoints: RAM %s per rank (peak), disk 0 B; peak allocated %s\n",
-         b1, b2);
+  rw_log(ctx, RW_LOG_SUMMARY,
+         "  checkpoints: RAM %s per rank (peak), disk 0 B; peak allocated %s\n", b1, b2);
   rw_log(ctx, RW_LOG_SUMMARY, "  time: forward %.3f s, backward %.3f s\n", stats.time_forward,
          stats.time_backward);
   rw_log(ctx, RW_LOG_SUMMARY, "  output: %s\n", outpath);

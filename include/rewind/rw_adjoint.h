@@ -35,7 +35,7 @@ typedef int (*rw_monitor_fn)(void *mctx, long n, double t, N_Vector y);
 typedef struct {
   double t0, tf, dt;
   rw_adjoint_mode mode;
-  int store_stages;     /* store mode: store every stage (no recomputation in the adjoint step) */
+  int store_stages; /* store mode: store every stage (no recomputation in the adjoint step) */
   /* Checkpoint mode: snapshots hold the state. The RAM slot count (which counts the slot that
    * holds y0) is ram_slots, or ram_bytes / snapshot bytes when ram_bytes > 0; a budget below
    * one snapshot is RW_ERR_BUDGET before any step is taken. */
@@ -53,28 +53,28 @@ typedef struct {
    * the online schedule (the number of steps is unknown until tf is reached). */
   int adaptive;
   double rtol, atol;
-  long max_steps; /* 0: 10^7 */
+  long max_steps;        /* 0: 10^7 */
   rw_monitor_fn monitor; /* optional */
   void *monitor_ctx;
 } rw_adjoint_options;
 
 typedef struct {
-  long steps;                 /* N */
-  double last_dt;             /* size of the last step */
+  long steps;     /* N */
+  double last_dt; /* size of the last step */
   double J, J_terminal, J_running;
   long rhs_forward, rhs_backward; /* right-hand-side evaluations in each sweep */
   long vjp_y, vjp_p;
-  long snapshots;             /* snapshots stored */
-  long advances;              /* schedule advances (Revolve's count; store mode: N - 1) */
-  long optimal_advances;      /* t(N, c) for the binomial optimum with the same slots */
-  long recomputed_steps;      /* forward steps taken again during the backward sweep */
-  long restores;              /* snapshots read back */
-  long accepted, rejected;    /* adaptive steps */
-  int ram_slots;              /* slots the store holds (checkpoint mode) */
-  int peak_slots;             /* most slots full at once */
-  size_t snapshot_bytes;      /* bytes of one snapshot on this rank */
-  size_t checkpoint_bytes;    /* peak bytes held in snapshots on this rank */
-  size_t peak_alloc_bytes;    /* peak bytes through Rewind's allocator during the run */
+  long snapshots;          /* snapshots stored */
+  long advances;           /* schedule advances (Revolve's count; store mode: N - 1) */
+  long optimal_advances;   /* t(N, c) for the binomial optimum with the same slots */
+  long recomputed_steps;   /* forward steps taken again during the backward sweep */
+  long restores;           /* snapshots read back */
+  long accepted, rejected; /* adaptive steps */
+  int ram_slots;           /* slots the store holds (checkpoint mode) */
+  int peak_slots;          /* most slots full at once */
+  size_t snapshot_bytes;   /* bytes of one snapshot on this rank */
+  size_t checkpoint_bytes; /* peak bytes held in snapshots on this rank */
+  size_t peak_alloc_bytes; /* peak bytes through Rewind's allocator during the run */
   double time_forward, time_backward;
 } rw_adjoint_stats;
 

@@ -5,11 +5,11 @@
 #ifndef REWIND_RW_CONTEXT_H
 #define REWIND_RW_CONTEXT_H
 
+#include "rw_error.h"
+
 #include <mpi.h>
 #include <stddef.h>
 #include <sundials/sundials_context.h>
-
-#include "rw_error.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,7 +17,12 @@ extern "C" {
 
 typedef struct rw_context_s *rw_context;
 
-typedef enum { RW_LOG_QUIET = 0, RW_LOG_SUMMARY = 1, RW_LOG_INFO = 2, RW_LOG_DEBUG = 3 } rw_log_level;
+typedef enum {
+  RW_LOG_QUIET = 0,
+  RW_LOG_SUMMARY = 1,
+  RW_LOG_INFO = 2,
+  RW_LOG_DEBUG = 3
+} rw_log_level;
 
 /* Creates a context on `comm` (duplicated; the caller keeps its own). MPI must already be
  * initialised. Collective on comm. */

@@ -18,12 +18,10 @@ int rw_cuda_device_count(int *count);
 /* z = sum_k c[k] x[k] over n host values, computed on the device (staged through device
  * memory). The per-element formula is rw_kernel_lincomb, the one the CPU reference
  * rw_host_linear_combination uses. Not collective. */
-int rw_cuda_linear_combination(int nv, const double *c, const double *const *x, double *z,
-                               long n);
+int rw_cuda_linear_combination(int nv, const double *c, const double *const *x, double *z, long n);
 
 /* CPU reference of the same operation. */
-void rw_host_linear_combination(int nv, const double *c, const double *const *x, double *z,
-                                long n);
+void rw_host_linear_combination(int nv, const double *c, const double *const *x, double *z, long n);
 
 #ifdef __cplusplus
 }

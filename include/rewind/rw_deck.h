@@ -13,34 +13,34 @@
 #ifndef REWIND_RW_DECK_H
 #define REWIND_RW_DECK_H
 
-#include <stdio.h>
-
 #include "rw_context.h"
+
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef enum {
-  RW_KEY_STRING,     /* any text */
-  RW_KEY_REAL,       /* a double within [min, max] */
-  RW_KEY_INT,        /* an integer (long) within [min, max] */
-  RW_KEY_BOOL,       /* true/false, yes/no, on/off, 1/0 */
-  RW_KEY_SIZE,       /* bytes: an integer with an optional unit B, kB, MB, GB, TB, KiB, MiB, GiB, TiB */
-  RW_KEY_ENUM,       /* one of `choices` (comma-separated) */
-  RW_KEY_REAL_ARRAY  /* comma-separated reals, at most `max_len` of them, each in [min, max] */
+  RW_KEY_STRING, /* any text */
+  RW_KEY_REAL,   /* a double within [min, max] */
+  RW_KEY_INT,    /* an integer (long) within [min, max] */
+  RW_KEY_BOOL,   /* true/false, yes/no, on/off, 1/0 */
+  RW_KEY_SIZE,   /* bytes: an integer with an optional unit B, kB, MB, GB, TB, KiB, MiB, GiB, TiB */
+  RW_KEY_ENUM,   /* one of `choices` (comma-separated) */
+  RW_KEY_REAL_ARRAY /* comma-separated reals, at most `max_len` of them, each in [min, max] */
 } rw_key_type;
 
 typedef struct {
-  const char *name;   /* without the leading '-', e.g. "dt", "checkpoint_ram" */
+  const char *name; /* without the leading '-', e.g. "dt", "checkpoint_ram" */
   rw_key_type type;
-  const char *def;    /* default value as text (NULL: no default; the key is optional) */
-  const char *unit;   /* shown in help, e.g. "s", "bytes"; may be NULL */
-  double min, max;    /* inclusive range for REAL/INT/SIZE/REAL_ARRAY */
-  int min_exclusive;  /* 1: value must be > min (e.g. dt > 0) */
+  const char *def;     /* default value as text (NULL: no default; the key is optional) */
+  const char *unit;    /* shown in help, e.g. "s", "bytes"; may be NULL */
+  double min, max;     /* inclusive range for REAL/INT/SIZE/REAL_ARRAY */
+  int min_exclusive;   /* 1: value must be > min (e.g. dt > 0) */
   const char *choices; /* ENUM: "euler,heun,rk4" */
-  int max_len;        /* REAL_ARRAY: maximum number of entries */
-  const char *help;   /* one line */
+  int max_len;         /* REAL_ARRAY: maximum number of entries */
+  const char *help;    /* one line */
 } rw_deck_key;
 
 /* Ranges (REAL, INT, SIZE, REAL_ARRAY entries): the value must lie in [min, max], or in

@@ -16,7 +16,8 @@ static inline RW_HD double rw_kernel_lincomb(int nv, const double *c, const doub
                                              long i)
 {
   double s = c[0] * x[0][i];
-  for (int k = 1; k < nv; k++) s = fma(c[k], x[k][i], s);
+  for (int k = 1; k < nv; k++)
+    s = fma(c[k], x[k][i], s);
   return s;
 }
 

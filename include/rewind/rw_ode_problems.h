@@ -16,13 +16,13 @@ extern "C" {
 #endif
 
 typedef struct {
-  const char *model;       /* "vanderpol" or "lotkavolterra" */
-  long ensemble;           /* E >= 1 */
-  double y0[2];            /* initial state of member 0 */
-  double spread;           /* member e starts at y0 + e * spread * (1, 0) */
-  double target[2];        /* terminal target */
-  double terminal_weight;  /* wT */
-  double running_weight;   /* wR */
+  const char *model;      /* "vanderpol" or "lotkavolterra" */
+  long ensemble;          /* E >= 1 */
+  double y0[2];           /* initial state of member 0 */
+  double spread;          /* member e starts at y0 + e * spread * (1, 0) */
+  double target[2];       /* terminal target */
+  double terminal_weight; /* wT */
+  double running_weight;  /* wR */
 } rw_ode_config;
 
 /* Names of the models ("vanderpol, lotkavolterra"). */

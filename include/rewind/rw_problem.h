@@ -37,8 +37,8 @@ typedef struct {
   /* *r = local part of r(t, y; p) (the driver sums over ranks). Optional (r = 0). */
   int (*running)(void *content, double t, N_Vector y, const double *p, double *r);
   /* ry += w dr/dy, rp[k] += w * local part of dr/dp_k. Required when running is set. */
-  int (*running_grad)(void *content, double t, N_Vector y, const double *p, double w,
-                      N_Vector ry, double *rp);
+  int (*running_grad)(void *content, double t, N_Vector y, const double *p, double w, N_Vector ry,
+                      double *rp);
   /* Releases the content. Optional. */
   void (*destroy)(void *content);
 } rw_problem_ops;

@@ -79,8 +79,8 @@ int rw_stepper_is_adaptive(rw_stepper st, int *order);
  * and *errnorm = the weighted RMS norm of the embedded error estimate with weights
  * 1 / (atol + rtol max(|y_in|, |y_out|)); the step is acceptable when *errnorm <= 1. y_out must
  * not be y_in. Collective (the norm is a global reduction). */
-int rw_stepper_try_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
-                        double *q, double rtol, double atol, double *errnorm);
+int rw_stepper_try_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out, double *q,
+                        double rtol, double atol, double *errnorm);
 
 #ifdef __cplusplus
 }

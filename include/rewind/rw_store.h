@@ -7,9 +7,9 @@
 #ifndef REWIND_RW_STORE_H
 #define REWIND_RW_STORE_H
 
-#include <stdint.h>
-
 #include "rw_vector.h"
+
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {

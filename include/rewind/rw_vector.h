@@ -5,9 +5,9 @@
 #ifndef REWIND_RW_VECTOR_H
 #define REWIND_RW_VECTOR_H
 
-#include <nvector/nvector_parallel.h>
-
 #include "rw_context.h"
+
+#include <nvector/nvector_parallel.h>
 
 #ifdef __cplusplus
 extern "C" {

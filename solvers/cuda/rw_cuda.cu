@@ -1,23 +1,22 @@
 // CUDA backend: device discovery and the linear combination that every RK stage uses,
 // with the element formula shared with the CPU path (rewind/rw_kernels.h). MPI here is not
 // CUDA-aware, so distributed GPU vectors will stage halos through host memory.
-#include <cuda_runtime.h>
-
-#include <cstdio>
-
 #include "rewind/rw_cuda.h"
 #include "rewind/rw_error.h"
 #include "rewind/rw_kernels.h"
 
+#include <cstdio>
+#include <cuda_runtime.h>
+
 #define RW_CUDA_MAX_VECS 32
 
-#define RW_CALL_CUDA(expr)                                                                 \
-  do {                                                                                     \
-    cudaError_t rw_cuda_err_ = (expr);                                                     \
-    if (rw_cuda_err_ != cudaSuccess) {                                                     \
-      ierr = RW_ERROR(RW_ERR_CUDA, "%s failed: %s", #expr, cudaGetErrorString(rw_cuda_err_)); \
-      goto cleanup;                                                                        \
-    }                                                                                      \
+#define RW_CALL_CUDA(expr)                                                                         \
+  do {                                                                                             \
+    cudaError_t rw_cuda_err_ = (expr);                                                             \
+    if (rw_cuda_err_ != cudaSuccess) {                                                             \
+      ierr = RW_ERROR(RW_ERR_CUDA, "%s failed: %s", #expr, cudaGetErrorString(rw_cuda_err_));      \
+      goto cleanup;                                                                                \
+    }                                                                                              \
   } while (0)
 
 struct rw_lincomb_args {

@@ -1,10 +1,10 @@
 /* Van der Pol and Lotka-Volterra ensembles (see rw_ode_problems.h). Each member's field,
  * state VJP, parameter VJP and JVP are written out by hand from the Jacobians below; the
  * dot-product tests check each against finite differences. */
+#include "rewind/rw_ode_problems.h"
+
 #include <stdio.h>
 #include <string.h>
-
-#include "rewind/rw_ode_problems.h"
 
 typedef enum { RW_VDP, RW_LV } rw_ode_kind;
 
@@ -66,7 +66,8 @@ static int ode_rhs(void *c, double t, N_Vector y, const double *p, N_Vector f)
   rw_ode *o = c;
   const double *u = rw_vec_data(y);
   double *fo = rw_vec_data(f);
-  for (long e = 0; e < o->nloc; e++) ode_f(o->kind, p, u + 2 * e, fo + 2 * e);
+  for (long e = 0; e < o->nloc; e++)
+    ode_f(o->kind, p, u + 2 * e, fo + 2 * e);
   return 0;
 }
 
@@ -94,7 +95,8 @@ static int ode_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w,
   double D[8];
   for (long e = 0; e < o->nloc; e++) {
     ode_dfdp(o->kind, u + 2 * e, D);
-    for (int k = 0; k < np; k++) out[k] += D[k] * wv[2 * e] + D[np + k] * wv[2 * e + 1];
+    for (int k = 0; k < np; k++)
+      out[k] += D[k] * wv[2 * e] + D[np + k] * wv[2 * e + 1];
   }
   return 0;
 }
@@ -148,7 +150,8 @@ static int ode_terminal_grad(void *c, double t, N_Vector y, const double *p, N_V
   const double *u = rw_vec_data(y);
   double *g = rw_vec_data(gy);
   for (long e = 0; e < o->nloc; e++)
-    for (int i = 0; i < 2; i++) g[2 * e + i] = o->wT * (u[2 * e + i] - o->target[i]);
+    for (int i = 0; i < 2; i++)
+      g[2 * e + i] = o->wT * (u[2 * e + i] - o->target[i]);
   return 0;
 }
 
@@ -158,19 +161,21 @@ static int ode_running(void *c, double t, N_Vector y, const double *p, double *r
   rw_ode *o = c;
   const double *u = rw_vec_data(y);
   double s = 0.0;
-  for (long i = 0; i < 2 * o->nloc; i++) s += u[i] * u[i];
+  for (long i = 0; i < 2 * o->nloc; i++)
+    s += u[i] * u[i];
   *r = 0.5 * o->wR * s;
   return 0;
 }
 
-static int ode_running_grad(void *c, double t, N_Vector y, const double *p, double w,
-                            N_Vector ry, double *rp)
+static int ode_running_grad(void *c, double t, N_Vector y, const double *p, double w, N_Vector ry,
+                            double *rp)
 {
   (void)t, (void)p, (void)rp;
   rw_ode *o = c;
   const double *u = rw_vec_data(y);
   double *g = rw_vec_data(ry);
-  for (long i = 0; i < 2 * o->nloc; i++) g[i] += w * o->wR * u[i];
+  for (long i = 0; i < 2 * o->nloc; i++)
+    g[i] += w * o->wR * u[i];
   return 0;
 }
 
@@ -244,7 +249,4 @@ int rw_ode_initial_state(rw_problem prob, N_Vector y)
   return 0;
 }
 
-long rw_ode_member_offset(rw_problem prob)
-{
-  return ((rw_ode *)rw_problem_content(prob))->offset;
-}
+long rw_ode_member_offset(rw_problem prob) { return ((rw_ode *)rw_problem_content(prob))->offset; }

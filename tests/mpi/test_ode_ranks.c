@@ -4,20 +4,20 @@
  * distribution, so dJ/dy0 must match bit for bit; dJ/dp and J are sums over members whose
  * grouping follows the distribution (per-rank partial sums, then MPI_Allreduce), so they
  * may differ by rounding only: 1e-12 relative is asserted. Exit 0 on success. */
+#include "rewind/rw_adjoint.h"
+#include "rewind/rw_ode_problems.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewind/rw_adjoint.h"
-#include "rewind/rw_ode_problems.h"
-
-#define CHECK(expr)                                                                        \
-  do {                                                                                     \
-    if ((expr) != 0) {                                                                     \
-      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                      \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                        \
-    }                                                                                      \
+#define CHECK(expr)                                                                                \
+  do {                                                                                             \
+    if ((expr) != 0) {                                                                             \
+      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                               \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
+    }                                                                                              \
   } while (0)
 
 static void solve(MPI_Comm comm, const char *model, const char *method, double *J, double *g,
@@ -54,7 +54,8 @@ static void solve(MPI_Comm comm, const char *model, const char *method, double *
   MPI_Gather(&loc, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
   *n = rw_vec_global_length(gy);
   *dy0 = calloc((size_t)*n, sizeof(double));
-  for (int r = 1; r < size; r++) displ[r] = displ[r - 1] + counts[r - 1];
+  for (int r = 1; r < size; r++)
+    displ[r] = displ[r - 1] + counts[r - 1];
   MPI_Gatherv(rw_vec_data(gy), loc, MPI_DOUBLE, *dy0, counts, displ, MPI_DOUBLE, 0, comm);
   free(counts);
   free(displ);
@@ -79,7 +80,8 @@ int main(int argc, char **argv)
     if (rank == 0) {
       solve(MPI_COMM_SELF, models[m], "rk4", &Js, gs, &dys, &ns);
       double worst = fabs(J - Js) / fabs(Js);
-      for (int k = 0; k < (m ? 4 : 1); k++) worst = fmax(worst, fabs(g[k] - gs[k]) / fabs(gs[k]));
+      for (int k = 0; k < (m ? 4 : 1); k++)
+        worst = fmax(worst, fabs(g[k] - gs[k]) / fabs(gs[k]));
       int same = ns == n && memcmp(dy, dys, (size_t)n * sizeof(double)) == 0;
       printf("%s on %d ranks: J = %.17g (1 rank: %.17g), worst relative difference in J and "
              "dJ/dp %.3e, dJ/dy0 %s\n",

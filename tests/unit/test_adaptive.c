@@ -3,12 +3,12 @@
  * checkpointed gradient equals the store-everything gradient on the recorded grid bit for
  * bit; the gradient on the recorded grid passes the Taylor test (the gradient of the J the
  * forward run computed, with its step sequence). */
-#include <stdlib.h>
-#include <string.h>
-
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_ode_problems.h"
 #include "rw_test.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 TestSuite(adaptive, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
 
@@ -139,8 +139,8 @@ Test(adaptive, error_falls_with_tolerance)
     RW_TEST_OK(rw_adjoint_solve(f.prob, f.st, &a, f.y, &J, g, NULL, &st));
     err[k] = fabs(J - Jref) / fabs(Jref);
     steps[k] = st.steps;
-    cr_log_info("rtol %g: %ld steps, %ld rejected, relative error in J %.3e\n", tols[k],
-                st.steps, st.rejected, err[k]);
+    cr_log_info("rtol %g: %ld steps, %ld rejected, relative error in J %.3e\n", tols[k], st.steps,
+                st.rejected, err[k]);
   }
   for (int k = 0; k < 3; k++)
     cr_assert(err[k] < 100 * tols[k], "rtol %g: error %.3e", tols[k], err[k]);

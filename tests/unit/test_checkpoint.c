@@ -2,12 +2,12 @@
  * stepper, several (steps, slots) and every schedule; the work done matches the schedule's
  * count (every forward step evaluation costs one stage sweep); snapshot bytes stay within
  * the budget; a budget below one snapshot fails before any step. */
-#include <string.h>
-
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_ode_problems.h"
 #include "rewind/rw_schedule.h"
 #include "rw_test.h"
+
+#include <string.h>
 
 TestSuite(checkpoint, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
 

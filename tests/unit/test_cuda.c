@@ -1,11 +1,11 @@
 /* CUDA backend check: the device linear combination equals the CPU reference (same shared
  * element formula with explicit fma, so bit for bit). Skips (exit 77, reported by ctest as
  * skipped with the reason) when CUDA is not built or there is no device. */
-#include <stdio.h>
-#include <string.h>
-
 #include "rewind/rw_cuda.h"
 #include "rewind/rw_error.h"
+
+#include <stdio.h>
+#include <string.h>
 
 int main(void)
 {
@@ -23,7 +23,8 @@ int main(void)
   const double *xp[NV];
   double c[NV] = {1.0, 0.1, -0.25, 1.0 / 3.0, 2.5e-3};
   for (int k = 0; k < NV; k++) {
-    for (long i = 0; i < N; i++) x[k][i] = (double)((i * 7919 + k * 104729) % 1000) / 997.0 - 0.5;
+    for (long i = 0; i < N; i++)
+      x[k][i] = (double)((i * 7919 + k * 104729) % 1000) / 997.0 - 0.5;
     xp[k] = x[k];
   }
   rw_host_linear_combination(NV, c, xp, zh, N);
@@ -33,7 +34,8 @@ int main(void)
   }
   if (memcmp(zh, zd, sizeof zh) != 0) {
     long i = 0;
-    while (zh[i] == zd[i]) i++;
+    while (zh[i] == zd[i])
+      i++;
     printf("FAIL: device and host differ first at %ld: %.17g vs %.17g\n", i, zd[i], zh[i]);
     return 1;
   }

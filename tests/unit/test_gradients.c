@@ -5,11 +5,11 @@
  *  - store-stages and store-states adjoints agree bit for bit;
  *  - the tableaux converge at their stated order (a wrong coefficient would lower it);
  *  - the time grid lands exactly on T when dt does not divide T. */
-#include <string.h>
-
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_ode_problems.h"
 #include "rw_test.h"
+
+#include <string.h>
 
 TestSuite(gradients, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
 
@@ -88,7 +88,8 @@ static void taylor_check(fixture *f, int in_state)
   if (in_state) {
     RW_TEST_OK(rw_problem_new_state(f->prob, &dy));
     double *d = rw_vec_data(dy);
-    for (sunindextype i = 0; i < rw_vec_local_length(dy); i++) d[i] = 0.3 + 0.1 * (double)(i % 5);
+    for (sunindextype i = 0; i < rw_vec_local_length(dy); i++)
+      d[i] = 0.3 + 0.1 * (double)(i % 5);
     gd = N_VDotProd(gy, dy);
   } else {
     for (int k = 0; k < np; k++) {
@@ -99,7 +100,8 @@ static void taylor_check(fixture *f, int in_state)
   double prev = 0.0;
   for (int i = 0; i <= 5; i++) {
     double h = 1e-2 * pow(0.5, i), p[8];
-    for (int k = 0; k < np; k++) p[k] = p0[k] + h * dp[k];
+    for (int k = 0; k < np; k++)
+      p[k] = p0[k] + h * dp[k];
     double J = in_state ? fx_J(f, p0, dy, h) : fx_J(f, p, NULL, 0.0);
     double rem = fabs(J - J0 - h * gd);
     if (i > 0) {
@@ -217,8 +219,9 @@ Test(gradients, tableaux_converge_at_their_order)
       err[k] = fabs(fx_J(&f, rw_problem_params(f.prob), NULL, 0) - ref);
     }
     double order = log2(err[1] / err[2]);
-    cr_assert(fabs(order - tab->order) < 0.35, "%s: observed order %.3f (errors %.3e %.3e %.3e), stated %d",
-              tab->name, order, err[0], err[1], err[2], tab->order);
+    cr_assert(fabs(order - tab->order) < 0.35,
+              "%s: observed order %.3f (errors %.3e %.3e %.3e), stated %d", tab->name, order,
+              err[0], err[1], err[2], tab->order);
     fx_destroy(&f);
   }
 }

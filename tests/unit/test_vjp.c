@@ -3,12 +3,12 @@
  * with the left side from the problem's JVP (agreement to rounding) and from a central
  * finite difference of f (agreement to O(eps^2)); the same for one stepper step (the
  * adjoint step against a finite-difference step), and for the objective's derivatives. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_ode_problems.h"
 #include "rw_test.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 TestSuite(vjp, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
 
@@ -21,7 +21,8 @@ static double urand(unsigned *s)
 static void fill(N_Vector v, unsigned *s, double shift)
 {
   double *d = rw_vec_data(v);
-  for (sunindextype i = 0; i < rw_vec_local_length(v); i++) d[i] = shift + urand(s);
+  for (sunindextype i = 0; i < rw_vec_local_length(v); i++)
+    d[i] = shift + urand(s);
 }
 
 static rw_problem make(rw_context ctx, const char *model)
@@ -62,22 +63,26 @@ Test(vjp, problem_vjps_against_jvp_and_finite_differences)
       fill(y, &seed, 0.5);
       fill(v, &seed, 0.0);
       fill(w, &seed, 0.0);
-      for (int k = 0; k < np; k++) dp[k] = urand(&seed), pt[k] = 0.0;
+      for (int k = 0; k < np; k++)
+        dp[k] = urand(&seed), pt[k] = 0.0;
       N_VConst(0.0, vt);
       RW_TEST_OK(rw_problem_jvp(prob, 0.3, y, v, dp, jv));
       RW_TEST_OK(rw_problem_vjp_y(prob, 0.3, y, w, vt));
       RW_TEST_OK(rw_problem_vjp_p(prob, 0.3, y, w, pt));
       double lhs = N_VDotProd(w, jv), rhs = N_VDotProd(vt, v);
-      for (int k = 0; k < np; k++) rhs += pt[k] * dp[k];
+      for (int k = 0; k < np; k++)
+        rhs += pt[k] * dp[k];
       cr_assert(rw_test_relerr(lhs, rhs) < 1e-13, "%s: <w,Jv> = %.17g, <J^T w,v> = %.17g",
                 models[m], lhs, rhs);
       /* Finite-difference JVP: (f(y + e v; p + e dp) - f(y - e v; p - e dp)) / 2e. */
       double e = 1e-6;
       memcpy(p0, p, (size_t)np * sizeof(double));
-      for (int k = 0; k < np; k++) p[k] = p0[k] + e * dp[k];
+      for (int k = 0; k < np; k++)
+        p[k] = p0[k] + e * dp[k];
       N_VLinearSum(1.0, y, e, v, yp);
       RW_TEST_OK(rw_problem_rhs(prob, 0.3, yp, fp));
-      for (int k = 0; k < np; k++) p[k] = p0[k] - e * dp[k];
+      for (int k = 0; k < np; k++)
+        p[k] = p0[k] - e * dp[k];
       N_VLinearSum(1.0, y, -e, v, yp);
       RW_TEST_OK(rw_problem_rhs(prob, 0.3, yp, fm));
       memcpy(p, p0, (size_t)np * sizeof(double));
@@ -117,21 +122,25 @@ Test(vjp, stepper_adjoint_step_is_transpose_of_step)
       fill(v, &seed, 0.0);
       fill(lam, &seed, 0.0);
       double dp[4], pbar[4] = {0}, *p = rw_problem_params(prob), p0[4], t = 0.2, h = 0.1;
-      for (int k = 0; k < np; k++) dp[k] = urand(&seed);
-      memcpy(p0, p, sizeof p0);
+      for (int k = 0; k < np; k++)
+        dp[k] = urand(&seed);
+      memcpy(p0, p, (size_t)np * sizeof(double));
       double e = 1e-6, qp = 0.0, qm = 0.0;
-      for (int k = 0; k < np; k++) p[k] = p0[k] + e * dp[k];
+      for (int k = 0; k < np; k++)
+        p[k] = p0[k] + e * dp[k];
       N_VLinearSum(1.0, y, e, v, yp);
       RW_TEST_OK(rw_stepper_step(st, t, h, yp, yp, NULL, &qp));
-      for (int k = 0; k < np; k++) p[k] = p0[k] - e * dp[k];
+      for (int k = 0; k < np; k++)
+        p[k] = p0[k] - e * dp[k];
       N_VLinearSum(1.0, y, -e, v, ym);
       RW_TEST_OK(rw_stepper_step(st, t, h, ym, ym, NULL, &qm));
-      memcpy(p, p0, sizeof p0);
+      memcpy(p, p0, (size_t)np * sizeof(double));
       N_VLinearSum(1.0 / (2 * e), yp, -1.0 / (2 * e), ym, yp);
       double lhs = N_VDotProd(lam, yp) + (qp - qm) / (2 * e);
       RW_TEST_OK(rw_stepper_adjoint_step(st, t, h, y, NULL, lam, pbar));
       double rhs = N_VDotProd(lam, v);
-      for (int k = 0; k < np; k++) rhs += pbar[k] * dp[k];
+      for (int k = 0; k < np; k++)
+        rhs += pbar[k] * dp[k];
       cr_assert(rw_test_relerr(lhs, rhs) < 1e-8, "%s/%s: FD %.17g vs adjoint %.17g", models[m],
                 rw_tableau_get(i)->name, lhs, rhs);
       rw_vec_destroy(&y), rw_vec_destroy(&v), rw_vec_destroy(&lam);
@@ -170,7 +179,8 @@ Test(vjp, objective_gradients_against_finite_differences)
   RW_TEST_OK(rw_problem_running_local(prob, 1.0, yp, &a));
   N_VLinearSum(1.0, y, -e, v, yp);
   RW_TEST_OK(rw_problem_running_local(prob, 1.0, yp, &b));
-  cr_assert(rw_test_relerr((a - b) / (2 * e), N_VDotProd(g, v)) < 1e-8, "running gradient: FD %.17g vs %.17g", (a - b) / (2 * e), N_VDotProd(g, v));
+  cr_assert(rw_test_relerr((a - b) / (2 * e), N_VDotProd(g, v)) < 1e-8,
+            "running gradient: FD %.17g vs %.17g", (a - b) / (2 * e), N_VDotProd(g, v));
   rw_vec_destroy(&y), rw_vec_destroy(&v), rw_vec_destroy(&g), rw_vec_destroy(&yp);
   rw_problem_destroy(&prob);
   rw_context_destroy(&ctx);
