@@ -270,8 +270,8 @@ static int rw_time_record_push(rw_time_record *r, double t)
 
 /* One accepted adaptive step from cur (time t) into cur; records the new time. */
 static int rw_adaptive_advance(rw_stepper st, const rw_adjoint_options *opt, N_Vector cur,
-                               N_Vector trial, double *hprop, double *q, rw_time_record *rec,
-                               rw_adjoint_stats *s)
+                               N_Vector trial, N_Vector *stages, double *hprop, double *q,
+                               rw_time_record *rec, rw_adjoint_stats *s)
 {
   double t = rec->t[rec->n], h = *hprop, err = 0.0;
   int order = 4, rejected = 0;
@@ -295,7 +295,7 @@ static int rw_adaptive_advance(rw_stepper st, const rw_adjoint_options *opt, N_V
              "singular there",
              h, t);
     double dq = 0.0;
-    RW_CALL(rw_stepper_try_step(st, t, h, cur, trial, &dq, opt->rtol, opt->atol, &err));
+    RW_CALL(rw_stepper_try_step(st, t, h, cur, trial, stages, &dq, opt->rtol, opt->atol, &err));
     RW_CHECK(isfinite(err), RW_ERR_STEP, "non-finite error estimate at t = %.17g (h = %g)", t, h);
     if (err <= 1.0) {
       rw_vec_copy(trial, cur);
@@ -349,7 +349,11 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   } else {
     RW_CALL(rw_grid_setup(opt, &N, &last));
   }
-  size_t snap = rw_vec_bytes(y);
+  /* A snapshot holds the state, or with store_stages the stage inputs Y_1..Y_s of the step
+   * that starts there (Y_1 is the state): reversing that step after a restore then needs no
+   * recomputation. */
+  int per = opt->store_stages ? ns : 1;
+  size_t snap = (size_t)per * rw_vec_bytes(y);
   int slots = opt->ram_slots;
   if (opt->ram_bytes > 0) {
     /* Every rank needs the same slot count: use the largest snapshot over ranks. */
@@ -375,7 +379,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
                   slots);
   /* Everything the loop touches is allocated here, never inside it (the adaptive step record
    * excepted: 8 bytes per step, grown geometrically). */
-  RW_TRY(rw_store_create_ram(y, 1, cap > 0 ? cap : 1, &store));
+  RW_TRY(rw_store_create_ram(y, per, cap > 0 ? cap : 1, &store));
   RW_TRY(rw_vec_clone(y, &cur));
   RW_TRY(rw_vec_clone(y, &ynext));
   RW_TRY(rw_vec_clone(y, &lambda));
@@ -396,7 +400,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   /* The online schedule learns the length when the forward sweep reaches the last step:
    * with a fixed grid just before it (l = n + 1), adaptively just after it (l = n). */
   int told = opt->schedule != RW_SCHEDULE_ONLINE;
-  int64_t at = 0;
+  int64_t at = 0, pend_step = -1, staged = -1; /* staged: step whose stages `stages` holds */
+  int pend_slot = -1;
   for (;;) {
     rw_action a;
     if (!told && !opt->adaptive && at == N - 1) {
@@ -407,11 +412,30 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
     if (a.type == RW_ACTION_TERMINATE) break;
     if (a.type == RW_ACTION_ADVANCE) at = a.to;
     if (a.type == RW_ACTION_RESTORE) at = a.step;
+    /* A stage snapshot waits for the next step from its state, which computes the stages;
+     * any other action first computes them here (one extra step evaluation). */
+    if (pend_slot >= 0 &&
+        !((a.type == RW_ACTION_ADVANCE || a.type == RW_ACTION_FIRST_REVERSE) &&
+          a.step == pend_step)) {
+      double t = rw_grid_t(opt, N, pend_step);
+      double h = rw_grid_t(opt, N, pend_step + 1) - t;
+      RW_TRY(rw_stepper_step(st, t, h, cur, ynext, stages, NULL));
+      RW_TRY(rw_store_put(store, pend_slot, pend_step, stages));
+      pend_slot = -1;
+      staged = -1;
+    }
+    int64_t have = staged; /* stages valid for this step, if the state was just restored */
+    if (a.type != RW_ACTION_STORE && a.type != RW_ACTION_FREE) staged = -1;
     switch (a.type) {
     case RW_ACTION_ADVANCE:
       for (int64_t i = a.step; i < a.to; i++) {
+        N_Vector *capture = (pend_slot >= 0 && i == pend_step) ? stages : NULL;
         if (opt->adaptive && a.first_sweep) {
-          RW_TRY(rw_adaptive_advance(st, opt, cur, ynext, &hprop, &q, &rec, &s));
+          RW_TRY(rw_adaptive_advance(st, opt, cur, ynext, capture, &hprop, &q, &rec, &s));
+          if (capture) {
+            RW_TRY(rw_store_put(store, pend_slot, pend_step, stages));
+            pend_slot = -1;
+          }
           if (rec.t[rec.n] == opt->tf) { /* landed on tf: now the length is known */
             N = rec.n;
             opt->times = rec.t;
@@ -426,17 +450,32 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
         if (opt->adaptive) opt->times = rec.t; /* replay: the record may have moved */
         double t = rw_grid_t(opt, N, i);
         double h = rw_grid_t(opt, N, i + 1) - t;
-        RW_TRY(rw_stepper_step(st, t, h, cur, cur, NULL, a.first_sweep ? &q : NULL));
+        RW_TRY(rw_stepper_step(st, t, h, cur, cur, capture, a.first_sweep ? &q : NULL));
+        if (capture) {
+          RW_TRY(rw_store_put(store, pend_slot, pend_step, stages));
+          pend_slot = -1;
+        }
         if (a.first_sweep && opt->monitor)
           RW_TRY(opt->monitor(opt->monitor_ctx, (long)(i + 1), t + h, cur));
       }
       break;
     case RW_ACTION_STORE:
-      RW_TRY(rw_store_put(store, a.slot, a.step, &cur));
+      if (per == 1) {
+        RW_TRY(rw_store_put(store, a.slot, a.step, &cur));
+      } else {
+        pend_slot = a.slot;
+        pend_step = a.step;
+      }
       break;
     case RW_ACTION_RESTORE: {
       int64_t tag = -1;
-      RW_TRY(rw_store_get(store, a.slot, &tag, &cur));
+      if (per == 1) {
+        RW_TRY(rw_store_get(store, a.slot, &tag, &cur));
+      } else {
+        RW_TRY(rw_store_get(store, a.slot, &tag, stages));
+        rw_vec_copy(stages[0], cur);
+        staged = a.step;
+      }
       RW_CHECK_GOTO(tag == a.step, RW_ERR_INTERNAL, "slot %d holds step %lld, expected %lld",
                     a.slot, (long long)tag, (long long)a.step);
       s.restores++;
@@ -449,6 +488,10 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
       double t = rw_grid_t(opt, N, a.step), tend = rw_grid_end(opt, N);
       double h = tend - t;
       RW_TRY(rw_stepper_step(st, t, h, cur, ynext, stages, a.first_sweep ? &q : NULL));
+      if (pend_slot >= 0) {
+        RW_TRY(rw_store_put(store, pend_slot, pend_step, stages));
+        pend_slot = -1;
+      }
       if (a.first_sweep && opt->monitor) RW_TRY(opt->monitor(opt->monitor_ctx, N, tend, ynext));
       RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
       RW_TRY(rw_problem_terminal(prob, tend, ynext, &g));
@@ -465,7 +508,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
     case RW_ACTION_REVERSE: {
       double t = rw_grid_t(opt, N, a.step);
       double h = rw_grid_t(opt, N, a.step + 1) - t;
-      RW_TRY(rw_stepper_adjoint_step(st, t, h, cur, NULL, lambda, pbar));
+      RW_TRY(rw_stepper_adjoint_step(st, t, h, cur, have == a.step ? stages : NULL, lambda, pbar));
       break;
     }
     default:

@@ -41,8 +41,11 @@ static void rw_erk_free(rw_stepper st)
 
 /* Stage inputs and slopes for the step from y over [t, t+h]; adds the local running-cost
  * quadrature h sum b_i r(Y_i) to *q. Y[0] is a bitwise copy of y. This is the single code
- * path for forward steps and adjoint recomputation. */
-static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *q)
+ * path for forward steps and adjoint recomputation. The adjoint needs the stage inputs
+ * only, so it asks for `slopes_only_before_last` and the last slope K_s (which feeds
+ * y_{n+1} alone) is not evaluated: one right-hand side fewer per reversed step. */
+static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *q,
+                         int slopes_only_before_last)
 {
   rw_erk *e = st->content;
   int running = rw_problem_has_running(st->prob) && q;
@@ -63,6 +66,7 @@ static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *
     else
       RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, e->Y[i]));
     double ti = t + e->c[i] * h;
+    if (slopes_only_before_last && i == e->s - 1) break;
     RW_CALL(rw_problem_rhs(st->prob, ti, e->Y[i], e->K[i]));
     if (running && e->b[i] != 0.0) {
       double r = 0.0;
@@ -80,7 +84,7 @@ static int rw_erk_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
                        N_Vector *stages, double *q)
 {
   rw_erk *e = st->content;
-  RW_CALL(rw_erk_stages(st, t, h, y_in, q));
+  RW_CALL(rw_erk_stages(st, t, h, y_in, q, 0));
   int n = 0;
   e->coef[n] = 1.0;
   e->vecs[n++] = y_in;
@@ -105,7 +109,7 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
   if (stages) {
     Y = stages;
   } else {
-    RW_CALL(rw_erk_stages(st, t, h, y_n, NULL));
+    RW_CALL(rw_erk_stages(st, t, h, y_n, NULL, 1));
   }
   for (int i = e->s - 1; i >= 0; i--) {
     int n = 0;
@@ -250,15 +254,15 @@ int rw_stepper_is_adaptive(rw_stepper st, int *order)
  *   err = h sum_i (b_i - bhat_i) K_i,
  *   errnorm = sqrt(mean_i (err_i / (atol + rtol max(|y_in,i|, |y_out,i|)))^2)
  * (Hairer, Norsett & Wanner I, Sec. II.4), all with vector operations. */
-int rw_stepper_try_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out, double *q,
-                        double rtol, double atol, double *errnorm)
+int rw_stepper_try_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
+                        N_Vector *stages, double *q, double rtol, double atol, double *errnorm)
 {
   rw_erk *e = st->content;
   RW_CHECK(e && e->embedded_order > 0, RW_ERR_ARG,
            "stepper '%s' has no embedded error estimate; adaptive stepping needs one (dopri5)",
            st->name);
   RW_CHECK(y_in != y_out, RW_ERR_ARG, "rw_stepper_try_step: y_out must differ from y_in");
-  RW_CALL(rw_stepper_step(st, t, h, y_in, y_out, NULL, q));
+  RW_CALL(rw_stepper_step(st, t, h, y_in, y_out, stages, q));
   for (int i = e->s; i < e->full; i++) {
     int n = 0;
     e->coef[n] = 1.0;

@@ -75,12 +75,13 @@ int rw_stepper_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_V
 int rw_stepper_is_adaptive(rw_stepper st, int *order);
 
 /* Trial step for adaptive stepping: y_out = the step from y_in over [t, t+h] (bit for bit what
- * rw_stepper_step gives, so an accepted step replays exactly), *q += the step's running cost,
+ * rw_stepper_step gives, so an accepted step replays exactly), its stage inputs in `stages`
+ * when not NULL, *q += the step's running cost,
  * and *errnorm = the weighted RMS norm of the embedded error estimate with weights
  * 1 / (atol + rtol max(|y_in|, |y_out|)); the step is acceptable when *errnorm <= 1. y_out must
  * not be y_in. Collective (the norm is a global reduction). */
-int rw_stepper_try_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out, double *q,
-                        double rtol, double atol, double *errnorm);
+int rw_stepper_try_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
+                        N_Vector *stages, double *q, double rtol, double atol, double *errnorm);
 
 #ifdef __cplusplus
 }
