@@ -1,0 +1,103 @@
+/* Structured 2-D and 3-D grids distributed over MPI ranks.
+ *
+ * A grid of n[0] x n[1] (x n[2]) nodes with `ncomp` unknowns per node is split into blocks
+ * over a Cartesian process topology (MPI_Dims_create, MPI_Cart_create; periodic along the
+ * dimensions whose boundary is periodic). A field is an N_Vector holding this rank's owned
+ * nodes, components interleaved, x fastest:
+ *   local index = ((k * lny + j) * lnx + i) * ncomp + c.
+ * Stencil operators read a ghosted copy (`ghost` layers on every side) filled by the halo
+ * exchange: faces only (no edges or corners: 5- and 7-point stencils), non-blocking, so
+ * interior work overlaps communication (rw_grid_apply). At physical boundaries the ghosts
+ * are set by the boundary condition: Dirichlet (a fixed value per component, so the
+ * derivative of a ghost is zero) or Neumann (zero flux, mirror about the boundary node:
+ * u[-m] = u[m]). The exact transpose of the exchange (rw_grid_exchange_adjoint) sends ghost
+ * adjoints back to their owners and adds them (to the mirrored node for Neumann, dropped for
+ * Dirichlet), which is what every operator's VJP needs.
+ *
+ * Node (i, j, k) sits at lo + (i, j, k) * h with h = (hi - lo) / n for periodic dimensions
+ * and h = (hi - lo) / (n - 1) otherwise. No PETSc here: the same grid serves CPU vectors and,
+ * later, GPU vectors staged through host memory (the MPI here is not CUDA-aware). */
+#ifndef REWIND_RW_GRID_H
+#define REWIND_RW_GRID_H
+
+#include "rw_vector.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { RW_BC_PERIODIC = 0, RW_BC_DIRICHLET, RW_BC_NEUMANN } rw_bc;
+
+typedef struct rw_grid_s *rw_grid;
+
+typedef struct {
+  int dim;             /* 2 or 3 */
+  long n[3];           /* global nodes per dimension (n[2] ignored in 2-D) */
+  double lo[3], hi[3]; /* domain */
+  rw_bc bc[3];         /* per dimension, both sides */
+  int ncomp;           /* unknowns per node, >= 1 */
+  int ghost;           /* ghost layers, >= 1 */
+  double dirichlet[8]; /* Dirichlet ghost value per component */
+} rw_grid_config;
+
+/* Creates the grid on the context's communicator. Every rank must own at least `ghost`
+ * nodes per dimension (RW_ERR_ARG otherwise, naming the sizes). Collective. */
+int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out);
+int rw_grid_destroy(rw_grid *g);
+
+const rw_grid_config *rw_grid_get_config(rw_grid g);
+/* Owned block: global start and count per dimension (3 entries; 2-D: start 0, count 1). */
+void rw_grid_local_box(rw_grid g, long start[3], long count[3]);
+/* Owned entries on this rank (nodes x ncomp). */
+sunindextype rw_grid_local_length(rw_grid g);
+/* Grid spacing per dimension. */
+void rw_grid_spacing(rw_grid g, double h[3]);
+/* Process grid (dims) and this rank's coordinates in it. */
+void rw_grid_topology(rw_grid g, int dims[3], int coords[3]);
+rw_context rw_grid_context(rw_grid g);
+
+/* A field (zeroed) with this grid's layout. Collective. */
+int rw_grid_new_field(rw_grid g, N_Vector *out);
+
+/* Ghosted array sizes: gn[d] = count[d] + 2 ghost (1 for the absent third dimension), and
+ * the number of doubles of a ghosted array (gn[0] gn[1] gn[2] ncomp). */
+void rw_grid_ghosted_dims(rw_grid g, long gn[3]);
+size_t rw_grid_ghosted_length(rw_grid g);
+/* Index of (i, j, k, c) in a ghosted array, with i, j, k LOCAL owned coordinates
+ * (0 .. count-1; -ghost .. count-1+ghost reach the ghosts). */
+static inline size_t rw_grid_gidx(const long gn[3], int ghost, int dim, long i, long j, long k,
+                                  int ncomp, int c)
+{
+  long gk = dim == 3 ? k + ghost : 0;
+  return ((size_t)((gk * gn[1] + (j + ghost)) * gn[0] + (i + ghost))) * (size_t)ncomp +
+         (size_t)c;
+}
+
+/* Halo exchange of `v` into the ghosted array `gv` (rw_grid_ghosted_length doubles):
+ * begin copies the owned values and posts the messages; end waits and fills ghosts
+ * (neighbour values, or the boundary condition). Collective (neighbours). */
+int rw_grid_exchange_begin(rw_grid g, N_Vector v, double *gv);
+int rw_grid_exchange_end(rw_grid g, double *gv);
+/* Transpose of the exchange: out += owned part of gadj + ghost entries of gadj sent back to
+ * (and added at) the nodes they copy. gadj's ghost entries are consumed. Collective. */
+int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out);
+
+/* A stencil kernel over the owned box [lo, hi) (local coordinates): reads the ghosted
+ * array `gv`, writes the owned array `out` (local layout). */
+typedef void (*rw_grid_kernel_fn)(void *kctx, rw_grid g, const double *gv, double *out,
+                                  const long lo[3], const long hi[3]);
+
+/* out = kernel(exchange(v)): starts the exchange, runs the kernel on the interior nodes
+ * (those at least `ghost` away from the block edge) while messages travel, then on the
+ * boundary frame. `gv` is a ghosted work array. Collective. */
+int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kernel_fn kernel,
+                  void *kctx);
+
+/* Global (i, j, k) of local owned node (i, j, k), and the owner rank's local index of a
+ * global node if this rank owns it (-1 otherwise). */
+long rw_grid_local_index(rw_grid g, long gi, long gj, long gk);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,349 @@
+/* Distributed structured grids: Cartesian decomposition, non-blocking face halo exchange
+ * with boundary conditions, its exact transpose, and overlapped stencil application. */
+#include <string.h>
+
+#include "rewind/rw_grid.h"
+
+struct rw_grid_s {
+  rw_context ctx;
+  rw_grid_config cfg;
+  MPI_Comm cart;
+  int dims[3], coords[3], nbr[3][2]; /* nbr[d][0] low, [d][1] high (MPI_PROC_NULL at edges) */
+  long start[3], count[3], gn[3];
+  size_t glen;
+  size_t face_len[3];
+  double *sendbuf[3][2], *recvbuf[3][2];
+  MPI_Request req[12];
+  int nreq;
+};
+
+int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
+{
+  int ierr = 0;
+  rw_grid g = NULL;
+  RW_CHECK(cfg && out, RW_ERR_ARG, "rw_grid_create: NULL argument");
+  *out = NULL;
+  RW_CHECK(cfg->dim == 2 || cfg->dim == 3, RW_ERR_ARG, "grid dimension %d: 2 or 3 supported",
+           cfg->dim);
+  RW_CHECK(cfg->ncomp >= 1 && cfg->ncomp <= 8, RW_ERR_ARG,
+           "grid: %d components per node; 1 to 8 supported", cfg->ncomp);
+  RW_CHECK(cfg->ghost >= 1, RW_ERR_ARG, "grid: ghost layers %d must be >= 1", cfg->ghost);
+  for (int d = 0; d < cfg->dim; d++) {
+    RW_CHECK(cfg->n[d] >= 2, RW_ERR_ARG, "grid: %ld nodes in dimension %d; at least 2 needed",
+             cfg->n[d], d);
+    RW_CHECK(cfg->hi[d] > cfg->lo[d], RW_ERR_ARG, "grid: empty domain [%g, %g] in dimension %d",
+             cfg->lo[d], cfg->hi[d], d);
+  }
+  RW_CALL(rw_calloc(1, sizeof *g, "grid", &g));
+  g->ctx = ctx;
+  g->cfg = *cfg;
+  g->cart = MPI_COMM_NULL;
+  int size = rw_context_size(ctx), periods[3] = {0, 0, 0};
+  g->dims[0] = g->dims[1] = g->dims[2] = 0;
+  if (cfg->dim == 2) g->dims[2] = 1;
+  for (int d = 0; d < cfg->dim; d++) periods[d] = cfg->bc[d] == RW_BC_PERIODIC;
+  if (MPI_Dims_create(size, cfg->dim, g->dims) != MPI_SUCCESS) {
+    ierr = RW_ERROR(RW_ERR_MPI, "MPI_Dims_create failed for %d ranks", size);
+    goto cleanup;
+  }
+  /* reorder = 0: ranks keep their numbers, so field vectors on the context's communicator
+   * and the topology agree. */
+  if (MPI_Cart_create(rw_context_comm(ctx), cfg->dim, g->dims, periods, 0, &g->cart) !=
+      MPI_SUCCESS) {
+    ierr = RW_ERROR(RW_ERR_MPI, "MPI_Cart_create failed");
+    goto cleanup;
+  }
+  int rank;
+  MPI_Comm_rank(g->cart, &rank);
+  MPI_Cart_coords(g->cart, rank, cfg->dim, g->coords);
+  for (int d = 0; d < 3; d++) {
+    if (d >= cfg->dim) {
+      g->start[d] = 0, g->count[d] = 1, g->gn[d] = 1;
+      g->nbr[d][0] = g->nbr[d][1] = MPI_PROC_NULL;
+      continue;
+    }
+    long n = cfg->n[d], p = g->dims[d], c = g->coords[d], q = n / p, r = n % p;
+    g->count[d] = q + (c < r ? 1 : 0);
+    g->start[d] = c * q + (c < r ? c : r);
+    g->gn[d] = g->count[d] + 2 * cfg->ghost;
+    MPI_Cart_shift(g->cart, d, 1, &g->nbr[d][0], &g->nbr[d][1]);
+  }
+  /* Every rank needs ghost + 1 nodes per dimension (the Neumann mirror reads node ghost). */
+  int ok = 1;
+  for (int d = 0; d < cfg->dim; d++) ok = ok && g->count[d] >= cfg->ghost + 1;
+  int allok = 0;
+  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
+  RW_CHECK_GOTO(allok, RW_ERR_ARG,
+                "grid %ld x %ld%s%ld on %d ranks (%d x %d x %d): some rank owns fewer than %d "
+                "nodes in a dimension; use fewer ranks or a finer grid",
+                cfg->n[0], cfg->n[1], cfg->dim == 3 ? " x " : "",
+                cfg->dim == 3 ? cfg->n[2] : 0L, size, g->dims[0], g->dims[1], g->dims[2],
+                cfg->ghost + 1);
+  g->glen = (size_t)g->gn[0] * (size_t)g->gn[1] * (size_t)g->gn[2] * (size_t)cfg->ncomp;
+  for (int d = 0; d < cfg->dim; d++) {
+    size_t f = (size_t)cfg->ghost * (size_t)cfg->ncomp;
+    for (int e = 0; e < cfg->dim; e++)
+      if (e != d) f *= (size_t)g->count[e];
+    g->face_len[d] = f;
+    for (int s = 0; s < 2; s++) {
+      RW_TRY(rw_calloc(f, sizeof(double), "halo send buffer", &g->sendbuf[d][s]));
+      RW_TRY(rw_calloc(f, sizeof(double), "halo receive buffer", &g->recvbuf[d][s]));
+    }
+  }
+  *out = g;
+  return 0;
+cleanup:
+  rw_grid_destroy(&g);
+  return ierr;
+}
+
+int rw_grid_destroy(rw_grid *pg)
+{
+  if (!pg || !*pg) return 0;
+  rw_grid g = *pg;
+  for (int d = 0; d < 3; d++)
+    for (int s = 0; s < 2; s++) {
+      rw_free(&g->sendbuf[d][s]);
+      rw_free(&g->recvbuf[d][s]);
+    }
+  if (g->cart != MPI_COMM_NULL) MPI_Comm_free(&g->cart);
+  rw_free(pg);
+  return 0;
+}
+
+const rw_grid_config *rw_grid_get_config(rw_grid g) { return &g->cfg; }
+rw_context rw_grid_context(rw_grid g) { return g->ctx; }
+
+void rw_grid_local_box(rw_grid g, long start[3], long count[3])
+{
+  for (int d = 0; d < 3; d++) start[d] = g->start[d], count[d] = g->count[d];
+}
+
+sunindextype rw_grid_local_length(rw_grid g)
+{
+  return (sunindextype)(g->count[0] * g->count[1] * g->count[2] * g->cfg.ncomp);
+}
+
+void rw_grid_spacing(rw_grid g, double h[3])
+{
+  for (int d = 0; d < 3; d++) {
+    if (d >= g->cfg.dim) {
+      h[d] = 1.0;
+      continue;
+    }
+    long cells = g->cfg.bc[d] == RW_BC_PERIODIC ? g->cfg.n[d] : g->cfg.n[d] - 1;
+    h[d] = (g->cfg.hi[d] - g->cfg.lo[d]) / (double)cells;
+  }
+}
+
+void rw_grid_topology(rw_grid g, int dims[3], int coords[3])
+{
+  for (int d = 0; d < 3; d++) {
+    dims[d] = d < g->cfg.dim ? g->dims[d] : 1;
+    coords[d] = d < g->cfg.dim ? g->coords[d] : 0;
+  }
+}
+
+int rw_grid_new_field(rw_grid g, N_Vector *out)
+{
+  RW_CALL(rw_vec_create(g->ctx, rw_grid_local_length(g), out));
+  return 0;
+}
+
+void rw_grid_ghosted_dims(rw_grid g, long gn[3])
+{
+  for (int d = 0; d < 3; d++) gn[d] = g->gn[d];
+}
+
+size_t rw_grid_ghosted_length(rw_grid g) { return g->glen; }
+
+long rw_grid_local_index(rw_grid g, long gi, long gj, long gk)
+{
+  long gl[3] = {gi, gj, gk}, l[3];
+  for (int d = 0; d < 3; d++) {
+    l[d] = gl[d] - g->start[d];
+    if (l[d] < 0 || l[d] >= g->count[d]) return -1;
+  }
+  return ((l[2] * g->count[1] + l[1]) * g->count[0] + l[0]) * g->cfg.ncomp;
+}
+
+/* Visits the face slab of dimension d: layers [a, a + ghost) in d (local coordinates,
+ * ghosts reachable), owned range in the other dimensions. mode 0: pack gv -> buf,
+ * 1: unpack buf -> gv, 2: add buf into gv. */
+static void rw_grid_face(rw_grid g, int d, long a, double *gv, double *buf, int mode)
+{
+  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
+  long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
+  lo[d] = a, hi[d] = a + G;
+  size_t m = 0;
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++)
+      for (long i = lo[0]; i < hi[0]; i++) {
+        size_t x = rw_grid_gidx(g->gn, G, dim, i, j, k, nc, 0);
+        for (int c = 0; c < nc; c++, m++) {
+          if (mode == 0)
+            buf[m] = gv[x + (size_t)c];
+          else if (mode == 1)
+            gv[x + (size_t)c] = buf[m];
+          else
+            gv[x + (size_t)c] += buf[m];
+        }
+      }
+}
+
+/* Physical boundary of dimension d, side s (0 low, 1 high). adjoint = 0: fill the ghosts
+ * (Dirichlet value or Neumann mirror); adjoint = 1: transpose (mirror ghosts added to their
+ * source nodes, Dirichlet ghosts dropped), and the ghosts zeroed. */
+static void rw_grid_bc(rw_grid g, int d, int s, double *gv, int adjoint)
+{
+  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
+  const rw_bc bc = g->cfg.bc[d];
+  long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
+  lo[d] = 0, hi[d] = 1; /* iterate the face; m runs over the layers */
+  long last = g->count[d] - 1;
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++)
+      for (long i = lo[0]; i < hi[0]; i++)
+        for (long m = 1; m <= G; m++) {
+          long p[3] = {i, j, k}, q[3] = {i, j, k};
+          p[d] = s == 0 ? -m : last + m; /* ghost */
+          q[d] = s == 0 ? m : last - m;  /* mirrored interior node */
+          size_t xg = rw_grid_gidx(g->gn, G, dim, p[0], p[1], p[2], nc, 0);
+          size_t xq = rw_grid_gidx(g->gn, G, dim, q[0], q[1], q[2], nc, 0);
+          for (int c = 0; c < nc; c++) {
+            if (!adjoint) {
+              gv[xg + (size_t)c] = bc == RW_BC_DIRICHLET ? g->cfg.dirichlet[c] : gv[xq + (size_t)c];
+            } else {
+              if (bc == RW_BC_NEUMANN) gv[xq + (size_t)c] += gv[xg + (size_t)c];
+              gv[xg + (size_t)c] = 0.0;
+            }
+          }
+        }
+}
+
+static void rw_grid_copy_owned(rw_grid g, const double *v, double *gv, int add_to_v)
+{
+  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
+  size_t row = (size_t)g->count[0] * (size_t)nc, o = 0;
+  for (long k = 0; k < g->count[2]; k++)
+    for (long j = 0; j < g->count[1]; j++, o += row) {
+      size_t x = rw_grid_gidx(g->gn, G, dim, 0, j, k, nc, 0);
+      if (!add_to_v) {
+        memcpy(gv + x, v + o, row * sizeof(double));
+      } else {
+        double *vo = (double *)v + o;
+        for (size_t m = 0; m < row; m++) vo[m] += gv[x + m];
+      }
+    }
+}
+
+int rw_grid_exchange_begin(rw_grid g, N_Vector v, double *gv)
+{
+  const int G = g->cfg.ghost;
+  rw_grid_copy_owned(g, rw_vec_data(v), gv, 0);
+  g->nreq = 0;
+  for (int d = 0; d < g->cfg.dim; d++) {
+    int n = (int)g->face_len[d];
+    /* low face to the low neighbour (its high ghosts), high face to the high neighbour */
+    rw_grid_face(g, d, 0, gv, g->sendbuf[d][0], 0);
+    rw_grid_face(g, d, g->count[d] - G, gv, g->sendbuf[d][1], 0);
+    RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 2 * d + 1, g->cart,
+                          &g->req[g->nreq++]));
+    RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 2 * d, g->cart,
+                          &g->req[g->nreq++]));
+    RW_CALL_MPI(MPI_Isend(g->sendbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 2 * d, g->cart,
+                          &g->req[g->nreq++]));
+    RW_CALL_MPI(MPI_Isend(g->sendbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 2 * d + 1, g->cart,
+                          &g->req[g->nreq++]));
+  }
+  return 0;
+}
+
+int rw_grid_exchange_end(rw_grid g, double *gv)
+{
+  const int G = g->cfg.ghost;
+  RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
+  g->nreq = 0;
+  for (int d = 0; d < g->cfg.dim; d++) {
+    if (g->nbr[d][0] != MPI_PROC_NULL) rw_grid_face(g, d, -G, gv, g->recvbuf[d][0], 1);
+    if (g->nbr[d][1] != MPI_PROC_NULL) rw_grid_face(g, d, g->count[d], gv, g->recvbuf[d][1], 1);
+  }
+  for (int d = 0; d < g->cfg.dim; d++) {
+    if (g->nbr[d][0] == MPI_PROC_NULL) rw_grid_bc(g, d, 0, gv, 0);
+    if (g->nbr[d][1] == MPI_PROC_NULL) rw_grid_bc(g, d, 1, gv, 0);
+  }
+  return 0;
+}
+
+int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
+{
+  const int G = g->cfg.ghost;
+  /* Boundary conditions first (their ghosts hold no neighbour data). */
+  for (int d = 0; d < g->cfg.dim; d++) {
+    if (g->nbr[d][0] == MPI_PROC_NULL) rw_grid_bc(g, d, 0, gadj, 1);
+    if (g->nbr[d][1] == MPI_PROC_NULL) rw_grid_bc(g, d, 1, gadj, 1);
+  }
+  /* Ghost adjoints go back to the neighbour that sent those values, which adds them to its
+   * face: the reverse of each forward message. */
+  g->nreq = 0;
+  for (int d = 0; d < g->cfg.dim; d++) {
+    int n = (int)g->face_len[d];
+    rw_grid_face(g, d, -G, gadj, g->sendbuf[d][0], 0);
+    rw_grid_face(g, d, g->count[d], gadj, g->sendbuf[d][1], 0);
+    RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 100 + 2 * d + 1,
+                          g->cart, &g->req[g->nreq++]));
+    RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 100 + 2 * d, g->cart,
+                          &g->req[g->nreq++]));
+    RW_CALL_MPI(MPI_Isend(g->sendbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 100 + 2 * d, g->cart,
+                          &g->req[g->nreq++]));
+    RW_CALL_MPI(MPI_Isend(g->sendbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 100 + 2 * d + 1,
+                          g->cart, &g->req[g->nreq++]));
+  }
+  RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
+  g->nreq = 0;
+  for (int d = 0; d < g->cfg.dim; d++) {
+    if (g->nbr[d][0] != MPI_PROC_NULL) rw_grid_face(g, d, 0, gadj, g->recvbuf[d][0], 2);
+    if (g->nbr[d][1] != MPI_PROC_NULL)
+      rw_grid_face(g, d, g->count[d] - G, gadj, g->recvbuf[d][1], 2);
+  }
+  rw_grid_copy_owned(g, rw_vec_data(out), gadj, 1);
+  return 0;
+}
+
+int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kernel_fn kernel,
+                  void *kctx)
+{
+  const int G = g->cfg.ghost, dim = g->cfg.dim;
+  double *o = rw_vec_data(out);
+  long all_lo[3] = {0, 0, 0}, all_hi[3] = {g->count[0], g->count[1], g->count[2]};
+  int overlap = 1;
+  for (int d = 0; d < dim; d++) overlap = overlap && g->count[d] > 2 * G;
+  RW_CALL(rw_grid_exchange_begin(g, v, gv));
+  if (!overlap) {
+    RW_CALL(rw_grid_exchange_end(g, gv));
+    kernel(kctx, g, gv, o, all_lo, all_hi);
+    return 0;
+  }
+  /* Interior: no ghost is read, so it runs while the messages travel. */
+  long ilo[3] = {0, 0, 0}, ihi[3] = {1, 1, 1};
+  for (int d = 0; d < 3; d++) {
+    ilo[d] = d < dim ? G : 0;
+    ihi[d] = d < dim ? g->count[d] - G : 1;
+  }
+  kernel(kctx, g, gv, o, ilo, ihi);
+  RW_CALL(rw_grid_exchange_end(g, gv));
+  /* The frame, as disjoint slabs: in dimension d the two G-thick slabs, restricted to the
+   * interior range in the dimensions before d and the full range in those after. */
+  for (int d = 0; d < dim; d++)
+    for (int s = 0; s < 2; s++) {
+      long lo[3], hi[3];
+      for (int e = 0; e < 3; e++) {
+        lo[e] = e < d ? ilo[e] : all_lo[e];
+        hi[e] = e < d ? ihi[e] : all_hi[e];
+      }
+      lo[d] = s == 0 ? 0 : g->count[d] - G;
+      hi[d] = s == 0 ? G : g->count[d];
+      kernel(kctx, g, gv, o, lo, hi);
+    }
+  return 0;
+}

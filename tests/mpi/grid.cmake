@@ -1,0 +1,5 @@
+add_executable(test_grid ${CMAKE_CURRENT_SOURCE_DIR}/test_grid.c)
+target_link_libraries(test_grid PRIVATE rewind rewind_flags)
+foreach(np 1 2 4)
+  rewind_mpi_test(grid_np${np} NP ${np} COMMAND $<TARGET_FILE:test_grid>)
+endforeach()

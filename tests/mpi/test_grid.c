@@ -1,0 +1,181 @@
+/* Distributed grid checks, run under mpiexec with 1, 2 and 4 ranks, for 2-D and 3-D grids,
+ * every boundary condition, 1 and 2 components, 1 and 2 ghost layers:
+ *  - every ghost after the exchange holds the neighbour's value (periodic wrap), the
+ *    Dirichlet value, or the Neumann mirror;
+ *  - dot-product test of the exchange and its transpose: <E x, g> = <x, E^T g> (Dirichlet
+ *    value 0, so E is linear), to 1e-14 relative;
+ *  - rw_grid_apply (overlapped) equals exchange-then-kernel bit for bit.
+ * Prints one line per configuration on rank 0; exits 1 on the first failure. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewind/rw_grid.h"
+
+#define CHECK(expr)                                                                        \
+  do {                                                                                     \
+    if ((expr) != 0) {                                                                     \
+      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                      \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                        \
+    }                                                                                      \
+  } while (0)
+
+static int fails;
+
+static double fval(long i, long j, long k, int c) { return 1000.0 * c + i + 37.0 * j + 1031.0 * k + 0.5; }
+
+static long wrap(long i, long n) { return ((i % n) + n) % n; }
+
+/* Expected ghost value at local (i,j,k) outside the owned box. */
+static double expected(rw_grid g, const long st[3], const long cnt[3], long i, long j, long k,
+                       int c)
+{
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  long gl[3] = {st[0] + i, st[1] + j, st[2] + k};
+  (void)cnt;
+  for (int d = 0; d < cf->dim; d++) {
+    long n = cf->n[d];
+    if (gl[d] >= 0 && gl[d] < n) continue;
+    if (cf->bc[d] == RW_BC_PERIODIC) gl[d] = wrap(gl[d], n);
+    else if (cf->bc[d] == RW_BC_DIRICHLET) return cf->dirichlet[c];
+    else gl[d] = gl[d] < 0 ? -gl[d] : 2 * (n - 1) - gl[d];
+  }
+  return fval(gl[0], gl[1], gl[2], c);
+}
+
+typedef struct {
+  int nc;
+} lap_ctx;
+
+/* 5/7-point Laplacian (unit spacing) of component 0, plus c * u_c for the others. */
+static void lap(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
+                const long hi[3])
+{
+  (void)kc;
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  long gn[3], st[3], cnt[3];
+  rw_grid_ghosted_dims(g, gn);
+  rw_grid_local_box(g, st, cnt);
+  int G = cf->ghost, D = cf->dim, nc = cf->ncomp;
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++)
+      for (long i = lo[0]; i < hi[0]; i++)
+        for (int c = 0; c < nc; c++) {
+          double s = -2.0 * D * gv[rw_grid_gidx(gn, G, D, i, j, k, nc, c)];
+          s += gv[rw_grid_gidx(gn, G, D, i - 1, j, k, nc, c)] +
+               gv[rw_grid_gidx(gn, G, D, i + 1, j, k, nc, c)];
+          s += gv[rw_grid_gidx(gn, G, D, i, j - 1, k, nc, c)] +
+               gv[rw_grid_gidx(gn, G, D, i, j + 1, k, nc, c)];
+          if (D == 3)
+            s += gv[rw_grid_gidx(gn, G, D, i, j, k - 1, nc, c)] +
+                 gv[rw_grid_gidx(gn, G, D, i, j, k + 1, nc, c)];
+          out[((k * cnt[1] + j) * cnt[0] + i) * nc + c] = s;
+        }
+}
+
+static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
+{
+  int rank = rw_context_rank(ctx);
+  rw_grid_config cf = {.dim = dim, .n = {13, 11, 9}, .lo = {0, 0, 0}, .hi = {1, 1, 1},
+                       .bc = {bc0, bc1, bc0}, .ncomp = nc, .ghost = G,
+                       .dirichlet = {0.25, -0.5}};
+  rw_grid g;
+  CHECK(rw_grid_create(ctx, &cf, &g));
+  long st[3], cnt[3], gn[3];
+  rw_grid_local_box(g, st, cnt);
+  rw_grid_ghosted_dims(g, gn);
+  size_t glen = rw_grid_ghosted_length(g);
+  N_Vector x, y, z;
+  CHECK(rw_grid_new_field(g, &x));
+  CHECK(rw_grid_new_field(g, &y));
+  CHECK(rw_grid_new_field(g, &z));
+  double *gv = calloc(glen, sizeof(double)), *ga = calloc(glen, sizeof(double));
+  double *xd = rw_vec_data(x);
+  for (long k = 0; k < cnt[2]; k++)
+    for (long j = 0; j < cnt[1]; j++)
+      for (long i = 0; i < cnt[0]; i++)
+        for (int c = 0; c < nc; c++)
+          xd[((k * cnt[1] + j) * cnt[0] + i) * nc + c] = fval(st[0] + i, st[1] + j, st[2] + k, c);
+  /* 1. ghost values (faces only) */
+  CHECK(rw_grid_exchange_begin(g, x, gv));
+  CHECK(rw_grid_exchange_end(g, gv));
+  int bad = 0;
+  for (int d = 0; d < dim; d++)
+    for (int s = 0; s < 2; s++)
+      for (long m = 1; m <= G; m++) {
+        long lo[3] = {0, 0, 0}, hi[3] = {cnt[0], cnt[1], cnt[2]};
+        lo[d] = s == 0 ? -m : cnt[d] - 1 + m;
+        hi[d] = lo[d] + 1;
+        for (long k = lo[2]; k < hi[2]; k++)
+          for (long j = lo[1]; j < hi[1]; j++)
+            for (long i = lo[0]; i < hi[0]; i++)
+              for (int c = 0; c < nc; c++)
+                if (gv[rw_grid_gidx(gn, G, dim, i, j, k, nc, c)] !=
+                    expected(g, st, cnt, i, j, k, c))
+                  bad++;
+      }
+  /* 2. dot-product test with Dirichlet value 0 */
+  rw_grid cf0g;
+  rw_grid_config cf0 = cf;
+  cf0.dirichlet[0] = cf0.dirichlet[1] = 0.0;
+  CHECK(rw_grid_create(ctx, &cf0, &cf0g));
+  unsigned seed = 12345u + (unsigned)rank * 7919u;
+  for (sunindextype i = 0; i < rw_vec_local_length(y); i++) {
+    seed = seed * 1103515245u + 12345u;
+    rw_vec_data(y)[i] = (double)(seed >> 8) / 16777216.0 - 0.5;
+  }
+  for (size_t i = 0; i < glen; i++) {
+    seed = seed * 1103515245u + 12345u;
+    ga[i] = (double)(seed >> 8) / 16777216.0 - 0.5;
+  }
+  CHECK(rw_grid_exchange_begin(cf0g, y, gv));
+  CHECK(rw_grid_exchange_end(cf0g, gv));
+  double lhs = 0.0;
+  for (size_t i = 0; i < glen; i++) lhs += gv[i] * ga[i];
+  MPI_Allreduce(MPI_IN_PLACE, &lhs, 1, MPI_DOUBLE, MPI_SUM, rw_context_comm(ctx));
+  N_VConst(0.0, z);
+  CHECK(rw_grid_exchange_adjoint(cf0g, ga, z));
+  double rhs = N_VDotProd(y, z);
+  double rel = fabs(lhs - rhs) / fmax(fabs(lhs), 1e-300);
+  /* 3. overlapped apply == exchange then kernel on everything */
+  lap_ctx lc = {nc};
+  CHECK(rw_grid_apply(g, x, gv, y, lap, &lc));
+  CHECK(rw_grid_exchange_begin(g, x, gv));
+  CHECK(rw_grid_exchange_end(g, gv));
+  long zlo[3] = {0, 0, 0};
+  lap(&lc, g, gv, rw_vec_data(z), zlo, cnt);
+  int same = memcmp(rw_vec_data(y), rw_vec_data(z), rw_vec_bytes(y)) == 0;
+  int allbad = 0, allsame = 0;
+  MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
+  MPI_Allreduce(&same, &allsame, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
+  const char *bn[] = {"periodic", "dirichlet", "neumann"};
+  if (rank == 0)
+    printf("%dD %s/%s ncomp %d ghost %d on %d ranks: wrong ghosts %d, dot-product rel %.2e, "
+           "overlapped apply %s\n",
+           dim, bn[bc0], bn[bc1], nc, G, rw_context_size(ctx), allbad, rel,
+           allsame ? "bitwise equal" : "DIFFERENT");
+  if (allbad || !(rel < 1e-14) || !allsame) fails++;
+  free(gv);
+  free(ga);
+  rw_vec_destroy(&x);
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&z);
+  rw_grid_destroy(&g);
+  rw_grid_destroy(&cf0g);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  rw_context ctx;
+  CHECK(rw_context_create(MPI_COMM_WORLD, &ctx));
+  for (int dim = 2; dim <= 3; dim++)
+    for (int b0 = 0; b0 < 3; b0++)
+      for (int b1 = 0; b1 < 3; b1++)
+        for (int nc = 1; nc <= 2; nc++)
+          for (int G = 1; G <= 2; G++) run(ctx, dim, (rw_bc)b0, (rw_bc)b1, nc, G);
+  rw_context_destroy(&ctx);
+  MPI_Finalize();
+  return fails ? 1 : 0;
+}
