@@ -177,6 +177,7 @@ static int rw_adjoint_solve_store(rw_problem prob, rw_stepper st, const rw_adjoi
   rw_problem_get_counts(prob, &c1);
 
   /* Backward sweep: lambda = dg/dy(y_N), then the adjoint of each step in reverse. */
+  if (rw_problem_field_adjoint(prob)) N_VConst(0.0, rw_problem_field_adjoint(prob));
   RW_TRY(rw_problem_terminal_grad(prob, rw_grid_end(opt, N), y, lambda, pbar));
   for (long n = N - 1; n >= 0; n--) {
     double t = rw_grid_t(opt, N, n);
@@ -385,6 +386,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   RW_TRY(rw_vec_clone(y, &lambda));
   RW_TRY(rw_vec_clone_array(y, ns, &stages));
   RW_TRY(rw_calloc((size_t)np + 1, sizeof *pbar, "parameter adjoint", &pbar));
+  if (rw_problem_field_adjoint(prob)) N_VConst(0.0, rw_problem_field_adjoint(prob));
   if (opt->adaptive) {
     RW_TRY(rw_calloc(1024, sizeof *rec.t, "adaptive step record", &rec.t));
     rec.cap = 1024;

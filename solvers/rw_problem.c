@@ -15,6 +15,8 @@ struct rw_problem_s {
   char (*pnames)[64];
   double *p;
   rw_problem_counts counts;
+  N_Vector field, field_bar;
+  char field_name[64];
 };
 
 int rw_problem_create(rw_context ctx, const char *name, const rw_problem_ops *ops, void *content,
@@ -52,6 +54,8 @@ int rw_problem_destroy(rw_problem *pprob)
   if (!pprob || !*pprob) return 0;
   rw_problem prob = *pprob;
   if (prob->ops.destroy && prob->content) prob->ops.destroy(prob->content);
+  rw_vec_destroy(&prob->field);
+  rw_vec_destroy(&prob->field_bar);
   rw_free(&prob->pnames);
   rw_free(&prob->p);
   rw_free(pprob);
@@ -102,12 +106,35 @@ int rw_problem_vjp_y(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector
 
 int rw_problem_vjp_p(rw_problem prob, double t, N_Vector y, N_Vector w, double *out)
 {
+  if (prob->field) {
+    RW_NEED(vjp_field);
+    RW_CALL(prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, w, prob->field_bar));
+  }
   if (prob->np == 0) return 0;
   RW_NEED(vjp_p);
   prob->counts.vjp_p++;
   RW_CALL(prob->ops.vjp_p(prob->content, t, y, prob->p, w, out));
   return 0;
 }
+
+int rw_problem_set_field(rw_problem prob, const char *name, N_Vector field)
+{
+  RW_CHECK(field, RW_ERR_ARG, "rw_problem_set_field: NULL field");
+  RW_CHECK(prob->ops.vjp_field, RW_ERR_NOT_IMPLEMENTED,
+           "problem '%s' has no vjp_field op, so it cannot take a parameter field", prob->name);
+  N_Vector bar = NULL;
+  RW_CALL(rw_vec_clone(field, &bar));
+  rw_vec_destroy(&prob->field);
+  rw_vec_destroy(&prob->field_bar);
+  prob->field = field;
+  prob->field_bar = bar;
+  snprintf(prob->field_name, sizeof prob->field_name, "%s", name ? name : "field");
+  return 0;
+}
+
+N_Vector rw_problem_field(rw_problem prob) { return prob->field; }
+const char *rw_problem_field_name(rw_problem prob) { return prob->field_name; }
+N_Vector rw_problem_field_adjoint(rw_problem prob) { return prob->field_bar; }
 
 int rw_problem_jvp(rw_problem prob, double t, N_Vector y, N_Vector v, const double *dp,
                    N_Vector out)

@@ -92,7 +92,8 @@ int rw_forward_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
                      double *J, rw_adjoint_stats *stats);
 
 /* Forward and adjoint solve. y: in y0, out y(tf). dJdp: global dJ/dp (length nparams,
- * identical on every rank; may be NULL). dJdy0: dJ/dy0 (may be NULL). stats may be NULL.
+ * identical on every rank; may be NULL). dJdy0: dJ/dy0 (may be NULL). When the problem has a
+ * parameter field, dJ/dfield is left in rw_problem_field_adjoint(prob). stats may be NULL.
  * Collective. */
 int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y,
                      double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats);

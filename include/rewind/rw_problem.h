@@ -39,6 +39,11 @@ typedef struct {
   /* ry += w dr/dy, rp[k] += w * local part of dr/dp_k. Required when running is set. */
   int (*running_grad)(void *content, double t, N_Vector y, const double *p, double w, N_Vector ry,
                       double *rp);
+  /* Distributed parameter field (a conductivity kappa(x), a velocity model c(x)): out +=
+   * (df/dfield)^T w, `out` laid out like the field. Required when the problem has a field
+   * (rw_problem_set_field). The objective does not depend on the field. */
+  int (*vjp_field)(void *content, double t, N_Vector y, const double *p, N_Vector field,
+                   N_Vector w, N_Vector out);
   /* Releases the content. Optional. */
   void (*destroy)(void *content);
 } rw_problem_ops;
@@ -63,12 +68,22 @@ const rw_problem_ops *rw_problem_get_ops(rw_problem prob);
 void *rw_problem_content(rw_problem prob);
 sunindextype rw_problem_local_length(rw_problem prob);
 
+/* Gives the problem a distributed parameter field named `name` (the problem takes
+ * ownership of `field`, and allocates its adjoint like it). Not collective. */
+int rw_problem_set_field(rw_problem prob, const char *name, N_Vector field);
+/* The field, its name, and the adjoint the driver accumulates into (NULL when none). */
+N_Vector rw_problem_field(rw_problem prob);
+const char *rw_problem_field_name(rw_problem prob);
+N_Vector rw_problem_field_adjoint(rw_problem prob);
+
 /* A zeroed state vector with the problem's layout. Collective. */
 int rw_problem_new_state(rw_problem prob, N_Vector *out);
 
 /* Checked dispatchers (RW_ERR_NOT_IMPLEMENTED when the op is absent). */
 int rw_problem_rhs(rw_problem prob, double t, N_Vector y, N_Vector f);
 int rw_problem_vjp_y(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector out);
+/* Scalar parameters: out[k] += ...; and, when the problem has a field, its adjoint
+ * (rw_problem_field_adjoint) += (df/dfield)^T w. */
 int rw_problem_vjp_p(rw_problem prob, double t, N_Vector y, N_Vector w, double *out);
 int rw_problem_jvp(rw_problem prob, double t, N_Vector y, N_Vector v, const double *dp,
                    N_Vector out);
