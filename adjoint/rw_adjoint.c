@@ -99,6 +99,7 @@ static int rw_forward_sweep(rw_stepper st, const rw_adjoint_options *opt, long N
       rw_vec_copy(y, traj[n]);
     RW_CALL(rw_stepper_step(st, t, h, y, y, stages, qloc));
     if (opt->monitor) RW_CALL(opt->monitor(opt->monitor_ctx, n + 1, t + h, y));
+    if (opt->progress) opt->progress(opt->progress_ctx, 0, n + 1, t + h, 0);
   }
   return 0;
 }
@@ -184,6 +185,7 @@ static int rw_adjoint_solve_store(rw_problem prob, rw_stepper st, const rw_adjoi
     double h = rw_grid_t(opt, N, n + 1) - t;
     N_Vector *stages = opt->store_stages ? &traj[n * per] : NULL;
     RW_TRY(rw_stepper_adjoint_step(st, t, h, traj[n * per], stages, lambda, pbar));
+    if (opt->progress) opt->progress(opt->progress_ctx, 1, n, t, 0);
   }
   RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), pbar, np));
   double tC = rw_wtime();
@@ -404,6 +406,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   int told = opt->schedule != RW_SCHEDULE_ONLINE;
   int64_t at = 0, pend_step = -1, staged = -1; /* staged: step whose stages `stages` holds */
   int pend_slot = -1;
+  long recomputed = 0;
   for (;;) {
     rw_action a;
     if (!told && !opt->adaptive && at == N - 1) {
@@ -447,6 +450,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
           }
           if (opt->monitor)
             RW_TRY(opt->monitor(opt->monitor_ctx, (long)(i + 1), rec.t[rec.n], cur));
+          if (opt->progress)
+            opt->progress(opt->progress_ctx, 0, (long)(i + 1), rec.t[rec.n], recomputed);
           continue;
         }
         if (opt->adaptive) opt->times = rec.t; /* replay: the record may have moved */
@@ -459,6 +464,9 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
         }
         if (a.first_sweep && opt->monitor)
           RW_TRY(opt->monitor(opt->monitor_ctx, (long)(i + 1), t + h, cur));
+        if (!a.first_sweep) recomputed++;
+        if (a.first_sweep && opt->progress)
+          opt->progress(opt->progress_ctx, 0, (long)(i + 1), t + h, recomputed);
       }
       break;
     case RW_ACTION_STORE:
@@ -511,6 +519,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
       double t = rw_grid_t(opt, N, a.step);
       double h = rw_grid_t(opt, N, a.step + 1) - t;
       RW_TRY(rw_stepper_adjoint_step(st, t, h, cur, have == a.step ? stages : NULL, lambda, pbar));
+      if (opt->progress) opt->progress(opt->progress_ctx, 1, (long)a.step, t, recomputed);
       break;
     }
     default:

@@ -271,7 +271,7 @@ int rw_output_vector(rw_output f, const char *path, N_Vector v)
 {
   int ierr = 0;
   hid_t d = -1;
-  hsize_t dims = (hsize_t)rw_vec_global_length(v), chunk = rw_chunk_len(dims), off;
+  hsize_t dims = (hsize_t)rw_vec_global_length(v), chunk = rw_chunk_len(dims), off = 0;
   RW_TRY(rw_vector_offset(f, v, &off));
   RW_TRY(rw_output_dataset(f, path, 1, &dims, NULL, &chunk, &d));
   RW_TRY(rw_output_write_block(f, d, -1, off, (hsize_t)rw_vec_local_length(v), rw_vec_data(v)));
@@ -286,7 +286,7 @@ int rw_output_series_append(rw_output f, const char *path, double t, N_Vector v)
   hid_t d = -1, dt = -1, sp = -1;
   char tpath[4200];
   snprintf(tpath, sizeof tpath, "%s_t", path);
-  hsize_t n = (hsize_t)rw_vec_global_length(v), off, rows = 0;
+  hsize_t n = (hsize_t)rw_vec_global_length(v), off = 0, rows = 0;
   RW_TRY(rw_vector_offset(f, v, &off));
   if (H5Lexists(f->file, path, H5P_DEFAULT) > 0) {
     RW_H5(d = H5Dopen2(f->file, path, H5P_DEFAULT), "cannot open '%s'", path);

@@ -32,8 +32,15 @@ typedef enum {
  * step index n (0 = initial state), time and state. Collective. Return nonzero to stop. */
 typedef int (*rw_monitor_fn)(void *mctx, long n, double t, N_Vector y);
 
+/* Progress report: phase 0 = forward sweep (step = steps taken, t = simulated time),
+ * phase 1 = backward sweep (step = steps still to reverse), with the recomputed steps so
+ * far. Called every step; throttle in the callback. Not collective. */
+typedef void (*rw_progress_fn)(void *pctx, int phase, long step, double t, long recomputed);
+
 typedef struct {
   double t0, tf, dt;
+  rw_progress_fn progress; /* optional */
+  void *progress_ctx;
   rw_adjoint_mode mode;
   int store_stages; /* store mode: store every stage (no recomputation in the adjoint step) */
   /* Checkpoint mode: snapshots hold the state. The RAM slot count (which counts the slot that

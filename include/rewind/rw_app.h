@@ -1,0 +1,87 @@
+/* The application kit: what every Rewind app shares, so that all of them read the same
+ * keys, fail the same way and print the same summary.
+ *
+ *  - rw_app_main: MPI start-up, the deck (app keys + the common keys below), -help, the
+ *    context, the error protocol, shutdown. Deck and set-up errors are reached identically
+ *    by every rank: rank 0 reports, every rank exits non-zero (2 for the deck, 1 otherwise).
+ *    An error inside the solve may be local to one rank: that rank reports it with its rank,
+ *    the partial output is removed and MPI_Abort stops every rank.
+ *  - common keys: stepper, t0, tf, dt, adjoint_mode, adjoint_store_stages,
+ *    checkpoint_schedule, checkpoint_slots, checkpoint_ram, checkpoint_interval, adaptive,
+ *    rtol, atol, max_steps, output, output_every, log_level, progress.
+ *  - rw_app_solve: the adjoint solve with the checkpoint budget checked first (collectively),
+ *    a progress line on stderr (a terminal only, unless the deck says otherwise).
+ *  - rw_app_write_stats / rw_app_summary: the run statistics in the output file and on
+ *    stdout. */
+#ifndef REWIND_RW_APP_H
+#define REWIND_RW_APP_H
+
+#include "rw_adjoint.h"
+#include "rw_deck.h"
+#include "rw_output.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rw_app_s rw_app;
+
+typedef struct {
+  const char *name;         /* "rewind-grayscott" */
+  const char *description;  /* one line for -help */
+  const rw_deck_key *keys;  /* app-specific keys (the common keys are added) */
+  int nkeys;
+  const char *default_deck; /* embedded YAML */
+  /* The app's work after the deck is read. Collective. */
+  int (*run)(rw_app *app);
+} rw_app_info;
+
+struct rw_app_s {
+  const rw_app_info *info;
+  rw_context ctx;
+  rw_deck deck;
+  rw_adjoint_options opt; /* from the common keys (monitor/progress set by the kit) */
+  char stepper[32];
+  char schedule[32];
+  char output[4096];
+  long output_every;
+  long nsteps;       /* -1 when adaptive */
+  int collective;    /* 0 while inside the solve */
+  rw_output out;     /* open result file, or NULL */
+  int progress;      /* progress line on */
+  double progress_last;
+};
+
+/* Runs the app; returns the process exit code. Calls MPI_Init/MPI_Finalize. */
+int rw_app_main(int argc, char **argv, const rw_app_info *info);
+
+/* Opens the result file (app->output) and writes the app name, the effective deck and the
+ * rank count as root attributes. Collective. */
+int rw_app_open_output(rw_app *app);
+
+/* The adjoint solve: checks the checkpoint budget first (every rank agrees), installs the
+ * progress line, chains `monitor` (may be NULL), and marks the non-collective phase.
+ * Collective. */
+int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_monitor_fn monitor,
+                 void *mctx, double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats);
+
+/* Writes the statistics to /stats and the objective and scalar gradients to /gradient
+ * (dataset dJdp with attribute names, one attribute dJ/d<name> each). Collective. */
+int rw_app_write_results(rw_app *app, rw_problem prob, double J, const double *dJdp,
+                         const rw_adjoint_stats *st);
+
+/* Closes the result file successfully (rename from .partial). Collective. */
+int rw_app_close_output(rw_app *app);
+
+/* Prints the summary on rank 0 (objective, every dJ/dp, |dJ/dy0|, schedule counts against
+ * the optimum, checkpoint bytes, times). Collective (reductions). */
+int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N_Vector dJdy0,
+                   const rw_adjoint_stats *st);
+
+/* Turns the current error into a deck error naming `keys` and where they came from. */
+int rw_app_deck_error(rw_app *app, const char *keys);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

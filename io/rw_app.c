@@ -1,0 +1,357 @@
+/* The application kit (see rw_app.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rewind/rw_app.h"
+#include "rewind/rw_store.h"
+
+static const rw_deck_key rw_app_common_keys[] = {
+    {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0, "euler,heun,ssprk3,rk4,rk38,dopri5", 0,
+     "explicit Runge-Kutta method"},
+    {"t0", RW_KEY_REAL, "0.0", "time", -1e300, 1e300, 0, NULL, 0, "initial time"},
+    {"tf", RW_KEY_REAL, "1.0", "time", -1e300, 1e300, 0, NULL, 0, "final time T (> t0)"},
+    {"dt", RW_KEY_REAL, "0.01", "time", 0, 1e300, 1, NULL, 0,
+     "step size (adaptive: the first trial step); the last step is shortened to land on tf"},
+    {"adjoint_mode", RW_KEY_ENUM, "store", NULL, 0, 0, 0, "store,checkpoint", 0,
+     "store: keep every state in RAM; checkpoint: keep checkpoint_slots (or checkpoint_ram) "
+     "states and recompute the rest as checkpoint_schedule says"},
+    {"adjoint_store_stages", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
+     "snapshots hold the RK stages too: no recomputation when a step is reversed from its "
+     "snapshot, s x the memory per snapshot"},
+    {"checkpoint_schedule", RW_KEY_ENUM, "binomial", NULL, 0, 0, 0,
+     "binomial,online,fixed,store_all", 0,
+     "binomial: Revolve, fewest recomputations for the slots; online: unknown length "
+     "(required with adaptive); fixed: every checkpoint_interval steps; store_all"},
+    {"checkpoint_slots", RW_KEY_INT, "20", NULL, 1, 1e6, 0, NULL, 0,
+     "RAM checkpoint slots, counting the one holding the initial state"},
+    {"checkpoint_ram", RW_KEY_SIZE, "0", "bytes", 0, 1e18, 0, NULL, 0,
+     "RAM budget for checkpoints per rank (e.g. 512MiB); when > 0 it sets the slots"},
+    {"checkpoint_interval", RW_KEY_INT, "10", "steps", 1, 1e12, 0, NULL, 0,
+     "fixed schedule: steps between checkpoints"},
+    {"adaptive", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
+     "adaptive step size with the embedded pair (dopri5); needs adjoint_mode checkpoint with "
+     "checkpoint_schedule online"},
+    {"rtol", RW_KEY_REAL, "1e-6", NULL, 0, 1, 1, NULL, 0, "adaptive: relative tolerance"},
+    {"atol", RW_KEY_REAL, "1e-9", NULL, 0, 1e300, 0, NULL, 0, "adaptive: absolute tolerance"},
+    {"max_steps", RW_KEY_INT, "10000000", "steps", 1, 1e12, 0, NULL, 0,
+     "adaptive: most accepted steps before giving up"},
+    {"output", RW_KEY_STRING, "rewind.h5", NULL, 0, 0, 0, NULL, 0,
+     "HDF5 result file (written as <output>.partial, renamed when complete)"},
+    {"output_every", RW_KEY_INT, "10", "steps", 0, 1e12, 0, NULL, 0,
+     "write the state every k steps (0: final state only)"},
+    {"log_level", RW_KEY_ENUM, "summary", NULL, 0, 0, 0, "quiet,summary,info", 0,
+     "what to print on stdout"},
+    {"progress", RW_KEY_ENUM, "auto", NULL, 0, 0, 0, "auto,on,off", 0,
+     "progress line on stderr: auto = only when stderr is a terminal"},
+};
+
+int rw_app_deck_error(rw_app *app, const char *keys)
+{
+  char why[1024];
+  snprintf(why, sizeof why, "%s", rw_error_message());
+  char *nl = strchr(why, '\n');
+  if (nl) *nl = '\0';
+  char src[1024] = "";
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", keys);
+  for (char *k = strtok(buf, ","); k; k = strtok(NULL, ",")) {
+    size_t l = strlen(src);
+    snprintf(src + l, sizeof src - l, "%s%s from %s", l ? ", " : "", k,
+             rw_deck_source(app->deck, k));
+  }
+  return RW_ERROR(RW_ERR_DECK, "%s (%s)", why, src);
+}
+
+/* Reads the common keys into app->opt and checks what depends on several keys. */
+static int rw_app_read_common(rw_app *app)
+{
+  rw_deck deck = app->deck;
+  rw_adjoint_options *opt = &app->opt;
+  char mode[32], level[16], prog[8];
+  long slots = 0, interval = 0;
+  int store_stages = 0;
+  rw_adjoint_options_default(opt);
+  RW_CALL(rw_deck_get_string(deck, "stepper", app->stepper, sizeof app->stepper));
+  RW_CALL(rw_deck_get_real(deck, "t0", &opt->t0));
+  RW_CALL(rw_deck_get_real(deck, "tf", &opt->tf));
+  RW_CALL(rw_deck_get_real(deck, "dt", &opt->dt));
+  RW_CALL(rw_deck_get_string(deck, "adjoint_mode", mode, sizeof mode));
+  RW_CALL(rw_deck_get_bool(deck, "adjoint_store_stages", &store_stages));
+  RW_CALL(rw_deck_get_string(deck, "checkpoint_schedule", app->schedule, sizeof app->schedule));
+  RW_CALL(rw_deck_get_int(deck, "checkpoint_slots", &slots));
+  RW_CALL(rw_deck_get_int(deck, "checkpoint_interval", &interval));
+  RW_CALL(rw_deck_get_size(deck, "checkpoint_ram", &opt->ram_bytes));
+  RW_CALL(rw_deck_get_bool(deck, "adaptive", &opt->adaptive));
+  RW_CALL(rw_deck_get_real(deck, "rtol", &opt->rtol));
+  RW_CALL(rw_deck_get_real(deck, "atol", &opt->atol));
+  RW_CALL(rw_deck_get_int(deck, "max_steps", &opt->max_steps));
+  RW_CALL(rw_deck_get_string(deck, "output", app->output, sizeof app->output));
+  RW_CALL(rw_deck_get_int(deck, "output_every", &app->output_every));
+  RW_CALL(rw_deck_get_string(deck, "log_level", level, sizeof level));
+  RW_CALL(rw_deck_get_string(deck, "progress", prog, sizeof prog));
+  rw_context_set_log_level(app->ctx, strcmp(level, "quiet") == 0  ? RW_LOG_QUIET
+                                     : strcmp(level, "info") == 0 ? RW_LOG_INFO
+                                                                  : RW_LOG_SUMMARY);
+  app->progress = strcmp(prog, "on") == 0 ? 1 : strcmp(prog, "off") == 0 ? 0 : isatty(2);
+  if (rw_context_rank(app->ctx) != 0) app->progress = 0;
+  opt->store_stages = store_stages;
+  opt->mode = strcmp(mode, "checkpoint") == 0 ? RW_ADJOINT_CHECKPOINT : RW_ADJOINT_STORE;
+  opt->schedule = strcmp(app->schedule, "online") == 0      ? RW_SCHEDULE_ONLINE
+                  : strcmp(app->schedule, "fixed") == 0     ? RW_SCHEDULE_FIXED
+                  : strcmp(app->schedule, "store_all") == 0 ? RW_SCHEDULE_STORE_ALL
+                                                            : RW_SCHEDULE_BINOMIAL;
+  opt->ram_slots = (int)slots;
+  opt->interval = interval;
+  double last;
+  if (rw_time_grid(opt->t0, opt->tf, opt->dt, &app->nsteps, &last))
+    return rw_app_deck_error(app, "t0,tf,dt");
+  if (opt->adaptive) {
+    app->nsteps = -1;
+    RW_CHECK(strcmp(app->stepper, "dopri5") == 0, RW_ERR_DECK,
+             "key 'adaptive' is true but stepper = '%s' (from %s) has no error estimate; use "
+             "stepper dopri5",
+             app->stepper, rw_deck_source(deck, "stepper"));
+    RW_CHECK(opt->mode == RW_ADJOINT_CHECKPOINT && opt->schedule == RW_SCHEDULE_ONLINE,
+             RW_ERR_DECK,
+             "key 'adaptive' is true: the number of steps is unknown in advance, so set "
+             "adjoint_mode: checkpoint and checkpoint_schedule: online");
+  }
+  return 0;
+}
+
+int rw_app_open_output(rw_app *app)
+{
+  char *yaml = NULL;
+  int ierr = 0;
+  RW_CALL(rw_output_create(rw_context_comm(app->ctx), app->output, &app->out));
+  RW_TRY(rw_calloc(65536, 1, "deck text", &yaml));
+  RW_TRY(rw_deck_to_yaml(app->deck, yaml, 65536));
+  RW_TRY(rw_output_attr_string(app->out, "/", "app", app->info->name));
+  RW_TRY(rw_output_attr_string(app->out, "/", "deck", yaml));
+  RW_TRY(rw_output_attr_string(app->out, "/", "stepper", app->stepper));
+  RW_TRY(rw_output_attr_long(app->out, "/", "ranks", rw_context_size(app->ctx)));
+cleanup:
+  rw_free(&yaml);
+  return ierr;
+}
+
+int rw_app_close_output(rw_app *app)
+{
+  RW_CALL(rw_output_close(&app->out, 1));
+  return 0;
+}
+
+/* The progress line: at most every half second, overwritten in place. */
+static void rw_app_progress(void *c, int phase, long step, double t, long recomputed)
+{
+  rw_app *app = c;
+  double now = rw_wtime();
+  if (now - app->progress_last < 0.5) return;
+  app->progress_last = now;
+  if (phase == 0)
+    fprintf(stderr, "\r%s: forward  step %ld%s%ld  t = %-12.6g recomputed %ld   ",
+            app->info->name, step, app->nsteps > 0 ? "/" : "", app->nsteps > 0 ? app->nsteps : 0L,
+            t, recomputed);
+  else
+    fprintf(stderr, "\r%s: backward %ld steps to go  t = %-12.6g recomputed %ld   ",
+            app->info->name, step, t, recomputed);
+  fflush(stderr);
+}
+
+int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_monitor_fn monitor,
+                 void *mctx, double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats)
+{
+  rw_adjoint_options opt = app->opt;
+  if (opt.mode == RW_ADJOINT_CHECKPOINT && opt.ram_bytes > 0) {
+    /* Check the budget here, where every rank agrees, rather than inside the solve. */
+    size_t per = opt.store_stages ? (size_t)rw_stepper_num_stage_vectors(st) : 1;
+    unsigned long long snap = per * rw_vec_bytes(y);
+    int nslots = 0;
+    RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &snap, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                              rw_context_comm(app->ctx)));
+    if (rw_store_slots_for_budget(opt.ram_bytes, (size_t)snap, &nslots))
+      return rw_app_deck_error(app, "checkpoint_ram");
+  }
+  opt.monitor = monitor;
+  opt.monitor_ctx = mctx;
+  if (app->progress) {
+    opt.progress = rw_app_progress;
+    opt.progress_ctx = app;
+  }
+  app->collective = 0;
+  RW_CALL(rw_adjoint_solve(prob, st, &opt, y, J, dJdp, dJdy0, stats));
+  app->collective = 1;
+  if (app->progress) fprintf(stderr, "\r%*s\r", 78, "");
+  return 0;
+}
+
+int rw_app_write_results(rw_app *app, rw_problem prob, double J, const double *dJdp,
+                         const rw_adjoint_stats *st)
+{
+  rw_output out = app->out;
+  int np = rw_problem_nparams(prob);
+  RW_CALL(rw_output_attr_double(out, "/", "objective", J));
+  if (np > 0) {
+    char names[1024] = "";
+    RW_CALL(rw_output_array(out, "/gradient/dJdp", dJdp, np));
+    for (int k = 0; k < np; k++) {
+      char an[80];
+      snprintf(an, sizeof an, "dJ/d%s", rw_problem_param_name(prob, k));
+      RW_CALL(rw_output_attr_double(out, "/gradient", an, dJdp[k]));
+      size_t l = strlen(names);
+      snprintf(names + l, sizeof names - l, "%s%s", k ? "," : "", rw_problem_param_name(prob, k));
+    }
+    RW_CALL(rw_output_attr_string(out, "/gradient/dJdp", "names", names));
+  }
+  RW_CALL(rw_output_group(out, "/stats"));
+  struct {
+    const char *name;
+    long v;
+  } longs[] = {{"steps", st->steps},
+               {"rhs_forward", st->rhs_forward},
+               {"rhs_backward", st->rhs_backward},
+               {"recomputed_steps", st->recomputed_steps},
+               {"advances", st->advances},
+               {"optimal_advances", st->optimal_advances},
+               {"restores", st->restores},
+               {"checkpoint_slots", st->ram_slots},
+               {"checkpoint_bytes_ram", (long)st->checkpoint_bytes},
+               {"checkpoint_bytes_disk", 0},
+               {"accepted_steps", st->accepted},
+               {"rejected_steps", st->rejected}};
+  for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
+    RW_CALL(rw_output_attr_long(out, "/stats", longs[i].name, longs[i].v));
+  RW_CALL(rw_output_attr_double(out, "/stats", "time_forward", st->time_forward));
+  RW_CALL(rw_output_attr_double(out, "/stats", "time_backward", st->time_backward));
+  RW_CALL(rw_output_attr_string(out, "/stats", "adjoint_mode",
+                                app->opt.mode == RW_ADJOINT_STORE ? "store" : "checkpoint"));
+  return 0;
+}
+
+static void rw_fmt_bytes(size_t b, char *buf, size_t len)
+{
+  const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)b;
+  int i = 0;
+  while (v >= 1024.0 && i < 4) v /= 1024.0, i++;
+  snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", v, u[i]);
+}
+
+int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N_Vector dJdy0,
+                   const rw_adjoint_stats *st)
+{
+  rw_context ctx = app->ctx;
+  unsigned long long mem[2] = {st->checkpoint_bytes, st->peak_alloc_bytes};
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, mem, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                            rw_context_comm(ctx)));
+  double ny0 = dJdy0 ? sqrt(N_VDotProd(dJdy0, dJdy0)) : 0.0;
+  N_Vector fb = rw_problem_field_adjoint(prob);
+  double nf = fb ? sqrt(N_VDotProd(fb, fb)) : 0.0;
+  char b1[32], b2[32];
+  rw_fmt_bytes((size_t)mem[0], b1, sizeof b1);
+  rw_fmt_bytes((size_t)mem[1], b2, sizeof b2);
+  rw_log(ctx, RW_LOG_SUMMARY, "%s: %s on %d ranks, %s, %ld steps, T = %g\n", app->info->name,
+         rw_problem_name(prob), rw_context_size(ctx), app->stepper, st->steps,
+         app->opt.tf);
+  rw_log(ctx, RW_LOG_SUMMARY, "  objective J        = %.15e\n", J);
+  for (int k = 0; k < rw_problem_nparams(prob); k++)
+    rw_log(ctx, RW_LOG_SUMMARY, "  dJ/d%-13s = %.15e\n", rw_problem_param_name(prob, k), dJdp[k]);
+  if (dJdy0) rw_log(ctx, RW_LOG_SUMMARY, "  |dJ/dy0|_2        = %.6e\n", ny0);
+  if (fb)
+    rw_log(ctx, RW_LOG_SUMMARY, "  |dJ/d%s|_2 %*s= %.6e\n", rw_problem_field_name(prob),
+           (int)(12 - strlen(rw_problem_field_name(prob)) > 0
+                     ? 12 - (int)strlen(rw_problem_field_name(prob))
+                     : 0),
+           "", nf);
+  if (app->opt.mode == RW_ADJOINT_STORE)
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  adjoint mode store%s: recomputed steps 0 (optimum 0), rhs evaluations %ld "
+           "forward, %ld backward\n",
+           app->opt.store_stages ? " (stages)" : "", st->rhs_forward, st->rhs_backward);
+  else
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  adjoint mode checkpoint (%s, %d slots%s): recomputed steps %ld, advances %ld "
+           "(binomial optimum t(l,c) = %ld), restores %ld, rhs evaluations %ld forward, %ld "
+           "backward\n",
+           app->schedule, st->ram_slots, app->opt.store_stages ? " with stages" : "",
+           st->recomputed_steps, st->advances, st->optimal_advances, st->restores,
+           st->rhs_forward, st->rhs_backward);
+  if (app->opt.adaptive)
+    rw_log(ctx, RW_LOG_SUMMARY, "  adaptive: %ld accepted steps, %ld rejected (rtol %g, atol %g)\n",
+           st->accepted, st->rejected, app->opt.rtol, app->opt.atol);
+  rw_log(ctx, RW_LOG_SUMMARY,
+         "  checkpoints: RAM %s per rank (peak), disk 0 B; peak allocated %s per rank\n", b1, b2);
+  rw_log(ctx, RW_LOG_SUMMARY, "  time: forward %.3f s, backward %.3f s\n", st->time_forward,
+         st->time_backward);
+  rw_log(ctx, RW_LOG_SUMMARY, "  output: %s\n", app->output);
+  return 0;
+}
+
+int rw_app_main(int argc, char **argv, const rw_app_info *info)
+{
+  int ierr = 0, rank = 0, size = 1, code = 0;
+  rw_app app;
+  rw_deck_key *keys = NULL;
+  memset(&app, 0, sizeof app);
+  app.info = info;
+  app.collective = 1;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int nc = (int)(sizeof rw_app_common_keys / sizeof rw_app_common_keys[0]);
+  int nk = info->nkeys + nc;
+  ierr = rw_calloc((size_t)nk, sizeof *keys, "deck key table", &keys);
+  if (!ierr) {
+    /* App keys first: an app may override a common key's default by listing it. */
+    int n = 0;
+    for (int i = 0; i < info->nkeys; i++) keys[n++] = info->keys[i];
+    for (int i = 0; i < nc; i++) {
+      int dup = 0;
+      for (int j = 0; j < info->nkeys; j++)
+        dup = dup || strcmp(info->keys[j].name, rw_app_common_keys[i].name) == 0;
+      if (!dup) keys[n++] = rw_app_common_keys[i];
+    }
+    nk = n;
+    ierr = rw_deck_create(MPI_COMM_WORLD, info->name, keys, nk, info->default_deck, argc, argv,
+                          &app.deck);
+  }
+  if (ierr) {
+    if (rank == 0) fprintf(stderr, "%s: error: %s\n", info->name, rw_error_message());
+    code = 2;
+    goto done;
+  }
+  if (rw_deck_help_requested(app.deck)) {
+    if (rank == 0) {
+      printf("%s: %s\n", info->name, info->description);
+      rw_deck_print_help(app.deck, stdout);
+    }
+    goto done;
+  }
+  ierr = rw_context_create(MPI_COMM_WORLD, &app.ctx);
+  if (!ierr) ierr = rw_app_read_common(&app);
+  if (!ierr) ierr = info->run(&app);
+  if (ierr && app.collective) {
+    if (rank == 0) fprintf(stderr, "%s: error: %s\n", info->name, rw_error_message());
+    if (app.out) rw_output_close(&app.out, 0);
+    code = ierr == RW_ERR_DECK ? 2 : 1;
+  } else if (ierr) {
+    fprintf(stderr, "%s: error on rank %d: %s\n", info->name, rank, rw_error_message());
+    if (app.out) {
+      char partial[4200];
+      snprintf(partial, sizeof partial, "%s.partial", rw_output_path(app.out));
+      remove(partial);
+    }
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+    code = 1;
+  }
+done:
+  rw_context_destroy(&app.ctx);
+  rw_deck_destroy(&app.deck);
+  rw_free(&keys);
+  MPI_Finalize();
+  return code;
+}
