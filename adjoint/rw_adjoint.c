@@ -419,9 +419,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
     if (a.type == RW_ACTION_RESTORE) at = a.step;
     /* A stage snapshot waits for the next step from its state, which computes the stages;
      * any other action first computes them here (one extra step evaluation). */
-    if (pend_slot >= 0 &&
-        !((a.type == RW_ACTION_ADVANCE || a.type == RW_ACTION_FIRST_REVERSE) &&
-          a.step == pend_step)) {
+    if (pend_slot >= 0 && !((a.type == RW_ACTION_ADVANCE || a.type == RW_ACTION_FIRST_REVERSE) &&
+                            a.step == pend_step)) {
       double t = rw_grid_t(opt, N, pend_step);
       double h = rw_grid_t(opt, N, pend_step + 1) - t;
       RW_TRY(rw_stepper_step(st, t, h, cur, ynext, stages, NULL));

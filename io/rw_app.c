@@ -1,13 +1,14 @@
 /* The application kit (see rw_app.h). */
 #define _POSIX_C_SOURCE 200809L
+#include "rewind/rw_app.h"
+
+#include "rewind/rw_store.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "rewind/rw_app.h"
-#include "rewind/rw_store.h"
 
 static const rw_deck_key rw_app_common_keys[] = {
     {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0, "euler,heun,ssprk3,rk4,rk38,dopri5", 0,
@@ -115,8 +116,7 @@ static int rw_app_read_common(rw_app *app)
              "key 'adaptive' is true but stepper = '%s' (from %s) has no error estimate; use "
              "stepper dopri5",
              app->stepper, rw_deck_source(deck, "stepper"));
-    RW_CHECK(opt->mode == RW_ADJOINT_CHECKPOINT && opt->schedule == RW_SCHEDULE_ONLINE,
-             RW_ERR_DECK,
+    RW_CHECK(opt->mode == RW_ADJOINT_CHECKPOINT && opt->schedule == RW_SCHEDULE_ONLINE, RW_ERR_DECK,
              "key 'adaptive' is true: the number of steps is unknown in advance, so set "
              "adjoint_mode: checkpoint and checkpoint_schedule: online");
   }
@@ -153,9 +153,8 @@ static void rw_app_progress(void *c, int phase, long step, double t, long recomp
   if (now - app->progress_last < 0.5) return;
   app->progress_last = now;
   if (phase == 0)
-    fprintf(stderr, "\r%s: forward  step %ld%s%ld  t = %-12.6g recomputed %ld   ",
-            app->info->name, step, app->nsteps > 0 ? "/" : "", app->nsteps > 0 ? app->nsteps : 0L,
-            t, recomputed);
+    fprintf(stderr, "\r%s: forward  step %ld%s%ld  t = %-12.6g recomputed %ld   ", app->info->name,
+            step, app->nsteps > 0 ? "/" : "", app->nsteps > 0 ? app->nsteps : 0L, t, recomputed);
   else
     fprintf(stderr, "\r%s: backward %ld steps to go  t = %-12.6g recomputed %ld   ",
             app->info->name, step, t, recomputed);
@@ -237,7 +236,8 @@ static void rw_fmt_bytes(size_t b, char *buf, size_t len)
   const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = (double)b;
   int i = 0;
-  while (v >= 1024.0 && i < 4) v /= 1024.0, i++;
+  while (v >= 1024.0 && i < 4)
+    v /= 1024.0, i++;
   snprintf(buf, len, i ? "%.2f %s" : "%.0f %s", v, u[i]);
 }
 
@@ -246,8 +246,8 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
 {
   rw_context ctx = app->ctx;
   unsigned long long mem[2] = {st->checkpoint_bytes, st->peak_alloc_bytes};
-  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, mem, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
-                            rw_context_comm(ctx)));
+  RW_CALL_MPI(
+      MPI_Allreduce(MPI_IN_PLACE, mem, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_context_comm(ctx)));
   double ny0 = dJdy0 ? sqrt(N_VDotProd(dJdy0, dJdy0)) : 0.0;
   N_Vector fb = rw_problem_field_adjoint(prob);
   double nf = fb ? sqrt(N_VDotProd(fb, fb)) : 0.0;
@@ -255,8 +255,7 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   rw_fmt_bytes((size_t)mem[0], b1, sizeof b1);
   rw_fmt_bytes((size_t)mem[1], b2, sizeof b2);
   rw_log(ctx, RW_LOG_SUMMARY, "%s: %s on %d ranks, %s, %ld steps, T = %g\n", app->info->name,
-         rw_problem_name(prob), rw_context_size(ctx), app->stepper, st->steps,
-         app->opt.tf);
+         rw_problem_name(prob), rw_context_size(ctx), app->stepper, st->steps, app->opt.tf);
   rw_log(ctx, RW_LOG_SUMMARY, "  objective J        = %.15e\n", J);
   for (int k = 0; k < rw_problem_nparams(prob); k++)
     rw_log(ctx, RW_LOG_SUMMARY, "  dJ/d%-13s = %.15e\n", rw_problem_param_name(prob, k), dJdp[k]);
@@ -278,8 +277,8 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
            "(binomial optimum t(l,c) = %ld), restores %ld, rhs evaluations %ld forward, %ld "
            "backward\n",
            app->schedule, st->ram_slots, app->opt.store_stages ? " with stages" : "",
-           st->recomputed_steps, st->advances, st->optimal_advances, st->restores,
-           st->rhs_forward, st->rhs_backward);
+           st->recomputed_steps, st->advances, st->optimal_advances, st->restores, st->rhs_forward,
+           st->rhs_backward);
   if (app->opt.adaptive)
     rw_log(ctx, RW_LOG_SUMMARY, "  adaptive: %ld accepted steps, %ld rejected (rtol %g, atol %g)\n",
            st->accepted, st->rejected, app->opt.rtol, app->opt.atol);
@@ -308,7 +307,8 @@ int rw_app_main(int argc, char **argv, const rw_app_info *info)
   if (!ierr) {
     /* App keys first: an app may override a common key's default by listing it. */
     int n = 0;
-    for (int i = 0; i < info->nkeys; i++) keys[n++] = info->keys[i];
+    for (int i = 0; i < info->nkeys; i++)
+      keys[n++] = info->keys[i];
     for (int i = 0; i < nc; i++) {
       int dup = 0;
       for (int j = 0; j < info->nkeys; j++)

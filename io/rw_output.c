@@ -313,3 +313,89 @@ cleanup:
   if (dt >= 0) H5Dclose(dt);
   return rw_output_agree(f, ierr);
 }
+
+/* Writes component c of a grid field into a dataset shaped like the grid. */
+static int rw_output_grid_component(rw_output f, const char *path, rw_grid g, N_Vector v, int c)
+{
+  int ierr = 0;
+  hid_t d = -1, fspace = -1, mspace = -1, dxpl = -1;
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  int D = cf->dim, nc = cf->ncomp;
+  long st[3], cnt[3];
+  rw_grid_local_box(g, st, cnt);
+  hsize_t dims[3], start[3], count[3], chunk[3];
+  for (int e = 0; e < D; e++) { /* HDF5 order: slowest first (z, y, x) */
+    dims[e] = (hsize_t)cf->n[D - 1 - e];
+    start[e] = (hsize_t)st[D - 1 - e];
+    count[e] = (hsize_t)cnt[D - 1 - e];
+    chunk[e] = dims[e] < 64 ? dims[e] : 64;
+  }
+  double *buf = NULL;
+  size_t nloc = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
+  RW_TRY(rw_calloc(nloc + 1, sizeof(double), "field output buffer", &buf));
+  const double *src = rw_vec_data(v);
+  for (size_t m = 0; m < nloc; m++)
+    buf[m] = src[m * (size_t)nc + (size_t)c];
+  RW_TRY(rw_output_dataset(f, path, D, dims, NULL, chunk, &d));
+  RW_H5(fspace = H5Dget_space(d), "H5Dget_space failed");
+  RW_H5(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL),
+        "H5Sselect_hyperslab failed");
+  RW_H5(mspace = H5Screate_simple(D, count, NULL), "H5Screate_simple failed");
+  RW_H5(dxpl = H5Pcreate(H5P_DATASET_XFER), "H5Pcreate failed");
+  RW_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio failed");
+  RW_H5(H5Dwrite(d, H5T_NATIVE_DOUBLE, mspace, fspace, dxpl, buf),
+        "writing field '%s' of '%s' failed (disk full?)", path, f->partial);
+  double h[3];
+  rw_grid_spacing(g, h);
+  hid_t as = -1, at = -1;
+  hsize_t three = 3;
+  RW_H5(as = H5Screate_simple(1, &three, NULL), "H5Screate_simple failed");
+  RW_H5(at = H5Acreate2(d, "origin_xyz", H5T_NATIVE_DOUBLE, as, H5P_DEFAULT, H5P_DEFAULT),
+        "cannot create attribute on '%s'", path);
+  H5Awrite(at, H5T_NATIVE_DOUBLE, cf->lo);
+  H5Aclose(at);
+  RW_H5(at = H5Acreate2(d, "spacing_xyz", H5T_NATIVE_DOUBLE, as, H5P_DEFAULT, H5P_DEFAULT),
+        "cannot create attribute on '%s'", path);
+  H5Awrite(at, H5T_NATIVE_DOUBLE, h);
+  H5Aclose(at);
+  H5Sclose(as);
+cleanup:
+  if (dxpl >= 0) H5Pclose(dxpl);
+  if (mspace >= 0) H5Sclose(mspace);
+  if (fspace >= 0) H5Sclose(fspace);
+  if (d >= 0) H5Dclose(d);
+  rw_free(&buf);
+  return ierr;
+}
+
+int rw_output_grid_field(rw_output f, const char *path, rw_grid g, N_Vector v,
+                         const char *const *comp_names, int xdmf)
+{
+  int ierr = 0;
+  (void)xdmf; /* the XDMF sidecar is written by a later change */
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  for (int c = 0; c < cf->ncomp; c++) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", path, comp_names && comp_names[c] ? comp_names[c] : "u");
+    ierr = rw_output_grid_component(f, p, g, v, c);
+    if (ierr) break;
+  }
+  return rw_output_agree(f, ierr);
+}
+
+int rw_output_grid_snapshot(rw_output f, rw_grid g, double t, N_Vector v,
+                            const char *const *comp_names)
+{
+  char p[64];
+  long idx = 0;
+  while (1) {
+    snprintf(p, sizeof p, "/snapshots/%06ld", idx);
+    if (H5Lexists(f->file, "/snapshots", H5P_DEFAULT) <= 0 ||
+        H5Lexists(f->file, p, H5P_DEFAULT) <= 0)
+      break;
+    idx++;
+  }
+  RW_CALL(rw_output_grid_field(f, p, g, v, comp_names, 1));
+  RW_CALL(rw_output_attr_double(f, p, "time", t));
+  return 0;
+}

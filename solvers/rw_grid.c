@@ -1,8 +1,8 @@
 /* Distributed structured grids: Cartesian decomposition, non-blocking face halo exchange
  * with boundary conditions, its exact transpose, and overlapped stencil application. */
-#include <string.h>
-
 #include "rewind/rw_grid.h"
+
+#include <string.h>
 
 struct rw_grid_s {
   rw_context ctx;
@@ -41,7 +41,8 @@ int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
   int size = rw_context_size(ctx), periods[3] = {0, 0, 0};
   g->dims[0] = g->dims[1] = g->dims[2] = 0;
   if (cfg->dim == 2) g->dims[2] = 1;
-  for (int d = 0; d < cfg->dim; d++) periods[d] = cfg->bc[d] == RW_BC_PERIODIC;
+  for (int d = 0; d < cfg->dim; d++)
+    periods[d] = cfg->bc[d] == RW_BC_PERIODIC;
   if (MPI_Dims_create(size, cfg->dim, g->dims) != MPI_SUCCESS) {
     ierr = RW_ERROR(RW_ERR_MPI, "MPI_Dims_create failed for %d ranks", size);
     goto cleanup;
@@ -70,15 +71,15 @@ int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
   }
   /* Every rank needs ghost + 1 nodes per dimension (the Neumann mirror reads node ghost). */
   int ok = 1;
-  for (int d = 0; d < cfg->dim; d++) ok = ok && g->count[d] >= cfg->ghost + 1;
+  for (int d = 0; d < cfg->dim; d++)
+    ok = ok && g->count[d] >= cfg->ghost + 1;
   int allok = 0;
   MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
   RW_CHECK_GOTO(allok, RW_ERR_ARG,
                 "grid %ld x %ld%s%ld on %d ranks (%d x %d x %d): some rank owns fewer than %d "
                 "nodes in a dimension; use fewer ranks or a finer grid",
-                cfg->n[0], cfg->n[1], cfg->dim == 3 ? " x " : "",
-                cfg->dim == 3 ? cfg->n[2] : 0L, size, g->dims[0], g->dims[1], g->dims[2],
-                cfg->ghost + 1);
+                cfg->n[0], cfg->n[1], cfg->dim == 3 ? " x " : "", cfg->dim == 3 ? cfg->n[2] : 0L,
+                size, g->dims[0], g->dims[1], g->dims[2], cfg->ghost + 1);
   g->glen = (size_t)g->gn[0] * (size_t)g->gn[1] * (size_t)g->gn[2] * (size_t)cfg->ncomp;
   for (int d = 0; d < cfg->dim; d++) {
     size_t f = (size_t)cfg->ghost * (size_t)cfg->ncomp;
@@ -116,7 +117,8 @@ rw_context rw_grid_context(rw_grid g) { return g->ctx; }
 
 void rw_grid_local_box(rw_grid g, long start[3], long count[3])
 {
-  for (int d = 0; d < 3; d++) start[d] = g->start[d], count[d] = g->count[d];
+  for (int d = 0; d < 3; d++)
+    start[d] = g->start[d], count[d] = g->count[d];
 }
 
 sunindextype rw_grid_local_length(rw_grid g)
@@ -152,7 +154,8 @@ int rw_grid_new_field(rw_grid g, N_Vector *out)
 
 void rw_grid_ghosted_dims(rw_grid g, long gn[3])
 {
-  for (int d = 0; d < 3; d++) gn[d] = g->gn[d];
+  for (int d = 0; d < 3; d++)
+    gn[d] = g->gn[d];
 }
 
 size_t rw_grid_ghosted_length(rw_grid g) { return g->glen; }
@@ -232,7 +235,8 @@ static void rw_grid_copy_owned(rw_grid g, const double *v, double *gv, int add_t
         memcpy(gv + x, v + o, row * sizeof(double));
       } else {
         double *vo = (double *)v + o;
-        for (size_t m = 0; m < row; m++) vo[m] += gv[x + m];
+        for (size_t m = 0; m < row; m++)
+          vo[m] += gv[x + m];
       }
     }
 }
@@ -290,14 +294,14 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
     int n = (int)g->face_len[d];
     rw_grid_face(g, d, -G, gadj, g->sendbuf[d][0], 0);
     rw_grid_face(g, d, g->count[d], gadj, g->sendbuf[d][1], 0);
-    RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 100 + 2 * d + 1,
-                          g->cart, &g->req[g->nreq++]));
+    RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 100 + 2 * d + 1, g->cart,
+                          &g->req[g->nreq++]));
     RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 100 + 2 * d, g->cart,
                           &g->req[g->nreq++]));
     RW_CALL_MPI(MPI_Isend(g->sendbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 100 + 2 * d, g->cart,
                           &g->req[g->nreq++]));
-    RW_CALL_MPI(MPI_Isend(g->sendbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 100 + 2 * d + 1,
-                          g->cart, &g->req[g->nreq++]));
+    RW_CALL_MPI(MPI_Isend(g->sendbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 100 + 2 * d + 1, g->cart,
+                          &g->req[g->nreq++]));
   }
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
   g->nreq = 0;
@@ -317,7 +321,8 @@ int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kerne
   double *o = rw_vec_data(out);
   long all_lo[3] = {0, 0, 0}, all_hi[3] = {g->count[0], g->count[1], g->count[2]};
   int overlap = 1;
-  for (int d = 0; d < dim; d++) overlap = overlap && g->count[d] > 2 * G;
+  for (int d = 0; d < dim; d++)
+    overlap = overlap && g->count[d] > 2 * G;
   RW_CALL(rw_grid_exchange_begin(g, v, gv));
   if (!overlap) {
     RW_CALL(rw_grid_exchange_end(g, gv));

@@ -7,17 +7,16 @@
  * trajectory, final state, dJ/dp for each named parameter, dJ/dy0, the effective deck and the
  * run statistics) and prints a summary on stdout. The keys every app shares (stepper, time
  * grid, adjoint and checkpoint settings, output) come from the app kit (rw_app.h). */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "ode_default_deck.h"
 #include "rewind/rw_app.h"
 #include "rewind/rw_ode_problems.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
 static const rw_deck_key keys[] = {
-    {"problem", RW_KEY_ENUM, "vanderpol", NULL, 0, 0, 0, "vanderpol,lotkavolterra", 0,
-     "ODE model"},
+    {"problem", RW_KEY_ENUM, "vanderpol", NULL, 0, 0, 0, "vanderpol,lotkavolterra", 0, "ODE model"},
     {"mu", RW_KEY_REAL, "1.0", NULL, -1e6, 1e6, 0, NULL, 0, "Van der Pol damping mu"},
     {"alpha", RW_KEY_REAL, "1.5", NULL, -1e6, 1e6, 0, NULL, 0, "Lotka-Volterra prey growth"},
     {"beta", RW_KEY_REAL, "1.0", NULL, -1e6, 1e6, 0, NULL, 0, "Lotka-Volterra predation"},
@@ -115,7 +114,11 @@ cleanup:
 int main(int argc, char **argv)
 {
   static const rw_app_info info = {
-      "rewind-ode", "Van der Pol / Lotka-Volterra ensembles with adjoint sensitivities", keys,
-      (int)(sizeof keys / sizeof keys[0]), rw_ode_default_deck, run};
+      "rewind-ode",
+      "Van der Pol / Lotka-Volterra ensembles with adjoint sensitivities",
+      keys,
+      (int)(sizeof keys / sizeof keys[0]),
+      rw_ode_default_deck,
+      run};
   return rw_app_main(argc, argv, &info);
 }

@@ -27,9 +27,9 @@ extern "C" {
 typedef struct rw_app_s rw_app;
 
 typedef struct {
-  const char *name;         /* "rewind-grayscott" */
-  const char *description;  /* one line for -help */
-  const rw_deck_key *keys;  /* app-specific keys (the common keys are added) */
+  const char *name;        /* "rewind-grayscott" */
+  const char *description; /* one line for -help */
+  const rw_deck_key *keys; /* app-specific keys (the common keys are added) */
   int nkeys;
   const char *default_deck; /* embedded YAML */
   /* The app's work after the deck is read. Collective. */
@@ -45,10 +45,10 @@ struct rw_app_s {
   char schedule[32];
   char output[4096];
   long output_every;
-  long nsteps;       /* -1 when adaptive */
-  int collective;    /* 0 while inside the solve */
-  rw_output out;     /* open result file, or NULL */
-  int progress;      /* progress line on */
+  long nsteps;    /* -1 when adaptive */
+  int collective; /* 0 while inside the solve */
+  rw_output out;  /* open result file, or NULL */
+  int progress;   /* progress line on */
   double progress_last;
 };
 

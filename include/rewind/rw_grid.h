@@ -69,8 +69,7 @@ static inline size_t rw_grid_gidx(const long gn[3], int ghost, int dim, long i, 
                                   int ncomp, int c)
 {
   long gk = dim == 3 ? k + ghost : 0;
-  return ((size_t)((gk * gn[1] + (j + ghost)) * gn[0] + (i + ghost))) * (size_t)ncomp +
-         (size_t)c;
+  return ((size_t)((gk * gn[1] + (j + ghost)) * gn[0] + (i + ghost))) * (size_t)ncomp + (size_t)c;
 }
 
 /* Halo exchange of `v` into the ghosted array `gv` (rw_grid_ghosted_length doubles):

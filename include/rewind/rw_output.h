@@ -8,6 +8,7 @@
 #ifndef REWIND_RW_OUTPUT_H
 #define REWIND_RW_OUTPUT_H
 
+#include "rw_grid.h"
 #include "rw_vector.h"
 
 #ifdef __cplusplus
@@ -44,6 +45,19 @@ int rw_output_vector(rw_output f, const char *path, N_Vector v);
  * (rows x global length) that grows, with a companion 1-D dataset "<path>_t" of times.
  * Collective. */
 int rw_output_series_append(rw_output f, const char *path, double t, N_Vector v);
+
+/* A grid field: one dataset per component, `<path>/<comp_names[c]>`, shaped like the grid
+ * ([n2][n1][n0] in 3-D, [n1][n0] in 2-D; x fastest), each rank writing its block
+ * (collective). The datasets carry the grid's origin and spacing as attributes, and are
+ * listed in the XDMF sidecar (see rw_output_close) when `xdmf` is nonzero. */
+int rw_output_grid_field(rw_output f, const char *path, rw_grid g, N_Vector v,
+                         const char *const *comp_names, int xdmf);
+
+/* One snapshot of a time series of grid fields: written as `/snapshots/<index>/<comp>` with
+ * the time as attribute; the XDMF sidecar lists every snapshot as a ParaView time series.
+ * Collective. */
+int rw_output_grid_snapshot(rw_output f, rw_grid g, double t, N_Vector v,
+                            const char *const *comp_names);
 
 /* The final and partial paths. */
 const char *rw_output_path(rw_output f);

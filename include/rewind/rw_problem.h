@@ -42,8 +42,8 @@ typedef struct {
   /* Distributed parameter field (a conductivity kappa(x), a velocity model c(x)): out +=
    * (df/dfield)^T w, `out` laid out like the field. Required when the problem has a field
    * (rw_problem_set_field). The objective does not depend on the field. */
-  int (*vjp_field)(void *content, double t, N_Vector y, const double *p, N_Vector field,
-                   N_Vector w, N_Vector out);
+  int (*vjp_field)(void *content, double t, N_Vector y, const double *p, N_Vector field, N_Vector w,
+                   N_Vector out);
   /* Releases the content. Optional. */
   void (*destroy)(void *content);
 } rw_problem_ops;

@@ -6,24 +6,27 @@
  *    value 0, so E is linear), to 1e-14 relative;
  *  - rw_grid_apply (overlapped) equals exchange-then-kernel bit for bit.
  * Prints one line per configuration on rank 0; exits 1 on the first failure. */
+#include "rewind/rw_grid.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewind/rw_grid.h"
-
-#define CHECK(expr)                                                                        \
-  do {                                                                                     \
-    if ((expr) != 0) {                                                                     \
-      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                      \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                        \
-    }                                                                                      \
+#define CHECK(expr)                                                                                \
+  do {                                                                                             \
+    if ((expr) != 0) {                                                                             \
+      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                               \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
+    }                                                                                              \
   } while (0)
 
 static int fails;
 
-static double fval(long i, long j, long k, int c) { return 1000.0 * c + i + 37.0 * j + 1031.0 * k + 0.5; }
+static double fval(long i, long j, long k, int c)
+{
+  return 1000.0 * c + i + 37.0 * j + 1031.0 * k + 0.5;
+}
 
 static long wrap(long i, long n) { return ((i % n) + n) % n; }
 
@@ -37,9 +40,12 @@ static double expected(rw_grid g, const long st[3], const long cnt[3], long i, l
   for (int d = 0; d < cf->dim; d++) {
     long n = cf->n[d];
     if (gl[d] >= 0 && gl[d] < n) continue;
-    if (cf->bc[d] == RW_BC_PERIODIC) gl[d] = wrap(gl[d], n);
-    else if (cf->bc[d] == RW_BC_DIRICHLET) return cf->dirichlet[c];
-    else gl[d] = gl[d] < 0 ? -gl[d] : 2 * (n - 1) - gl[d];
+    if (cf->bc[d] == RW_BC_PERIODIC)
+      gl[d] = wrap(gl[d], n);
+    else if (cf->bc[d] == RW_BC_DIRICHLET)
+      return cf->dirichlet[c];
+    else
+      gl[d] = gl[d] < 0 ? -gl[d] : 2 * (n - 1) - gl[d];
   }
   return fval(gl[0], gl[1], gl[2], c);
 }
@@ -77,8 +83,13 @@ static void lap(void *kc, rw_grid g, const double *gv, double *out, const long l
 static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
 {
   int rank = rw_context_rank(ctx);
-  rw_grid_config cf = {.dim = dim, .n = {13, 11, 9}, .lo = {0, 0, 0}, .hi = {1, 1, 1},
-                       .bc = {bc0, bc1, bc0}, .ncomp = nc, .ghost = G,
+  rw_grid_config cf = {.dim = dim,
+                       .n = {13, 11, 9},
+                       .lo = {0, 0, 0},
+                       .hi = {1, 1, 1},
+                       .bc = {bc0, bc1, bc0},
+                       .ncomp = nc,
+                       .ghost = G,
                        .dirichlet = {0.25, -0.5}};
   rw_grid g;
   CHECK(rw_grid_create(ctx, &cf, &g));
@@ -132,7 +143,8 @@ static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
   CHECK(rw_grid_exchange_begin(cf0g, y, gv));
   CHECK(rw_grid_exchange_end(cf0g, gv));
   double lhs = 0.0;
-  for (size_t i = 0; i < glen; i++) lhs += gv[i] * ga[i];
+  for (size_t i = 0; i < glen; i++)
+    lhs += gv[i] * ga[i];
   MPI_Allreduce(MPI_IN_PLACE, &lhs, 1, MPI_DOUBLE, MPI_SUM, rw_context_comm(ctx));
   N_VConst(0.0, z);
   CHECK(rw_grid_exchange_adjoint(cf0g, ga, z));
@@ -174,7 +186,8 @@ int main(int argc, char **argv)
     for (int b0 = 0; b0 < 3; b0++)
       for (int b1 = 0; b1 < 3; b1++)
         for (int nc = 1; nc <= 2; nc++)
-          for (int G = 1; G <= 2; G++) run(ctx, dim, (rw_bc)b0, (rw_bc)b1, nc, G);
+          for (int G = 1; G <= 2; G++)
+            run(ctx, dim, (rw_bc)b0, (rw_bc)b1, nc, G);
   rw_context_destroy(&ctx);
   MPI_Finalize();
   return fails ? 1 : 0;
