@@ -17,6 +17,8 @@ typedef struct {
   rw_adjoint_stats st;
 } result;
 
+static long members = 4; /* ensemble size used by solve() */
+
 static void solve(rw_context ctx, const char *method, double tf, double dt,
                   const rw_adjoint_options *base, result *r)
 {
@@ -24,7 +26,7 @@ static void solve(rw_context ctx, const char *method, double tf, double dt,
   rw_stepper st;
   N_Vector y, gy;
   rw_ode_config cfg = {.model = "lotkavolterra",
-                       .ensemble = 4,
+                       .ensemble = members,
                        .y0 = {1.0, 0.7},
                        .spread = 0.1,
                        .target = {0.5, 0.5},
@@ -40,7 +42,7 @@ static void solve(rw_context ctx, const char *method, double tf, double dt,
   opt.dt = dt;
   memset(r, 0, sizeof *r);
   RW_TEST_OK(rw_adjoint_solve(prob, st, &opt, y, &r->J, r->g, gy, &r->st));
-  memcpy(r->dy, rw_vec_data(gy), rw_vec_bytes(gy));
+  memcpy(r->dy, rw_vec_data(gy), rw_vec_bytes(gy) < sizeof r->dy ? rw_vec_bytes(gy) : sizeof r->dy);
   rw_vec_destroy(&y);
   rw_vec_destroy(&gy);
   rw_stepper_destroy(&st);
@@ -127,15 +129,25 @@ Test(checkpoint, budget_in_bytes_is_respected_and_too_small_fails_early)
   rw_adjoint_options_default(&opt);
   opt.mode = RW_ADJOINT_CHECKPOINT;
   opt.schedule = RW_SCHEDULE_BINOMIAL;
-  size_t snap = 8 * sizeof(double); /* 4 members x 2 components on one rank */
+  members = 4000; /* a large state, so the snapshots dominate the allocator's count */
+  size_t snap = 2 * 4000 * sizeof(double);
   for (size_t budget = snap; budget <= 20 * snap; budget += 3 * snap) {
     opt.ram_bytes = budget + snap / 2;
     result r;
     solve(ctx, "rk4", 1.0, 0.01, &opt, &r);
     cr_assert(r.st.checkpoint_bytes <= opt.ram_bytes, "%zu bytes held, budget %zu",
               r.st.checkpoint_bytes, opt.ram_bytes);
+    /* From the allocator's own count: everything the solve allocated at its peak is the
+     * budgeted snapshots plus the fixed work set (current state, next state, adjoint, the
+     * 4 stage buffers, the stepper-independent bookkeeping), never more. */
+    size_t work = 7 * (snap + 8) + 4096;
+    cr_assert(r.st.peak_alloc_bytes <= opt.ram_bytes + work,
+              "allocator peak %zu bytes, budget %zu + work set %zu", r.st.peak_alloc_bytes,
+              opt.ram_bytes, work);
     cr_assert_eq(r.st.ram_slots, (int)(budget / snap));
   }
+  members = 4;
+  snap = 8 * sizeof(double);
   /* Below one snapshot: RW_ERR_BUDGET, before a single right-hand side is evaluated. */
   rw_problem prob;
   rw_stepper st;
