@@ -15,6 +15,7 @@
  * tiny sizes only keeps it building and running. It exits 1 if (b) and (c) disagree on J or
  * dJ/dp (they must agree bit for bit: the stored stages are the ones the forward step made),
  * and 2 on a bad command line. */
+#include "bench_util.h"
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_ode_problems.h"
 
@@ -40,26 +41,6 @@ static void usage(FILE *f, const char *prog)
           "  --repeat R   repetitions of each variant, median reported (default 5)\n"
           "  --dt DT      step size; the final time is N * DT (default 1e-3)\n",
           prog);
-}
-
-static int parse_long(const char *s, long lo, long *out)
-{
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end != '\0' || v < lo) return 1;
-  *out = v;
-  return 0;
-}
-
-static int parse_double(const char *s, double *out)
-{
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end != '\0' || !isfinite(v) || v <= 0.0) return 1;
-  *out = v;
-  return 0;
 }
 
 /* Returns 0 to run, 1 to exit successfully (--help), 2 on a bad command line. Prints on rank
@@ -114,18 +95,6 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
   return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 enum { V_FWD, V_STATES, V_STAGES, NV };
 static const char *vname[NV] = {"forward only", "fwd+adjoint, states", "fwd+adjoint, stages"};
 
@@ -161,14 +130,6 @@ static int run_variant(rw_problem prob, rw_stepper st, const rw_adjoint_options 
 }
 
 /* Max over ranks of a byte count (reported per rank: the largest rank's need). */
-static size_t max_bytes(MPI_Comm comm, size_t b)
-{
-  unsigned long long v = b;
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
-  return (size_t)v;
-}
-
-static double mib(size_t b) { return (double)b / (1024.0 * 1024.0); }
 
 static int bench(const bench_opts *o, int *mismatch)
 {

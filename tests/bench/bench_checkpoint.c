@@ -37,6 +37,7 @@
  * benchmark, not a test: it asserts nothing about speed; the ctest smoke runs use tiny sizes
  * only to keep it building and running. Exit status: 0, 1 (a check above failed or an error),
  * 2 (bad command line). */
+#include "bench_util.h"
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_ode_problems.h"
 #include "rewind/rw_schedule.h"
@@ -76,26 +77,6 @@ static void usage(FILE *f, const char *prog)
           "  --repeat R           runs of each variant, median time reported (default 1)\n"
           "  --dt DT              step size; the final time is N * DT (default 1e-3)\n",
           prog);
-}
-
-static int parse_long(const char *s, long lo, long *out)
-{
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end != '\0' || v < lo) return 1;
-  *out = v;
-  return 0;
-}
-
-static int parse_double(const char *s, double *out)
-{
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end != '\0' || !isfinite(v) || v <= 0.0) return 1;
-  *out = v;
-  return 0;
 }
 
 /* "6GiB", "6G", "4000000000", "512MiB": a non-negative size with an optional binary suffix. */
@@ -219,25 +200,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
   return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Max over ranks of a byte count (reported per rank: the largest rank's need). */
-static size_t max_bytes(MPI_Comm comm, size_t b)
-{
-  unsigned long long v = b;
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
-  return (size_t)v;
-}
 
 static size_t sum_bytes(MPI_Comm comm, size_t b)
 {
@@ -246,7 +209,6 @@ static size_t sum_bytes(MPI_Comm comm, size_t b)
   return (size_t)v;
 }
 
-static double mib(size_t b) { return (double)b / (1024.0 * 1024.0); }
 static double gib(size_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
 
 /* One variant: slots > 0 is binomial checkpointing with that many slots, 0 store-everything. */
