@@ -1,0 +1,463 @@
+/* Gray-Scott problem checks, run under mpiexec with 1, 2 and 4 ranks (2-D and 3-D grids):
+ *
+ *  1. Dot-product tests of the operators on random fields (state: a smooth random field;
+ *     directions: random values hashed from the global node index), with the PETSc ex5adj
+ *     parameters and with a diffusion-dominated set (D / h^2 of order one, so an error in
+ *     the transposed stencil is not hidden under the reaction terms):
+ *       <w, (df/dy) v> = <(df/dy)^T w, v>   against the JVP (1e-13) and against a central
+ *                                            difference of rhs (1e-7), errors relative to
+ *                                            |w| |Jv| (random directions cancel in <w, Jv>);
+ *       <w, df/dp_k>   = (df/dp)^T w [k]    for each parameter, the same two ways.
+ *  2. Taylor remainder of the full discrete adjoint (RK4, 12 steps, both objectives):
+ *     |J(x + s d) - J(x) - s dJ.d| decays at second order (observed order in [1.8, 2.2]) over
+ *     5 halvings of s, in each parameter and in the initial fields.
+ *  3. Rank-count invariance: the gradient on the full communicator against the one computed
+ *     on MPI_COMM_SELF by rank 0. y(T) and the point objective's J are bitwise equal (the
+ *     forward kernels do the same operations per node whatever the decomposition); J (u2)
+ *     and dJ/dp are sums whose grouping follows the ranks: 1e-12 relative. dJ/dy0 is NOT
+ *     bitwise equal: the transposed stencil scatters into ghost entries that
+ *     rw_grid_exchange_adjoint adds to the owner after the owner's own contributions, so at
+ *     nodes next to a rank boundary the five terms of each vjp_y are summed in another
+ *     order (rounding differences, carried through the backward sweep). Asserted:
+ *     max |difference| <= 1e-14 max |dJ/dy0| (measured: a few 1e-16).
+ *  4. Checkpointing (binomial, 2 and 4 slots) gives the store-everything J, dJ/dp and dJ/dy0
+ *     bit for bit.
+ * Prints one line per check on rank 0; exits 1 if any check failed. */
+#include "rewind/rw_adjoint.h"
+#include "rewind/rw_grayscott.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(expr)                                                                                \
+  do {                                                                                             \
+    if ((expr) != 0) {                                                                             \
+      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                               \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
+    }                                                                                              \
+  } while (0)
+
+static int fails, rank, size;
+
+static void report(int ok, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void report(int ok, const char *fmt, ...)
+{
+  if (!ok) fails++;
+  if (rank != 0) return;
+  va_list ap;
+  va_start(ap, fmt);
+  printf("%s ", ok ? "ok  " : "FAIL");
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+  fflush(stdout);
+}
+
+/* Uniform in [-1, 1) from (seed, index): splitmix64. */
+static double hash01(uint64_t seed, uint64_t i)
+{
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (double)(z >> 11) / 4503599627370496.0 - 1.0;
+}
+
+/* Fills a field from global node coordinates (so every decomposition sees the same field):
+ * smooth = 1: base[c] + amp[c] * a sum of six random periodic modes (wave numbers 1..3);
+ * smooth = 0: base[c] + amp[c] * hash(seed, global index). */
+static void fill(rw_problem prob, N_Vector f, uint64_t seed, int smooth, const double base[2],
+                 const double amp[2])
+{
+  rw_grid g = rw_gs_grid(prob);
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  long st[3], cnt[3];
+  rw_grid_local_box(g, st, cnt);
+  double h[3], L = cf->hi[0] - cf->lo[0], *d = rw_vec_data(f);
+  rw_grid_spacing(g, h);
+  double kw[2][6][3], ph[2][6], a[2][6];
+  for (int c = 0; c < 2; c++)
+    for (int m = 0; m < 6; m++) {
+      for (int e = 0; e < 3; e++)
+        kw[c][m][e] = e < cf->dim ? floor(2.0 + 1.999 * hash01(seed, 100u * c + 10u * m + e)) : 0;
+      ph[c][m] = 3.14159 * hash01(seed + 1, 10u * c + m);
+      a[c][m] = hash01(seed + 2, 10u * c + m) / 6.0;
+    }
+  for (long k = 0; k < cnt[2]; k++)
+    for (long j = 0; j < cnt[1]; j++)
+      for (long i = 0; i < cnt[0]; i++)
+        for (int c = 0; c < 2; c++) {
+          long gi = st[0] + i, gj = st[1] + j, gk = st[2] + k;
+          double val;
+          if (smooth) {
+            double x[3] = {gi * h[0], gj * h[1], gk * h[2]};
+            val = 0.0;
+            for (int m = 0; m < 6; m++) {
+              double arg = ph[c][m];
+              for (int e = 0; e < cf->dim; e++)
+                arg += 2.0 * 3.14159265358979323846 * kw[c][m][e] * x[e] / L;
+              val += a[c][m] * sin(arg);
+            }
+          } else {
+            uint64_t gidx = (uint64_t)((gk * cf->n[1] + gj) * cf->n[0] + gi);
+            val = hash01(seed, 2u * gidx + (uint64_t)c);
+          }
+          d[((k * cnt[1] + j) * cnt[0] + i) * 2 + c] = base[c] + amp[c] * val;
+        }
+}
+
+static rw_problem make(rw_context ctx, int dim, long n, rw_gs_objective obj, int strong)
+{
+  rw_gs_config cfg;
+  rw_problem prob;
+  rw_gs_config_default(&cfg);
+  cfg.dim = dim;
+  cfg.n = n;
+  cfg.objective = obj;
+  CHECK(rw_gs_problem_create(ctx, &cfg, &prob));
+  if (strong) {
+    /* D / h^2 = 0.3 and 0.2: diffusion as strong as the reaction, RK4 stable at dt 0.5. */
+    double h = 2.5 / (double)n, *p = rw_problem_params(prob);
+    p[0] = 0.3 * h * h, p[1] = 0.2 * h * h;
+  }
+  return prob;
+}
+
+static double relerr(double a, double b)
+{
+  double s = fmax(fabs(a), fabs(b));
+  return s == 0.0 ? 0.0 : fabs(a - b) / s;
+}
+
+/* 1. Dot-product tests. */
+static void dot_tests(rw_context ctx, int dim, long n, int strong)
+{
+  rw_problem prob = make(ctx, dim, n, RW_GS_POINT, strong);
+  N_Vector y, v, w, jv, vt, fp, fm, yp, zero;
+  CHECK(rw_problem_new_state(prob, &y));
+  CHECK(rw_vec_clone(y, &v));
+  CHECK(rw_vec_clone(y, &w));
+  CHECK(rw_vec_clone(y, &jv));
+  CHECK(rw_vec_clone(y, &vt));
+  CHECK(rw_vec_clone(y, &fp));
+  CHECK(rw_vec_clone(y, &fm));
+  CHECK(rw_vec_clone(y, &yp));
+  CHECK(rw_vec_clone(y, &zero));
+  const double by[2] = {0.6, 0.25}, ay[2] = {0.3, 0.2}, b0[2] = {0, 0}, a1[2] = {1, 1};
+  fill(prob, y, 11, 1, by, ay);
+  fill(prob, v, 12, 0, b0, a1);
+  fill(prob, w, 13, 0, b0, a1);
+  double *p = rw_problem_params(prob), p0[4];
+  memcpy(p0, p, sizeof p0);
+  const double t = 0.7;
+  const char *set = strong ? "diffusion-dominated" : "ex5adj parameters";
+
+  /* state: JVP and central difference against the VJP */
+  CHECK(rw_problem_jvp(prob, t, y, v, NULL, jv));
+  N_VConst(0.0, vt);
+  CHECK(rw_problem_vjp_y(prob, t, y, w, vt));
+  double lhs = N_VDotProd(w, jv), rhs = N_VDotProd(vt, v);
+  /* Scaled by |w| |Jv| (and |J^T w| |v|), the size of the rounding error of a dot product:
+   * random directions make <w, Jv> itself small by cancellation. */
+  double scale = fmax(sqrt(N_VDotProd(w, w) * N_VDotProd(jv, jv)),
+                      sqrt(N_VDotProd(vt, vt) * N_VDotProd(v, v)));
+  double e_jvp = fabs(lhs - rhs) / scale;
+  double eps = 1e-5;
+  N_VLinearSum(1.0, y, eps, v, yp);
+  CHECK(rw_problem_rhs(prob, t, yp, fp));
+  N_VLinearSum(1.0, y, -eps, v, yp);
+  CHECK(rw_problem_rhs(prob, t, yp, fm));
+  N_VLinearSum(1.0, fp, -1.0, fm, jv);
+  double e_fd = fabs(N_VDotProd(w, jv) / (2.0 * eps) - rhs) / scale;
+  report(e_jvp < 1e-13 && e_fd < 1e-7,
+         "dot vjp_y %dD N=%ld %s on %d ranks: <w,Jv>=%.15e vs <J^T w,v>=%.15e: error / (|w| "
+         "|Jv|) %.2e (JVP), %.2e (central difference)",
+         dim, n, set, size, lhs, rhs, e_jvp, e_fd);
+
+  /* parameters, one at a time: <w, df/dp_k> against (df/dp)^T w [k] */
+  double pbar[4] = {0, 0, 0, 0};
+  CHECK(rw_problem_vjp_p(prob, t, y, w, pbar));
+  MPI_Allreduce(MPI_IN_PLACE, pbar, 4, MPI_DOUBLE, MPI_SUM, rw_context_comm(ctx));
+  double worst_jvp = 0.0, worst_fd = 0.0;
+  for (int k = 0; k < 4; k++) {
+    double dp[4] = {0, 0, 0, 0};
+    dp[k] = 1.0;
+    CHECK(rw_problem_jvp(prob, t, y, zero, dp, jv));
+    double l = N_VDotProd(w, jv);
+    double ek = 1e-4 * fabs(p0[k]);
+    p[k] = p0[k] + ek;
+    CHECK(rw_problem_rhs(prob, t, y, fp));
+    p[k] = p0[k] - ek;
+    CHECK(rw_problem_rhs(prob, t, y, fm));
+    p[k] = p0[k];
+    N_VLinearSum(1.0, fp, -1.0, fm, jv);
+    double lfd = N_VDotProd(w, jv) / (2.0 * ek);
+    double a = relerr(l, pbar[k]), b = relerr(lfd, pbar[k]);
+    worst_jvp = fmax(worst_jvp, a);
+    worst_fd = fmax(worst_fd, b);
+    report(a < 1e-13 && b < 1e-7,
+           "dot vjp_p %dD N=%ld %s on %d ranks: dJ/d%s: <w,df/dp>=%.15e vs %.15e: rel %.2e "
+           "(JVP), %.2e (central difference)",
+           dim, n, set, size, rw_problem_param_name(prob, k), l, pbar[k], a, b);
+  }
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&v);
+  rw_vec_destroy(&w);
+  rw_vec_destroy(&jv);
+  rw_vec_destroy(&vt);
+  rw_vec_destroy(&fp);
+  rw_vec_destroy(&fm);
+  rw_vec_destroy(&yp);
+  rw_vec_destroy(&zero);
+  rw_problem_destroy(&prob);
+}
+
+/* J after `steps` RK4 steps of 0.5 from y0 + s dy (dy may be NULL) with parameters p. */
+static double forward_J(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y0,
+                        N_Vector dy, double s, N_Vector work)
+{
+  double J;
+  if (dy)
+    N_VLinearSum(1.0, y0, s, dy, work);
+  else
+    N_VScale(1.0, y0, work);
+  CHECK(rw_forward_solve(prob, st, opt, work, &J, NULL));
+  return J;
+}
+
+/* 2. Taylor remainder test of the full adjoint. */
+static void taylor_tests(rw_context ctx, int dim, long n, rw_gs_objective obj, int strong)
+{
+  rw_problem prob = make(ctx, dim, n, obj, strong);
+  rw_stepper st;
+  N_Vector y0, y, gy, dy;
+  CHECK(rw_stepper_create_erk(prob, rw_tableau_find("rk4"), &st));
+  CHECK(rw_problem_new_state(prob, &y0));
+  CHECK(rw_vec_clone(y0, &y));
+  CHECK(rw_vec_clone(y0, &gy));
+  CHECK(rw_vec_clone(y0, &dy));
+  const double by[2] = {0.6, 0.25}, ay[2] = {0.3, 0.2}, b0[2] = {0, 0}, a1[2] = {1, 1};
+  fill(prob, y0, 21, 1, by, ay);
+  fill(prob, dy, 22, 1, b0, a1);
+  rw_adjoint_options opt;
+  rw_adjoint_options_default(&opt);
+  opt.t0 = 0.0, opt.tf = 6.0, opt.dt = 0.5;
+  double J0, g[4], *p = rw_problem_params(prob), p0[4];
+  memcpy(p0, p, sizeof p0);
+  N_VScale(1.0, y0, y);
+  CHECK(rw_adjoint_solve(prob, st, &opt, y, &J0, g, gy, NULL));
+  const char *on = obj == RW_GS_POINT ? "point" : "u2";
+  for (int dir = 0; dir < 5; dir++) { /* 0..3: parameter k; 4: initial fields */
+    double gd = dir < 4 ? g[dir] * p0[dir] : N_VDotProd(gy, dy);
+    double s0 = dir < 4 ? 0.0625 : 0.02, prev = 0.0, omin = 1e9, omax = -1e9, rem = 0.0;
+    char orders[128] = "";
+    for (int i = 0; i <= 5; i++) {
+      double s = s0 * pow(0.5, i), J;
+      if (dir < 4) {
+        p[dir] = p0[dir] * (1.0 + s);
+        J = forward_J(prob, st, &opt, y0, NULL, 0.0, y);
+        p[dir] = p0[dir];
+      } else {
+        J = forward_J(prob, st, &opt, y0, dy, s, y);
+      }
+      rem = fabs(J - J0 - s * gd);
+      if (i > 0) {
+        double o = log2(prev / rem);
+        omin = fmin(omin, o), omax = fmax(omax, o);
+        size_t l = strlen(orders);
+        snprintf(orders + l, sizeof orders - l, "%s%.3f", i > 1 ? " " : "", o);
+      }
+      prev = rem;
+    }
+    report(omin > 1.8 && omax < 2.2,
+           "taylor %dD N=%ld %s objective %s on %d ranks, direction %s: orders %s (last "
+           "remainder %.2e)",
+           dim, n, strong ? "diffusion-dominated" : "ex5adj", on, size,
+           dir < 4 ? rw_problem_param_name(prob, dir) : "y0", orders, rem);
+  }
+  rw_vec_destroy(&y0);
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&gy);
+  rw_vec_destroy(&dy);
+  rw_stepper_destroy(&st);
+  rw_problem_destroy(&prob);
+}
+
+typedef struct {
+  double J, g[4];
+  double *y, *gy; /* global fields on rank 0 of the communicator (NULL elsewhere) */
+  long n;
+} result;
+
+/* The distributed field gathered in global order on rank 0 of comm (other entries are added
+ * as zeros, which is exact). */
+static double *gather(rw_problem prob, N_Vector f, MPI_Comm comm, long *ntot)
+{
+  rw_grid g = rw_gs_grid(prob);
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  long st[3], cnt[3], N = cf->n[0], nz = cf->dim == 3 ? N : 1;
+  rw_grid_local_box(g, st, cnt);
+  *ntot = 2 * N * N * nz;
+  double *all = calloc((size_t)*ntot, sizeof(double)), *d = rw_vec_data(f);
+  for (long k = 0; k < cnt[2]; k++)
+    for (long j = 0; j < cnt[1]; j++)
+      for (long i = 0; i < cnt[0]; i++)
+        for (int c = 0; c < 2; c++)
+          all[(((st[2] + k) * N + st[1] + j) * N + st[0] + i) * 2 + c] =
+              d[((k * cnt[1] + j) * cnt[0] + i) * 2 + c];
+  int r;
+  MPI_Comm_rank(comm, &r);
+  MPI_Reduce(r == 0 ? MPI_IN_PLACE : all, all, (int)*ntot, MPI_DOUBLE, MPI_SUM, 0, comm);
+  if (r != 0) {
+    free(all);
+    return NULL;
+  }
+  return all;
+}
+
+static void solve(MPI_Comm comm, int dim, long n, rw_gs_objective obj, result *res)
+{
+  rw_context ctx;
+  CHECK(rw_context_create(comm, &ctx));
+  rw_problem prob = make(ctx, dim, n, obj, 0);
+  rw_stepper st;
+  N_Vector y, gy;
+  CHECK(rw_stepper_create_erk(prob, rw_tableau_find("rk4"), &st));
+  CHECK(rw_problem_new_state(prob, &y));
+  CHECK(rw_vec_clone(y, &gy));
+  const double by[2] = {0.6, 0.25}, ay[2] = {0.3, 0.2};
+  fill(prob, y, 31, 1, by, ay);
+  rw_adjoint_options opt;
+  rw_adjoint_options_default(&opt);
+  opt.t0 = 0.0, opt.tf = 10.0, opt.dt = 0.5;
+  CHECK(rw_adjoint_solve(prob, st, &opt, y, &res->J, res->g, gy, NULL));
+  res->y = gather(prob, y, comm, &res->n);
+  res->gy = gather(prob, gy, comm, &res->n);
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&gy);
+  rw_stepper_destroy(&st);
+  rw_problem_destroy(&prob);
+  rw_context_destroy(&ctx);
+}
+
+/* 3. Rank-count invariance. */
+static void rank_tests(int dim, long n, rw_gs_objective obj)
+{
+  result a = {0}, b = {0};
+  solve(MPI_COMM_WORLD, dim, n, obj, &a);
+  int ok = 1;
+  if (rank == 0) {
+    solve(MPI_COMM_SELF, dim, n, obj, &b);
+    double worst = relerr(a.J, b.J), gmax = 0.0, dmax = 0.0;
+    for (int k = 0; k < 4; k++)
+      worst = fmax(worst, relerr(a.g[k], b.g[k]));
+    long ydiff = 0, gdiff = 0;
+    for (long i = 0; i < a.n; i++) {
+      ydiff += a.y[i] != b.y[i];
+      gdiff += a.gy[i] != b.gy[i];
+      gmax = fmax(gmax, fabs(b.gy[i]));
+      dmax = fmax(dmax, fabs(a.gy[i] - b.gy[i]));
+    }
+    int jbit = a.J == b.J;
+    ok = worst <= 1e-12 && ydiff == 0 && dmax <= 1e-14 * gmax && (obj != RW_GS_POINT || jbit);
+    printf("%s ranks %dD N=%ld objective %s: %d ranks vs 1: J %s (rel %.2e), worst rel in J and "
+           "dJ/dp %.2e; y(T) %s; dJ/dy0 %ld of %ld entries differ, max |diff| / max |dJ/dy0| "
+           "= %.2e\n",
+           ok ? "ok  " : "FAIL", dim, n, obj == RW_GS_POINT ? "point" : "u2", size,
+           jbit ? "bitwise equal" : "differs", relerr(a.J, b.J), worst,
+           ydiff ? "DIFFERS" : "bitwise equal", gdiff, a.n, dmax / gmax);
+    fflush(stdout);
+    free(b.y);
+    free(b.gy);
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!ok) fails++;
+  free(a.y);
+  free(a.gy);
+}
+
+/* 4. Checkpointed gradient equals store-everything bit for bit. */
+static void checkpoint_tests(rw_context ctx, int dim, long n)
+{
+  rw_problem prob = make(ctx, dim, n, RW_GS_U2, 0);
+  rw_stepper st;
+  N_Vector y0, y, g0, g1;
+  CHECK(rw_stepper_create_erk(prob, rw_tableau_find("rk4"), &st));
+  CHECK(rw_problem_new_state(prob, &y0));
+  CHECK(rw_vec_clone(y0, &y));
+  CHECK(rw_vec_clone(y0, &g0));
+  CHECK(rw_vec_clone(y0, &g1));
+  const double by[2] = {0.6, 0.25}, ay[2] = {0.3, 0.2};
+  fill(prob, y0, 41, 1, by, ay);
+  rw_adjoint_options opt;
+  rw_adjoint_options_default(&opt);
+  opt.t0 = 0.0, opt.tf = 15.0, opt.dt = 0.5;
+  double J0, J1, p0[4], p1[4];
+  N_VScale(1.0, y0, y);
+  CHECK(rw_adjoint_solve(prob, st, &opt, y, &J0, p0, g0, NULL));
+  const int slots[] = {2, 4};
+  for (int s = 0; s < 2; s++) {
+    rw_adjoint_stats stats;
+    rw_adjoint_options o = opt;
+    o.mode = RW_ADJOINT_CHECKPOINT;
+    o.schedule = RW_SCHEDULE_BINOMIAL;
+    o.ram_slots = slots[s];
+    N_VScale(1.0, y0, y);
+    CHECK(rw_adjoint_solve(prob, st, &o, y, &J1, p1, g1, &stats));
+    int same = J0 == J1 && memcmp(p0, p1, sizeof p0) == 0 &&
+               memcmp(rw_vec_data(g0), rw_vec_data(g1), rw_vec_bytes(g0)) == 0;
+    int all = 0;
+    MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
+    report(all,
+           "checkpoint %dD N=%ld on %d ranks: binomial %d slots (%ld recomputed steps, %ld "
+           "steps) vs store: J, dJ/dp, dJ/dy0 %s",
+           dim, n, size, slots[s], stats.recomputed_steps, stats.steps,
+           all ? "bitwise equal" : "DIFFERENT");
+  }
+  rw_vec_destroy(&y0);
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&g0);
+  rw_vec_destroy(&g1);
+  rw_stepper_destroy(&st);
+  rw_problem_destroy(&prob);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  size_t mem0 = rw_mem_current();
+  rw_context ctx;
+  CHECK(rw_context_create(MPI_COMM_WORLD, &ctx));
+  for (int strong = 0; strong <= 1; strong++) {
+    dot_tests(ctx, 2, 20, strong);
+    dot_tests(ctx, 3, 10, strong);
+  }
+  for (int strong = 0; strong <= 1; strong++)
+    for (int obj = 0; obj < 2; obj++)
+      taylor_tests(ctx, 2, 16, (rw_gs_objective)obj, strong);
+  taylor_tests(ctx, 3, 8, RW_GS_U2, 1);
+  checkpoint_tests(ctx, 2, 24);
+  checkpoint_tests(ctx, 3, 8);
+  rw_context_destroy(&ctx);
+  for (int obj = 0; obj < 2; obj++)
+    rank_tests(2, 24, (rw_gs_objective)obj);
+  rank_tests(3, 12, RW_GS_POINT);
+  size_t mem1 = rw_mem_current();
+  report(mem1 == mem0, "allocator: %zu bytes held after every object is destroyed (%zu before)",
+         mem1, mem0);
+  int all = 0;
+  MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0) printf("%s\n", all ? "FAILED" : "all Gray-Scott checks passed");
+  MPI_Finalize();
+  return all ? 1 : 0;
+}
