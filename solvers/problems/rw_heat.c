@@ -1,0 +1,586 @@
+/* The heat problem (see rw_heat.h): variable-conductivity diffusion on a distributed grid,
+ * with kappa as a distributed parameter field and a sensor-misfit running cost.
+ *
+ * Three grids share one decomposition (same sizes, same rank count, so MPI_Dims_create gives
+ * the same blocks; checked at creation): the state grid (Dirichlet ghosts = u_b), the
+ * linearised-state grid (Dirichlet ghosts = 0, for tangents) and the kappa grid (periodic
+ * where the state is periodic, Neumann mirror elsewhere). Each has its own halo buffers and
+ * communicator, so a kappa exchange can be in flight during a state exchange.
+ *
+ * kappa is exchanged in every right-hand side, overlapped with the state exchange and the
+ * interior work of rw_grid_apply: its owned values are copied at once (the interior needs no
+ * ghosts) and its ghosts are completed before the first frame slab. That keeps the problem
+ * correct when anybody writes into the field (Taylor tests, the app's data run) without a
+ * refresh call to forget; its cost is measured in tests/mpi/test_heat.c (see the report).
+ *
+ * The VJPs are the exact transposes of the discrete operator: each face's terms are
+ * scattered into a ghosted adjoint array (the state's for vjp_y, kappa's for vjp_field),
+ * whose ghost entries rw_grid_exchange_adjoint sends back to their owners (added to the
+ * mirrored node for Neumann/mirror ghosts, dropped for Dirichlet ghosts, which are
+ * constants). */
+#include "rewind/rw_heat.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+  rw_context ctx;
+  rw_grid ug, lg, kg; /* state, linearised state, kappa */
+  int dim;
+  long n[3], st[3], cnt[3], gn[3];
+  size_t glen, sd[3];        /* ghosted length, strides per dimension in a ghosted array */
+  double h[3], c[3];         /* spacing, 1 / (2 h^2) */
+  double *gu, *gk, *ga, *gb; /* ghosted work arrays: state, kappa, state adjoint, kappa adjoint */
+  N_Vector kappa;            /* the problem's field (owned by the problem) */
+  N_Vector shape;            /* s(x) */
+  int ns;
+  long (*snode)[3]; /* sensor nodes (global) */
+  long *sloc;       /* local index of the sensor node, -1 when another rank owns it */
+  double *sbuf;     /* ns doubles */
+  long nt;          /* data: nt times, values[n * ns + s] */
+  double *dtimes, *dvals;
+  int recording;
+  long rcap, nrec;
+  double *rtimes, *rvals;
+} heat;
+
+/* Kernel context of the right-hand side and the tangents. */
+typedef struct {
+  const heat *H;
+  const double *gk; /* ghosted conductivity */
+  rw_grid kgrid;    /* grid whose exchange of gk is still in flight (NULL: none) */
+  double *gk_pending;
+  const double *src; /* source shape (NULL: none) */
+  double q;
+  int err;
+} heat_kctx;
+
+static int heat_rhs(void *content, double t, N_Vector y, const double *p, N_Vector f);
+
+static heat *heat_of(rw_problem prob)
+{
+  if (!prob || rw_problem_get_ops(prob)->rhs != heat_rhs) return NULL;
+  return rw_problem_content(prob);
+}
+
+#define HEAT_GET(H, prob)                                                                          \
+  heat *H = heat_of(prob);                                                                         \
+  RW_CHECK(H, RW_ERR_ARG, "%s: not a heat problem", __func__)
+
+/* f = div(k grad u) (+ q s) on the owned box [lo, hi), conservative face form. */
+static void heat_diffuse(const heat *H, const double *gk, const double *gu, const double *src,
+                         double q, double *out, const long lo[3], const long hi[3])
+{
+  const int D = H->dim;
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++) {
+      size_t x = rw_grid_gidx(H->gn, 1, D, lo[0], j, k, 1, 0);
+      size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0] + lo[0]);
+      for (long i = lo[0]; i < hi[0]; i++, x++, o++) {
+        double ui = gu[x], ki = gk[x], fi = 0.0;
+        for (int d = 0; d < D; d++) {
+          size_t s = H->sd[d];
+          fi +=
+              H->c[d] * ((ki + gk[x - s]) * (gu[x - s] - ui) + (ki + gk[x + s]) * (gu[x + s] - ui));
+        }
+        out[o] = src ? fi + q * src[o] : fi;
+      }
+    }
+}
+
+/* rw_grid_apply kernel: the interior box needs no ghosts; before the first box that touches
+ * the block's frame, the kappa exchange still in flight (if any) is completed. */
+static void heat_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
+                        const long hi[3])
+{
+  heat_kctx *c = kc;
+  (void)g;
+  if (c->kgrid) {
+    int frame = 0;
+    for (int d = 0; d < c->H->dim; d++)
+      frame = frame || lo[d] < 1 || hi[d] > c->H->cnt[d] - 1;
+    if (frame) {
+      int e = rw_grid_exchange_end(c->kgrid, c->gk_pending);
+      if (e && !c->err) c->err = e;
+      c->kgrid = NULL;
+    }
+  }
+  heat_diffuse(c->H, c->gk, gv, c->src, c->q, out, lo, hi);
+}
+
+/* out = div(a grad v) (+ q src): a exchanged on the kappa grid into ga_arr, v on `vgrid`
+ * (into H->gu) by rw_grid_apply, the two exchanges overlapped with the interior. */
+static int heat_apply(heat *H, N_Vector a, double *ga_arr, rw_grid vgrid, N_Vector v,
+                      const double *src, double q, N_Vector out)
+{
+  heat_kctx c = {H, ga_arr, H->kg, ga_arr, src, q, 0};
+  RW_CALL(rw_grid_exchange_begin(H->kg, a, ga_arr));
+  int ierr = rw_grid_apply(vgrid, v, H->gu, out, heat_kernel, &c);
+  if (c.kgrid) { /* apply failed before any frame box: finish the kappa exchange */
+    int e = rw_grid_exchange_end(H->kg, ga_arr);
+    if (!ierr) ierr = e;
+  }
+  RW_CALL(ierr);
+  RW_CALL(c.err);
+  return 0;
+}
+
+static int heat_rhs(void *content, double t, N_Vector y, const double *p, N_Vector f)
+{
+  heat *H = content;
+  (void)t;
+  RW_CALL(heat_apply(H, H->kappa, H->gk, H->ug, y, rw_vec_data(H->shape), p[0], f));
+  return 0;
+}
+
+static int heat_jvp(void *content, double t, N_Vector y, const double *p, N_Vector v,
+                    const double *dp, N_Vector out)
+{
+  heat *H = content;
+  (void)t, (void)y, (void)p;
+  RW_CALL(heat_apply(H, H->kappa, H->gk, H->lg, v, dp ? rw_vec_data(H->shape) : NULL,
+                     dp ? dp[0] : 0.0, out));
+  return 0;
+}
+
+/* out += (df/du)^T w: each face term c (k_i + k_j) w_i (u_j - u_i) of f_i gives
+ * +c (k_i + k_j) w_i to u_j and -c (k_i + k_j) w_i to u_i. */
+static int heat_vjp_y(void *content, double t, N_Vector y, const double *p, N_Vector w,
+                      N_Vector out)
+{
+  heat *H = content;
+  const int D = H->dim;
+  const double *wd = rw_vec_data(w), *gk = H->gk;
+  double *ga = H->ga;
+  (void)t, (void)y, (void)p;
+  RW_CALL(rw_grid_exchange_begin(H->kg, H->kappa, H->gk));
+  memset(ga, 0, H->glen * sizeof(double));
+  RW_CALL(rw_grid_exchange_end(H->kg, H->gk));
+  for (long k = 0; k < H->cnt[2]; k++)
+    for (long j = 0; j < H->cnt[1]; j++) {
+      size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
+      size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
+      for (long i = 0; i < H->cnt[0]; i++, x++, o++) {
+        double wi = wd[o], ki = gk[x], self = 0.0;
+        for (int d = 0; d < D; d++) {
+          size_t s = H->sd[d];
+          double am = H->c[d] * (ki + gk[x - s]) * wi, ap = H->c[d] * (ki + gk[x + s]) * wi;
+          ga[x - s] += am;
+          ga[x + s] += ap;
+          self += am + ap;
+        }
+        ga[x] -= self;
+      }
+    }
+  RW_CALL(rw_grid_exchange_adjoint(H->ug, ga, out));
+  return 0;
+}
+
+/* out[0] += sum_i w_i s_i (local part). */
+static int heat_vjp_p(void *content, double t, N_Vector y, const double *p, N_Vector w, double *out)
+{
+  heat *H = content;
+  (void)t, (void)y, (void)p;
+  const double *wd = rw_vec_data(w), *s = rw_vec_data(H->shape);
+  double acc = 0.0;
+  for (sunindextype i = 0; i < rw_vec_local_length(w); i++)
+    acc += wd[i] * s[i];
+  out[0] += acc;
+  return 0;
+}
+
+/* out += (df/dkappa)^T w: each face term c (k_i + k_j) w_i (u_j - u_i) gives
+ * c w_i (u_j - u_i) to both k_i and k_j (k_j possibly a ghost: sent back to its owner). */
+static int heat_vjp_field(void *content, double t, N_Vector y, const double *p, N_Vector field,
+                          N_Vector w, N_Vector out)
+{
+  heat *H = content;
+  const int D = H->dim;
+  const double *wd = rw_vec_data(w), *gu = H->gu;
+  double *gb = H->gb;
+  (void)t, (void)p, (void)field;
+  RW_CALL(rw_grid_exchange_begin(H->ug, y, H->gu));
+  memset(gb, 0, H->glen * sizeof(double));
+  RW_CALL(rw_grid_exchange_end(H->ug, H->gu));
+  for (long k = 0; k < H->cnt[2]; k++)
+    for (long j = 0; j < H->cnt[1]; j++) {
+      size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
+      size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
+      for (long i = 0; i < H->cnt[0]; i++, x++, o++) {
+        double wi = wd[o], ui = gu[x], self = 0.0;
+        for (int d = 0; d < D; d++) {
+          size_t s = H->sd[d];
+          double bm = H->c[d] * wi * (gu[x - s] - ui), bp = H->c[d] * wi * (gu[x + s] - ui);
+          gb[x - s] += bm;
+          gb[x + s] += bp;
+          self += bm + bp;
+        }
+        gb[x] += self;
+      }
+    }
+  RW_CALL(rw_grid_exchange_adjoint(H->kg, gb, out));
+  return 0;
+}
+
+/* The data at time t for every sensor, into H->sbuf: linear interpolation between the
+ * recorded times, constant outside them. */
+static void heat_data_at(heat *H, double t)
+{
+  long nt = H->nt, a = 0, b = nt - 1;
+  const double *T = H->dtimes;
+  if (nt == 1 || t <= T[0]) {
+    memcpy(H->sbuf, H->dvals, (size_t)H->ns * sizeof(double));
+    return;
+  }
+  if (t >= T[nt - 1]) {
+    memcpy(H->sbuf, H->dvals + (size_t)(nt - 1) * (size_t)H->ns, (size_t)H->ns * sizeof(double));
+    return;
+  }
+  while (b - a > 1) { /* T[a] <= t < T[b] */
+    long m = (a + b) / 2;
+    if (T[m] <= t)
+      a = m;
+    else
+      b = m;
+  }
+  double th = (t - T[a]) / (T[b] - T[a]);
+  const double *va = H->dvals + (size_t)a * (size_t)H->ns, *vb = va + H->ns;
+  for (int s = 0; s < H->ns; s++)
+    H->sbuf[s] = (1.0 - th) * va[s] + th * vb[s];
+}
+
+static int heat_running(void *content, double t, N_Vector y, const double *p, double *r)
+{
+  heat *H = content;
+  (void)p;
+  *r = 0.0;
+  if (H->nt == 0 || H->recording) return 0;
+  heat_data_at(H, t);
+  const double *yd = rw_vec_data(y);
+  double acc = 0.0;
+  for (int s = 0; s < H->ns; s++)
+    if (H->sloc[s] >= 0) {
+      double e = yd[H->sloc[s]] - H->sbuf[s];
+      acc += e * e;
+    }
+  *r = 0.5 * acc;
+  return 0;
+}
+
+static int heat_running_grad(void *content, double t, N_Vector y, const double *p, double w,
+                             N_Vector ry, double *rp)
+{
+  heat *H = content;
+  (void)p, (void)rp;
+  if (H->nt == 0 || H->recording) return 0;
+  heat_data_at(H, t);
+  const double *yd = rw_vec_data(y);
+  double *g = rw_vec_data(ry);
+  for (int s = 0; s < H->ns; s++)
+    if (H->sloc[s] >= 0) g[H->sloc[s]] += w * (yd[H->sloc[s]] - H->sbuf[s]);
+  return 0;
+}
+
+static void heat_destroy(void *content)
+{
+  heat *H = content;
+  if (!H) return;
+  rw_grid_destroy(&H->ug);
+  rw_grid_destroy(&H->lg);
+  rw_grid_destroy(&H->kg);
+  rw_free(&H->gu);
+  rw_free(&H->gk);
+  rw_free(&H->ga);
+  rw_free(&H->gb);
+  rw_vec_destroy(&H->shape);
+  rw_free(&H->snode);
+  rw_free(&H->sloc);
+  rw_free(&H->sbuf);
+  rw_free(&H->dtimes);
+  rw_free(&H->dvals);
+  rw_free(&H->rtimes);
+  rw_free(&H->rvals);
+  rw_free(&H);
+}
+
+/* Places the sensors (see rw_heat_config) and finds their owners. */
+static int heat_place_sensors(heat *H, const rw_heat_config *cfg, rw_grid g)
+{
+  int m = 1, D = H->dim;
+  for (;; m++) {
+    long pw = 1;
+    for (int d = 0; d < D; d++)
+      pw *= m;
+    if (pw >= cfg->nsensors) break;
+  }
+  for (int s = 0; s < H->ns; s++) {
+    long a[3] = {s % m, (s / m) % m, s / ((long)m * m)};
+    for (int d = 0; d < D; d++) {
+      double x, L = cfg->length[d];
+      if (cfg->sensor_coords) {
+        x = cfg->sensor_coords[s * D + d];
+        RW_CHECK(x >= 0.0 && x <= L, RW_ERR_ARG,
+                 "sensor %d: coordinate %d = %g lies outside the domain [0, %g]", s, d, x, L);
+      } else {
+        x = ((double)a[d] + 0.5) / (double)m * L;
+      }
+      long i = lround(x / H->h[d]);
+      if (cfg->bc == RW_BC_PERIODIC) i %= H->n[d];
+      H->snode[s][d] = i < 0 ? 0 : i > H->n[d] - 1 ? H->n[d] - 1 : i;
+    }
+    if (D == 2) H->snode[s][2] = 0;
+    H->sloc[s] = rw_grid_local_index(g, H->snode[s][0], H->snode[s][1], H->snode[s][2]);
+  }
+  return 0;
+}
+
+int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem *out)
+{
+  static const rw_problem_ops ops = {.rhs = heat_rhs,
+                                     .vjp_y = heat_vjp_y,
+                                     .vjp_p = heat_vjp_p,
+                                     .jvp = heat_jvp,
+                                     .running = heat_running,
+                                     .running_grad = heat_running_grad,
+                                     .vjp_field = heat_vjp_field,
+                                     .destroy = heat_destroy};
+  static const char *const names[] = {"source"};
+  int ierr = 0;
+  heat *H = NULL;
+  rw_problem prob = NULL;
+  N_Vector kappa = NULL;
+  RW_CHECK(cfg && out, RW_ERR_ARG, "rw_heat_problem_create: NULL argument");
+  *out = NULL;
+  RW_CHECK(cfg->dim == 2 || cfg->dim == 3, RW_ERR_ARG, "heat: dimension %d; 2 or 3 supported",
+           cfg->dim);
+  RW_CHECK(cfg->nsensors >= 1 && cfg->nsensors <= RW_HEAT_MAX_SENSORS, RW_ERR_ARG,
+           "heat: %d sensors; 1 to %d supported", cfg->nsensors, RW_HEAT_MAX_SENSORS);
+  for (int d = 0; d < cfg->dim; d++)
+    RW_CHECK(cfg->length[d] > 0.0 && cfg->n[d] >= 3, RW_ERR_ARG,
+             "heat: dimension %d has %ld nodes on length %g; at least 3 nodes on a positive "
+             "length needed",
+             d, cfg->n[d], cfg->length[d]);
+  RW_CHECK(cfg->source_width > 0.0, RW_ERR_ARG, "heat: source width %g must be > 0",
+           cfg->source_width);
+  RW_CALL(rw_calloc(1, sizeof *H, "heat problem", &H));
+  H->ctx = ctx;
+  H->dim = cfg->dim;
+  rw_grid_config gc = {.dim = cfg->dim, .ncomp = 1, .ghost = 1};
+  for (int d = 0; d < 3; d++) {
+    gc.n[d] = d < cfg->dim ? cfg->n[d] : 1;
+    gc.lo[d] = 0.0;
+    gc.hi[d] = d < cfg->dim ? cfg->length[d] : 1.0;
+    gc.bc[d] = cfg->bc;
+  }
+  gc.dirichlet[0] = cfg->boundary_value;
+  RW_TRY(rw_grid_create(ctx, &gc, &H->ug));
+  gc.dirichlet[0] = 0.0;
+  RW_TRY(rw_grid_create(ctx, &gc, &H->lg));
+  for (int d = 0; d < 3; d++)
+    gc.bc[d] = cfg->bc == RW_BC_PERIODIC ? RW_BC_PERIODIC : RW_BC_NEUMANN;
+  RW_TRY(rw_grid_create(ctx, &gc, &H->kg));
+  long s2[3], c2[3];
+  rw_grid_local_box(H->ug, H->st, H->cnt);
+  rw_grid_local_box(H->kg, s2, c2);
+  for (int d = 0; d < 3; d++)
+    RW_CHECK_GOTO(s2[d] == H->st[d] && c2[d] == H->cnt[d], RW_ERR_INTERNAL,
+                  "heat: the kappa grid is decomposed unlike the state grid");
+  rw_grid_ghosted_dims(H->ug, H->gn);
+  rw_grid_spacing(H->ug, H->h);
+  H->glen = rw_grid_ghosted_length(H->ug);
+  H->sd[0] = 1, H->sd[1] = (size_t)H->gn[0], H->sd[2] = (size_t)H->gn[0] * (size_t)H->gn[1];
+  for (int d = 0; d < 3; d++) {
+    H->n[d] = gc.n[d];
+    H->c[d] = d < H->dim ? 0.5 / (H->h[d] * H->h[d]) : 0.0;
+  }
+  RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted state", &H->gu));
+  RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted kappa", &H->gk));
+  RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted state adjoint", &H->ga));
+  RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted kappa adjoint", &H->gb));
+  H->ns = cfg->nsensors;
+  RW_TRY(rw_calloc((size_t)H->ns, sizeof *H->snode, "heat sensors", &H->snode));
+  RW_TRY(rw_calloc((size_t)H->ns, sizeof *H->sloc, "heat sensors", &H->sloc));
+  RW_TRY(rw_calloc((size_t)H->ns, sizeof *H->sbuf, "heat sensors", &H->sbuf));
+  RW_TRY(heat_place_sensors(H, cfg, H->ug));
+  RW_TRY(rw_grid_new_field(H->ug, &H->shape));
+  RW_TRY(rw_problem_create(ctx, "heat", &ops, H, rw_grid_local_length(H->ug), 1, names, &prob));
+  H = NULL; /* owned by the problem from here */
+  {
+    heat *Hp = rw_problem_content(prob);
+    RW_TRY(rw_heat_fill_gaussian(prob, Hp->shape, 0.0, 1.0, cfg->source_center, cfg->source_width));
+    RW_TRY(rw_grid_new_field(Hp->ug, &kappa));
+    N_VConst(1.0, kappa);
+    RW_TRY(rw_problem_set_field(prob, "kappa", kappa));
+    Hp->kappa = kappa;
+    kappa = NULL;
+  }
+  *out = prob;
+  return 0;
+cleanup:
+  rw_vec_destroy(&kappa);
+  rw_problem_destroy(&prob);
+  heat_destroy(H);
+  return ierr;
+}
+
+rw_grid rw_heat_grid(rw_problem prob)
+{
+  heat *H = heat_of(prob);
+  return H ? H->ug : NULL;
+}
+
+int rw_heat_fill_gaussian(rw_problem prob, N_Vector v, double background, double amplitude,
+                          const double *center, double width)
+{
+  HEAT_GET(H, prob);
+  RW_CHECK(width > 0.0, RW_ERR_ARG, "heat: Gaussian width %g must be > 0", width);
+  double *vd = rw_vec_data(v), c[3] = {0.0, 0.0, 0.0};
+  for (int d = 0; d < H->dim; d++)
+    c[d] = center[d];
+  for (long k = 0; k < H->cnt[2]; k++)
+    for (long j = 0; j < H->cnt[1]; j++)
+      for (long i = 0; i < H->cnt[0]; i++) {
+        long gi[3] = {H->st[0] + i, H->st[1] + j, H->st[2] + k};
+        double r2 = 0.0;
+        for (int d = 0; d < H->dim; d++) {
+          double dx = (double)gi[d] * H->h[d] - c[d];
+          r2 += dx * dx;
+        }
+        vd[(k * H->cnt[1] + j) * H->cnt[0] + i] =
+            background + amplitude * exp(-r2 / (2.0 * width * width));
+      }
+  return 0;
+}
+
+int rw_heat_kappa_range(rw_problem prob, double *kmin, double *kmax)
+{
+  HEAT_GET(H, prob);
+  const double *k = rw_vec_data(H->kappa);
+  double mm[2] = {INFINITY, INFINITY}; /* min kappa, min -kappa */
+  for (sunindextype i = 0; i < rw_vec_local_length(H->kappa); i++) {
+    mm[0] = fmin(mm[0], k[i]);
+    mm[1] = fmin(mm[1], -k[i]);
+  }
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_DOUBLE, MPI_MIN, rw_context_comm(H->ctx)));
+  *kmin = mm[0];
+  *kmax = -mm[1];
+  return 0;
+}
+
+double rw_heat_stability_limit(rw_problem prob, double kappa_max)
+{
+  heat *H = heat_of(prob);
+  if (!H || !(kappa_max > 0.0)) return INFINITY;
+  double s = 0.0;
+  for (int d = 0; d < H->dim; d++)
+    s += 1.0 / (H->h[d] * H->h[d]);
+  return 1.0 / (2.0 * kappa_max * s);
+}
+
+int rw_heat_num_sensors(rw_problem prob)
+{
+  heat *H = heat_of(prob);
+  return H ? H->ns : 0;
+}
+
+void rw_heat_sensor(rw_problem prob, int s, long node[3], double x[3])
+{
+  heat *H = heat_of(prob);
+  if (!H || s < 0 || s >= H->ns) return;
+  for (int d = 0; d < 3; d++) {
+    if (node) node[d] = H->snode[s][d];
+    if (x) x[d] = d < H->dim ? (double)H->snode[s][d] * H->h[d] : 0.0;
+  }
+}
+
+int rw_heat_sample(rw_problem prob, N_Vector u, double *vals)
+{
+  HEAT_GET(H, prob);
+  const double *ud = rw_vec_data(u);
+  /* Every node has one owner and the others add zeros: the sum is exact. */
+  for (int s = 0; s < H->ns; s++)
+    vals[s] = H->sloc[s] >= 0 ? ud[H->sloc[s]] : 0.0;
+  RW_CALL_MPI(
+      MPI_Allreduce(MPI_IN_PLACE, vals, H->ns, MPI_DOUBLE, MPI_SUM, rw_context_comm(H->ctx)));
+  return 0;
+}
+
+int rw_heat_set_data(rw_problem prob, long nt, const double *times, const double *values)
+{
+  HEAT_GET(H, prob);
+  RW_CHECK(nt >= 0, RW_ERR_ARG, "heat: %ld data times", nt);
+  for (long n = 0; n + 1 < nt; n++)
+    RW_CHECK(times[n + 1] > times[n], RW_ERR_ARG,
+             "heat: data times must increase: times[%ld] = %.17g, times[%ld] = %.17g", n, times[n],
+             n + 1, times[n + 1]);
+  rw_free(&H->dtimes);
+  rw_free(&H->dvals);
+  H->nt = 0;
+  if (nt == 0) return 0;
+  RW_CALL(rw_calloc((size_t)nt, sizeof(double), "heat data times", &H->dtimes));
+  RW_CALL(rw_calloc((size_t)nt * (size_t)H->ns, sizeof(double), "heat data", &H->dvals));
+  memcpy(H->dtimes, times, (size_t)nt * sizeof(double));
+  memcpy(H->dvals, values, (size_t)nt * (size_t)H->ns * sizeof(double));
+  H->nt = nt;
+  return 0;
+}
+
+long rw_heat_data(rw_problem prob, const double **times, const double **values)
+{
+  heat *H = heat_of(prob);
+  if (times) *times = H ? H->dtimes : NULL;
+  if (values) *values = H ? H->dvals : NULL;
+  return H ? H->nt : 0;
+}
+
+int rw_heat_record_begin(rw_problem prob, long capacity)
+{
+  HEAT_GET(H, prob);
+  RW_CHECK(capacity >= 1, RW_ERR_ARG, "heat: recording capacity %ld must be >= 1", capacity);
+  RW_CALL(rw_heat_set_data(prob, 0, NULL, NULL));
+  rw_free(&H->rtimes);
+  rw_free(&H->rvals);
+  RW_CALL(rw_calloc((size_t)capacity, sizeof(double), "heat recorded times", &H->rtimes));
+  RW_CALL(
+      rw_calloc((size_t)capacity * (size_t)H->ns, sizeof(double), "heat recorded data", &H->rvals));
+  H->rcap = capacity;
+  H->nrec = 0;
+  H->recording = 1;
+  return 0;
+}
+
+int rw_heat_record_monitor(void *pprob, long n, double t, N_Vector y)
+{
+  rw_problem prob = pprob;
+  HEAT_GET(H, prob);
+  (void)n;
+  RW_CHECK(H->recording, RW_ERR_ARG, "heat: record monitor called outside a recording");
+  RW_CHECK(H->nrec < H->rcap, RW_ERR_ARG, "heat: more than %ld samples recorded", H->rcap);
+  RW_CALL(rw_heat_sample(prob, y, H->rvals + (size_t)H->nrec * (size_t)H->ns));
+  H->rtimes[H->nrec++] = t;
+  return 0;
+}
+
+int rw_heat_record_end(rw_problem prob)
+{
+  HEAT_GET(H, prob);
+  RW_CHECK(H->recording, RW_ERR_ARG, "heat: rw_heat_record_end without rw_heat_record_begin");
+  H->recording = 0;
+  int ierr = rw_heat_set_data(prob, H->nrec, H->rtimes, H->rvals);
+  rw_free(&H->rtimes);
+  rw_free(&H->rvals);
+  H->rcap = H->nrec = 0;
+  RW_CALL(ierr);
+  return 0;
+}
+
+int rw_heat_jvp_field(rw_problem prob, double t, N_Vector y, N_Vector dkappa, N_Vector out)
+{
+  HEAT_GET(H, prob);
+  (void)t;
+  /* f is bilinear in (kappa, u): the derivative is the operator with conductivity dkappa
+   * (its ghosts mirrored like kappa's) applied to u (with its boundary values). */
+  RW_CALL(heat_apply(H, dkappa, H->gb, H->ug, y, NULL, 0.0, out));
+  return 0;
+}

@@ -1,0 +1,38 @@
+# The heat problem (VJPs, Taylor tests, checkpointing, rank counts) and rewind-heat end to end.
+add_executable(test_heat ${CMAKE_CURRENT_SOURCE_DIR}/test_heat.c)
+target_link_libraries(test_heat PRIVATE rewind rewind_flags)
+foreach(np 1 2 4)
+  rewind_mpi_expect(heat_np${np} NP ${np} RC zero REGEX "test_heat: all checks passed"
+    FORBID "FAIL" COMMAND $<TARGET_FILE:test_heat>)
+endforeach()
+
+set(HEAT $<TARGET_FILE:rewind-heat>)
+set(HEAT_DECKS ${PROJECT_SOURCE_DIR}/apps/heat/decks)
+set(HEAT_OUT ${CMAKE_CURRENT_BINARY_DIR}/out)
+file(MAKE_DIRECTORY ${HEAT_OUT})
+# The embedded default deck (shortened) and the 3-D example deck (made small) run to the end.
+rewind_mpi_expect(heat_app_default NP 2 RC zero
+  REGEX "rewind-heat: heat on 2 ranks.*dJ/dsource.*dJ/dkappa\\|_2 *= [0-9]"
+  COMMAND ${HEAT} -output ${HEAT_OUT}/heat_default.h5 -tf 0.05)
+rewind_mpi_expect(heat_app_3d NP 2 RC zero REGEX "3-D 20 x 20 x 20.*dJ/dkappa\\|_2 *= [0-9]"
+  COMMAND ${HEAT} ${HEAT_DECKS}/heat3d.yaml -n 20 -output ${HEAT_OUT}/heat3d.h5 -tf 0.02)
+# The result file is complete: h5dump reads the fields (verifying their Fletcher32 checksums).
+add_test(NAME heat_app_output_readable
+  COMMAND h5dump -d /gradient/dJdkappa -d /fields/kappa -d /fields/kappa_true -d /state/u
+          -d /sensors/data -d /snapshots/000000/u ${HEAT_OUT}/heat_default.h5)
+set_tests_properties(heat_app_output_readable PROPERTIES DEPENDS heat_app_default
+  PASS_REGULAR_EXPRESSION "DATASET \"/gradient/dJdkappa\"" FAIL_REGULAR_EXPRESSION "h5dump error")
+
+# Bad input: a clear message, a non-zero exit, no output file left behind.
+function(heat_bad name regex)
+  rewind_mpi_expect(heat_bad_${name} NP 2 RC nonzero REGEX "${regex}"
+    COMMAND ${HEAT} ${ARGN} -output ${HEAT_OUT}/bad_${name}.h5)
+  add_test(NAME heat_bad_${name}_no_output
+    COMMAND ${CMAKE_COMMAND} -DFILE=${HEAT_OUT}/bad_${name}.h5 -DEXPECT_MISSING=1
+            -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
+  set_tests_properties(heat_bad_${name}_no_output PROPERTIES DEPENDS heat_bad_${name})
+endfunction()
+heat_bad(unstable_dt "dt = 0.01 .*exceeds the explicit stability limit" -dt 0.01)
+heat_bad(unknown_boundary "boundary.*robin.*dirichlet" -boundary robin)
+heat_bad(sensor_outside "sensor 1: coordinate 0 = 1.5 lies outside" -sensor_coords 0.5,0.5,1.5,0.5)
+heat_bad(kappa_nonpositive "kappa.*must be > 0" -kappa_init -0.5)

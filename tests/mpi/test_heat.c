@@ -1,0 +1,520 @@
+/* The heat problem under mpiexec with 1, 2 and 4 ranks, 2-D and 3-D, every boundary type
+ * (periodic, Dirichlet with a nonzero boundary value, Neumann):
+ *  1. Dot-product tests of every VJP: <w, J v> = <J^T w, v> with J v the analytic JVP (state:
+ *     ops->jvp; field: rw_heat_jvp_field; source: ops->jvp with dp) to 1e-13 relative, and
+ *     with J v from central finite differences of rhs to 1e-7; the analytic JVPs against the
+ *     finite differences to 1e-7; VJPs accumulate (out = z + J^T w, not J^T w).
+ *  2. Taylor remainder of J (RK4, a few steps, data recorded from a "true" kappa) in a kappa
+ *     field direction, in y0 and in the source amplitude: |J(x + e d) - J(x) - e <dJ/dx, d>|
+ *     decays at second order over 5 halvings of e.
+ *  3. A binomial checkpointed gradient (3 slots) equals the store-everything one bit for bit:
+ *     J, dJ/dsource, dJ/dy0 and dJ/dkappa.
+ *  4. Gradients across rank counts: rank 0 solves the same problem alone on MPI_COMM_SELF;
+ *     the forward run is the same node-wise arithmetic whatever the decomposition, so the
+ *     recorded data and u(T) must match bit for bit. J and dJ/dsource are sums whose grouping
+ *     follows the decomposition (per-rank partial sums, then MPI_Allreduce), and the adjoint
+ *     fields add face contributions in an order that depends on which faces cross a block
+ *     edge (those arrive last, through rw_grid_exchange_adjoint): they must agree to 1e-12
+ *     relative (max norm over the field). The measured differences are printed.
+ *  5. No Rewind memory leaks (the counting allocator returns to its start).
+ * Prints one line per configuration and check on rank 0; exits 1 on any failure. */
+#include "rewind/rw_adjoint.h"
+#include "rewind/rw_heat.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(expr)                                                                                \
+  do {                                                                                             \
+    if ((expr) != 0) {                                                                             \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, rw_error_message());    \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
+    }                                                                                              \
+  } while (0)
+
+static int fails;
+static const char *bcname[] = {"periodic", "dirichlet", "neumann"};
+
+static void expect(rw_context ctx, int ok, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Reports a check on rank 0 (ok must agree on every rank). */
+static void expect(rw_context ctx, int ok, const char *fmt, ...)
+{
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
+  if (!all) fails++;
+  if (rw_context_rank(ctx) == 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%s ", all ? "  ok  " : "  FAIL");
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    fflush(stdout);
+  }
+}
+
+static double relerr(double a, double b)
+{
+  double s = fmax(fabs(a), fabs(b));
+  return s == 0.0 ? 0.0 : fabs(a - b) / s;
+}
+
+/* A reproducible value in [-0.5, 0.5) from a global node and a seed (identical whatever the
+ * decomposition). */
+static double hashval(long i, long j, long k, int seed)
+{
+  double x =
+      sin(12.9898 * (double)i + 78.233 * (double)j + 37.719 * (double)k + 4.1 * seed) * 43758.5453;
+  return x - floor(x) - 0.5;
+}
+
+/* v = a + b * hashval at every owned node. */
+static void fill(rw_problem prob, N_Vector v, double a, double b, int seed)
+{
+  long st[3], cnt[3];
+  rw_grid_local_box(rw_heat_grid(prob), st, cnt);
+  double *d = rw_vec_data(v);
+  for (long k = 0; k < cnt[2]; k++)
+    for (long j = 0; j < cnt[1]; j++)
+      for (long i = 0; i < cnt[0]; i++)
+        d[(k * cnt[1] + j) * cnt[0] + i] = a + b * hashval(st[0] + i, st[1] + j, st[2] + k, seed);
+}
+
+static rw_heat_config config(int dim, rw_bc bc)
+{
+  static const double coords2[] = {0.1, 0.2, 0.55, 0.4, 0.9, 0.7, 0.0, 0.8};
+  static const double coords3[] = {0.1, 0.2, 0.3, 0.55, 0.4, 0.5, 0.9, 0.7, 0.1, 0.0, 0.0, 0.7};
+  rw_heat_config c;
+  memset(&c, 0, sizeof c);
+  c.dim = dim;
+  c.n[0] = dim == 2 ? 13 : 9, c.n[1] = dim == 2 ? 11 : 8, c.n[2] = 7;
+  c.length[0] = 1.0, c.length[1] = 0.8, c.length[2] = 0.7;
+  c.bc = bc;
+  c.boundary_value = bc == RW_BC_DIRICHLET ? 0.3 : 0.0;
+  c.source_center[0] = 0.4, c.source_center[1] = 0.5, c.source_center[2] = 0.3;
+  c.source_width = 0.2;
+  /* Neumann: explicit coordinates (on the boundary too); others: a regular sub-grid. */
+  c.nsensors = 5;
+  if (bc == RW_BC_NEUMANN) {
+    c.nsensors = 4;
+    c.sensor_coords = dim == 2 ? coords2 : coords3;
+  }
+  return c;
+}
+
+typedef struct {
+  rw_context ctx;
+  rw_problem prob;
+  rw_stepper st;
+  rw_adjoint_options opt;
+  N_Vector y0, y, kappa0;
+} fixture;
+
+/* A heat problem with random kappa in [0.85, 1.15], source amplitude 0.7, random y0 around
+ * 0.5, data recorded from kappa_true = kappa0 + a smooth bump, RK4 with `nsteps` steps of
+ * half the stability limit. */
+static void fx_create(fixture *f, MPI_Comm comm, int dim, rw_bc bc, long nsteps)
+{
+  memset(f, 0, sizeof *f);
+  CHECK(rw_context_create(comm, &f->ctx));
+  rw_heat_config cfg = config(dim, bc);
+  CHECK(rw_heat_problem_create(f->ctx, &cfg, &f->prob));
+  CHECK(rw_stepper_create_erk(f->prob, rw_tableau_find("rk4"), &f->st));
+  CHECK(rw_problem_new_state(f->prob, &f->y0));
+  CHECK(rw_problem_new_state(f->prob, &f->y));
+  CHECK(rw_problem_new_state(f->prob, &f->kappa0));
+  rw_problem_params(f->prob)[0] = 0.7;
+  fill(f->prob, f->y0, 0.5, 1.0, 1);
+  N_Vector kappa = rw_problem_field(f->prob), ktrue = NULL;
+  fill(f->prob, kappa, 1.0, 0.3, 2);
+  rw_vec_copy(kappa, f->kappa0);
+  CHECK(rw_vec_clone(kappa, &ktrue));
+  double c[3] = {0.5, 0.4, 0.3};
+  CHECK(rw_heat_fill_gaussian(f->prob, ktrue, 0.0, 0.4, c, 0.2));
+  N_VLinearSum(1.0, ktrue, 1.0, f->kappa0, ktrue);
+  double kmin, kmax;
+  rw_vec_copy(ktrue, kappa);
+  CHECK(rw_heat_kappa_range(f->prob, &kmin, &kmax));
+  rw_adjoint_options_default(&f->opt);
+  f->opt.dt = 0.5 * rw_heat_stability_limit(f->prob, kmax);
+  f->opt.tf = (double)nsteps * f->opt.dt;
+  /* Data from kappa_true at every grid time. */
+  rw_adjoint_options ro = f->opt;
+  ro.monitor = rw_heat_record_monitor;
+  ro.monitor_ctx = f->prob;
+  double Jr;
+  CHECK(rw_heat_record_begin(f->prob, nsteps + 2));
+  rw_vec_copy(f->y0, f->y);
+  CHECK(rw_forward_solve(f->prob, f->st, &ro, f->y, &Jr, NULL));
+  CHECK(rw_heat_record_end(f->prob));
+  rw_vec_copy(f->kappa0, kappa);
+  rw_vec_destroy(&ktrue);
+}
+
+static void fx_destroy(fixture *f)
+{
+  rw_vec_destroy(&f->y0);
+  rw_vec_destroy(&f->y);
+  rw_vec_destroy(&f->kappa0);
+  rw_stepper_destroy(&f->st);
+  rw_problem_destroy(&f->prob);
+  rw_context_destroy(&f->ctx);
+}
+
+static double dot(N_Vector a, N_Vector b) { return N_VDotProd(a, b); }
+
+static double norm(N_Vector a) { return sqrt(N_VDotProd(a, a)); }
+
+/* 1. Dot-product tests of vjp_y, vjp_field and vjp_p. */
+static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
+{
+  fixture f;
+  fx_create(&f, comm, dim, bc, 2);
+  rw_problem prob = f.prob;
+  const rw_problem_ops *ops = rw_problem_get_ops(prob);
+  void *content = rw_problem_content(prob);
+  double *p = rw_problem_params(prob), t = 0.1;
+  N_Vector u = f.y0, kappa = rw_problem_field(prob);
+  N_Vector v, w, dk, Jv, fp, fm, z, out, out0;
+  CHECK(rw_vec_clone(u, &v));
+  CHECK(rw_vec_clone(u, &w));
+  CHECK(rw_vec_clone(u, &dk));
+  CHECK(rw_vec_clone(u, &Jv));
+  CHECK(rw_vec_clone(u, &fp));
+  CHECK(rw_vec_clone(u, &fm));
+  CHECK(rw_vec_clone(u, &z));
+  CHECK(rw_vec_clone(u, &out));
+  CHECK(rw_vec_clone(u, &out0));
+  fill(prob, v, 0.0, 1.0, 3);
+  fill(prob, w, 0.0, 1.0, 4);
+  fill(prob, dk, 0.0, 0.5, 5);
+  fill(prob, z, 0.0, 1.0, 6);
+  const double eps = 1e-6;
+  char tag[64];
+  snprintf(tag, sizeof tag, "%dD %-9s np %d", dim, bcname[bc], rw_context_size(f.ctx));
+
+  /* state */
+  CHECK(rw_problem_jvp(prob, t, u, v, NULL, Jv));
+  N_VLinearSum(1.0, u, eps, v, fp);
+  CHECK(rw_problem_rhs(prob, t, fp, fp));
+  N_VLinearSum(1.0, u, -eps, v, fm);
+  CHECK(rw_problem_rhs(prob, t, fm, fm));
+  N_VLinearSum(0.5 / eps, fp, -0.5 / eps, fm, fp); /* fp = FD JVP */
+  N_VLinearSum(1.0, fp, -1.0, Jv, fm);
+  double ejvp = norm(fm) / norm(Jv);
+  N_VConst(0.0, out0);
+  CHECK(rw_problem_vjp_y(prob, t, u, w, out0));
+  rw_vec_copy(z, out);
+  CHECK(rw_problem_vjp_y(prob, t, u, w, out));
+  N_VLinearSum(1.0, out, -1.0, z, fm);
+  N_VLinearSum(1.0, fm, -1.0, out0, fm);
+  double eacc = norm(fm) / norm(out0);
+  double lhs = dot(w, Jv), lfd = dot(w, fp), rhs = dot(out0, v);
+  expect(f.ctx, ejvp < 1e-7 && relerr(lhs, rhs) < 1e-13 && relerr(lfd, rhs) < 1e-7 && eacc < 1e-14,
+         "%s vjp_y:     analytic JVP vs FD %.1e; <w,Jv> = %.15e vs <J^T w,v>: %.1e (FD %.1e); "
+         "accumulates %.1e",
+         tag, ejvp, lhs, relerr(lhs, rhs), relerr(lfd, rhs), eacc);
+
+  /* field */
+  CHECK(rw_heat_jvp_field(prob, t, u, dk, Jv));
+  N_VLinearSum(1.0, f.kappa0, eps, dk, kappa);
+  CHECK(rw_problem_rhs(prob, t, u, fp));
+  N_VLinearSum(1.0, f.kappa0, -eps, dk, kappa);
+  CHECK(rw_problem_rhs(prob, t, u, fm));
+  rw_vec_copy(f.kappa0, kappa);
+  N_VLinearSum(0.5 / eps, fp, -0.5 / eps, fm, fp);
+  N_VLinearSum(1.0, fp, -1.0, Jv, fm);
+  ejvp = norm(fm) / norm(Jv);
+  N_VConst(0.0, out0);
+  CHECK(ops->vjp_field(content, t, u, p, kappa, w, out0));
+  rw_vec_copy(z, out);
+  CHECK(ops->vjp_field(content, t, u, p, kappa, w, out));
+  N_VLinearSum(1.0, out, -1.0, z, fm);
+  N_VLinearSum(1.0, fm, -1.0, out0, fm);
+  eacc = norm(fm) / norm(out0);
+  lhs = dot(w, Jv), lfd = dot(w, fp), rhs = dot(out0, dk);
+  expect(f.ctx, ejvp < 1e-7 && relerr(lhs, rhs) < 1e-13 && relerr(lfd, rhs) < 1e-7 && eacc < 1e-14,
+         "%s vjp_field: analytic JVP vs FD %.1e; <w,Jk> = %.15e vs <J^T w,k>: %.1e (FD %.1e); "
+         "accumulates %.1e",
+         tag, ejvp, lhs, relerr(lhs, rhs), relerr(lfd, rhs), eacc);
+
+  /* source amplitude (and the driver's dispatcher: field adjoint + dJ/dp together) */
+  double dp = 1.0, pb[1] = {0.25}, q0 = p[0];
+  N_VConst(0.0, fm);
+  CHECK(rw_problem_jvp(prob, t, u, fm, &dp, Jv)); /* df/dq */
+  p[0] = q0 + eps;
+  CHECK(rw_problem_rhs(prob, t, u, fp));
+  p[0] = q0 - eps;
+  CHECK(rw_problem_rhs(prob, t, u, fm));
+  p[0] = q0;
+  N_VLinearSum(0.5 / eps, fp, -0.5 / eps, fm, fp);
+  N_VConst(0.0, rw_problem_field_adjoint(prob));
+  CHECK(rw_problem_vjp_p(prob, t, u, w, pb));
+  double rp = pb[0] - 0.25;
+  N_VLinearSum(1.0, rw_problem_field_adjoint(prob), -1.0, out0, fm);
+  double efield = norm(fm);
+  MPI_Allreduce(MPI_IN_PLACE, &rp, 1, MPI_DOUBLE, MPI_SUM, rw_context_comm(f.ctx));
+  lhs = dot(w, Jv), lfd = dot(w, fp);
+  expect(f.ctx, relerr(lhs, rp) < 1e-13 && relerr(lfd, rp) < 1e-7 && efield == 0.0,
+         "%s vjp_p:     <w,df/dq> = %.15e vs vjp_p: %.1e (FD %.1e); field adjoint via "
+         "rw_problem_vjp_p %s",
+         tag, lhs, relerr(lhs, rp), relerr(lfd, rp), efield == 0.0 ? "identical" : "DIFFERS");
+
+  N_Vector *vs[] = {&v, &w, &dk, &Jv, &fp, &fm, &z, &out, &out0};
+  for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
+    rw_vec_destroy(vs[i]);
+  fx_destroy(&f);
+}
+
+/* J at kappa0 + e dk, y0 + e dy, q0 + e dq (NULL directions: none). */
+static double fx_J(fixture *f, N_Vector dk, N_Vector dy, double dq, double e)
+{
+  N_Vector kappa = rw_problem_field(f->prob);
+  double J, q0 = rw_problem_params(f->prob)[0];
+  if (dk)
+    N_VLinearSum(1.0, f->kappa0, e, dk, kappa);
+  else
+    rw_vec_copy(f->kappa0, kappa);
+  rw_vec_copy(f->y0, f->y);
+  if (dy) N_VLinearSum(1.0, f->y0, e, dy, f->y);
+  rw_problem_params(f->prob)[0] = q0 + e * dq;
+  CHECK(rw_forward_solve(f->prob, f->st, &f->opt, f->y, &J, NULL));
+  rw_problem_params(f->prob)[0] = q0;
+  rw_vec_copy(f->kappa0, kappa);
+  return J;
+}
+
+/* 2. Taylor remainders in kappa, y0 and q. */
+static void check_taylor(MPI_Comm comm, int dim, rw_bc bc)
+{
+  fixture f;
+  fx_create(&f, comm, dim, bc, 6);
+  double J0, g[1];
+  N_Vector gy, gk, dk, dy;
+  CHECK(rw_vec_clone(f.y0, &gy));
+  CHECK(rw_vec_clone(f.y0, &gk));
+  CHECK(rw_vec_clone(f.y0, &dk));
+  CHECK(rw_vec_clone(f.y0, &dy));
+  rw_vec_copy(f.y0, f.y);
+  CHECK(rw_adjoint_solve(f.prob, f.st, &f.opt, f.y, &J0, g, gy, NULL));
+  rw_vec_copy(rw_problem_field_adjoint(f.prob), gk);
+  fill(f.prob, dk, 0.5, 1.0, 7); /* |dk| <= 1 */
+  fill(f.prob, dy, 0.0, 1.0, 8);
+  for (int dir = 0; dir < 3; dir++) {
+    double gd = dir == 0 ? dot(gk, dk) : dir == 1 ? dot(gy, dy) : g[0];
+    double e0 = dir == 0 ? 0.1 : 0.5, prev = 0.0, rem[6], ord[6], minord = 10, maxord = 0;
+    for (int i = 0; i <= 5; i++) {
+      double e = e0 * pow(0.5, i);
+      double J = fx_J(&f, dir == 0 ? dk : NULL, dir == 1 ? dy : NULL, dir == 2 ? 1.0 : 0.0, e);
+      rem[i] = fabs(J - J0 - e * gd);
+      ord[i] = i ? log2(prev / rem[i]) : 0.0;
+      if (i) minord = fmin(minord, ord[i]), maxord = fmax(maxord, ord[i]);
+      prev = rem[i];
+    }
+    expect(f.ctx, minord > 1.8 && maxord < 2.2,
+           "%dD %-9s np %d Taylor in %-6s J = %.6e: remainders %.2e .. %.2e, orders %.3f %.3f "
+           "%.3f %.3f %.3f",
+           dim, bcname[bc], rw_context_size(f.ctx),
+           dir == 0   ? "kappa"
+           : dir == 1 ? "y0"
+                      : "source",
+           J0, rem[0], rem[5], ord[1], ord[2], ord[3], ord[4], ord[5]);
+  }
+  rw_vec_destroy(&gy);
+  rw_vec_destroy(&gk);
+  rw_vec_destroy(&dk);
+  rw_vec_destroy(&dy);
+  fx_destroy(&f);
+}
+
+static int same_bits(N_Vector a, N_Vector b)
+{
+  return memcmp(rw_vec_data(a), rw_vec_data(b), rw_vec_bytes(a)) == 0;
+}
+
+/* 3. Binomial checkpointing (3 slots) == store everything, bit for bit. */
+static void check_checkpoint(MPI_Comm comm, int dim, rw_bc bc)
+{
+  fixture f;
+  fx_create(&f, comm, dim, bc, 25);
+  double J[2], g[2];
+  N_Vector gy[2], gk[2];
+  rw_adjoint_stats stats[2];
+  for (int m = 0; m < 2; m++) {
+    CHECK(rw_vec_clone(f.y0, &gy[m]));
+    CHECK(rw_vec_clone(f.y0, &gk[m]));
+    rw_adjoint_options o = f.opt;
+    o.mode = m == 0 ? RW_ADJOINT_STORE : RW_ADJOINT_CHECKPOINT;
+    o.schedule = RW_SCHEDULE_BINOMIAL;
+    o.ram_slots = 3;
+    rw_vec_copy(f.y0, f.y);
+    CHECK(rw_adjoint_solve(f.prob, f.st, &o, f.y, &J[m], &g[m], gy[m], &stats[m]));
+    rw_vec_copy(rw_problem_field_adjoint(f.prob), gk[m]);
+  }
+  int ok = memcmp(&J[0], &J[1], sizeof J[0]) == 0 && memcmp(&g[0], &g[1], sizeof g[0]) == 0 &&
+           same_bits(gy[0], gy[1]) && same_bits(gk[0], gk[1]) && stats[1].recomputed_steps > 0 &&
+           norm(gk[0]) > 0.0;
+  expect(f.ctx, ok,
+         "%dD %-9s np %d binomial 3 slots (%ld recomputed steps) == store: J, dJ/dsource, "
+         "dJ/dy0, dJ/dkappa %s",
+         dim, bcname[bc], rw_context_size(f.ctx), stats[1].recomputed_steps,
+         ok ? "bitwise equal" : "DIFFER");
+  for (int m = 0; m < 2; m++) {
+    rw_vec_destroy(&gy[m]);
+    rw_vec_destroy(&gk[m]);
+  }
+  fx_destroy(&f);
+}
+
+/* A distributed grid vector gathered on rank 0 of its communicator in global node order. */
+static double *gather(rw_problem prob, N_Vector v, long *len)
+{
+  rw_grid g = rw_heat_grid(prob);
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  long st[3], cnt[3], n0 = cf->n[0], n1 = cf->n[1], n2 = cf->dim == 3 ? cf->n[2] : 1;
+  rw_grid_local_box(g, st, cnt);
+  *len = n0 * n1 * n2;
+  double *a = calloc((size_t)*len, sizeof(double)), *d = rw_vec_data(v);
+  for (long k = 0; k < cnt[2]; k++)
+    for (long j = 0; j < cnt[1]; j++)
+      for (long i = 0; i < cnt[0]; i++)
+        a[((st[2] + k) * n1 + st[1] + j) * n0 + st[0] + i] = d[(k * cnt[1] + j) * cnt[0] + i];
+  MPI_Comm comm = rw_context_comm(rw_grid_context(g));
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  /* one owner per node, zeros elsewhere: the sum is exact */
+  MPI_Reduce(rank == 0 ? MPI_IN_PLACE : a, a, (int)*len, MPI_DOUBLE, MPI_SUM, 0, comm);
+  return a;
+}
+
+typedef struct {
+  double J, g;
+  double *gk, *gy, *uT, *data;
+  long len, ndata;
+} result;
+
+static void solve(MPI_Comm comm, int dim, rw_bc bc, result *r)
+{
+  fixture f;
+  fx_create(&f, comm, dim, bc, 20);
+  N_Vector gy;
+  CHECK(rw_vec_clone(f.y0, &gy));
+  rw_vec_copy(f.y0, f.y);
+  CHECK(rw_adjoint_solve(f.prob, f.st, &f.opt, f.y, &r->J, &r->g, gy, NULL));
+  r->gk = gather(f.prob, rw_problem_field_adjoint(f.prob), &r->len);
+  r->gy = gather(f.prob, gy, &r->len);
+  r->uT = gather(f.prob, f.y, &r->len);
+  const double *dv;
+  r->ndata = rw_heat_data(f.prob, NULL, &dv) * rw_heat_num_sensors(f.prob);
+  r->data = calloc((size_t)r->ndata, sizeof(double));
+  memcpy(r->data, dv, (size_t)r->ndata * sizeof(double));
+  rw_vec_destroy(&gy);
+  fx_destroy(&f);
+}
+
+static double maxrel(const double *a, const double *b, long n)
+{
+  double num = 0.0, den = 0.0;
+  for (long i = 0; i < n; i++) {
+    num = fmax(num, fabs(a[i] - b[i]));
+    den = fmax(den, fmax(fabs(a[i]), fabs(b[i])));
+  }
+  return den == 0.0 ? 0.0 : num / den;
+}
+
+/* 4. Gradients across rank counts (this run's ranks against rank 0 alone). */
+static void check_ranks(rw_context world, int dim, rw_bc bc)
+{
+  result a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  solve(rw_context_comm(world), dim, bc, &a);
+  int ok = 1;
+  double eJ = 0, eg = 0, egk = 0, egy = 0;
+  int bitsu = 1, bitsd = 1;
+  if (rw_context_rank(world) == 0) {
+    solve(MPI_COMM_SELF, dim, bc, &b);
+    eJ = relerr(a.J, b.J), eg = relerr(a.g, b.g);
+    egk = maxrel(a.gk, b.gk, a.len), egy = maxrel(a.gy, b.gy, a.len);
+    bitsu = memcmp(a.uT, b.uT, (size_t)a.len * sizeof(double)) == 0;
+    bitsd = a.ndata == b.ndata && memcmp(a.data, b.data, (size_t)a.ndata * sizeof(double)) == 0;
+    ok = eJ < 1e-12 && eg < 1e-12 && egk < 1e-12 && egy < 1e-12 && bitsu && bitsd;
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, rw_context_comm(world));
+  expect(world, ok,
+         "%dD %-9s np %d vs 1 rank: u(T) %s, data %s; rel. diff J %.1e, dJ/dsource %.1e, "
+         "dJ/dkappa %.1e, dJ/dy0 %.1e",
+         dim, bcname[bc], rw_context_size(world), bitsu ? "bitwise" : "DIFFERS",
+         bitsd ? "bitwise" : "DIFFER", eJ, eg, egk, egy);
+  free(a.gk), free(a.gy), free(a.uT), free(a.data);
+  free(b.gk), free(b.gy), free(b.uT), free(b.data);
+}
+
+/* Time per right-hand side (with its kappa exchange) against the analytic field JVP without
+ * source: reported, not asserted. */
+static void time_rhs(MPI_Comm comm, int dim)
+{
+  rw_context ctx;
+  rw_problem prob;
+  CHECK(rw_context_create(comm, &ctx));
+  rw_heat_config cfg = config(dim, RW_BC_PERIODIC);
+  cfg.n[0] = cfg.n[1] = dim == 2 ? 512 : 96;
+  cfg.n[2] = 96;
+  CHECK(rw_heat_problem_create(ctx, &cfg, &prob));
+  N_Vector u, fo;
+  CHECK(rw_problem_new_state(prob, &u));
+  CHECK(rw_problem_new_state(prob, &fo));
+  fill(prob, u, 0.0, 1.0, 1);
+  int reps = 50;
+  double t0 = MPI_Wtime();
+  for (int r = 0; r < reps; r++)
+    CHECK(rw_problem_rhs(prob, 0.0, u, fo));
+  double trhs = (MPI_Wtime() - t0) / reps;
+  if (rw_context_rank(ctx) == 0)
+    printf("  info %dD %ld^%d periodic np %d: rhs %.3f ms per call (kappa exchanged each call)\n",
+           dim, cfg.n[0], dim, rw_context_size(ctx), 1e3 * trhs);
+  rw_vec_destroy(&u);
+  rw_vec_destroy(&fo);
+  rw_problem_destroy(&prob);
+  rw_context_destroy(&ctx);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  size_t mem0 = rw_mem_current();
+  rw_context world;
+  CHECK(rw_context_create(MPI_COMM_WORLD, &world));
+  for (int dim = 2; dim <= 3; dim++)
+    for (int b = 0; b < 3; b++) {
+      check_vjps(MPI_COMM_WORLD, dim, (rw_bc)b);
+      check_taylor(MPI_COMM_WORLD, dim, (rw_bc)b);
+      check_checkpoint(MPI_COMM_WORLD, dim, (rw_bc)b);
+      check_ranks(world, dim, (rw_bc)b);
+    }
+  if (argc > 1 && strcmp(argv[1], "-time") == 0) {
+    time_rhs(MPI_COMM_WORLD, 2);
+    time_rhs(MPI_COMM_WORLD, 3);
+  }
+  rw_context_destroy(&world);
+  long leak = (long)(rw_mem_current() - mem0), maxleak = 0;
+  MPI_Allreduce(&leak, &maxleak, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (maxleak != 0) fails++;
+  if (rank == 0)
+    printf("%s Rewind bytes still allocated at exit: %ld\n", maxleak ? "  FAIL" : "  ok  ",
+           maxleak);
+  MPI_Allreduce(MPI_IN_PLACE, &fails, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0) printf("test_heat: %s\n", fails ? "FAILED" : "all checks passed");
+  MPI_Finalize();
+  return fails ? 1 : 0;
+}
