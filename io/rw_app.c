@@ -256,16 +256,18 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   rw_fmt_bytes((size_t)mem[1], b2, sizeof b2);
   rw_log(ctx, RW_LOG_SUMMARY, "%s: %s on %d ranks, %s, %ld steps, T = %g\n", app->info->name,
          rw_problem_name(prob), rw_context_size(ctx), app->stepper, st->steps, app->opt.tf);
-  rw_log(ctx, RW_LOG_SUMMARY, "  objective J        = %.15e\n", J);
-  for (int k = 0; k < rw_problem_nparams(prob); k++)
-    rw_log(ctx, RW_LOG_SUMMARY, "  dJ/d%-13s = %.15e\n", rw_problem_param_name(prob, k), dJdp[k]);
-  if (dJdy0) rw_log(ctx, RW_LOG_SUMMARY, "  |dJ/dy0|_2        = %.6e\n", ny0);
-  if (fb)
-    rw_log(ctx, RW_LOG_SUMMARY, "  |dJ/d%s|_2 %*s= %.6e\n", rw_problem_field_name(prob),
-           (int)(12 - strlen(rw_problem_field_name(prob)) > 0
-                     ? 12 - (int)strlen(rw_problem_field_name(prob))
-                     : 0),
-           "", nf);
+  rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.15e\n", "objective J", J);
+  for (int k = 0; k < rw_problem_nparams(prob); k++) {
+    char label[96];
+    snprintf(label, sizeof label, "dJ/d%s", rw_problem_param_name(prob, k));
+    rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.15e\n", label, dJdp[k]);
+  }
+  if (dJdy0) rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.6e\n", "|dJ/dy0|_2", ny0);
+  if (fb) {
+    char label[96];
+    snprintf(label, sizeof label, "|dJ/d%s|_2", rw_problem_field_name(prob));
+    rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.6e\n", label, nf);
+  }
   if (app->opt.mode == RW_ADJOINT_STORE)
     rw_log(ctx, RW_LOG_SUMMARY,
            "  adjoint mode store%s: recomputed steps 0 (optimum 0), rhs evaluations %ld "
