@@ -1,0 +1,47 @@
+/* The leapfrog (central difference, Stormer-Verlet in two-level form) stepper for
+ * second-order-in-time equations u_tt = a(t, u; p), with its discrete adjoint.
+ *
+ * State layout: y holds (u^n, u^{n-1}) interleaved, 2 components per node:
+ *   y[2 i] = u^n_i,  y[2 i + 1] = u^{n-1}_i.
+ * The problem's rhs returns the acceleration a(t, y) in the FIRST component of f
+ * (f[2 i] = a_i; the second component is ignored by the step, and a problem should set it
+ * to 0). One step over [t, t + h]:
+ *   u^{n+1} = 2 u^n - u^{n-1} + h^2 a(t, y_n),     y_{n+1} = (u^{n+1}, u^n),
+ *   q_{n+1} = q_n + h r(t + h, y_{n+1})            (running cost on the NEW state),
+ * so over N steps q_N = sum_{n=1}^{N} h_n r(t_n, y_n): the right-endpoint rule, which for a
+ * receiver misfit is J = 1/2 sum_r sum_{n=1}^{N} dt (u^n(x_r) - d_r^n)^2.
+ *
+ * Adjoint step (lambda = (lu, lv) = dJ/dy_{n+1} on entry, exact transpose of the above):
+ *   lambda += h dr/dy(t + h, y_{n+1})       (y_{n+1} recomputed: one rhs, only when the
+ *   pbar   += h dr/dp(t + h, y_{n+1})        problem has a running cost)
+ *   w       = (h^2 lu, 0)
+ *   g       = (da/dy(y_n))^T w,   pbar += (da/dp(y_n))^T w  (and the field adjoint)
+ *   dJ/dy_n = (2 lu + lv + g_u,  -lu + g_v).
+ *
+ * The scheme is the constant-step leapfrog: it is second-order accurate only when every step
+ * has the same h (the variable-step form needs h_{n-1}, which the state does not hold).
+ * The step and its adjoint are exact transposes for any h, so a gradient is always the
+ * gradient of the J computed, but apps should choose dt dividing tf - t0 (rewind-wave
+ * requires it). One "stage vector" is stored per step (y_n itself).
+ *
+ * The step reads and writes the interleaved components through rw_vec_data: it is a
+ * host-memory stepper (a device vector would need a component-wise kernel). */
+#ifndef REWIND_RW_LEAPFROG_H
+#define REWIND_RW_LEAPFROG_H
+
+#include "rw_stepper.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Creates the leapfrog stepper for `prob`, whose state must hold two interleaved components
+ * per node (local length even; RW_ERR_ARG otherwise). Workspace vectors are allocated here.
+ * The stepper is fixed-step (no embedded error estimate): do not run it adaptively.
+ * Collective (vector creation). out: the new stepper (destroy with rw_stepper_destroy). */
+int rw_stepper_create_leapfrog(rw_problem prob, rw_stepper *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,255 @@
+/* 2-D viscous Burgers problem (see rw_burgers.h).
+ *
+ * With D_x w = (w_{i+1} - w_{i-1}) / (2 hx), D_y likewise, and L the 5-point Laplacian, all
+ * periodic:
+ *   f            = -1/2 (D_x + D_y)(u^2) + nu L u
+ *   (df/du) v    = -(D_x + D_y)(u v) + nu L v
+ *   (df/du)^T w  = u (D_x + D_y) w + nu L w   (D^T = -D and L^T = L on a periodic grid)
+ *   (df/dnu)^T w = sum w L u
+ * Each is a gather stencil on a halo-exchanged field, so the state gradient is bitwise
+ * independent of the decomposition (dJ/dnu and J are global sums grouped by rank). */
+#include "rewind/rw_burgers.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  rw_grid g;
+  long start[3], count[3], gn[3];
+  double hx, hy, ihx2, ihy2, i4hx, i4hy, i2hx, i2hy;
+  double lo[2], len[2];
+  rw_burgers_config cfg;
+  N_Vector target;
+  double *gA, *gB; /* ghosted work arrays */
+} rw_burgers;
+
+typedef enum { BG_RHS, BG_VJPY, BG_NU, BG_JVP } bg_mode;
+
+typedef struct {
+  const rw_burgers *b;
+  bg_mode mode;
+  double nu, dnu;
+  const double *u;  /* BG_VJPY: the state (owned layout) */
+  const double *gu; /* BG_JVP: the ghosted state */
+  const double *w;  /* BG_NU: the cotangent (owned layout) */
+  double sum;       /* BG_NU: local sum of w L u */
+} bg_kctx;
+
+/* Kernel over [lo, hi) reading the ghosted gv:
+ *  BG_RHS:  out = f(gv)
+ *  BG_VJPY: out += u (D_x + D_y) gv + nu L gv        (gv = the cotangent w)
+ *  BG_NU:   sum += w L gv                             (gv = u; out unused)
+ *  BG_JVP:  out = -(D_x + D_y)(gu gv) + nu L gv + dnu L gu   (gv = v) */
+static void bg_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
+                      const long hi[3])
+{
+  (void)g;
+  bg_kctx *k = kc;
+  const rw_burgers *b = k->b;
+  const size_t gx = (size_t)b->gn[0];
+  const long nx = b->count[0];
+  for (long j = lo[1]; j < hi[1]; j++)
+    for (long i = lo[0]; i < hi[0]; i++) {
+      size_t s = rw_grid_gidx(b->gn, 1, 2, i, j, 0, 1, 0);
+      double c = gv[s], e = gv[s + 1], wst = gv[s - 1], n = gv[s + gx], so = gv[s - gx];
+      double lap = ((wst - 2.0 * c) + e) * b->ihx2 + ((so - 2.0 * c) + n) * b->ihy2;
+      long m = j * nx + i;
+      switch (k->mode) {
+      case BG_RHS:
+        out[m] = -(e * e - wst * wst) * b->i4hx - (n * n - so * so) * b->i4hy + k->nu * lap;
+        break;
+      case BG_VJPY:
+        out[m] += k->u[m] * ((e - wst) * b->i2hx + (n - so) * b->i2hy) + k->nu * lap;
+        break;
+      case BG_NU:
+        k->sum += k->w[m] * lap;
+        break;
+      case BG_JVP: {
+        const double *gu = k->gu;
+        double lapu = ((gu[s - 1] - 2.0 * gu[s]) + gu[s + 1]) * b->ihx2 +
+                      ((gu[s - gx] - 2.0 * gu[s]) + gu[s + gx]) * b->ihy2;
+        out[m] = -(gu[s + 1] * e - gu[s - 1] * wst) * b->i2hx -
+                 (gu[s + gx] * n - gu[s - gx] * so) * b->i2hy + k->nu * lap + k->dnu * lapu;
+        break;
+      }
+      }
+    }
+}
+
+static int bg_rhs(void *content, double t, N_Vector y, const double *p, N_Vector f)
+{
+  (void)t;
+  rw_burgers *b = content;
+  bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, 0.0};
+  RW_CALL(rw_grid_apply(b->g, y, b->gA, f, bg_kernel, &k));
+  return 0;
+}
+
+static int bg_vjp_y(void *content, double t, N_Vector y, const double *p, N_Vector w, N_Vector out)
+{
+  (void)t;
+  rw_burgers *b = content;
+  bg_kctx k = {b, BG_VJPY, p[0], 0.0, rw_vec_data(y), NULL, NULL, 0.0};
+  RW_CALL(rw_grid_apply(b->g, w, b->gA, out, bg_kernel, &k));
+  return 0;
+}
+
+static int bg_vjp_p(void *content, double t, N_Vector y, const double *p, N_Vector w, double *out)
+{
+  (void)t;
+  rw_burgers *b = content;
+  bg_kctx k = {b, BG_NU, p[0], 0.0, NULL, NULL, rw_vec_data(w), 0.0};
+  /* `out` of the kernel is unused in BG_NU; w is passed as a harmless target. */
+  RW_CALL(rw_grid_apply(b->g, y, b->gA, w, bg_kernel, &k));
+  out[0] += k.sum;
+  return 0;
+}
+
+static int bg_jvp(void *content, double t, N_Vector y, const double *p, N_Vector v,
+                  const double *dp, N_Vector out)
+{
+  (void)t;
+  rw_burgers *b = content;
+  RW_CALL(rw_grid_exchange_begin(b->g, y, b->gB));
+  RW_CALL(rw_grid_exchange_end(b->g, b->gB));
+  bg_kctx k = {b, BG_JVP, p[0], dp ? dp[0] : 0.0, NULL, b->gB, NULL, 0.0};
+  RW_CALL(rw_grid_apply(b->g, v, b->gA, out, bg_kernel, &k));
+  return 0;
+}
+
+static int bg_terminal(void *content, double t, N_Vector y, const double *p, double *g)
+{
+  (void)t, (void)p;
+  rw_burgers *b = content;
+  const double *u = rw_vec_data(y), *ut = rw_vec_data(b->target);
+  double s = 0.0;
+  for (sunindextype m = 0; m < rw_vec_local_length(y); m++) {
+    double e = u[m] - ut[m];
+    s += e * e;
+  }
+  s *= 0.5 * b->hx * b->hy;
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM,
+                            rw_context_comm(rw_grid_context(b->g))));
+  *g = s;
+  return 0;
+}
+
+static int bg_terminal_grad(void *content, double t, N_Vector y, const double *p, N_Vector gy,
+                            double *gp)
+{
+  (void)t, (void)p, (void)gp;
+  rw_burgers *b = content;
+  const double *u = rw_vec_data(y), *ut = rw_vec_data(b->target);
+  double *g = rw_vec_data(gy), a = b->hx * b->hy;
+  for (sunindextype m = 0; m < rw_vec_local_length(y); m++)
+    g[m] = a * (u[m] - ut[m]);
+  return 0;
+}
+
+static void bg_destroy(void *content)
+{
+  rw_burgers *b = content;
+  if (!b) return;
+  rw_grid_destroy(&b->g);
+  rw_vec_destroy(&b->target);
+  rw_free(&b->gA);
+  rw_free(&b->gB);
+  rw_free(&b);
+}
+
+/* The initial profile moved by (sx, sy), into v. */
+static void bg_profile(const rw_burgers *b, double sx, double sy, N_Vector v)
+{
+  const rw_burgers_config *c = &b->cfg;
+  double *o = rw_vec_data(v);
+  for (long j = 0; j < b->count[1]; j++)
+    for (long i = 0; i < b->count[0]; i++) {
+      double d[2] = {b->lo[0] + (double)(b->start[0] + i) * b->hx - (c->center[0] + sx),
+                     b->lo[1] + (double)(b->start[1] + j) * b->hy - (c->center[1] + sy)};
+      for (int e = 0; e < 2; e++)
+        d[e] -= b->len[e] * nearbyint(d[e] / b->len[e]); /* minimum image */
+      o[j * b->count[0] + i] = c->offset + c->amplitude * exp(-(d[0] * d[0] + d[1] * d[1]) /
+                                                              (2.0 * c->width * c->width));
+    }
+}
+
+int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_problem *out)
+{
+  int ierr = 0;
+  rw_burgers *b = NULL;
+  rw_problem prob = NULL;
+  RW_CHECK(cfg && out, RW_ERR_ARG, "rw_burgers_problem_create: NULL argument");
+  *out = NULL;
+  RW_CHECK(cfg->n[0] >= 3 && cfg->n[1] >= 3, RW_ERR_ARG,
+           "burgers: grid %ld x %ld; at least 3 x 3 nodes are needed", cfg->n[0], cfg->n[1]);
+  RW_CHECK(cfg->hi[0] > cfg->lo[0] && cfg->hi[1] > cfg->lo[1], RW_ERR_ARG,
+           "burgers: empty domain [%g, %g) x [%g, %g)", cfg->lo[0], cfg->hi[0], cfg->lo[1],
+           cfg->hi[1]);
+  RW_CHECK(cfg->width > 0.0, RW_ERR_ARG, "burgers: profile width %g must be > 0", cfg->width);
+  RW_CALL(rw_calloc(1, sizeof *b, "burgers problem", &b));
+  b->cfg = *cfg;
+  rw_grid_config gc;
+  memset(&gc, 0, sizeof gc);
+  gc.dim = 2;
+  gc.n[0] = cfg->n[0], gc.n[1] = cfg->n[1], gc.n[2] = 1;
+  gc.lo[0] = cfg->lo[0], gc.lo[1] = cfg->lo[1];
+  gc.hi[0] = cfg->hi[0], gc.hi[1] = cfg->hi[1];
+  gc.bc[0] = gc.bc[1] = gc.bc[2] = RW_BC_PERIODIC;
+  gc.ghost = 1;
+  gc.ncomp = 1;
+  RW_TRY(rw_grid_create(ctx, &gc, &b->g));
+  rw_grid_local_box(b->g, b->start, b->count);
+  rw_grid_ghosted_dims(b->g, b->gn);
+  double h[3];
+  rw_grid_spacing(b->g, h);
+  b->hx = h[0], b->hy = h[1];
+  b->ihx2 = 1.0 / (h[0] * h[0]), b->ihy2 = 1.0 / (h[1] * h[1]);
+  b->i4hx = 0.25 / h[0], b->i4hy = 0.25 / h[1];
+  b->i2hx = 0.5 / h[0], b->i2hy = 0.5 / h[1];
+  b->lo[0] = cfg->lo[0], b->lo[1] = cfg->lo[1];
+  b->len[0] = cfg->hi[0] - cfg->lo[0], b->len[1] = cfg->hi[1] - cfg->lo[1];
+  RW_TRY(rw_grid_new_field(b->g, &b->target));
+  bg_profile(b, cfg->shift[0], cfg->shift[1], b->target);
+  RW_TRY(rw_calloc(rw_grid_ghosted_length(b->g), sizeof(double), "burgers halo work", &b->gA));
+  RW_TRY(rw_calloc(rw_grid_ghosted_length(b->g), sizeof(double), "burgers halo work", &b->gB));
+  static const rw_problem_ops ops = {.rhs = bg_rhs,
+                                     .vjp_y = bg_vjp_y,
+                                     .vjp_p = bg_vjp_p,
+                                     .jvp = bg_jvp,
+                                     .terminal = bg_terminal,
+                                     .terminal_grad = bg_terminal_grad,
+                                     .destroy = bg_destroy};
+  static const char *const names[] = {"nu"};
+  RW_TRY(rw_problem_create(ctx, "burgers", &ops, b, rw_grid_local_length(b->g), 1, names, &prob));
+  rw_problem_params(prob)[0] = cfg->nu;
+  *out = prob;
+  return 0;
+cleanup:
+  bg_destroy(b);
+  return ierr;
+}
+
+static rw_burgers *bg_of(rw_problem prob)
+{
+  return prob && strcmp(rw_problem_name(prob), "burgers") == 0 ? rw_problem_content(prob) : NULL;
+}
+
+rw_grid rw_burgers_grid(rw_problem prob)
+{
+  rw_burgers *b = bg_of(prob);
+  return b ? b->g : NULL;
+}
+
+int rw_burgers_initial_state(rw_problem prob, N_Vector y)
+{
+  rw_burgers *b = bg_of(prob);
+  RW_CHECK(b && y, RW_ERR_ARG, "rw_burgers_initial_state: not a Burgers problem or NULL state");
+  bg_profile(b, 0.0, 0.0, y);
+  return 0;
+}
+
+N_Vector rw_burgers_target(rw_problem prob)
+{
+  rw_burgers *b = bg_of(prob);
+  return b ? b->target : NULL;
+}

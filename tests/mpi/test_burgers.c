@@ -1,0 +1,344 @@
+/* The 2-D viscous Burgers problem, under mpiexec with 1, 2 and 4 ranks:
+ *  1. dot-product tests of the VJPs against central differences of the rhs: state
+ *     <w, (f(y+ev) - f(y-ev)) / 2e> = <(df/dy)^T w, v> (e = 1e-6: f is quadratic, so the
+ *     truncation error is ~e^2) and the scalar parameter nu, to 1e-7 relative; the analytic
+ *     JVP (state and nu) against the VJPs to 1e-12;
+ *  2. Taylor remainders of J = 1/2 |u(T) - u_target|^2 (full forward/adjoint RK4 solves):
+ *     |J(x + e d) - J(x) - e <dJ/dx, d>| decays at second order (observed order >= 1.8 over
+ *     five halvings) for x = nu and x = u0;
+ *  3. binomial checkpointing (4 slots) and store-stages give the store-everything gradient
+ *     bit for bit;
+ *  4. rank 0 repeats the solve alone (MPI_COMM_SELF): dJ/du0 agrees to 1e-12 relative (it is
+ *     bitwise equal: every node's adjoint is the same gather-stencil arithmetic whatever the
+ *     decomposition), J and dJ/dnu to 1e-12 (global sums grouped by rank).
+ * Prints one line per check on rank 0; exits 1 if any fails. */
+#include "rewind/rw_adjoint.h"
+#include "rewind/rw_burgers.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(expr)                                                                                \
+  do {                                                                                             \
+    if ((expr) != 0) {                                                                             \
+      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                               \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
+    }                                                                                              \
+  } while (0)
+
+static int fails, world_rank;
+
+static void report(const char *what, double value, double limit, int ok)
+{
+  if (world_rank == 0)
+    printf("%-58s %.3e (limit %.1e) %s\n", what, value, limit, ok ? "ok" : "FAILED");
+  if (!ok) fails++;
+}
+
+#define NSTEPS 60
+#define DT     0.005
+
+typedef struct {
+  rw_context ctx;
+  rw_problem prob;
+  rw_stepper st;
+  rw_grid g;
+  rw_adjoint_options opt;
+  N_Vector y0, y, dy0;
+} bg_fx;
+
+/* Smooth deterministic function of the global node, so fields are the same whatever the
+ * decomposition. */
+static double smooth(long i, long j, int c, int seed)
+{
+  return sin(0.37 * (double)i + 0.91 * seed + 1.3 * c) * cos(0.23 * (double)j - 0.4 * seed) +
+         0.3 * sin(0.11 * (double)(i * j) + seed);
+}
+
+/* v(i, j, c) = a + b smooth(i, j, c, seed) over the owned nodes of grid g. */
+static void fill(rw_grid g, N_Vector v, double a, double b, int seed)
+{
+  long st[3], cnt[3];
+  rw_grid_local_box(g, st, cnt);
+  int nc = rw_grid_get_config(g)->ncomp;
+  double *x = rw_vec_data(v);
+  for (long j = 0; j < cnt[1]; j++)
+    for (long i = 0; i < cnt[0]; i++)
+      for (int c = 0; c < nc; c++)
+        x[(j * cnt[0] + i) * nc + c] = a + b * smooth(st[0] + i, st[1] + j, c, seed);
+}
+
+/* The global field (every node, every component) on every rank of g's communicator. */
+static double *gather(rw_grid g, N_Vector v, long *len)
+{
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  long st[3], cnt[3];
+  rw_grid_local_box(g, st, cnt);
+  int nc = cf->ncomp;
+  *len = cf->n[0] * cf->n[1] * nc;
+  double *out = calloc((size_t)*len, sizeof(double));
+  const double *x = rw_vec_data(v);
+  for (long j = 0; j < cnt[1]; j++)
+    for (long i = 0; i < cnt[0]; i++)
+      for (int c = 0; c < nc; c++)
+        out[((st[1] + j) * cf->n[0] + st[0] + i) * nc + c] = x[(j * cnt[0] + i) * nc + c];
+  MPI_Allreduce(MPI_IN_PLACE, out, (int)*len, MPI_DOUBLE, MPI_SUM,
+                rw_context_comm(rw_grid_context(g)));
+  return out;
+}
+
+static void fx_create(bg_fx *f, MPI_Comm comm, const char *method)
+{
+  memset(f, 0, sizeof *f);
+  CHECK(rw_context_create(comm, &f->ctx));
+  rw_burgers_config cfg = {.n = {24, 20},
+                           .lo = {0.0, 0.0},
+                           .hi = {1.0, 1.0},
+                           .nu = 0.02,
+                           .offset = 0.5,
+                           .amplitude = 1.0,
+                           .center = {0.4, 0.3},
+                           .width = 0.12,
+                           .shift = {0.1, 0.05}};
+  CHECK(rw_burgers_problem_create(f->ctx, &cfg, &f->prob));
+  CHECK(rw_stepper_create_erk(f->prob, rw_tableau_find(method), &f->st));
+  f->g = rw_burgers_grid(f->prob);
+  CHECK(rw_problem_new_state(f->prob, &f->y0));
+  CHECK(rw_problem_new_state(f->prob, &f->y));
+  CHECK(rw_problem_new_state(f->prob, &f->dy0));
+  CHECK(rw_burgers_initial_state(f->prob, f->y0));
+  rw_adjoint_options_default(&f->opt);
+  f->opt.tf = NSTEPS * DT;
+  f->opt.dt = DT;
+}
+
+static void fx_destroy(bg_fx *f)
+{
+  rw_vec_destroy(&f->y0);
+  rw_vec_destroy(&f->y);
+  rw_vec_destroy(&f->dy0);
+  rw_stepper_destroy(&f->st);
+  rw_problem_destroy(&f->prob);
+  rw_context_destroy(&f->ctx);
+}
+
+static double fx_J(bg_fx *f, N_Vector y0)
+{
+  double J;
+  rw_vec_copy(y0, f->y);
+  CHECK(rw_forward_solve(f->prob, f->st, &f->opt, f->y, &J, NULL));
+  return J;
+}
+
+static double fx_grad(bg_fx *f, const rw_adjoint_options *opt, N_Vector y0, double *dJdnu)
+{
+  double J;
+  rw_vec_copy(y0, f->y);
+  CHECK(rw_adjoint_solve(f->prob, f->st, opt, f->y, &J, dJdnu, f->dy0, NULL));
+  return J;
+}
+
+static double rel(double a, double b) { return fabs(a - b) / fmax(fmax(fabs(a), fabs(b)), 1e-300); }
+
+/* 1. VJP dot-product tests at a state near the solution. */
+static void test_vjps(bg_fx *f)
+{
+  N_Vector y, v, w, ys, fp, fm, g, jv;
+  CHECK(rw_problem_new_state(f->prob, &y));
+  CHECK(rw_problem_new_state(f->prob, &v));
+  CHECK(rw_problem_new_state(f->prob, &w));
+  CHECK(rw_problem_new_state(f->prob, &ys));
+  CHECK(rw_problem_new_state(f->prob, &fp));
+  CHECK(rw_problem_new_state(f->prob, &fm));
+  CHECK(rw_problem_new_state(f->prob, &g));
+  CHECK(rw_problem_new_state(f->prob, &jv));
+  fill(f->g, y, 0.5, 0.5, 1);
+  fill(f->g, v, 0.0, 1.0, 2);
+  fill(f->g, w, 0.0, 1.0, 3);
+  double t = 0.1, e = 1e-6, *p = rw_problem_params(f->prob), nu = p[0];
+  N_VLinearSum(1.0, y, e, v, ys);
+  CHECK(rw_problem_rhs(f->prob, t, ys, fp));
+  N_VLinearSum(1.0, y, -e, v, ys);
+  CHECK(rw_problem_rhs(f->prob, t, ys, fm));
+  double lhs = (N_VDotProd(w, fp) - N_VDotProd(w, fm)) / (2.0 * e);
+  N_VConst(0.0, g);
+  CHECK(rw_problem_vjp_y(f->prob, t, y, w, g));
+  double r = rel(lhs, N_VDotProd(g, v));
+  report("VJP state: <w, FD JVP> vs <VJP w, v>", r, 1e-7, r < 1e-7);
+  CHECK(rw_problem_jvp(f->prob, t, y, v, NULL, jv));
+  r = rel(N_VDotProd(w, jv), N_VDotProd(g, v));
+  report("VJP state: <w, JVP v> vs <VJP w, v>", r, 1e-12, r < 1e-12);
+  /* nu */
+  double de = 1e-3;
+  p[0] = nu + de;
+  CHECK(rw_problem_rhs(f->prob, t, y, fp));
+  p[0] = nu - de;
+  CHECK(rw_problem_rhs(f->prob, t, y, fm));
+  p[0] = nu;
+  lhs = (N_VDotProd(w, fp) - N_VDotProd(w, fm)) / (2.0 * de);
+  double pb = 0.0;
+  CHECK(rw_problem_vjp_p(f->prob, t, y, w, &pb));
+  MPI_Allreduce(MPI_IN_PLACE, &pb, 1, MPI_DOUBLE, MPI_SUM, rw_context_comm(f->ctx));
+  r = rel(lhs, pb);
+  report("VJP nu: FD vs VJP", r, 1e-7, r < 1e-7 && fabs(pb) > 0.0);
+  double dp = 1.0;
+  N_VConst(0.0, v);
+  CHECK(rw_problem_jvp(f->prob, t, y, v, &dp, jv));
+  r = rel(N_VDotProd(w, jv), pb);
+  report("VJP nu: <w, JVP dnu> vs VJP", r, 1e-12, r < 1e-12);
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&v);
+  rw_vec_destroy(&w);
+  rw_vec_destroy(&ys);
+  rw_vec_destroy(&fp);
+  rw_vec_destroy(&fm);
+  rw_vec_destroy(&g);
+  rw_vec_destroy(&jv);
+}
+
+/* Observed orders of the Taylor remainders r_k = |J(x + e_k d) - J(x) - e_k g.d|, e_k =
+ * e0 / 2^k; returns the smallest order over the five halvings. */
+static double taylor_min_order(const double *res, int n)
+{
+  double m = INFINITY;
+  for (int k = 0; k + 1 < n; k++)
+    m = fmin(m, log2(res[k] / res[k + 1]));
+  return m;
+}
+
+static void print_res(const char *what, const double *res, int n)
+{
+  if (world_rank != 0) return;
+  printf("  Taylor %-10s remainders:", what);
+  for (int k = 0; k < n; k++)
+    printf(" %.3e", res[k]);
+  printf("\n");
+}
+
+/* 2. Taylor remainders in nu and u0. */
+static void test_taylor(bg_fx *f)
+{
+  enum { NT = 6 };
+  double dJdnu = 0.0, res[NT], *p = rw_problem_params(f->prob), nu = p[0];
+  N_Vector dy, y0p, g;
+  CHECK(rw_problem_new_state(f->prob, &dy));
+  CHECK(rw_problem_new_state(f->prob, &y0p));
+  CHECK(rw_problem_new_state(f->prob, &g));
+  double J0 = fx_grad(f, &f->opt, f->y0, &dJdnu);
+  rw_vec_copy(f->dy0, g);
+  if (world_rank == 0) printf("  J = %.15e, dJ/dnu = %.15e\n", J0, dJdnu);
+  for (int k = 0; k < NT; k++) {
+    double e = 0.01 / (double)(1 << k);
+    p[0] = nu + e;
+    res[k] = fabs(fx_J(f, f->y0) - J0 - e * dJdnu);
+  }
+  p[0] = nu;
+  print_res("nu", res, NT);
+  double o = taylor_min_order(res, NT);
+  report("Taylor remainder in nu: min observed order", o, 1.8, o >= 1.8);
+  fill(f->g, dy, 0.0, 0.1, 5);
+  double gd = N_VDotProd(g, dy);
+  for (int k = 0; k < NT; k++) {
+    double e = 1.0 / (double)(1 << k);
+    N_VLinearSum(1.0, f->y0, e, dy, y0p);
+    res[k] = fabs(fx_J(f, y0p) - J0 - e * gd);
+  }
+  print_res("u0", res, NT);
+  o = taylor_min_order(res, NT);
+  report("Taylor remainder in u0: min observed order", o, 1.8, o >= 1.8);
+  rw_vec_destroy(&dy);
+  rw_vec_destroy(&y0p);
+  rw_vec_destroy(&g);
+}
+
+/* 3. Checkpointed and store-stages gradients == store-everything, bit for bit. */
+static void test_checkpoint(bg_fx *f)
+{
+  double A1 = 0.0, A2 = 0.0, A3 = 0.0;
+  N_Vector d1;
+  CHECK(rw_problem_new_state(f->prob, &d1));
+  double J1 = fx_grad(f, &f->opt, f->y0, &A1);
+  rw_vec_copy(f->dy0, d1);
+  rw_adjoint_options o = f->opt;
+  o.mode = RW_ADJOINT_CHECKPOINT;
+  o.schedule = RW_SCHEDULE_BINOMIAL;
+  o.ram_slots = 4;
+  double J2 = fx_grad(f, &o, f->y0, &A2);
+  int same =
+      J1 == J2 && A1 == A2 && memcmp(rw_vec_data(f->dy0), rw_vec_data(d1), rw_vec_bytes(d1)) == 0;
+  o = f->opt;
+  o.store_stages = 1;
+  double J3 = fx_grad(f, &o, f->y0, &A3);
+  int same3 =
+      J1 == J3 && A1 == A3 && memcmp(rw_vec_data(f->dy0), rw_vec_data(d1), rw_vec_bytes(d1)) == 0;
+  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, rw_context_comm(f->ctx));
+  MPI_Allreduce(MPI_IN_PLACE, &same3, 1, MPI_INT, MPI_MIN, rw_context_comm(f->ctx));
+  report("binomial (4 slots) == store: J, dJ/dnu, dJ/du0 (0 = bitwise)", same ? 0.0 : 1.0, 0.0,
+         same);
+  report("store stages == store states (0 = bitwise)", same3 ? 0.0 : 1.0, 0.0, same3);
+  rw_vec_destroy(&d1);
+}
+
+/* 4. Gradients across rank counts. */
+static void test_ranks(bg_fx *f, const char *method)
+{
+  double A = 0.0, J = fx_grad(f, &f->opt, f->y0, &A);
+  long ny;
+  double *gy = gather(f->g, f->dy0, &ny);
+  double r[3] = {0, 0, 0};
+  if (world_rank == 0) {
+    bg_fx s;
+    fx_create(&s, MPI_COMM_SELF, method);
+    double As = 0.0, Js = fx_grad(&s, &s.opt, s.y0, &As);
+    long n2;
+    double *sy = gather(s.g, s.dy0, &n2);
+    double my = 0.0, dy = 0.0;
+    for (long i = 0; i < ny; i++) {
+      my = fmax(my, fabs(sy[i]));
+      dy = fmax(dy, fabs(sy[i] - gy[i]));
+    }
+    r[0] = rel(J, Js);
+    r[1] = rel(A, As);
+    r[2] = dy / my;
+    printf("  %s: J = %.15e (1 rank %.15e), dJ/dnu = %.15e (1 rank %.15e), |dJ/du0|_inf = "
+           "%.6e\n",
+           method, J, Js, A, As, my);
+    free(sy);
+    fx_destroy(&s);
+  }
+  MPI_Bcast(r, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  report("ranks vs 1 rank: J relative difference", r[0], 1e-12, r[0] <= 1e-12);
+  report("ranks vs 1 rank: dJ/dnu relative difference", r[1], 1e-12, r[1] <= 1e-12);
+  report("ranks vs 1 rank: dJ/du0 max relative difference", r[2], 1e-12, r[2] <= 1e-12);
+  free(gy);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  size_t mem0 = rw_mem_current();
+  {
+    bg_fx f;
+    fx_create(&f, MPI_COMM_WORLD, "rk4");
+    if (world_rank == 0)
+      printf("burgers on %d ranks, 24 x 20 periodic nodes, rk4, %d steps\n", size, NSTEPS);
+    test_vjps(&f);
+    test_taylor(&f);
+    test_checkpoint(&f);
+    test_ranks(&f, "rk4");
+    fx_destroy(&f);
+    fx_create(&f, MPI_COMM_WORLD, "ssprk3");
+    test_ranks(&f, "ssprk3");
+    fx_destroy(&f);
+  }
+  size_t mem1 = rw_mem_current();
+  report("Rewind allocations released (bytes still held)", (double)(mem1 - mem0), 0.0,
+         mem1 == mem0);
+  MPI_Finalize();
+  return fails ? 1 : 0;
+}
