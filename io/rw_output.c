@@ -1,5 +1,19 @@
-/* Parallel HDF5 result files (see rw_output.h). Every HDF5 call is checked; HDF5's own error
- * stack printing is switched off and replaced by a message naming the file and dataset. */
+/* Parallel HDF5 result files and their XDMF sidecars (see rw_output.h). Every HDF5 call is
+ * checked; HDF5's own error stack printing is switched off and replaced by a message naming
+ * the file and dataset. Every public collective call ends by agreeing on failure across ranks
+ * (rw_output_agree), so an I/O error on one rank is an error on all of them.
+ *
+ * The XDMF sidecar is written by rank 0 in rw_output_close from records kept as grid fields
+ * are written (path, component names, grid size, origin, spacing, time). Its layout, checked
+ * with ParaView 5.11 (both "XDMF Reader" and "Xdmf3ReaderS"):
+ *  - every grid is a 3DCoRectMesh with ORIGIN_DXDYDZ geometry, values listed slowest first
+ *    (z y x), as the readers expect; a 2-D grid is a single layer "1 ny nx" at z = 0 whose
+ *    DataItems read the [ny][nx] datasets as "1 ny nx" (2DCoRectMesh puts the image in the
+ *    y-z plane with the axes swapped in both readers);
+ *  - snapshots form a temporal collection, one uniform grid per snapshot with its Time;
+ *  - static fields registered with xdmf = 1 form one uniform grid per distinct grid geometry,
+ *    and are also listed in every snapshot on the same grid: Xdmf3ReaderS shows only the
+ *    temporal collection once one exists, so the gradient is visible next to the state. */
 #define _POSIX_C_SOURCE 200809L
 #include "rewind/rw_output.h"
 
@@ -10,11 +24,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* One grid field (a static field or a snapshot) to list in the XDMF sidecar. */
+typedef struct {
+  char *group;    /* absolute HDF5 group holding one dataset per component */
+  char **comp;    /* component names (ncomp entries) */
+  int ncomp, dim; /* components; 2 or 3 */
+  long n[3];      /* nodes per dimension, x first (n[2] = 1 in 2-D) */
+  double lo[3], h[3];
+  double time;
+  int snapshot; /* 1: a step of the time series; 0: a static field */
+} rw_xdmf_field;
+
 struct rw_output_s {
   MPI_Comm comm;
   int rank;
   hid_t file;
   char path[4096], partial[4096 + 16];
+  char xmf[4096 + 16], xmf_partial[4096 + 32];
+  rw_xdmf_field *xf; /* XDMF records, grown by doubling */
+  size_t nxf, capxf;
+  long nsnap; /* snapshots written so far: the next one is /snapshots/<nsnap> */
 };
 
 /* HDF5 calls return negative on failure. */
@@ -37,6 +66,22 @@ static int rw_output_agree(rw_output f, int ierr)
   return ierr;
 }
 
+/* The sidecar's path: the result path with a ".h5" or ".hdf5" suffix replaced by ".xmf"
+ * (any other name gets ".xmf" appended). */
+static void rw_output_xmf_path(const char *path, char *xmf, size_t size)
+{
+  size_t len = strlen(path);
+  const char *sfx[] = {".h5", ".hdf5"};
+  for (int s = 0; s < 2; s++) {
+    size_t ls = strlen(sfx[s]);
+    if (len > ls && strcmp(path + len - ls, sfx[s]) == 0 && path[len - ls - 1] != '/') {
+      len -= ls;
+      break;
+    }
+  }
+  snprintf(xmf, size, "%.*s.xmf", (int)len, path);
+}
+
 int rw_output_create(MPI_Comm comm, const char *path, rw_output *out)
 {
   int ierr = 0;
@@ -53,6 +98,8 @@ int rw_output_create(MPI_Comm comm, const char *path, rw_output *out)
   MPI_Comm_rank(comm, &f->rank);
   snprintf(f->path, sizeof f->path, "%s", path);
   snprintf(f->partial, sizeof f->partial, "%s.partial", path);
+  rw_output_xmf_path(path, f->xmf, sizeof f->xmf);
+  snprintf(f->xmf_partial, sizeof f->xmf_partial, "%s.partial", f->xmf);
   /* Check the directory first so the message says what to fix. */
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", path);
@@ -75,7 +122,8 @@ int rw_output_create(MPI_Comm comm, const char *path, rw_output *out)
       dir_ok = 0;
     }
   }
-  MPI_Bcast(&dir_ok, 1, MPI_INT, 0, comm);
+  RW_CHECK_GOTO(MPI_Bcast(&dir_ok, 1, MPI_INT, 0, comm) == MPI_SUCCESS, RW_ERR_MPI,
+                "MPI_Bcast failed while creating '%s'", path);
   if (!dir_ok) {
     if (f->rank != 0)
       ierr =
@@ -86,12 +134,76 @@ int rw_output_create(MPI_Comm comm, const char *path, rw_output *out)
   RW_H5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio failed");
   RW_H5(f->file = H5Fcreate(f->partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
         "cannot create HDF5 file '%s' (check the path, permissions and free space)", f->partial);
-  H5Pclose(fapl);
-  *out = f;
-  return 0;
 cleanup:
   if (fapl >= 0) H5Pclose(fapl);
-  rw_free(&f);
+  /* H5Fcreate is collective, but it can fail on some ranks only (a full or read-only file
+   * system seen differently by the nodes): every rank must agree before using the file. */
+  if (dir_ok) ierr = rw_output_agree(f, ierr);
+  if (ierr) {
+    if (f->file >= 0) H5Fclose(f->file);
+    if (dir_ok) {
+      MPI_Barrier(comm);
+      if (f->rank == 0) remove(f->partial);
+    }
+    rw_free(&f);
+    return ierr;
+  }
+  *out = f;
+  return 0;
+}
+
+static void rw_output_free_records(rw_output f)
+{
+  for (size_t i = 0; i < f->nxf; i++) {
+    rw_xdmf_field *x = &f->xf[i];
+    for (int c = 0; c < x->ncomp; c++)
+      rw_free(&x->comp[c]);
+    rw_free(&x->comp);
+    rw_free(&x->group);
+  }
+  rw_free(&f->xf);
+  f->nxf = f->capxf = 0;
+}
+
+static int rw_xdmf_write(rw_output f, const char *file);
+
+/* Rank 0, after every rank closed the HDF5 file: writes the sidecar as "<xmf>.partial",
+ * renames the HDF5 file, then the sidecar. On any failure it removes what this close created
+ * (partial files, and the renamed HDF5 file if the sidecar cannot follow it), so no
+ * complete-looking pair is left. Without grid fields no sidecar is written, and one left by
+ * an earlier run at the same path is removed (it would describe datasets this file lacks). */
+static int rw_output_finish(rw_output f)
+{
+  int ierr = 0, have_xmf = f->nxf > 0;
+  if (have_xmf) {
+    ierr = rw_xdmf_write(f, f->xmf_partial);
+    if (ierr) {
+      remove(f->xmf_partial);
+      remove(f->partial);
+      return ierr;
+    }
+  }
+  if (rename(f->partial, f->path) != 0) {
+    ierr = RW_ERROR(RW_ERR_IO, "renaming '%s' to '%s' failed: %s", f->partial, f->path,
+                    strerror(errno));
+    remove(f->partial);
+    if (have_xmf) remove(f->xmf_partial);
+    return ierr;
+  }
+  if (have_xmf && rename(f->xmf_partial, f->xmf) != 0) {
+    ierr = RW_ERROR(RW_ERR_IO, "renaming '%s' to '%s' failed: %s (the result '%s' was removed)",
+                    f->xmf_partial, f->xmf, strerror(errno), f->path);
+    remove(f->xmf_partial);
+    remove(f->path);
+    return ierr;
+  }
+  if (!have_xmf && unlink(f->xmf) != 0 && errno != ENOENT) {
+    ierr = RW_ERROR(RW_ERR_IO,
+                    "cannot remove the stale XDMF file '%s' left by an earlier run: %s (the "
+                    "result '%s' was removed)",
+                    f->xmf, strerror(errno), f->path);
+    remove(f->path);
+  }
   return ierr;
 }
 
@@ -111,28 +223,33 @@ int rw_output_close(rw_output *pf, int success)
   MPI_Barrier(f->comm);
   if (f->rank == 0) {
     if (success && !ierr) {
-      if (rename(f->partial, f->path) != 0)
-        ierr = RW_ERROR(RW_ERR_IO, "renaming '%s' to '%s' failed: %s", f->partial, f->path,
-                        strerror(errno));
+      ierr = rw_output_finish(f);
     } else {
       remove(f->partial);
+      remove(f->xmf_partial);
     }
   }
   int e = ierr;
-  MPI_Bcast(&e, 1, MPI_INT, 0, f->comm);
+  if (MPI_Bcast(&e, 1, MPI_INT, 0, f->comm) != MPI_SUCCESS && !ierr)
+    ierr = RW_ERROR(RW_ERR_MPI, "MPI_Bcast failed while finishing '%s'", f->path);
   if (e && !ierr) ierr = RW_ERROR(e, "finishing '%s' failed on rank 0", f->path);
+  rw_output_free_records(f);
   rw_free(pf);
   return ierr;
 }
 
 const char *rw_output_path(rw_output f) { return f->path; }
 
+const char *rw_output_xdmf_path(rw_output f) { return f->xmf; }
+
+long rw_output_snapshot_count(rw_output f) { return f->nsnap; }
+
 int rw_output_group(rw_output f, const char *path)
 {
   int ierr = 0;
   hid_t lcpl = -1, g = -1;
-  htri_t exists = H5Lexists(f->file, path, H5P_DEFAULT);
-  if (exists > 0) return 0;
+  /* H5Lexists fails (negative) when a parent is missing: then the group is created too. */
+  if (H5Lexists(f->file, path, H5P_DEFAULT) > 0) return rw_output_agree(f, 0);
   RW_H5(lcpl = H5Pcreate(H5P_LINK_CREATE), "H5Pcreate failed");
   RW_H5(H5Pset_create_intermediate_group(lcpl, 1), "H5Pset_create_intermediate_group failed");
   RW_H5(g = H5Gcreate2(f->file, path, lcpl, H5P_DEFAULT, H5P_DEFAULT),
@@ -140,7 +257,7 @@ int rw_output_group(rw_output f, const char *path)
 cleanup:
   if (g >= 0) H5Gclose(g);
   if (lcpl >= 0) H5Pclose(lcpl);
-  return ierr;
+  return rw_output_agree(f, ierr);
 }
 
 static int rw_output_attr(rw_output f, const char *obj, const char *name, hid_t type, const void *v)
@@ -148,8 +265,12 @@ static int rw_output_attr(rw_output f, const char *obj, const char *name, hid_t 
   int ierr = 0;
   hid_t space = -1, attr = -1;
   RW_H5(space = H5Screate(H5S_SCALAR), "H5Screate failed");
-  if (H5Aexists_by_name(f->file, obj, name, H5P_DEFAULT) > 0)
-    H5Adelete_by_name(f->file, obj, name, H5P_DEFAULT);
+  htri_t exists = H5Aexists_by_name(f->file, obj, name, H5P_DEFAULT);
+  RW_CHECK_GOTO(exists >= 0, RW_ERR_IO, "no object '%s' in '%s' to hold attribute '%s'", obj,
+                f->partial, name);
+  if (exists > 0)
+    RW_H5(H5Adelete_by_name(f->file, obj, name, H5P_DEFAULT),
+          "cannot replace attribute '%s' on '%s' in '%s'", name, obj, f->partial);
   RW_H5(attr = H5Acreate_by_name(f->file, obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT,
                                  H5P_DEFAULT),
         "cannot create attribute '%s' on '%s' in '%s'", name, obj, f->partial);
@@ -162,14 +283,12 @@ cleanup:
 
 int rw_output_attr_double(rw_output f, const char *obj, const char *name, double v)
 {
-  RW_CALL(rw_output_attr(f, obj, name, H5T_NATIVE_DOUBLE, &v));
-  return 0;
+  return rw_output_agree(f, rw_output_attr(f, obj, name, H5T_NATIVE_DOUBLE, &v));
 }
 
 int rw_output_attr_long(rw_output f, const char *obj, const char *name, long v)
 {
-  RW_CALL(rw_output_attr(f, obj, name, H5T_NATIVE_LONG, &v));
-  return 0;
+  return rw_output_agree(f, rw_output_attr(f, obj, name, H5T_NATIVE_LONG, &v));
 }
 
 int rw_output_attr_string(rw_output f, const char *obj, const char *name, const char *v)
@@ -181,7 +300,7 @@ int rw_output_attr_string(rw_output f, const char *obj, const char *name, const 
   RW_TRY(rw_output_attr(f, obj, name, type, v));
 cleanup:
   if (type >= 0) H5Tclose(type);
-  return ierr;
+  return rw_output_agree(f, ierr);
 }
 
 /* Creates a chunked, checksummed dataset of `rank` dims (maxdims may be unlimited). */
@@ -255,7 +374,9 @@ int rw_output_array(rw_output f, const char *path, const double *v, long n)
   /* Every rank holds the values; rank 0 writes them, the others join the collective call. */
   RW_TRY(rw_output_write_block(f, d, -1, 0, f->rank == 0 ? dims : 0, v));
 cleanup:
-  if (d >= 0) H5Dclose(d);
+  if (d >= 0 && H5Dclose(d) < 0 && !ierr)
+    ierr =
+        RW_ERROR(RW_ERR_IO, "closing dataset '%s' of '%s' failed (disk full?)", path, f->partial);
   return rw_output_agree(f, ierr);
 }
 
@@ -276,7 +397,9 @@ int rw_output_vector(rw_output f, const char *path, N_Vector v)
   RW_TRY(rw_output_dataset(f, path, 1, &dims, NULL, &chunk, &d));
   RW_TRY(rw_output_write_block(f, d, -1, off, (hsize_t)rw_vec_local_length(v), rw_vec_data(v)));
 cleanup:
-  if (d >= 0) H5Dclose(d);
+  if (d >= 0 && H5Dclose(d) < 0 && !ierr)
+    ierr =
+        RW_ERROR(RW_ERR_IO, "closing dataset '%s' of '%s' failed (disk full?)", path, f->partial);
   return rw_output_agree(f, ierr);
 }
 
@@ -309,8 +432,12 @@ int rw_output_series_append(rw_output f, const char *path, double t, N_Vector v)
   RW_TRY(rw_output_write_block(f, dt, -1, rows, f->rank == 0 ? 1 : 0, &t));
 cleanup:
   if (sp >= 0) H5Sclose(sp);
-  if (d >= 0) H5Dclose(d);
-  if (dt >= 0) H5Dclose(dt);
+  if (d >= 0 && H5Dclose(d) < 0 && !ierr)
+    ierr =
+        RW_ERROR(RW_ERR_IO, "closing dataset '%s' of '%s' failed (disk full?)", path, f->partial);
+  if (dt >= 0 && H5Dclose(dt) < 0 && !ierr)
+    ierr =
+        RW_ERROR(RW_ERR_IO, "closing dataset '%s' of '%s' failed (disk full?)", tpath, f->partial);
   return rw_output_agree(f, ierr);
 }
 
@@ -318,7 +445,7 @@ cleanup:
 static int rw_output_grid_component(rw_output f, const char *path, rw_grid g, N_Vector v, int c)
 {
   int ierr = 0;
-  hid_t d = -1, fspace = -1, mspace = -1, dxpl = -1;
+  hid_t d = -1, fspace = -1, mspace = -1, dxpl = -1, as = -1, at = -1;
   const rw_grid_config *cf = rw_grid_get_config(g);
   int D = cf->dim, nc = cf->ncomp;
   long st[3], cnt[3];
@@ -330,7 +457,7 @@ static int rw_output_grid_component(rw_output f, const char *path, rw_grid g, N_
     count[e] = (hsize_t)cnt[D - 1 - e];
     chunk[e] = dims[e] < 64 ? dims[e] : 64;
   }
-  double *buf = NULL;
+  double *buf = NULL, h[3];
   size_t nloc = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
   RW_TRY(rw_calloc(nloc + 1, sizeof(double), "field output buffer", &buf));
   const double *src = rw_vec_data(v);
@@ -345,41 +472,124 @@ static int rw_output_grid_component(rw_output f, const char *path, rw_grid g, N_
   RW_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio failed");
   RW_H5(H5Dwrite(d, H5T_NATIVE_DOUBLE, mspace, fspace, dxpl, buf),
         "writing field '%s' of '%s' failed (disk full?)", path, f->partial);
-  double h[3];
   rw_grid_spacing(g, h);
-  hid_t as = -1, at = -1;
   hsize_t three = 3;
   RW_H5(as = H5Screate_simple(1, &three, NULL), "H5Screate_simple failed");
   RW_H5(at = H5Acreate2(d, "origin_xyz", H5T_NATIVE_DOUBLE, as, H5P_DEFAULT, H5P_DEFAULT),
-        "cannot create attribute on '%s'", path);
-  H5Awrite(at, H5T_NATIVE_DOUBLE, cf->lo);
-  H5Aclose(at);
+        "cannot create attribute origin_xyz on '%s' in '%s'", path, f->partial);
+  RW_H5(H5Awrite(at, H5T_NATIVE_DOUBLE, cf->lo), "cannot write attribute origin_xyz on '%s'", path);
+  RW_H5(H5Aclose(at), "H5Aclose failed");
   RW_H5(at = H5Acreate2(d, "spacing_xyz", H5T_NATIVE_DOUBLE, as, H5P_DEFAULT, H5P_DEFAULT),
-        "cannot create attribute on '%s'", path);
-  H5Awrite(at, H5T_NATIVE_DOUBLE, h);
-  H5Aclose(at);
-  H5Sclose(as);
+        "cannot create attribute spacing_xyz on '%s' in '%s'", path, f->partial);
+  RW_H5(H5Awrite(at, H5T_NATIVE_DOUBLE, h), "cannot write attribute spacing_xyz on '%s'", path);
 cleanup:
+  if (at >= 0) H5Aclose(at);
+  if (as >= 0) H5Sclose(as);
   if (dxpl >= 0) H5Pclose(dxpl);
   if (mspace >= 0) H5Sclose(mspace);
   if (fspace >= 0) H5Sclose(fspace);
-  if (d >= 0) H5Dclose(d);
+  if (d >= 0 && H5Dclose(d) < 0 && !ierr)
+    ierr = RW_ERROR(RW_ERR_IO, "closing field '%s' of '%s' failed (disk full?)", path, f->partial);
   rw_free(&buf);
   return ierr;
+}
+
+/* Name of component c: the caller's, or "u" (one component) / "u<c>" (several). */
+static void rw_comp_name(const char *const *comp_names, int ncomp, int c, char *buf, size_t size)
+{
+  if (comp_names && comp_names[c])
+    snprintf(buf, size, "%s", comp_names[c]);
+  else if (ncomp == 1)
+    snprintf(buf, size, "u");
+  else
+    snprintf(buf, size, "u%d", c);
+}
+
+static int rw_strdup(const char *s, const char *what, char **out)
+{
+  size_t n = strlen(s) + 1;
+  RW_CALL(rw_calloc(n, 1, what, out));
+  memcpy(*out, s, n);
+  return 0;
+}
+
+/* Records a grid field for the XDMF sidecar (group made absolute, trailing '/' dropped). */
+static int rw_xdmf_record(rw_output f, const char *group, rw_grid g, const char *const *comp_names,
+                          double t, int snapshot)
+{
+  int ierr = 0;
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  if (f->nxf == f->capxf) {
+    size_t cap = f->capxf ? 2 * f->capxf : 16;
+    rw_xdmf_field *nx = NULL;
+    RW_CALL(rw_calloc(cap, sizeof *nx, "XDMF field records", &nx));
+    if (f->nxf) memcpy(nx, f->xf, f->nxf * sizeof *nx);
+    rw_free(&f->xf);
+    f->xf = nx;
+    f->capxf = cap;
+  }
+  rw_xdmf_field *x = &f->xf[f->nxf];
+  memset(x, 0, sizeof *x);
+  char name[4200];
+  size_t len = strlen(group);
+  while (len > 1 && group[len - 1] == '/')
+    len--;
+  snprintf(name, sizeof name, "%s%.*s", group[0] == '/' ? "" : "/", (int)len, group);
+  RW_TRY(rw_strdup(name, "XDMF field path", &x->group));
+  RW_TRY(rw_calloc((size_t)cf->ncomp, sizeof(char *), "XDMF component names", &x->comp));
+  x->ncomp = cf->ncomp;
+  for (int c = 0; c < cf->ncomp; c++) {
+    rw_comp_name(comp_names, cf->ncomp, c, name, sizeof name);
+    RW_TRY(rw_strdup(name, "XDMF component name", &x->comp[c]));
+  }
+  x->dim = cf->dim;
+  rw_grid_spacing(g, x->h);
+  for (int e = 0; e < 3; e++) {
+    x->n[e] = e < cf->dim ? cf->n[e] : 1;
+    x->lo[e] = e < cf->dim ? cf->lo[e] : 0.0;
+    if (e >= cf->dim) x->h[e] = 1.0;
+  }
+  x->time = t;
+  x->snapshot = snapshot;
+  f->nxf++;
+  return 0;
+cleanup:
+  if (x->comp)
+    for (int c = 0; c < x->ncomp; c++)
+      rw_free(&x->comp[c]);
+  rw_free(&x->comp);
+  rw_free(&x->group);
+  memset(x, 0, sizeof *x);
+  return ierr;
+}
+
+/* Writes every component of a grid field (not agreed: callers do). */
+static int rw_output_grid_write(rw_output f, const char *path, rw_grid g, N_Vector v,
+                                const char *const *comp_names)
+{
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  RW_CHECK(path && *path, RW_ERR_ARG, "grid field: empty dataset path in '%s'", f->path);
+  RW_CHECK(v && rw_vec_local_length(v) == rw_grid_local_length(g), RW_ERR_ARG,
+           "grid field '%s': the vector holds %ld local entries, the grid %ld", path,
+           v ? (long)rw_vec_local_length(v) : -1L, (long)rw_grid_local_length(g));
+  for (int c = 0; c < cf->ncomp; c++) {
+    char name[256], p[4400];
+    if (comp_names && comp_names[c])
+      RW_CHECK(*comp_names[c] && !strchr(comp_names[c], '/') && strlen(comp_names[c]) < 200,
+               RW_ERR_ARG, "grid field '%s': component name '%s' is empty, too long or has '/'",
+               path, comp_names[c]);
+    rw_comp_name(comp_names, cf->ncomp, c, name, sizeof name);
+    snprintf(p, sizeof p, "%s/%s", path, name);
+    RW_CALL(rw_output_grid_component(f, p, g, v, c));
+  }
+  return 0;
 }
 
 int rw_output_grid_field(rw_output f, const char *path, rw_grid g, N_Vector v,
                          const char *const *comp_names, int xdmf)
 {
-  int ierr = 0;
-  (void)xdmf; /* the XDMF sidecar is written by a later change */
-  const rw_grid_config *cf = rw_grid_get_config(g);
-  for (int c = 0; c < cf->ncomp; c++) {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", path, comp_names && comp_names[c] ? comp_names[c] : "u");
-    ierr = rw_output_grid_component(f, p, g, v, c);
-    if (ierr) break;
-  }
+  int ierr = rw_output_grid_write(f, path, g, v, comp_names);
+  if (!ierr && xdmf) ierr = rw_xdmf_record(f, path, g, comp_names, 0.0, 0);
   return rw_output_agree(f, ierr);
 }
 
@@ -387,15 +597,155 @@ int rw_output_grid_snapshot(rw_output f, rw_grid g, double t, N_Vector v,
                             const char *const *comp_names)
 {
   char p[64];
-  long idx = 0;
-  while (1) {
-    snprintf(p, sizeof p, "/snapshots/%06ld", idx);
-    if (H5Lexists(f->file, "/snapshots", H5P_DEFAULT) <= 0 ||
-        H5Lexists(f->file, p, H5P_DEFAULT) <= 0)
+  snprintf(p, sizeof p, "/snapshots/%06ld", f->nsnap);
+  int ierr = rw_output_grid_write(f, p, g, v, comp_names);
+  ierr = rw_output_agree(f, ierr);
+  if (!ierr) ierr = rw_output_attr_double(f, p, "time", t);
+  if (!ierr) ierr = rw_output_agree(f, rw_xdmf_record(f, p, g, comp_names, t, 1));
+  if (!ierr) f->nsnap++;
+  return ierr;
+}
+
+/* --- XDMF sidecar ------------------------------------------------------------------- */
+
+/* Writes `s` with the XML special characters escaped. */
+static void rw_xml_put(FILE *fp, const char *s)
+{
+  for (; *s; s++) {
+    switch (*s) {
+    case '&':
+      fputs("&amp;", fp);
       break;
-    idx++;
+    case '<':
+      fputs("&lt;", fp);
+      break;
+    case '>':
+      fputs("&gt;", fp);
+      break;
+    case '"':
+      fputs("&quot;", fp);
+      break;
+    case '\'':
+      fputs("&apos;", fp);
+      break;
+    default:
+      fputc(*s, fp);
+    }
   }
-  RW_CALL(rw_output_grid_field(f, p, g, v, comp_names, 1));
-  RW_CALL(rw_output_attr_double(f, p, "time", t));
+}
+
+static int rw_same_grid(const rw_xdmf_field *a, const rw_xdmf_field *b)
+{
+  for (int e = 0; e < 3; e++)
+    if (a->n[e] != b->n[e] || a->lo[e] != b->lo[e] || a->h[e] != b->h[e]) return 0;
+  return a->dim == b->dim;
+}
+
+/* Topology and geometry of a grid: 3DCoRectMesh, values slowest first (z y x). */
+static void rw_xdmf_geometry(FILE *fp, const rw_xdmf_field *x, const char *ind)
+{
+  fprintf(fp, "%s<Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%ld %ld %ld\"/>\n", ind,
+          x->n[2], x->n[1], x->n[0]);
+  fprintf(fp, "%s<Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n", ind);
+  fprintf(fp,
+          "%s  <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
+          "Format=\"XML\">%.17g %.17g %.17g</DataItem>\n",
+          ind, x->lo[2], x->lo[1], x->lo[0]);
+  fprintf(fp,
+          "%s  <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
+          "Format=\"XML\">%.17g %.17g %.17g</DataItem>\n",
+          ind, x->h[2], x->h[1], x->h[0]);
+  fprintf(fp, "%s</Geometry>\n", ind);
+}
+
+/* One node-centred scalar attribute per component of x. Snapshot components are named by
+ * the component ("u"); static ones by their HDF5 path without the leading '/'
+ * ("gradient/dJdu0/u") so that they stay distinct. */
+static void rw_xdmf_attributes(FILE *fp, const rw_xdmf_field *x, const char *h5name,
+                               const char *ind)
+{
+  for (int c = 0; c < x->ncomp; c++) {
+    fprintf(fp, "%s<Attribute Name=\"", ind);
+    if (!x->snapshot) {
+      rw_xml_put(fp, x->group + 1);
+      fputc('/', fp);
+    }
+    rw_xml_put(fp, x->comp[c]);
+    fprintf(fp, "\" AttributeType=\"Scalar\" Center=\"Node\">\n");
+    fprintf(fp,
+            "%s  <DataItem Dimensions=\"%ld %ld %ld\" NumberType=\"Float\" Precision=\"8\" "
+            "Format=\"HDF\">",
+            ind, x->n[2], x->n[1], x->n[0]);
+    rw_xml_put(fp, h5name);
+    fputc(':', fp);
+    rw_xml_put(fp, x->group);
+    fputc('/', fp);
+    rw_xml_put(fp, x->comp[c]);
+    fprintf(fp, "</DataItem>\n%s</Attribute>\n", ind);
+  }
+}
+
+/* Writes the XDMF description of every recorded field to `file` (rank 0 only). The HDF5
+ * file is named relative to the sidecar (same directory), so the pair can be moved. */
+static int rw_xdmf_write(rw_output f, const char *file)
+{
+  const char *h5name = strrchr(f->path, '/');
+  h5name = h5name ? h5name + 1 : f->path;
+  FILE *fp = fopen(file, "w");
+  RW_CHECK(fp, RW_ERR_IO, "cannot create the XDMF file '%s': %s", file, strerror(errno));
+  fprintf(fp, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n");
+  fprintf(fp, "<!-- Written by Rewind: open in ParaView (XDMF Reader or Xdmf3ReaderS) -->\n");
+  fprintf(fp, "<Xdmf Version=\"3.0\">\n <Domain>\n");
+  if (f->nsnap > 0) {
+    fprintf(fp,
+            "  <Grid Name=\"snapshots\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
+    for (size_t i = 0; i < f->nxf; i++) {
+      const rw_xdmf_field *x = &f->xf[i];
+      if (!x->snapshot) continue;
+      fprintf(fp, "   <Grid Name=\"");
+      rw_xml_put(fp, x->group + 1);
+      fprintf(fp, "\" GridType=\"Uniform\">\n    <Time Value=\"%.17g\"/>\n", x->time);
+      rw_xdmf_geometry(fp, x, "    ");
+      rw_xdmf_attributes(fp, x, h5name, "    ");
+      for (size_t j = 0; j < f->nxf; j++) /* static fields on the same grid */
+        if (!f->xf[j].snapshot && rw_same_grid(&f->xf[j], x))
+          rw_xdmf_attributes(fp, &f->xf[j], h5name, "    ");
+      fprintf(fp, "   </Grid>\n");
+    }
+    fprintf(fp, "  </Grid>\n");
+  }
+  /* Static fields: one uniform grid per distinct grid (the first field of each lists it). */
+  int ngrid = 0;
+  for (size_t i = 0; i < f->nxf; i++) {
+    const rw_xdmf_field *x = &f->xf[i];
+    if (x->snapshot) continue;
+    size_t first = i;
+    for (size_t j = 0; j < i; j++)
+      if (!f->xf[j].snapshot && rw_same_grid(&f->xf[j], x)) {
+        first = j;
+        break;
+      }
+    if (first != i) continue;
+    if (ngrid == 0)
+      fprintf(fp, "  <Grid Name=\"fields\" GridType=\"Uniform\">\n");
+    else
+      fprintf(fp, "  <Grid Name=\"fields_%d\" GridType=\"Uniform\">\n", ngrid);
+    ngrid++;
+    rw_xdmf_geometry(fp, x, "   ");
+    for (size_t j = i; j < f->nxf; j++)
+      if (!f->xf[j].snapshot && rw_same_grid(&f->xf[j], x))
+        rw_xdmf_attributes(fp, &f->xf[j], h5name, "   ");
+    fprintf(fp, "  </Grid>\n");
+  }
+  fprintf(fp, " </Domain>\n</Xdmf>\n");
+  /* Write errors (a full disk) surface at the latest in fflush, fsync or fclose. */
+  int bad = ferror(fp) || fflush(fp) != 0 || fsync(fileno(fp)) != 0;
+  int err = errno;
+  if (fclose(fp) != 0 && !bad) {
+    bad = 1;
+    err = errno;
+  }
+  RW_CHECK(!bad, RW_ERR_IO, "writing the XDMF file '%s' failed: %s", file,
+           err ? strerror(err) : "write error");
   return 0;
 }
