@@ -243,7 +243,9 @@ int rw_stepper_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_V
 
 int rw_stepper_is_adaptive(rw_stepper st, int *order)
 {
-  rw_erk *e = st->content;
+  /* Only the explicit RK stepper carries an embedded pair; other steppers' content is not an
+   * rw_erk. */
+  rw_erk *e = st->ops.step == rw_erk_step ? st->content : NULL;
   if (order) *order = e ? e->embedded_order : 0;
   return e && e->embedded_order > 0;
 }
@@ -257,7 +259,7 @@ int rw_stepper_is_adaptive(rw_stepper st, int *order)
 int rw_stepper_try_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
                         N_Vector *stages, double *q, double rtol, double atol, double *errnorm)
 {
-  rw_erk *e = st->content;
+  rw_erk *e = st->ops.step == rw_erk_step ? st->content : NULL;
   RW_CHECK(e && e->embedded_order > 0, RW_ERR_ARG,
            "stepper '%s' has no embedded error estimate; adaptive stepping needs one (dopri5)",
            st->name);

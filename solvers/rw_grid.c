@@ -2,6 +2,7 @@
  * with boundary conditions, its exact transpose, and overlapped stencil application. */
 #include "rewind/rw_grid.h"
 
+#include <stdio.h>
 #include <string.h>
 
 struct rw_grid_s {
@@ -75,11 +76,15 @@ int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
     ok = ok && g->count[d] >= cfg->ghost + 1;
   int allok = 0;
   MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
+  char shape[96];
+  if (cfg->dim == 3)
+    snprintf(shape, sizeof shape, "%ld x %ld x %ld", cfg->n[0], cfg->n[1], cfg->n[2]);
+  else
+    snprintf(shape, sizeof shape, "%ld x %ld", cfg->n[0], cfg->n[1]);
   RW_CHECK_GOTO(allok, RW_ERR_ARG,
-                "grid %ld x %ld%s%ld on %d ranks (%d x %d x %d): some rank owns fewer than %d "
+                "grid %s on %d ranks (process grid %d x %d x %d): some rank owns fewer than %d "
                 "nodes in a dimension; use fewer ranks or a finer grid",
-                cfg->n[0], cfg->n[1], cfg->dim == 3 ? " x " : "", cfg->dim == 3 ? cfg->n[2] : 0L,
-                size, g->dims[0], g->dims[1], g->dims[2], cfg->ghost + 1);
+                shape, size, g->dims[0], g->dims[1], g->dims[2], cfg->ghost + 1);
   g->glen = (size_t)g->gn[0] * (size_t)g->gn[1] * (size_t)g->gn[2] * (size_t)cfg->ncomp;
   for (int d = 0; d < cfg->dim; d++) {
     size_t f = (size_t)cfg->ghost * (size_t)cfg->ncomp;

@@ -40,8 +40,9 @@ typedef struct {
   double dirichlet[8]; /* Dirichlet ghost value per component */
 } rw_grid_config;
 
-/* Creates the grid on the context's communicator. Every rank must own at least `ghost`
- * nodes per dimension (RW_ERR_ARG otherwise, naming the sizes). Collective. */
+/* Creates the grid on the context's communicator. Every rank must own at least `ghost` + 1
+ * nodes per dimension (the Neumann mirror reads node `ghost`; RW_ERR_ARG otherwise, naming
+ * the sizes). Collective. */
 int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out);
 int rw_grid_destroy(rw_grid *g);
 
