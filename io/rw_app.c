@@ -292,6 +292,15 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   return 0;
 }
 
+int rw_app_finish(rw_app *app, rw_problem prob, double J, const double *dJdp, N_Vector dJdy0,
+                  const rw_adjoint_stats *st)
+{
+  RW_CALL(rw_app_write_results(app, prob, J, dJdp, st));
+  RW_CALL(rw_app_close_output(app));
+  RW_CALL(rw_app_summary(app, prob, J, dJdp, dJdy0, st));
+  return 0;
+}
+
 int rw_app_main(int argc, char **argv, const rw_app_info *info)
 {
   int ierr = 0, rank = 0, size = 1, code = 0;

@@ -121,9 +121,7 @@ static int run(rw_app *app)
   RW_TRY(rw_output_grid_field(app->out, "/state/final", grid, y, comps, 1));
   RW_TRY(rw_output_attr_double(app->out, "/state/final", "t", app->opt.tf));
   RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdu0", grid, dJdy0, comps, 1));
-  RW_TRY(rw_app_write_results(app, prob, J, dJdp, &stats));
-  RW_TRY(rw_app_close_output(app));
-  RW_TRY(rw_app_summary(app, prob, J, dJdp, dJdy0, &stats));
+  RW_TRY(rw_app_finish(app, prob, J, dJdp, dJdy0, &stats));
 cleanup:
   rw_vec_destroy(&y);
   rw_vec_destroy(&dJdy0);

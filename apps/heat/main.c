@@ -258,9 +258,7 @@ static int run(rw_app *app)
   RW_TRY(rw_output_array(app->out, "/sensors/coords", xs, 3L * ns));
   RW_TRY(rw_output_attr_double(app->out, "/", "objective_at_kappa_true", Jtrue));
   RW_TRY(rw_output_attr_double(app->out, "/", "stability_limit_dt", limit));
-  RW_TRY(rw_app_write_results(app, prob, J, dJdp, &stats));
-  RW_TRY(rw_app_close_output(app));
-  RW_TRY(rw_app_summary(app, prob, J, dJdp, dJdy0, &stats));
+  RW_TRY(rw_app_finish(app, prob, J, dJdp, dJdy0, &stats));
   rw_log(app->ctx, RW_LOG_SUMMARY,
          "  J at kappa_true   = %.6e (data interpolated linearly between steps)\n", Jtrue);
 cleanup:

@@ -217,9 +217,7 @@ static int run(rw_app *app)
   RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdc", gf, rw_problem_field_adjoint(prob),
                               g_comp, 1));
   RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdy0", gs, dJdy0, state_comps, 1));
-  RW_TRY(rw_app_write_results(app, prob, J, dJdp, &stats));
-  RW_TRY(rw_app_close_output(app));
-  RW_TRY(rw_app_summary(app, prob, J, dJdp, dJdy0, &stats));
+  RW_TRY(rw_app_finish(app, prob, J, dJdp, dJdy0, &stats));
 cleanup:
   rw_vec_destroy(&y);
   rw_vec_destroy(&dJdy0);

@@ -78,6 +78,11 @@ int rw_app_close_output(rw_app *app);
 int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N_Vector dJdy0,
                    const rw_adjoint_stats *st);
 
+/* The end of every app's run: rw_app_write_results, rw_app_close_output, rw_app_summary.
+ * Collective. */
+int rw_app_finish(rw_app *app, rw_problem prob, double J, const double *dJdp, N_Vector dJdy0,
+                  const rw_adjoint_stats *st);
+
 /* Turns the current error into a deck error naming `keys` and where they came from. */
 int rw_app_deck_error(rw_app *app, const char *keys);
 
