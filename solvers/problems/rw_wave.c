@@ -179,7 +179,7 @@ static int wave_running(void *content, double t, N_Vector y, const double *p, do
 {
   (void)p;
   rw_wave *w = content;
-  long n;
+  long n = 0;
   RW_CALL(wave_sample(w, t, &n));
   const double *u = rw_vec_data(y);
   double s = 0.0;
@@ -197,7 +197,7 @@ static int wave_running_grad(void *content, double t, N_Vector y, const double *
 {
   (void)p, (void)rp;
   rw_wave *w = content;
-  long n;
+  long n = 0;
   RW_CALL(wave_sample(w, t, &n));
   const double *u = rw_vec_data(y);
   double *g = rw_vec_data(ry);

@@ -1,0 +1,641 @@
+/* Benchmark: forward and adjoint cost of the distributed PDE problems (issue 4, "Figures").
+ *
+ * Problems (--problem):
+ *   grayscott  2-D Gray-Scott on a periodic N x N grid (default N = 512), the PETSc ex5adj
+ *              set-up of rw_grayscott.h (D_u, D_v, gamma, kappa, initial patch, point
+ *              objective J = u + v at node (N/2 - 1, N/2 - 1) at T). ex5adj's dt = 0.5 is
+ *              for N = 128; RK4's stability limit falls with h^2, so the default dt is
+ *              0.5 (128/N)^2 for N > 128 (0.03125 at N = 512; the RK4 diffusion limit
+ *              2.785 h^2 / (4 dim D_u) is 0.104 there). Gradient: J, dJ/dp (4), dJ/dy0.
+ *   heat3d     3-D heat u_t = div(kappa grad u) + q s(x) of rw_heat.h on [0, 1]^3 with
+ *              N^3 nodes (default N = 128), zero Dirichlet boundary, kappa = 0.01 + 0.01
+ *              exp(-|x - (0.35, 0.6, 0.5)|^2 / (2 0.12^2)) (the app's kappa_true), q = 1,
+ *              u0 a Gaussian bump (centre 0.5, width 0.2), 27 sensors on a regular
+ *              sub-grid with data d_s(t) = 0 (J = 1/2 sum_s int u(x_s, t)^2 dt: the data
+ *              only shift J, the cost of every operator is the same), dt = 0.9 x the
+ *              explicit limit h^2 / (2 dim kappa_max). Gradient: J, dJ/dq, dJ/dy0 and the
+ *              field dJ/dkappa.
+ * Both run classic RK4 with l = --steps fixed steps (default 1000).
+ *
+ * In ONE run (at whatever size mpiexec gives), after an untimed two-step forward warm-up (first
+ * touch of the work arrays, MPI connections), it measures, in this order:
+ *   1. forward: the rw_forward_solve call (no storage; J only);
+ *   2. binomial: rw_adjoint_solve with RW_ADJOINT_CHECKPOINT, RW_SCHEDULE_BINOMIAL and c =
+ *      --slots RAM slots (counting the slot of y_0, as Revolve and rw_schedule.h do);
+ *   3. store: rw_adjoint_solve with RW_ADJOINT_STORE (every state kept in RAM; the adjoint
+ *      step recomputes the stages of its step). Skipped, with a message, when the states
+ *      would need more than --max-store-bytes summed over the ranks (a single node is
+ *      assumed): heat3d at 128^3 x 1000 steps needs 16.8 GB.
+ * For each: the wall time of the call (max over ranks, median of --repeat runs), the
+ * adjoint's forward and backward sweeps, and the ratio of the time to the forward solve's;
+ * the schedule's advances (stats.advances) against t(l, c) = rw_binomial_advances (store:
+ * l - 1) and the recomputed steps against t(l, c) - (l - 1); the snapshot bytes against the
+ * budget (c, or l, states); and memory per rank (the largest rank): Rewind's allocator peak
+ * during the call (rw_mem_peak over rw_mem_current before it) and the process peak RSS
+ * (getrusage) after it. Peak RSS is monotone over a process, so the variants run in
+ * increasing-memory order (forward, binomial, store): the RSS after a variant is its own
+ * peak. Checked (exit 1 when broken): the counts equal the theory, the snapshots stay
+ * within the budget, every adjoint variant's J equals the forward solve's bit for bit, and,
+ * when both adjoint variants ran, binomial checkpointing gives store-everything's J, dJ/dp,
+ * dJ/dy0 (and dJ/dkappa) bit for bit (recomputation is deterministic by design).
+ *
+ * Strong scaling 1 -> 2 ranks: run it under mpiexec -n 1 and -n 2 and compare the JSON
+ * lines (tests/bench/run_pde_scaling.sh does that and prints the speedups).
+ *
+ * Output: a table for people and one JSON line ("BENCH_JSON {...}") for scripts. This is a
+ * benchmark, not a test: it asserts nothing about speed; the ctest smoke runs use tiny sizes
+ * only to keep it building and running. Exit status: 0; 1 (a check above failed, or an
+ * error); 2 (bad command line). */
+#include "bench_util.h"
+#include "rewind/rw_adjoint.h"
+#include "rewind/rw_grayscott.h"
+#include "rewind/rw_grid.h"
+#include "rewind/rw_heat.h"
+#include "rewind/rw_schedule.h"
+
+#include <errno.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PARAMS   8
+#define HEAT_SENSORS 27
+
+typedef enum { PROB_GRAYSCOTT = 0, PROB_HEAT3D = 1 } bench_problem;
+
+typedef struct {
+  bench_problem problem;
+  long n, steps;
+  int slots, repeat;
+  double dt; /* 0: the problem's default */
+  size_t max_store_bytes;
+} bench_opts;
+
+static void usage(FILE *f, const char *prog)
+{
+  fprintf(f,
+          "usage: %s [--problem grayscott|heat3d] [--n N] [--steps L] [--slots C]\n"
+          "          [--max-store-bytes B] [--repeat R] [--dt DT]\n"
+          "  --problem P          grayscott (2-D, N x N) or heat3d (N^3) (default grayscott)\n"
+          "  --n N                nodes per dimension (default 512 for grayscott, 128 for "
+          "heat3d)\n"
+          "  --steps L            RK4 steps (default 1000)\n"
+          "  --slots C            binomial checkpoint slots, counting the slot of y_0 "
+          "(default 20)\n"
+          "  --max-store-bytes B  skip store-everything when it would hold more than B bytes\n"
+          "                       over all ranks; suffixes K, M, G, T (or KiB..) are binary\n"
+          "                       (default 6GiB)\n"
+          "  --repeat R           runs of each variant, median time reported (default 1)\n"
+          "  --dt DT              step size (default: grayscott 0.5 min(1, (128/N)^2), heat3d\n"
+          "                       0.9 x the explicit stability limit)\n",
+          prog);
+}
+
+/* "6GiB", "6G", "4000000000", "512MiB": a non-negative size with an optional binary suffix. */
+static int parse_bytes(const char *s, size_t *out)
+{
+  static const struct {
+    const char *suffix;
+    double mult;
+  } units[] = {{"", 1.0},
+               {"B", 1.0},
+               {"K", 1024.0},
+               {"KiB", 1024.0},
+               {"M", 1048576.0},
+               {"MiB", 1048576.0},
+               {"G", 1073741824.0},
+               {"GiB", 1073741824.0},
+               {"T", 1099511627776.0},
+               {"TiB", 1099511627776.0}};
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || !isfinite(v) || v < 0.0) return 1;
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (strcmp(end, units[i].suffix) == 0) {
+      double b = v * units[i].mult;
+      if (b >= 9.2e18) return 1;
+      *out = (size_t)b;
+      return 0;
+    }
+  return 1;
+}
+
+/* Returns 0 to run, 1 to exit successfully (--help), 2 on a bad command line. Prints on rank
+ * 0 only. */
+static int parse_args(int argc, char **argv, int rank, bench_opts *o)
+{
+  memset(o, 0, sizeof *o);
+  o->problem = PROB_GRAYSCOTT;
+  o->n = 0; /* per problem */
+  o->steps = 1000;
+  o->slots = 20;
+  o->repeat = 1;
+  o->max_store_bytes = (size_t)6 << 30;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      if (rank == 0) usage(stdout, argv[0]);
+      return 1;
+    }
+    int known = !strcmp(a, "--problem") || !strcmp(a, "--n") || !strcmp(a, "--steps") ||
+                !strcmp(a, "--slots") || !strcmp(a, "--max-store-bytes") ||
+                !strcmp(a, "--repeat") || !strcmp(a, "--dt");
+    if (!known) {
+      if (rank == 0) {
+        fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
+        usage(stderr, argv[0]);
+      }
+      return 2;
+    }
+    if (i + 1 >= argc) {
+      if (rank == 0) fprintf(stderr, "%s: option %s needs a value\n", argv[0], a);
+      return 2;
+    }
+    const char *v = argv[++i];
+    long n = 0;
+    int bad = 0;
+    const char *expected = "a positive integer";
+    if (!strcmp(a, "--problem")) {
+      if (!strcmp(v, "grayscott"))
+        o->problem = PROB_GRAYSCOTT;
+      else if (!strcmp(v, "heat3d"))
+        o->problem = PROB_HEAT3D;
+      else
+        bad = 1;
+      expected = "grayscott or heat3d";
+    } else if (!strcmp(a, "--n")) {
+      bad = parse_long(v, 4, &n) || n > 100000;
+      o->n = n;
+      expected = "an integer from 4 to 100000";
+    } else if (!strcmp(a, "--steps")) {
+      bad = parse_long(v, 1, &n) || n > (1L << 30);
+      o->steps = n;
+    } else if (!strcmp(a, "--slots")) {
+      bad = parse_long(v, 1, &n) || n > 1000000;
+      o->slots = (int)n;
+    } else if (!strcmp(a, "--repeat")) {
+      bad = parse_long(v, 1, &n) || n > 1000;
+      o->repeat = (int)n;
+    } else if (!strcmp(a, "--max-store-bytes")) {
+      bad = parse_bytes(v, &o->max_store_bytes);
+      expected = "a byte count such as 6GiB";
+    } else {
+      bad = parse_double(v, &o->dt);
+      expected = "a positive finite number";
+    }
+    if (bad) {
+      if (rank == 0)
+        fprintf(stderr, "%s: invalid value '%s' for %s (expected %s)\n", argv[0], v, a, expected);
+      return 2;
+    }
+  }
+  if (o->n == 0) o->n = o->problem == PROB_GRAYSCOTT ? 512 : 128;
+  return 0;
+}
+
+static size_t sum_bytes(MPI_Comm comm, size_t b)
+{
+  unsigned long long v = b;
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+  return (size_t)v;
+}
+
+static double gib(size_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
+
+/* The problem, its initial state and step size. */
+typedef struct {
+  rw_problem prob;
+  N_Vector y0;
+  double dt, dt_limit; /* dt_limit: the stability bound dt was checked against */
+  char desc[320];
+} pde_setup;
+
+/* Gray-Scott, the ex5adj set-up on an N x N grid. Returns RW_ERR_ARG (a bad --dt or --n for
+ * the rank count) with a message. Collective. */
+static int setup_grayscott(rw_context ctx, const bench_opts *o, pde_setup *S)
+{
+  rw_gs_config cfg;
+  rw_gs_config_default(&cfg);
+  cfg.dim = 2;
+  cfg.n = o->n;
+  RW_CALL(rw_gs_problem_create(ctx, &cfg, &S->prob));
+  RW_CALL(rw_problem_new_state(S->prob, &S->y0));
+  RW_CALL(rw_gs_initial_state(S->prob, S->y0));
+  double h = cfg.length / (double)cfg.n, r = 128.0 / (double)cfg.n;
+  const double *p = rw_problem_params(S->prob);
+  double dmax = fmax(p[0], p[1]);
+  /* RK4's stability interval on the negative real axis is [-2.785, 0]; the 5-point
+   * Laplacian's eigenvalues reach -4 dim / h^2. */
+  S->dt_limit = 2.785 * h * h / (4.0 * cfg.dim * dmax);
+  S->dt = o->dt > 0.0 ? o->dt : 0.5 * fmin(1.0, r * r);
+  RW_CHECK(S->dt <= S->dt_limit, RW_ERR_ARG,
+           "grayscott: dt = %g exceeds RK4's diffusion stability limit 2.785 h^2 / (4 dim D) = "
+           "%.4g at N = %ld",
+           S->dt, S->dt_limit, cfg.n);
+  long pt[3];
+  rw_gs_point(S->prob, pt);
+  snprintf(S->desc, sizeof S->desc,
+           "Gray-Scott 2-D, %ld x %ld periodic grid on [0, %g)^2 (%ld unknowns), ex5adj "
+           "parameters, J = u + v at node (%ld, %ld) at T",
+           cfg.n, cfg.n, cfg.length, 2 * cfg.n * cfg.n, pt[0], pt[1]);
+  return 0;
+}
+
+/* 3-D heat on N^3 nodes (see the header comment). Collective. */
+static int setup_heat3d(rw_context ctx, const bench_opts *o, pde_setup *S)
+{
+  int ierr = 0;
+  double *zeros = NULL;
+  rw_heat_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.dim = 3;
+  for (int d = 0; d < 3; d++) {
+    cfg.n[d] = o->n;
+    cfg.length[d] = 1.0;
+    cfg.source_center[d] = 0.5;
+  }
+  cfg.bc = RW_BC_DIRICHLET;
+  cfg.boundary_value = 0.0;
+  cfg.source_width = 0.1;
+  cfg.nsensors = HEAT_SENSORS;
+  RW_CALL(rw_heat_problem_create(ctx, &cfg, &S->prob));
+  rw_problem_params(S->prob)[0] = 1.0; /* q */
+  const double kc[3] = {0.35, 0.6, 0.5}, uc[3] = {0.5, 0.5, 0.5};
+  RW_CALL(rw_heat_fill_gaussian(S->prob, rw_problem_field(S->prob), 0.01, 0.01, kc, 0.12));
+  RW_CALL(rw_problem_new_state(S->prob, &S->y0));
+  RW_CALL(rw_heat_fill_gaussian(S->prob, S->y0, 0.0, 1.0, uc, 0.2));
+  double kmin, kmax, t0 = 0.0;
+  RW_CALL(rw_heat_kappa_range(S->prob, &kmin, &kmax));
+  S->dt_limit = rw_heat_stability_limit(S->prob, kmax);
+  S->dt = o->dt > 0.0 ? o->dt : 0.9 * S->dt_limit;
+  RW_CHECK(S->dt <= S->dt_limit, RW_ERR_ARG,
+           "heat3d: dt = %g exceeds the explicit stability limit h^2 / (2 dim kappa_max) = %.4g "
+           "at N = %ld",
+           S->dt, S->dt_limit, o->n);
+  int ns = rw_heat_num_sensors(S->prob);
+  RW_TRY(rw_calloc((size_t)ns, sizeof *zeros, "heat bench data", &zeros));
+  RW_TRY(rw_heat_set_data(S->prob, 1, &t0, zeros));
+  snprintf(S->desc, sizeof S->desc,
+           "3-D heat, %ld^3 nodes on [0, 1]^3 (%ld unknowns), zero Dirichlet boundary, kappa in "
+           "[%.4g, %.4g] (field), q = 1, %d sensors with zero data",
+           o->n, o->n * o->n * o->n, kmin, kmax, ns);
+cleanup:
+  rw_free(&zeros);
+  return ierr;
+}
+
+typedef enum { VAR_FORWARD = 0, VAR_BINOMIAL = 1, VAR_STORE = 2, NVAR = 3 } variant_kind;
+
+static const char *const var_names[NVAR] = {"forward", "binomial", "store"};
+
+typedef struct {
+  variant_kind kind;
+  int ran;
+  double t_total, t_fwd, t_bwd; /* medians; max over ranks */
+  double J, dJdp[MAX_PARAMS];
+  N_Vector dJdy0, dJdfield;
+  rw_adjoint_stats stats;
+  int64_t t_lc;          /* t(l, c) (store: l - 1) */
+  size_t ckpt, budget;   /* per rank, largest rank */
+  size_t alloc_peak;     /* allocator peak over the call, per rank (largest rank) */
+  size_t rss_after;      /* process peak RSS after this variant (max over ranks) */
+  int counts_ok, J_same; /* counts equal the theory; J equals the forward solve's bitwise */
+} variant;
+
+/* Runs variant v `repeat` times from y0; keeps the first run's results and the median times. */
+static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
+                       const rw_adjoint_options *base, N_Vector y, double *tbuf, variant *v)
+{
+  rw_adjoint_options opt = *base;
+  opt.mode = v->kind == VAR_BINOMIAL ? RW_ADJOINT_CHECKPOINT : RW_ADJOINT_STORE;
+  opt.schedule = RW_SCHEDULE_BINOMIAL;
+  opt.ram_slots = o->slots;
+  MPI_Comm comm = rw_context_comm(rw_problem_context(S->prob));
+  N_Vector fadj = rw_problem_field_adjoint(S->prob);
+  int R = o->repeat;
+  for (int r = 0; r < R; r++) {
+    double J = 0.0, dJdp[MAX_PARAMS] = {0};
+    rw_adjoint_stats s;
+    memset(&s, 0, sizeof s);
+    rw_vec_copy(S->y0, y);
+    RW_CALL_MPI(MPI_Barrier(comm));
+    size_t mem0 = rw_mem_current();
+    rw_mem_reset_peak();
+    double t0 = rw_wtime();
+    if (v->kind == VAR_FORWARD)
+      RW_CALL(rw_forward_solve(S->prob, st, &opt, y, &J, &s));
+    else
+      RW_CALL(rw_adjoint_solve(S->prob, st, &opt, y, &J, dJdp, v->dJdy0, &s));
+    double t[3] = {rw_wtime() - t0, s.time_forward, s.time_backward};
+    size_t alloc = rw_mem_peak() - mem0;
+    RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, comm));
+    for (int k = 0; k < 3; k++)
+      tbuf[k * R + r] = t[k];
+    if (r == 0) {
+      v->J = J;
+      memcpy(v->dJdp, dJdp, sizeof dJdp);
+      v->stats = s;
+      if (fadj && v->dJdfield) rw_vec_copy(fadj, v->dJdfield);
+      v->alloc_peak = max_bytes(comm, alloc);
+      v->rss_after = max_bytes(comm, rw_peak_rss());
+    }
+  }
+  v->t_total = median(&tbuf[0], R);
+  v->t_fwd = median(&tbuf[R], R);
+  v->t_bwd = median(&tbuf[2 * R], R);
+  v->ran = 1;
+  return 0;
+}
+
+static int same_vec(N_Vector a, N_Vector b)
+{
+  if (!a || !b) return a == b;
+  return memcmp(rw_vec_data(a), rw_vec_data(b), (size_t)rw_vec_local_length(a) * sizeof(double)) ==
+         0;
+}
+
+/* 1 when a and b have bitwise equal J, dJ/dp, dJ/dy0 and dJ/dfield on every rank. */
+static int same_results(MPI_Comm comm, const variant *a, const variant *b, int np)
+{
+  int same = memcmp(&a->J, &b->J, sizeof a->J) == 0 &&
+             memcmp(a->dJdp, b->dJdp, (size_t)np * sizeof a->dJdp[0]) == 0 &&
+             same_vec(a->dJdy0, b->dJdy0) && same_vec(a->dJdfield, b->dJdfield);
+  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, comm);
+  return same;
+}
+
+/* Global 2-norm of a distributed vector (for the summary line). */
+static double norm2(MPI_Comm comm, N_Vector v)
+{
+  const double *d = rw_vec_data(v);
+  double s = 0.0;
+  for (sunindextype i = 0; i < rw_vec_local_length(v); i++)
+    s += d[i] * d[i];
+  MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return sqrt(s);
+}
+
+static int bench(const bench_opts *o, int *failed, int *badargs)
+{
+  int ierr = 0;
+  rw_context ctx = NULL;
+  rw_stepper st = NULL;
+  N_Vector y = NULL;
+  double *tbuf = NULL;
+  pde_setup S;
+  variant vars[NVAR];
+  memset(&S, 0, sizeof S);
+  memset(vars, 0, sizeof vars);
+  RW_CALL(rw_context_create(MPI_COMM_WORLD, &ctx));
+  MPI_Comm comm = rw_context_comm(ctx);
+  int rank = rw_context_rank(ctx), size = rw_context_size(ctx);
+
+  /* A bad --dt or --n (too large a step, too many ranks for N) is the command line's fault:
+   * exit status 2. Every rank reaches these checks alike. */
+  ierr = o->problem == PROB_GRAYSCOTT ? setup_grayscott(ctx, o, &S) : setup_heat3d(ctx, o, &S);
+  if (ierr == RW_ERR_ARG) *badargs = 1;
+  if (ierr) goto cleanup;
+  int np = rw_problem_nparams(S.prob);
+  RW_CHECK_GOTO(np <= MAX_PARAMS, RW_ERR_INTERNAL, "%d parameters, the bench keeps %d", np,
+                MAX_PARAMS);
+  const rw_tableau *tab = rw_tableau_find("rk4");
+  RW_CHECK_GOTO(tab != NULL, RW_ERR_INTERNAL, "tableau rk4 missing");
+  RW_TRY(rw_stepper_create_erk(S.prob, tab, &st));
+  RW_TRY(rw_problem_new_state(S.prob, &y));
+  RW_TRY(rw_calloc(3 * (size_t)o->repeat, sizeof *tbuf, "bench timings", &tbuf));
+  N_Vector field = rw_problem_field(S.prob);
+  for (int i = 0; i < NVAR; i++) {
+    vars[i].kind = (variant_kind)i;
+    if (i == VAR_FORWARD) continue;
+    RW_TRY(rw_vec_clone(y, &vars[i].dJdy0));
+    if (field) RW_TRY(rw_vec_clone(field, &vars[i].dJdfield));
+  }
+
+  rw_adjoint_options opt;
+  rw_adjoint_options_default(&opt);
+  opt.t0 = 0.0;
+  opt.dt = S.dt;
+  opt.tf = (double)o->steps * S.dt;
+  long N = 0;
+  double last = 0.0;
+  RW_TRY(rw_time_grid(opt.t0, opt.tf, opt.dt, &N, &last));
+  size_t state_bytes = max_bytes(comm, rw_vec_bytes(y));
+  size_t state_total = sum_bytes(comm, rw_vec_bytes(y));
+  size_t store_need = sum_bytes(comm, (size_t)N * rw_vec_bytes(y));
+  int store_skipped = store_need > o->max_store_bytes;
+  size_t rss_base = max_bytes(comm, rw_peak_rss());
+  size_t mem_base = max_bytes(comm, rw_mem_current());
+  int dims[3] = {1, 1, 1}, coords[3];
+  rw_grid_topology(o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob), dims,
+                   coords);
+
+  if (rank == 0) {
+    printf("bench_pde: %s\n", S.desc);
+    char pgrid[64];
+    if (o->problem == PROB_HEAT3D)
+      snprintf(pgrid, sizeof pgrid, "%d x %d x %d", dims[0], dims[1], dims[2]);
+    else
+      snprintf(pgrid, sizeof pgrid, "%d x %d", dims[0], dims[1]);
+    printf("%d rank(s) (process grid %s), RK4, l = %ld steps of dt = %.6g (stability bound "
+           "%.4g), T = %.6g; binomial c = %d slots; %s%d run%s per variant\n",
+           size, pgrid, N, S.dt, S.dt_limit, opt.tf, o->slots, o->repeat > 1 ? "median of " : "",
+           o->repeat, o->repeat > 1 ? "s" : "");
+    printf("state: %zu bytes per rank (largest rank), %.1f MiB in all; storing every state: %.3f "
+           "GiB over all ranks (--max-store-bytes %.3f GiB)\n",
+           state_bytes, mib(state_total), gib(store_need), gib(o->max_store_bytes));
+    if (store_skipped)
+      printf("store-everything SKIPPED: it would hold %zu bytes (%.3f GiB) > --max-store-bytes "
+             "%zu; only the binomial gradient is reported (no bitwise comparison)\n",
+             store_need, gib(store_need), o->max_store_bytes);
+    printf("order: forward, binomial c = %d, store-everything (increasing memory, so the "
+           "monotone peak RSS after each variant is its own peak)\n",
+           o->slots);
+    fflush(stdout);
+  }
+
+  /* Warm-up, untimed: two forward steps touch the stepper's and the problem's work arrays
+   * (calloc'ed pages are mapped on first touch) and open the MPI connections, so the first
+   * timed variant does not pay for them. */
+  {
+    rw_adjoint_options wo = opt;
+    double Jw = 0.0;
+    wo.tf = opt.t0 + 2.0 * opt.dt;
+    rw_vec_copy(S.y0, y);
+    RW_TRY(rw_forward_solve(S.prob, st, &wo, y, &Jw, NULL));
+  }
+  for (int i = 0; i < NVAR; i++) {
+    variant *v = &vars[i];
+    if (v->kind == VAR_STORE && store_skipped) continue;
+    RW_TRY(run_variant(&S, st, o, &opt, y, tbuf, v));
+    if (rank == 0) {
+      printf("  done: %-9s %9.3f s\n", var_names[i], v->t_total);
+      fflush(stdout);
+    }
+  }
+
+  /* Counts, memory and bitwise checks. */
+  variant *fw = &vars[VAR_FORWARD], *bi = &vars[VAR_BINOMIAL], *sv = &vars[VAR_STORE];
+  int counts_ok = 1, j_ok = 1, bitwise_ok = 1, finite_ok = isfinite(fw->J);
+  RW_TRY(rw_binomial_advances(N, o->slots, NULL, &bi->t_lc));
+  sv->t_lc = N - 1;
+  for (int i = VAR_BINOMIAL; i < NVAR; i++) {
+    variant *v = &vars[i];
+    if (!v->ran) continue;
+    v->counts_ok = v->stats.steps == N && (int64_t)v->stats.advances == v->t_lc &&
+                   (int64_t)v->stats.optimal_advances == v->t_lc &&
+                   (int64_t)v->stats.recomputed_steps == v->t_lc - (N - 1);
+    v->ckpt = max_bytes(comm, v->stats.checkpoint_bytes);
+    v->budget = (size_t)(v->kind == VAR_BINOMIAL ? o->slots : N) * state_bytes;
+    v->counts_ok = v->counts_ok && v->ckpt <= v->budget;
+    counts_ok = counts_ok && v->counts_ok;
+    v->J_same = memcmp(&v->J, &fw->J, sizeof v->J) == 0;
+    j_ok = j_ok && v->J_same;
+  }
+  int both = bi->ran && sv->ran;
+  if (both) bitwise_ok = same_results(comm, bi, sv, np);
+  double gnorm_y = norm2(comm, bi->dJdy0);
+  double gnorm_f = bi->dJdfield ? norm2(comm, bi->dJdfield) : 0.0;
+
+  if (rank == 0) {
+    printf("\nJ = %.15e   dJ/dp = (", fw->J);
+    for (int k = 0; k < np; k++)
+      printf("%s%s %.6e", k ? ", " : "", rw_problem_param_name(S.prob, k), bi->dJdp[k]);
+    printf(")\n|dJ/dy0|_2 = %.6e", gnorm_y);
+    if (bi->dJdfield) printf("   |dJ/d%s|_2 = %.6e", rw_problem_field_name(S.prob), gnorm_f);
+    printf("\nbaseline before the variants (problem, stepper, vectors): peak RSS %.1f MiB, "
+           "allocator %.1f MiB; memory columns are per rank (largest)\n\n",
+           mib(rss_base), mib(mem_base));
+    printf("%-16s %9s %8s %9s %9s %8s %8s %8s %8s %9s %9s %9s %9s %8s\n", "variant", "time [s]",
+           "/forward", "fwd [s]", "bwd [s]", "advances", "t(l,c)", "recomp/l", "theory", "ckpt MiB",
+           "bdgt MiB", "alloc MiB", "RSS MiB", "bitwise");
+    for (int i = 0; i < NVAR; i++) {
+      const variant *v = &vars[i];
+      char name[32];
+      if (v->kind == VAR_BINOMIAL)
+        snprintf(name, sizeof name, "binomial c=%d", o->slots);
+      else
+        snprintf(name, sizeof name, "%s", v->kind == VAR_STORE ? "store everything" : "forward");
+      if (!v->ran) {
+        printf("%-16s skipped (needs %.3f GiB > --max-store-bytes %.3f GiB)\n", name,
+               gib(store_need), gib(o->max_store_bytes));
+        continue;
+      }
+      if (v->kind == VAR_FORWARD) {
+        printf("%-16s %9.3f %8.3f %9.3f %9s %8s %8s %8s %8s %9s %9s %9.2f %9.1f %8s\n", name,
+               v->t_total, 1.0, v->t_total, "-", "-", "-", "-", "-", "-", "-", mib(v->alloc_peak),
+               mib(v->rss_after), "-");
+        continue;
+      }
+      double rl = (double)v->stats.recomputed_steps / (double)N;
+      double th = (double)(v->t_lc - (N - 1)) / (double)N;
+      const char *bw = both ? (bitwise_ok ? "equal" : "DIFFER") : "n/a";
+      printf("%-16s %9.3f %8.3f %9.3f %9.3f %8ld %8lld %8.4f %8.4f %9.2f %9.2f %9.2f %9.1f "
+             "%8s%s%s\n",
+             name, v->t_total, v->t_total / fw->t_total, v->t_fwd, v->t_bwd, v->stats.advances,
+             (long long)v->t_lc, rl, th, mib(v->ckpt), mib(v->budget), mib(v->alloc_peak),
+             mib(v->rss_after), bw, v->counts_ok ? "" : "  <- counts or bytes differ from theory",
+             v->J_same ? "" : "  <- J differs from the forward solve's");
+    }
+    printf("\ntime: the call (rw_forward_solve / rw_adjoint_solve), max over ranks; /forward: "
+           "over the forward solve's time; fwd, bwd: the adjoint's sweeps\n"
+           "advances: stats.advances (Revolve's count), must equal t(l,c) = "
+           "rw_binomial_advances(l, c) (store: l - 1)\n"
+           "recomp/l: stats.recomputed_steps / l; theory: (t(l,c) - (l-1)) / l (the first "
+           "sweep's l-1 advances are not recomputations)\n"
+           "ckpt: stats.checkpoint_bytes; bdgt: c x state bytes (store: l x state bytes); alloc: "
+           "Rewind's allocator peak during the call above what was allocated before it\n"
+           "RSS: process peak RSS (getrusage, monotone) after the variant; increasing-memory "
+           "order makes it the variant's own peak\n"
+           "bitwise: binomial's J, dJ/dp, dJ/dy0%s equal to store-everything's bit for bit\n",
+           field ? ", dJ/dkappa" : "");
+    printf("forward: %.3f ms per step; adjoint/forward: binomial %.3f",
+           1e3 * fw->t_total / (double)N, bi->t_total / fw->t_total);
+    if (sv->ran)
+      printf(", store-everything %.3f; binomial/store %.3f", sv->t_total / fw->t_total,
+             bi->t_total / sv->t_total);
+    else
+      printf(", store-everything skipped");
+    printf("\nadvances and recomputations %s the theory; J %s the forward solve's; gradients %s\n",
+           counts_ok ? "equal" : "DIFFER FROM", j_ok ? "equals" : "DIFFERS FROM",
+           both ? (bitwise_ok ? "agree bit for bit" : "DIFFER") : "not compared (store skipped)");
+
+    printf("BENCH_JSON {\"bench\":\"pde\",\"problem\":\"%s\",\"ranks\":%d,\"proc_grid\":[%d,%d,%d],"
+           "\"n\":%ld,\"unknowns\":%ld,\"steps\":%ld,\"dt\":%.17g,\"slots\":%d,\"repeat\":%d,"
+           "\"state_bytes\":%zu,\"store_bytes\":%zu,\"max_store_bytes\":%zu,"
+           "\"store_skipped\":%s,\"rss_baseline\":%zu,\"alloc_baseline\":%zu,"
+           "\"order\":\"increasing_memory\",\"variants\":[",
+           o->problem == PROB_GRAYSCOTT ? "grayscott" : "heat3d", size, dims[0], dims[1], dims[2],
+           o->n, (long)(state_total / sizeof(double)), N, S.dt, o->slots, o->repeat, state_bytes,
+           store_need, o->max_store_bytes, store_skipped ? "true" : "false", rss_base, mem_base);
+    int first = 1;
+    for (int i = 0; i < NVAR; i++) {
+      const variant *v = &vars[i];
+      if (!v->ran) continue;
+      printf("%s{\"mode\":\"%s\",\"slots\":%d,\"time\":%.6e,\"ratio_to_forward\":%.6f,"
+             "\"alloc_peak\":%zu,\"rss_after\":%zu",
+             first ? "" : ",", var_names[i], v->kind == VAR_BINOMIAL ? o->slots : 0, v->t_total,
+             v->t_total / fw->t_total, v->alloc_peak, v->rss_after);
+      if (v->kind != VAR_FORWARD)
+        printf(",\"t_forward\":%.6e,\"t_backward\":%.6e,\"advances\":%ld,\"t_lc\":%lld,"
+               "\"recomputed_steps\":%ld,\"recomp_per_step\":%.6f,\"recomp_per_step_theory\":%.6f,"
+               "\"restores\":%ld,\"rhs_forward\":%ld,\"rhs_backward\":%ld,\"vjp_y\":%ld,"
+               "\"checkpoint_bytes\":%zu,\"budget_bytes\":%zu,\"stats_peak_alloc_bytes\":%zu,"
+               "\"counts_match\":%s,\"J_equals_forward\":%s",
+               v->t_fwd, v->t_bwd, v->stats.advances, (long long)v->t_lc, v->stats.recomputed_steps,
+               (double)v->stats.recomputed_steps / (double)N,
+               (double)(v->t_lc - (N - 1)) / (double)N, v->stats.restores, v->stats.rhs_forward,
+               v->stats.rhs_backward, v->stats.vjp_y, v->ckpt, v->budget, v->stats.peak_alloc_bytes,
+               v->counts_ok ? "true" : "false", v->J_same ? "true" : "false");
+      printf("}");
+      first = 0;
+    }
+    printf("],\"J\":%.17g,\"dJdp\":[", fw->J);
+    for (int k = 0; k < np; k++)
+      printf("%s%.17g", k ? "," : "", bi->dJdp[k]);
+    printf("],\"dJdy0_norm\":%.17g,\"dJdfield_norm\":", gnorm_y);
+    if (bi->dJdfield)
+      printf("%.17g", gnorm_f);
+    else
+      printf("null");
+    printf(",\"counts_match\":%s,\"J_equals_forward\":%s,\"gradients_match\":%s}\n",
+           counts_ok ? "true" : "false", j_ok ? "true" : "false",
+           both ? (bitwise_ok ? "true" : "false") : "null");
+    fflush(stdout);
+  }
+  *failed = !counts_ok || !j_ok || !bitwise_ok || !finite_ok;
+
+cleanup:
+  for (int i = 0; i < NVAR; i++) {
+    rw_vec_destroy(&vars[i].dJdy0);
+    rw_vec_destroy(&vars[i].dJdfield);
+  }
+  rw_free(&tbuf);
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&S.y0);
+  rw_stepper_destroy(&st);
+  rw_problem_destroy(&S.prob);
+  rw_context_destroy(&ctx);
+  return ierr;
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  bench_opts o;
+  int pa = parse_args(argc, argv, rank, &o);
+  if (pa) {
+    MPI_Finalize();
+    return pa == 1 ? 0 : 2;
+  }
+  int failed = 0, badargs = 0;
+  int ierr = bench(&o, &failed, &badargs);
+  if (ierr) fprintf(stderr, "bench_pde: error %d: %s\n", ierr, rw_error_message());
+  MPI_Finalize();
+  return badargs ? 2 : ierr || failed ? 1 : 0;
+}

@@ -1,0 +1,41 @@
+# bench_pde: forward time, adjoint/forward time ratio with store-everything and with binomial
+# checkpointing, recomputations against t(l,c), peak RSS and allocator peak per rank, on
+# Gray-Scott 512 x 512 and 3-D heat 128^3 (RK4, 1000 steps) by default (see the comment at
+# the top of bench_pde.c). Run by hand for numbers (Release build), e.g.
+#   mpiexec -n 1 tests/bench/bench_pde --problem grayscott
+#   mpiexec -n 2 tests/bench/bench_pde --problem heat3d --n 128 --steps 1000 --slots 20
+# and tests/bench/run_pde_scaling.sh for strong scaling 1 -> 2 ranks (speedups from the
+# BENCH_JSON lines). ctest runs only tiny smoke cases so the program keeps building and
+# running; they still check the advance counts and the bitwise agreement of the binomial
+# gradient with store-everything's (exit 1 if not).
+add_executable(bench_pde ${CMAKE_CURRENT_SOURCE_DIR}/bench_pde.c)
+target_link_libraries(bench_pde PRIVATE rewind rewind_flags MPI::MPI_C)
+
+rewind_mpi_expect(bench_pde_grayscott_smoke NP 1 RC zero
+  COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --steps 20 --slots 4
+  REGEX "BENCH_JSON .*\"gradients_match\":true")
+rewind_mpi_expect(bench_pde_grayscott_smoke_mpi NP 2 RC zero
+  COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --steps 20 --slots 4
+  REGEX "BENCH_JSON .*\"ranks\":2.*\"gradients_match\":true")
+rewind_mpi_expect(bench_pde_heat3d_smoke NP 1 RC zero
+  COMMAND $<TARGET_FILE:bench_pde> --problem heat3d --n 8 --steps 20 --slots 4
+  REGEX "BENCH_JSON .*\"gradients_match\":true")
+rewind_mpi_expect(bench_pde_heat3d_smoke_mpi NP 2 RC zero
+  COMMAND $<TARGET_FILE:bench_pde> --problem heat3d --n 8 --steps 20 --slots 4
+  REGEX "BENCH_JSON .*\"ranks\":2.*\"gradients_match\":true")
+# The --max-store-bytes guard: store-everything is skipped, the binomial run still reported.
+rewind_mpi_expect(bench_pde_skip_store NP 1 RC zero
+  COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --steps 20 --slots 4
+          --max-store-bytes 1KiB
+  REGEX "store-everything SKIPPED.*BENCH_JSON .*\"store_skipped\":true.*\"gradients_match\":null")
+set_tests_properties(bench_pde_grayscott_smoke bench_pde_grayscott_smoke_mpi
+  bench_pde_heat3d_smoke bench_pde_heat3d_smoke_mpi bench_pde_skip_store
+  PROPERTIES LABELS "bench;smoke")
+
+# Bad flags (an unknown problem, a step above the stability limit) exit with status 2 (run as
+# an MPI singleton).
+add_test(NAME bench_pde_badflag
+  COMMAND sh -c "\"$1\" --problem wave; test $? -eq 2 && \"$1\" --n 16 --dt 1000; test $? -eq 2"
+          sh $<TARGET_FILE:bench_pde>)
+set_tests_properties(bench_pde_badflag PROPERTIES LABELS "bench;smoke"
+  ENVIRONMENT "${REWIND_TEST_ENV}" TIMEOUT 60)
