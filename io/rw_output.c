@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* One grid field (a static field or a snapshot) to list in the XDMF sidecar. */
@@ -303,6 +304,28 @@ cleanup:
   return rw_output_agree(f, ierr);
 }
 
+/* Checks, before HDF5 writes `bytes` more, that the file system holding the result has room
+ * for them (plus a margin for chunk checksums and metadata). HDF5 1.10 over MPI-IO reports a
+ * write that hits a full disk only when the file is closed, and then cannot close it cleanly
+ * (seen here: a crash or a hang at MPI_Finalize), so running out of space is caught here,
+ * before the write, with a message naming the file. A disk filled by someone else between
+ * the check and the write is not covered. Collective (rank 0 asks, everyone agrees). */
+static int rw_output_space(rw_output f, double bytes, const char *what)
+{
+  double avail = -1.0;
+  if (f->rank == 0) {
+    struct statvfs sv;
+    if (statvfs(f->partial, &sv) == 0) avail = (double)sv.f_bavail * (double)sv.f_frsize;
+  }
+  MPI_Bcast(&avail, 1, MPI_DOUBLE, 0, f->comm);
+  double need = 1.05 * bytes + 65536.0;
+  RW_CHECK(avail < 0.0 || avail >= need, RW_ERR_IO,
+           "not enough free space for '%s': writing %s needs about %.0f bytes, %.0f are "
+           "available on its file system",
+           f->path, what, need, avail);
+  return 0;
+}
+
 /* Creates a chunked, checksummed dataset of `rank` dims (maxdims may be unlimited). */
 static int rw_output_dataset(rw_output f, const char *path, int rank, const hsize_t *dims,
                              const hsize_t *maxdims, const hsize_t *chunk, hid_t *out)
@@ -310,6 +333,9 @@ static int rw_output_dataset(rw_output f, const char *path, int rank, const hsiz
   int ierr = 0;
   hid_t space = -1, dcpl = -1, lcpl = -1;
   *out = -1;
+  double bytes = 8.0;
+  for (int e = 0; e < rank; e++) bytes *= (double)(dims[e] > 0 ? dims[e] : chunk[e]);
+  RW_CALL(rw_output_space(f, bytes, path));
   RW_H5(space = H5Screate_simple(rank, dims, maxdims), "H5Screate_simple failed");
   RW_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate failed");
   RW_H5(H5Pset_chunk(dcpl, rank, chunk), "H5Pset_chunk failed");
@@ -418,6 +444,7 @@ int rw_output_series_append(rw_output f, const char *path, double t, N_Vector v)
     RW_H5(sp = H5Dget_space(d), "H5Dget_space failed");
     RW_H5(H5Sget_simple_extent_dims(sp, dims, NULL), "H5Sget_simple_extent_dims failed");
     rows = dims[0];
+    RW_TRY(rw_output_space(f, 8.0 * (double)(n + 1), path));
   } else {
     hsize_t dims[2] = {0, n}, maxd[2] = {H5S_UNLIMITED, n};
     hsize_t chunk[2] = {1, rw_chunk_len(n)}, d1 = 0, m1 = H5S_UNLIMITED, c1 = 256;
