@@ -5,7 +5,9 @@
  *    context, the error protocol, shutdown. Deck and set-up errors are reached identically
  *    by every rank: rank 0 reports, every rank exits non-zero (2 for the deck, 1 otherwise).
  *    An error inside the solve may be local to one rank: that rank reports it with its rank,
- *    the partial output is removed and MPI_Abort stops every rank.
+ *    the partial output is removed and MPI_Abort stops every rank. Output errors (agreed
+ *    across ranks by the output layer) and step failures (global quantities) inside the solve
+ *    are collective and exit cleanly.
  *  - common keys: stepper, t0, tf, dt, adjoint_mode, adjoint_store_stages,
  *    checkpoint_schedule, checkpoint_slots, checkpoint_ram, checkpoint_interval, adaptive,
  *    rtol, atol, max_steps, output, output_every, log_level, progress.
