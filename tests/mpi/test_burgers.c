@@ -14,19 +14,12 @@
  * Prints one line per check on rank 0; exits 1 if any fails. */
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_burgers.h"
+#include "rw_mpi_test.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(expr)                                                                                \
-  do {                                                                                             \
-    if ((expr) != 0) {                                                                             \
-      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                               \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
-    }                                                                                              \
-  } while (0)
 
 static int fails, world_rank;
 
@@ -140,7 +133,7 @@ static double fx_grad(bg_fx *f, const rw_adjoint_options *opt, N_Vector y0, doub
   return J;
 }
 
-static double rel(double a, double b) { return fabs(a - b) / fmax(fmax(fabs(a), fabs(b)), 1e-300); }
+static double rel(double a, double b) { return rw_test_rel(a, b); }
 
 /* 1. VJP dot-product tests at a state near the solution. */
 static void test_vjps(bg_fx *f)

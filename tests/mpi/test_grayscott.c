@@ -25,6 +25,7 @@
  * Prints one line per check on rank 0; exits 1 if any check failed. */
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_grayscott.h"
+#include "rw_mpi_test.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -32,14 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(expr)                                                                                \
-  do {                                                                                             \
-    if ((expr) != 0) {                                                                             \
-      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                               \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
-    }                                                                                              \
-  } while (0)
 
 static int fails, rank, size;
 

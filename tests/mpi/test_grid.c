@@ -7,19 +7,12 @@
  *  - rw_grid_apply (overlapped) equals exchange-then-kernel bit for bit.
  * Prints one line per configuration on rank 0; exits 1 on the first failure. */
 #include "rewind/rw_grid.h"
+#include "rw_mpi_test.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(expr)                                                                                \
-  do {                                                                                             \
-    if ((expr) != 0) {                                                                             \
-      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                               \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
-    }                                                                                              \
-  } while (0)
 
 static int fails;
 

@@ -6,19 +6,12 @@
  * may differ by rounding only: 1e-12 relative is asserted. Exit 0 on success. */
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_ode_problems.h"
+#include "rw_mpi_test.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(expr)                                                                                \
-  do {                                                                                             \
-    if ((expr) != 0) {                                                                             \
-      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                               \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
-    }                                                                                              \
-  } while (0)
 
 static void solve(MPI_Comm comm, const char *model, const char *method, double *J, double *g,
                   double **dy0, long *n)

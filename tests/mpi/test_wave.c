@@ -19,19 +19,12 @@
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_leapfrog.h"
 #include "rewind/rw_wave.h"
+#include "rw_mpi_test.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(expr)                                                                                \
-  do {                                                                                             \
-    if ((expr) != 0) {                                                                             \
-      fprintf(stderr, "%s failed: %s\n", #expr, rw_error_message());                               \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
-    }                                                                                              \
-  } while (0)
 
 static int fails, world_rank;
 
@@ -177,7 +170,7 @@ static double fx_grad(wave_fx *f, const rw_adjoint_options *opt, N_Vector y0, do
   return J;
 }
 
-static double rel(double a, double b) { return fabs(a - b) / fmax(fmax(fabs(a), fabs(b)), 1e-300); }
+static double rel(double a, double b) { return rw_test_rel(a, b); }
 
 /* 1. VJP dot-product tests at a random state. */
 static void test_vjps(wave_fx *f)
