@@ -334,7 +334,8 @@ static int rw_output_dataset(rw_output f, const char *path, int rank, const hsiz
   hid_t space = -1, dcpl = -1, lcpl = -1;
   *out = -1;
   double bytes = 8.0;
-  for (int e = 0; e < rank; e++) bytes *= (double)(dims[e] > 0 ? dims[e] : chunk[e]);
+  for (int e = 0; e < rank; e++)
+    bytes *= (double)(dims[e] > 0 ? dims[e] : chunk[e]);
   RW_CALL(rw_output_space(f, bytes, path));
   RW_H5(space = H5Screate_simple(rank, dims, maxdims), "H5Screate_simple failed");
   RW_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate failed");

@@ -110,8 +110,9 @@ Test(checkpoint, every_schedule_bitwise_equals_store_everything)
                     "%s, dt %g, %s with %d stage slots: gradient differs from store-everything",
                     methods[m], dts[d], kname[k], slots[c]);
           long evals_s = rs.st.rhs_forward + rs.st.rhs_backward;
-          cr_assert(evals_s <= evals, "%s %s c=%d: stage snapshots cost %ld evaluations, states %ld",
-                    methods[m], kname[k], slots[c], evals_s, evals);
+          cr_assert(evals_s <= evals,
+                    "%s %s c=%d: stage snapshots cost %ld evaluations, states %ld", methods[m],
+                    kname[k], slots[c], evals_s, evals);
           if (rs.st.restores > 0 && s > 1 && kinds[k] != RW_SCHEDULE_ONLINE)
             cr_assert(evals_s < evals, "%s %s c=%d: stage snapshots saved nothing (%ld)",
                       methods[m], kname[k], slots[c], evals);

@@ -1,8 +1,7 @@
 /* Uses the installed library: one Van der Pol adjoint solve; prints dJ/dmu. */
-#include <stdio.h>
-
 #include <rewind/rw_adjoint.h>
 #include <rewind/rw_ode_problems.h>
+#include <stdio.h>
 
 int main(int argc, char **argv)
 {
