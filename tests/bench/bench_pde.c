@@ -95,34 +95,6 @@ static void usage(FILE *f, const char *prog)
 }
 
 /* "6GiB", "6G", "4000000000", "512MiB": a non-negative size with an optional binary suffix. */
-static int parse_bytes(const char *s, size_t *out)
-{
-  static const struct {
-    const char *suffix;
-    double mult;
-  } units[] = {{"", 1.0},
-               {"B", 1.0},
-               {"K", 1024.0},
-               {"KiB", 1024.0},
-               {"M", 1048576.0},
-               {"MiB", 1048576.0},
-               {"G", 1073741824.0},
-               {"GiB", 1073741824.0},
-               {"T", 1099511627776.0},
-               {"TiB", 1099511627776.0}};
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || !isfinite(v) || v < 0.0) return 1;
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-    if (strcmp(end, units[i].suffix) == 0) {
-      double b = v * units[i].mult;
-      if (b >= 9.2e18) return 1;
-      *out = (size_t)b;
-      return 0;
-    }
-  return 1;
-}
 
 /* Returns 0 to run, 1 to exit successfully (--help), 2 on a bad command line. Prints on rank
  * 0 only. */
@@ -196,15 +168,6 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
   if (o->n == 0) o->n = o->problem == PROB_GRAYSCOTT ? 512 : 128;
   return 0;
 }
-
-static size_t sum_bytes(MPI_Comm comm, size_t b)
-{
-  unsigned long long v = b;
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
-  return (size_t)v;
-}
-
-static double gib(size_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
 
 /* The problem, its initial state and step size. */
 typedef struct {
