@@ -380,6 +380,14 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   if (opt->schedule == RW_SCHEDULE_BINOMIAL || opt->schedule == RW_SCHEDULE_ONLINE)
     RW_CHECK_GOTO(cap <= slots, RW_ERR_INTERNAL, "schedule wants %d slots, budget gives %d", cap,
                   slots);
+  /* The fixed-interval and store-all schedules choose their own slot count: with a byte
+   * budget it must fit, or the run stops here, before any step. */
+  RW_CHECK_GOTO(opt->ram_bytes == 0 || cap <= slots, RW_ERR_BUDGET,
+                "the %s schedule needs %d snapshots of %zu bytes (%.0f bytes) but the checkpoint "
+                "budget is %zu bytes; use the binomial schedule, a longer interval or a larger "
+                "budget",
+                opt->schedule == RW_SCHEDULE_FIXED ? "fixed-interval" : "store-all", cap, snap,
+                (double)cap * (double)snap, opt->ram_bytes);
   /* Everything the loop touches is allocated here, never inside it (the adaptive step record
    * excepted: 8 bytes per step, grown geometrically). */
   RW_TRY(rw_store_create_ram(y, per, cap > 0 ? cap : 1, &store));
@@ -400,7 +408,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
 
   double tA = rw_wtime(), tB = tA;
   rw_vec_copy(y, cur);
-  if (opt->monitor) RW_TRY(opt->monitor(opt->monitor_ctx, 0, opt->t0, cur));
+  if (opt->monitor)
+    RW_TRY(opt->monitor(opt->monitor_ctx, 0, opt->adaptive ? opt->t0 : rw_grid_t(opt, N, 0), cur));
   /* The online schedule learns the length when the forward sweep reaches the last step:
    * with a fixed grid just before it (l = n + 1), adaptively just after it (l = n). */
   int told = opt->schedule != RW_SCHEDULE_ONLINE;

@@ -184,10 +184,12 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
   app->collective = 0;
   int ierr = rw_adjoint_solve(prob, st, &opt, y, J, dJdp, dJdy0, stats);
   /* Some errors inside the solve are reached by every rank alike: output failures (the
-   * output layer agrees them across ranks) and step failures (a non-finite objective or
+   * output layer agrees them across ranks), budget failures (found before the first step from
+   * sizes every rank agrees on) and step failures (a non-finite objective or
    * error norm, adaptive limits: global quantities). Those exit cleanly; any other error may
    * be local to one rank and takes the MPI_Abort path. */
-  if (!ierr || ierr == RW_ERR_IO || ierr == RW_ERR_STEP) app->collective = 1;
+  if (!ierr || ierr == RW_ERR_IO || ierr == RW_ERR_STEP || ierr == RW_ERR_BUDGET)
+    app->collective = 1;
   if (ierr && app->progress) fprintf(stderr, "\n");
   if (ierr) return rw_error_push(ierr, __func__, __FILE__, __LINE__);
   if (app->progress) fprintf(stderr, "\r%*s\r", 78, "");

@@ -49,3 +49,5 @@ ode_bad(adaptive_needs_online "adaptive.*online" -stepper dopri5 -adaptive true)
 ode_bad(adaptive_needs_dopri5 "adaptive.*dopri5" -adaptive true -checkpoint_schedule online)
 ode_bad(budget_too_small "smaller than one snapshot" -checkpoint_ram 8B)
 ode_bad(bad_size_unit "checkpoint_ram.*parsecs" -checkpoint_ram 12parsecs)
+ode_bad(fixed_over_budget "fixed-interval schedule needs .* budget" -checkpoint_schedule fixed
+  -checkpoint_ram 1KiB)

@@ -147,6 +147,32 @@ Test(checkpoint, budget_in_bytes_is_respected_and_too_small_fails_early)
               opt.ram_bytes, work);
     cr_assert_eq(r.st.ram_slots, (int)(budget / snap));
   }
+  /* The fixed-interval schedule picks its own slot count: under a byte budget it must fit. */
+  opt.schedule = RW_SCHEDULE_FIXED;
+  opt.interval = 10;
+  opt.ram_bytes = 3 * snap; /* 100 steps every 10 need 10 + 9 snapshots */
+  {
+    rw_problem pf;
+    rw_stepper sf;
+    N_Vector yf;
+    rw_ode_config cf = {
+        .model = "vanderpol", .ensemble = members, .y0 = {1, 0}, .terminal_weight = 1};
+    RW_TEST_OK(rw_ode_problem_create(ctx, &cf, &pf));
+    RW_TEST_OK(rw_stepper_create_erk(pf, rw_tableau_find("rk4"), &sf));
+    RW_TEST_OK(rw_problem_new_state(pf, &yf));
+    double Jf, gf[1];
+    int e = rw_adjoint_solve(pf, sf, &opt, yf, &Jf, gf, NULL, NULL);
+    cr_assert_eq(e, RW_ERR_BUDGET, "fixed schedule over budget: got %d: %s", e, rw_error_message());
+    rw_error_clear();
+    opt.ram_bytes = 40 * snap;
+    result rf;
+    solve(ctx, "rk4", 1.0, 0.01, &opt, &rf);
+    cr_assert(rf.st.checkpoint_bytes <= opt.ram_bytes);
+    rw_vec_destroy(&yf);
+    rw_stepper_destroy(&sf);
+    rw_problem_destroy(&pf);
+  }
+  opt.schedule = RW_SCHEDULE_BINOMIAL;
   members = 4;
   snap = 8 * sizeof(double);
   /* Below one snapshot: RW_ERR_BUDGET, before a single right-hand side is evaluated. */
