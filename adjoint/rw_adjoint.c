@@ -217,10 +217,20 @@ cleanup:
   return ierr;
 }
 
-static int rw_make_schedule(const rw_adjoint_options *opt, long N, int slots, rw_schedule *out)
+static int rw_make_schedule(const rw_adjoint_options *opt, long N, int slots, int dslots, double wd,
+                            double rd, rw_schedule *out)
 {
+  RW_CHECK(dslots == 0 || opt->schedule == RW_SCHEDULE_BINOMIAL, RW_ERR_ARG,
+           "disk checkpoints (checkpoint_disk) run under the binomial schedule, which becomes the "
+           "optimal two-level RAM + disk schedule; the %s schedule keeps its checkpoints in RAM",
+           opt->schedule == RW_SCHEDULE_ONLINE  ? "online"
+           : opt->schedule == RW_SCHEDULE_FIXED ? "fixed-interval"
+                                                : "store-all");
   switch (opt->schedule) {
   case RW_SCHEDULE_BINOMIAL:
+    RW_CHECK(dslots == 0, RW_ERR_NOT_IMPLEMENTED,
+             "the two-level RAM + disk schedule is not built yet (%d disk slots, costs %g, %g)",
+             dslots, wd, rd);
     RW_CALL(rw_schedule_create_binomial(N, slots, out));
     break;
   case RW_SCHEDULE_ONLINE:
@@ -315,6 +325,71 @@ static int rw_adaptive_advance(rw_stepper st, const rw_adjoint_options *opt, N_V
   }
 }
 
+/* The tag of snapshot `step`: its time and the size of the step from it (0 while an adaptive
+ * run has not taken that step). */
+static rw_snapshot_tag rw_tag(const rw_adjoint_options *opt, long N, const double *rec_t,
+                              long rec_n, int64_t step)
+{
+  rw_snapshot_tag tg = {step, 0.0, 0.0};
+  if (N < 0) { /* adaptive, length not known yet: the record holds times up to rec_n */
+    tg.t = rec_t[step];
+    tg.h = step < rec_n ? rec_t[step + 1] - rec_t[step] : 0.0;
+    return tg;
+  }
+  tg.t = rw_grid_t(opt, N, (long)step);
+  tg.h = step < N ? rw_grid_t(opt, N, (long)step + 1) - tg.t : 0.0;
+  return tg;
+}
+
+/* Stores the stage snapshot of `step` that the last step computed. */
+static int rw_put_pending(rw_store st, int slot, const rw_adjoint_options *opt, long N,
+                          const rw_time_record *rec, int64_t step, N_Vector *stages)
+{
+  rw_snapshot_tag tg = rw_tag(opt, N, rec->t, rec->n, step);
+  RW_CALL(rw_store_put(st, slot, &tg, stages));
+  return 0;
+}
+
+/* Measures the costs of a disk write and read in units of one step: one step from y, one
+ * write and one read of a snapshot through a one-slot disk store. Every rank takes the
+ * largest time over ranks, so all build the same schedule. Collective. */
+static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N_Vector y, int per,
+                                 double *wd, double *rd)
+{
+  int ierr = 0, ns = rw_stepper_num_stage_vectors(st);
+  N_Vector tmp = NULL, *vecs = NULL;
+  rw_store probe = NULL;
+  char id[80];
+  snprintf(id, sizeof id, "%s-probe", opt->run_id ? opt->run_id : "run");
+  rw_store_hdf5_options ho = {opt->disk_dir ? opt->disk_dir : ".", id, "probe", 0};
+  RW_TRY(rw_vec_clone(y, &tmp));
+  RW_TRY(rw_vec_clone_array(y, ns > per ? ns : per, &vecs));
+  for (int k = 0; k < per; k++)
+    rw_vec_copy(y, vecs[k]);
+  RW_TRY(rw_store_create_hdf5(y, per, 1, &ho, &probe));
+  double t = rw_grid_t(opt, 1, 0), h = opt->dt > 0.0 ? opt->dt : 1e-3, times[3];
+  double w0 = rw_wtime();
+  RW_TRY(rw_stepper_step(st, t, h, y, tmp, NULL, NULL));
+  double w1 = rw_wtime();
+  rw_snapshot_tag tg = {0, t, h};
+  RW_TRY(rw_store_put(probe, 0, &tg, vecs));
+  double w2 = rw_wtime();
+  RW_TRY(rw_store_get(probe, 0, NULL, vecs));
+  double w3 = rw_wtime();
+  times[0] = w1 - w0;
+  times[1] = w2 - w1;
+  times[2] = w3 - w2;
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, NV_COMM_P(y)));
+  double step = times[0] > 1e-9 ? times[0] : 1e-9;
+  *wd = times[1] / step;
+  *rd = times[2] / step;
+cleanup:
+  rw_store_destroy(&probe);
+  rw_vec_destroy(&tmp);
+  rw_vec_destroy_array(&vecs, ns > per ? ns : per);
+  return ierr;
+}
+
 /* Checkpoint mode: the schedule decides what is stored, restored and recomputed; the store
  * holds the snapshots (states) in preallocated slots. With adaptive stepping the length is
  * unknown until tf is reached: the online schedule is told the number of steps after the
@@ -328,7 +403,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   double last = 0.0, q = 0.0, g = 0.0, hprop = opt_in->dt;
   rw_adjoint_options o = *opt_in, *opt = &o;
   rw_schedule sch = NULL;
-  rw_store store = NULL;
+  rw_store stores[2] = {NULL, NULL}; /* indexed by rw_storage_level */
   N_Vector cur = NULL, ynext = NULL, lambda = NULL, *stages = NULL;
   double *pbar = NULL;
   rw_time_record rec = {0};
@@ -368,15 +443,37 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   if (opt->schedule == RW_SCHEDULE_BINOMIAL || opt->schedule == RW_SCHEDULE_ONLINE)
     RW_CHECK(slots >= 1, RW_ERR_BUDGET,
              "checkpointing needs at least one RAM slot (ram_slots = %d)", slots);
+  /* The disk tier: slots from the disk budget (same snapshot size on every rank), costs from
+   * the deck or measured now, before anything is counted. */
+  int dslots = opt->disk_slots;
+  double wd = opt->write_cost, rd = opt->read_cost;
+  if (opt->disk_bytes > 0) {
+    unsigned long long big = snap;
+    RW_CALL_MPI(
+        MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, NV_COMM_P(y)));
+    RW_CALL(rw_store_slots_for_budget_named("checkpoint_disk", opt->disk_bytes,
+                                            big ? (size_t)big : 1, &dslots));
+  }
+  RW_CHECK(dslots >= 0, RW_ERR_ARG, "disk_slots = %d must be >= 0", dslots);
+  RW_CHECK(dslots == 0 || !opt->adaptive, RW_ERR_ARG,
+           "disk checkpoints need the number of steps in advance (the two-level schedule is "
+           "offline); adaptive runs keep their checkpoints in RAM for now");
+  if (dslots > 0 && (wd < 0.0 || rd < 0.0)) {
+    double mwd = 0.0, mrd = 0.0;
+    RW_CALL(rw_measure_disk_costs(st, opt, y, per, &mwd, &mrd));
+    if (wd < 0.0) wd = mwd;
+    if (rd < 0.0) rd = mrd;
+    s.costs_measured = 1;
+  }
   size_t base = rw_mem_current();
   rw_mem_reset_peak();
   rw_problem_counts c0, c1, c2;
   rw_problem_get_counts(prob, &c0);
   memset(&c1, 0, sizeof c1);
 
-  RW_TRY(rw_make_schedule(opt, N, slots, &sch));
-  int cap = 0;
-  RW_TRY(rw_schedule_capacity(sch, &cap, NULL));
+  RW_TRY(rw_make_schedule(opt, N, slots, dslots, wd, rd, &sch));
+  int cap = 0, dcap = 0;
+  RW_TRY(rw_schedule_capacity(sch, &cap, &dcap));
   if (opt->schedule == RW_SCHEDULE_BINOMIAL || opt->schedule == RW_SCHEDULE_ONLINE)
     RW_CHECK_GOTO(cap <= slots, RW_ERR_INTERNAL, "schedule wants %d slots, budget gives %d", cap,
                   slots);
@@ -390,7 +487,13 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
                 (double)cap * (double)snap, opt->ram_bytes);
   /* Everything the loop touches is allocated here, never inside it (the adaptive step record
    * excepted: 8 bytes per step, grown geometrically). */
-  RW_TRY(rw_store_create_ram(y, per, cap > 0 ? cap : 1, &store));
+  RW_TRY(rw_store_create_ram(y, per, cap > 0 ? cap : 1, &stores[RW_LEVEL_RAM]));
+  if (dcap > 0) {
+    rw_store_hdf5_options ho = {opt->disk_dir ? opt->disk_dir : ".",
+                                opt->run_id ? opt->run_id : "run", per == 1 ? "state" : "stages",
+                                opt->disk_keep};
+    RW_TRY(rw_store_create_hdf5(y, per, dcap, &ho, &stores[RW_LEVEL_DISK]));
+  }
   RW_TRY(rw_vec_clone(y, &cur));
   RW_TRY(rw_vec_clone(y, &ynext));
   RW_TRY(rw_vec_clone(y, &lambda));
@@ -402,9 +505,13 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
     rec.cap = 1024;
     rec.t[0] = opt->t0;
   }
-  s.ram_slots = rw_store_num_slots(store);
+  s.ram_slots = rw_store_num_slots(stores[RW_LEVEL_RAM]);
+  s.disk_slots = rw_store_num_slots(stores[RW_LEVEL_DISK]);
   s.snapshot_bytes = snap;
-  s.checkpoint_bytes = rw_store_bytes(store);
+  s.checkpoint_bytes = rw_store_bytes(stores[RW_LEVEL_RAM]);
+  s.disk_bytes = rw_store_bytes(stores[RW_LEVEL_DISK]);
+  s.write_cost = dcap > 0 ? wd : 0.0;
+  s.read_cost = dcap > 0 ? rd : 0.0;
 
   double tA = rw_wtime(), tB = tA;
   rw_vec_copy(y, cur);
@@ -415,6 +522,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   int told = opt->schedule != RW_SCHEDULE_ONLINE;
   int64_t at = 0, pend_step = -1, staged = -1; /* staged: step whose stages `stages` holds */
   int pend_slot = -1;
+  rw_storage_level pend_level = RW_LEVEL_RAM;
   long recomputed = 0;
   for (;;) {
     rw_action a;
@@ -433,7 +541,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
       double t = rw_grid_t(opt, N, pend_step);
       double h = rw_grid_t(opt, N, pend_step + 1) - t;
       RW_TRY(rw_stepper_step(st, t, h, cur, ynext, stages, NULL));
-      RW_TRY(rw_store_put(store, pend_slot, pend_step, stages));
+      RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, stages));
       pend_slot = -1;
       staged = -1;
     }
@@ -446,7 +554,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
         if (opt->adaptive && a.first_sweep) {
           RW_TRY(rw_adaptive_advance(st, opt, cur, ynext, capture, &hprop, &q, &rec, &s));
           if (capture) {
-            RW_TRY(rw_store_put(store, pend_slot, pend_step, stages));
+            RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, stages));
             pend_slot = -1;
           }
           if (rec.t[rec.n] == opt->tf) { /* landed on tf: now the length is known */
@@ -467,7 +575,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
         double h = rw_grid_t(opt, N, i + 1) - t;
         RW_TRY(rw_stepper_step(st, t, h, cur, cur, capture, a.first_sweep ? &q : NULL));
         if (capture) {
-          RW_TRY(rw_store_put(store, pend_slot, pend_step, stages));
+          RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, stages));
           pend_slot = -1;
         }
         if (a.first_sweep && opt->monitor)
@@ -479,35 +587,37 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
       break;
     case RW_ACTION_STORE:
       if (per == 1) {
-        RW_TRY(rw_store_put(store, a.slot, a.step, &cur));
+        rw_snapshot_tag tg = rw_tag(opt, N, rec.t, rec.n, a.step);
+        RW_TRY(rw_store_put(stores[a.level], a.slot, &tg, &cur));
       } else {
         pend_slot = a.slot;
+        pend_level = a.level;
         pend_step = a.step;
       }
       break;
     case RW_ACTION_RESTORE: {
-      int64_t tag = -1;
+      rw_snapshot_tag tag = {-1, 0.0, 0.0};
       if (per == 1) {
-        RW_TRY(rw_store_get(store, a.slot, &tag, &cur));
+        RW_TRY(rw_store_get(stores[a.level], a.slot, &tag, &cur));
       } else {
-        RW_TRY(rw_store_get(store, a.slot, &tag, stages));
+        RW_TRY(rw_store_get(stores[a.level], a.slot, &tag, stages));
         rw_vec_copy(stages[0], cur);
         staged = a.step;
       }
-      RW_CHECK_GOTO(tag == a.step, RW_ERR_INTERNAL, "slot %d holds step %lld, expected %lld",
-                    a.slot, (long long)tag, (long long)a.step);
+      RW_CHECK_GOTO(tag.step == a.step, RW_ERR_INTERNAL, "slot %d holds step %lld, expected %lld",
+                    a.slot, (long long)tag.step, (long long)a.step);
       s.restores++;
       break;
     }
     case RW_ACTION_FREE:
-      RW_TRY(rw_store_release(store, a.slot));
+      RW_TRY(rw_store_release(stores[a.level], a.slot));
       break;
     case RW_ACTION_FIRST_REVERSE: {
       double t = rw_grid_t(opt, N, a.step), tend = rw_grid_end(opt, N);
       double h = tend - t;
       RW_TRY(rw_stepper_step(st, t, h, cur, ynext, stages, a.first_sweep ? &q : NULL));
       if (pend_slot >= 0) {
-        RW_TRY(rw_store_put(store, pend_slot, pend_step, stages));
+        RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, stages));
         pend_slot = -1;
       }
       if (a.first_sweep && opt->monitor) RW_TRY(opt->monitor(opt->monitor_ctx, N, tend, ynext));
@@ -558,7 +668,14 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   s.advances = (long)ss.advances;
   s.optimal_advances = (long)topt;
   s.recomputed_steps = (long)ss.recomputations;
-  s.peak_slots = rw_store_peak_used(store);
+  s.peak_slots =
+      rw_store_peak_used(stores[RW_LEVEL_RAM]) + rw_store_peak_used(stores[RW_LEVEL_DISK]);
+  s.disk_writes = rw_store_writes(stores[RW_LEVEL_DISK]);
+  s.disk_reads = rw_store_reads(stores[RW_LEVEL_DISK]);
+  s.time_disk_write = rw_store_write_time(stores[RW_LEVEL_DISK]);
+  s.time_disk_read = rw_store_read_time(stores[RW_LEVEL_DISK]);
+  s.schedule_cost = (double)ss.advances + s.write_cost * (double)ss.disk_writes +
+                    s.read_cost * (double)ss.disk_reads;
   s.time_forward = tB - tA;
   s.time_backward = tC - tB;
   s.peak_alloc_bytes = rw_mem_peak() - base;
@@ -566,7 +683,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   if (stats) *stats = s;
 cleanup:
   rw_schedule_destroy(&sch);
-  rw_store_destroy(&store);
+  rw_store_destroy(&stores[RW_LEVEL_RAM]);
+  rw_store_destroy(&stores[RW_LEVEL_DISK]);
   rw_vec_destroy(&cur);
   rw_vec_destroy(&ynext);
   rw_vec_destroy(&lambda);

@@ -1,71 +1,94 @@
-/* RAM checkpoint store: slots x nvec vectors allocated at creation through the counting
- * allocator, so the bytes held are exact and never exceed the budget they came from. */
-#include "rewind/rw_store.h"
+/* Checkpoint stores: the generic layer (slot bookkeeping, tags, counts) and the RAM store,
+ * whose slots x nvec vectors are allocated at creation through the counting allocator, so
+ * the bytes held are exact and never exceed the budget they came from. The HDF5 store is
+ * in rw_store_hdf5.c. */
+#include "rw_store_impl.h"
 
-typedef struct {
-  int (*put)(rw_store st, int slot, N_Vector *v);
-  int (*get)(rw_store st, int slot, N_Vector *v);
-  void (*destroy)(rw_store st);
-} rw_store_ops;
+#include <string.h>
 
-struct rw_store_s {
-  rw_store_ops ops;
-  int nslots, nvec, used, peak;
-  int64_t *step; /* tag per slot, -1 when empty */
-  size_t snapshot_bytes;
-  N_Vector *vecs; /* RAM: nslots * nvec vectors */
-};
-
-int rw_store_slots_for_budget(size_t budget_bytes, size_t snapshot_bytes, int *slots)
+/* Slot count for a byte budget (see rw_store.h). Not collective. */
+int rw_store_slots_for_budget_named(const char *what, size_t budget_bytes, size_t snapshot_bytes,
+                                    int *slots)
 {
-  RW_CHECK(snapshot_bytes > 0, RW_ERR_ARG, "snapshot size must be > 0");
+  RW_CHECK(snapshot_bytes > 0 && slots, RW_ERR_ARG, "snapshot size must be > 0");
   size_t n = budget_bytes / snapshot_bytes;
   RW_CHECK(n >= 1, RW_ERR_BUDGET,
-           "the checkpoint budget of %zu bytes is smaller than one snapshot (%zu bytes per "
+           "the %s budget of %zu bytes is smaller than one snapshot (%zu bytes per "
            "rank); raise it to at least %zu bytes",
-           budget_bytes, snapshot_bytes, snapshot_bytes);
+           what, budget_bytes, snapshot_bytes, snapshot_bytes);
   *slots = n > 1000000 ? 1000000 : (int)n;
   return 0;
 }
 
-static int rw_store_ram_put(rw_store st, int slot, N_Vector *v)
+/* Slot count for a checkpoint budget (see rw_store.h). Not collective. */
+int rw_store_slots_for_budget(size_t budget_bytes, size_t snapshot_bytes, int *slots)
 {
-  for (int k = 0; k < st->nvec; k++)
-    rw_vec_copy(v[k], st->vecs[slot * st->nvec + k]);
+  return rw_store_slots_for_budget_named("checkpoint", budget_bytes, snapshot_bytes, slots);
+}
+
+int rw_store_alloc(const char *kind, const rw_store_ops *ops, int nslots, int nvec,
+                   size_t snapshot_bytes, rw_store *out)
+{
+  rw_store st = NULL;
+  RW_CALL(rw_calloc(1, sizeof *st, "checkpoint store", &st));
+  st->kind = kind;
+  st->ops = *ops;
+  st->nslots = nslots;
+  st->nvec = nvec;
+  st->snapshot_bytes = snapshot_bytes;
+  int ierr = rw_calloc((size_t)nslots, sizeof *st->tag, "checkpoint slot tags", &st->tag);
+  if (ierr) {
+    rw_free(&st);
+    return rw_error_push(ierr, __func__, __FILE__, __LINE__);
+  }
+  for (int i = 0; i < nslots; i++)
+    st->tag[i].step = -1;
+  *out = st;
   return 0;
 }
 
-static int rw_store_ram_get(rw_store st, int slot, N_Vector *v)
+/* --- RAM store ----------------------------------------------------------------------- */
+
+static int rw_store_ram_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
 {
+  (void)tag;
+  N_Vector *vecs = st->content;
   for (int k = 0; k < st->nvec; k++)
-    rw_vec_copy(st->vecs[slot * st->nvec + k], v[k]);
+    rw_vec_copy(v[k], vecs[slot * st->nvec + k]);
+  return 0;
+}
+
+static int rw_store_ram_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
+{
+  (void)tag;
+  N_Vector *vecs = st->content;
+  for (int k = 0; k < st->nvec; k++)
+    rw_vec_copy(vecs[slot * st->nvec + k], v[k]);
   return 0;
 }
 
 static void rw_store_ram_destroy(rw_store st)
 {
-  rw_vec_destroy_array(&st->vecs, st->nslots * st->nvec);
+  N_Vector *vecs = st->content;
+  rw_vec_destroy_array(&vecs, st->nslots * st->nvec);
+  st->content = NULL;
 }
 
+/* Creates a RAM store with every slot allocated now (see rw_store.h). Not collective. */
 int rw_store_create_ram(N_Vector tmpl, int nvec, int slots, rw_store *out)
 {
+  static const rw_store_ops ops = {rw_store_ram_put, rw_store_ram_get, NULL, NULL,
+                                   rw_store_ram_destroy};
   int ierr = 0;
   rw_store st = NULL;
   RW_CHECK(tmpl && out && nvec >= 1 && slots >= 1, RW_ERR_ARG,
            "rw_store_create_ram: need a template, nvec >= 1 and slots >= 1 (got %d, %d)", nvec,
            slots);
   *out = NULL;
-  RW_CALL(rw_calloc(1, sizeof *st, "checkpoint store", &st));
-  st->ops.put = rw_store_ram_put;
-  st->ops.get = rw_store_ram_get;
-  st->ops.destroy = rw_store_ram_destroy;
-  st->nslots = slots;
-  st->nvec = nvec;
-  st->snapshot_bytes = (size_t)nvec * rw_vec_bytes(tmpl);
-  RW_TRY(rw_calloc((size_t)slots, sizeof *st->step, "checkpoint slot tags", &st->step));
-  for (int i = 0; i < slots; i++)
-    st->step[i] = -1;
-  RW_TRY(rw_vec_clone_array(tmpl, slots * nvec, &st->vecs));
+  RW_CALL(rw_store_alloc("ram", &ops, slots, nvec, (size_t)nvec * rw_vec_bytes(tmpl), &st));
+  N_Vector *vecs = NULL;
+  RW_TRY(rw_vec_clone_array(tmpl, slots * nvec, &vecs));
+  st->content = vecs;
   *out = st;
   return 0;
 cleanup:
@@ -73,48 +96,82 @@ cleanup:
   return ierr;
 }
 
+/* --- Generic layer ------------------------------------------------------------------- */
+
+/* Destroys a store (see rw_store.h). Not collective. */
 int rw_store_destroy(rw_store *pst)
 {
   if (!pst || !*pst) return 0;
   rw_store st = *pst;
   if (st->ops.destroy) st->ops.destroy(st);
-  rw_free(&st->step);
+  rw_free(&st->tag);
   rw_free(pst);
   return 0;
 }
 
-int rw_store_put(rw_store st, int slot, int64_t step, N_Vector *v)
+/* Writes a snapshot into an empty slot (see rw_store.h). */
+int rw_store_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
 {
+  RW_CHECK(st && tag && v, RW_ERR_ARG, "rw_store_put: NULL argument");
   RW_CHECK(slot >= 0 && slot < st->nslots, RW_ERR_INTERNAL,
-           "checkpoint slot %d out of range [0, %d)", slot, st->nslots);
-  RW_CHECK(st->step[slot] < 0, RW_ERR_INTERNAL,
-           "checkpoint slot %d is full (step %lld); the schedule must free it first", slot,
-           (long long)st->step[slot]);
-  RW_CALL(st->ops.put(st, slot, v));
-  st->step[slot] = step;
+           "%s checkpoint slot %d out of range [0, %d)", st->kind, slot, st->nslots);
+  RW_CHECK(st->tag[slot].step < 0, RW_ERR_INTERNAL,
+           "%s checkpoint slot %d is full (step %lld); the schedule must free it first", st->kind,
+           slot, (long long)st->tag[slot].step);
+  RW_CHECK(tag->step >= 0, RW_ERR_ARG, "rw_store_put: step %lld must be >= 0",
+           (long long)tag->step);
+  double t0 = rw_wtime();
+  RW_CALL(st->ops.put(st, slot, tag, v));
+  st->write_time += rw_wtime() - t0;
+  st->tag[slot] = *tag;
+  st->writes++;
   if (++st->used > st->peak) st->peak = st->used;
   return 0;
 }
 
-int rw_store_get(rw_store st, int slot, int64_t *step, N_Vector *v)
+/* Reads a full slot back (see rw_store.h). */
+int rw_store_get(rw_store st, int slot, rw_snapshot_tag *tag, N_Vector *v)
 {
-  RW_CHECK(slot >= 0 && slot < st->nslots && st->step[slot] >= 0, RW_ERR_INTERNAL,
-           "checkpoint slot %d is empty or out of range", slot);
-  RW_CALL(st->ops.get(st, slot, v));
-  if (step) *step = st->step[slot];
+  RW_CHECK(st && v, RW_ERR_ARG, "rw_store_get: NULL argument");
+  RW_CHECK(slot >= 0 && slot < st->nslots && st->tag[slot].step >= 0, RW_ERR_INTERNAL,
+           "%s checkpoint slot %d is empty or out of range", st->kind, slot);
+  double t0 = rw_wtime();
+  RW_CALL(st->ops.get(st, slot, &st->tag[slot], v));
+  st->read_time += rw_wtime() - t0;
+  st->reads++;
+  if (tag) *tag = st->tag[slot];
   return 0;
 }
 
+/* Empties a slot (see rw_store.h). */
 int rw_store_release(rw_store st, int slot)
 {
-  RW_CHECK(slot >= 0 && slot < st->nslots && st->step[slot] >= 0, RW_ERR_INTERNAL,
-           "freeing checkpoint slot %d, which is empty or out of range", slot);
-  st->step[slot] = -1;
+  RW_CHECK(st, RW_ERR_ARG, "rw_store_release: NULL store");
+  RW_CHECK(slot >= 0 && slot < st->nslots && st->tag[slot].step >= 0, RW_ERR_INTERNAL,
+           "freeing %s checkpoint slot %d, which is empty or out of range", st->kind, slot);
+  if (st->ops.release) RW_CALL(st->ops.release(st, slot));
+  st->tag[slot].step = -1;
   st->used--;
   return 0;
 }
 
-int rw_store_num_slots(rw_store st) { return st->nslots; }
-size_t rw_store_bytes(rw_store st) { return (size_t)st->nslots * st->snapshot_bytes; }
-size_t rw_store_snapshot_bytes(rw_store st) { return st->snapshot_bytes; }
-int rw_store_peak_used(rw_store st) { return st->peak; }
+/* Fault injection for tests (see rw_store.h). Not collective. */
+int rw_store_inject_fault(rw_store st, const char *kind, long after)
+{
+  RW_CHECK(st && kind, RW_ERR_ARG, "rw_store_inject_fault: NULL argument");
+  RW_CHECK(st->ops.inject, RW_ERR_ARG, "fault injection needs a disk store, not a %s store",
+           st->kind);
+  RW_CALL(st->ops.inject(st, kind, after));
+  return 0;
+}
+
+const char *rw_store_kind(rw_store st) { return st ? st->kind : ""; }
+int rw_store_num_slots(rw_store st) { return st ? st->nslots : 0; }
+size_t rw_store_bytes(rw_store st) { return st ? (size_t)st->nslots * st->snapshot_bytes : 0; }
+size_t rw_store_snapshot_bytes(rw_store st) { return st ? st->snapshot_bytes : 0; }
+int rw_store_peak_used(rw_store st) { return st ? st->peak : 0; }
+long rw_store_writes(rw_store st) { return st ? st->writes : 0; }
+long rw_store_reads(rw_store st) { return st ? st->reads : 0; }
+double rw_store_write_time(rw_store st) { return st ? st->write_time : 0.0; }
+double rw_store_read_time(rw_store st) { return st ? st->read_time : 0.0; }
+const char *rw_store_path(rw_store st) { return st ? st->path : NULL; }

@@ -81,3 +81,26 @@ int rw_error_mpi(int mpierr, const char *expr, const char *func, const char *fil
     snprintf(msg, sizeof msg, "code %d", mpierr);
   return rw_error_set(RW_ERR_MPI, func, file, line, "%s failed: %s", expr, msg);
 }
+
+/* Agrees on a failure across the ranks of `comm` (see rw_context.h). Collective. */
+int rw_error_agree(MPI_Comm comm, int ierr)
+{
+  int rank = 0, size = 1, first = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int mine = ierr ? rank : size;
+  int e = MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (e != MPI_SUCCESS)
+    return rw_error_mpi(e, "MPI_Allreduce (error agreement)", __func__, __FILE__, __LINE__);
+  if (first == size) return 0;
+  static _Thread_local char msg[RW_ERRBUF];
+  int code = ierr;
+  if (rank == first) memcpy(msg, rw_errbuf, sizeof msg);
+  if ((e = MPI_Bcast(&code, 1, MPI_INT, first, comm)) != MPI_SUCCESS ||
+      (e = MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm)) != MPI_SUCCESS)
+    return rw_error_mpi(e, "MPI_Bcast (error agreement)", __func__, __FILE__, __LINE__);
+  if (rank == first) return code;
+  msg[sizeof msg - 1] = '\0';
+  rw_error_clear();
+  return rw_error_set(code, __func__, __FILE__, __LINE__, "on rank %d: %s", first, msg);
+}

@@ -50,6 +50,19 @@ typedef struct {
   int ram_slots;
   size_t ram_bytes;
   long interval; /* RW_SCHEDULE_FIXED */
+  /* Disk tier (binomial schedule): disk_slots HDF5 slots, or disk_bytes / snapshot bytes
+   * when disk_bytes > 0, in files under disk_dir ("." when NULL), one per rank, removed at
+   * the end unless disk_keep. The two-level schedule minimises
+   *   advances + write_cost x disk writes + read_cost x disk reads
+   * with the costs in units of one step; a negative cost is measured at start-up (one step,
+   * one write and one read of a snapshot, the largest time over ranks). run_id names the
+   * files and is written into them (the apps hash the deck and the decomposition). */
+  int disk_slots;
+  size_t disk_bytes;
+  const char *disk_dir;
+  int disk_keep;
+  double write_cost, read_cost;
+  const char *run_id;
   /* Replay grid: when times != NULL the steps go times[0] -> times[1] -> .. -> times[nsteps]
    * (strictly increasing; t0, tf and dt are then ignored). */
   const double *times;
@@ -78,10 +91,17 @@ typedef struct {
   long restores;           /* snapshots read back */
   long accepted, rejected; /* adaptive steps */
   int ram_slots;           /* slots the store holds (checkpoint mode) */
-  int peak_slots;          /* most slots full at once */
-  size_t snapshot_bytes;   /* bytes of one snapshot on this rank */
-  size_t checkpoint_bytes; /* peak bytes held in snapshots on this rank */
-  size_t peak_alloc_bytes; /* peak bytes through Rewind's allocator during the run */
+  int disk_slots;          /* slots of the disk store (0: none) */
+  long disk_writes, disk_reads;
+  double write_cost, read_cost;           /* the costs the schedule used, in steps */
+  int costs_measured;                     /* 1 when they were measured at start-up */
+  double schedule_cost;                   /* advances + write_cost writes + read_cost reads */
+  size_t disk_bytes;                      /* bytes of the disk slots on this rank */
+  double time_disk_write, time_disk_read; /* seconds in the disk store on this rank */
+  int peak_slots;                         /* most slots full at once */
+  size_t snapshot_bytes;                  /* bytes of one snapshot on this rank */
+  size_t checkpoint_bytes;                /* peak bytes held in snapshots on this rank */
+  size_t peak_alloc_bytes;                /* peak bytes through Rewind's allocator during the run */
   double time_forward, time_backward;
 } rw_adjoint_stats;
 

@@ -69,6 +69,12 @@ size_t rw_peak_rss(void);
 /* Monotonic wall-clock seconds. */
 double rw_wtime(void);
 
+/* Agrees on a failure across the ranks of `comm`: returns 0 on every rank when `ierr` is 0
+ * on every rank; otherwise every rank returns the code of the lowest failing rank, and the
+ * other ranks take over its message ("on rank r: ..."), so whichever rank reports the
+ * error reports the real cause. Collective. */
+int rw_error_agree(MPI_Comm comm, int ierr);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,9 +1,19 @@
-/* Checkpoint stores: slots that hold snapshots (a fixed number of N_Vectors each, plus the
- * step index), preallocated from a byte budget so nothing is allocated inside the time loop.
- * A store knows nothing of solvers or schedules; the driver decides what a snapshot holds
- * (the state, or the stages too). Implementations share one ops table: RAM now, HDF5 files
- * later. Every rank holds its own part of each snapshot; all functions are "Not collective"
- * for the RAM store. */
+/* Checkpoint stores: slots that hold snapshots (a fixed number of N_Vectors each, tagged
+ * with the step, time and step size of the state), preallocated from a byte budget so that
+ * nothing is allocated inside the time loop. A store knows nothing of solvers or schedules;
+ * the driver decides what a snapshot holds (the state, or the stages too) and picks the
+ * store of an action's storage level. Two implementations share one ops table:
+ *
+ *  - RAM (rw_store_create_ram): vectors from the counting allocator. Not collective.
+ *  - HDF5 files (rw_store_create_hdf5): one file per rank in a checkpoint directory, each
+ *    slot a row of a chunked dataset with a Fletcher32 checksum. Every call is collective
+ *    over the vectors' communicator (all ranks run the same schedule, so they call it in
+ *    the same order): a failure on one rank (disk full, a corrupted or truncated file) is
+ *    returned on every rank, with the failing rank's message.
+ *
+ * Reading back a snapshot checks everything that can be checked: the checksum of the data,
+ * the tag against the one the driver expects. A store never returns data it cannot vouch
+ * for. */
 #ifndef REWIND_RW_STORE_H
 #define REWIND_RW_STORE_H
 
@@ -17,30 +27,83 @@ extern "C" {
 
 typedef struct rw_store_s *rw_store;
 
+/* What identifies a snapshot: the index of the state, its time and the size of the step that
+ * starts from it (0 when not known). */
+typedef struct {
+  int64_t step;
+  double t, h;
+} rw_snapshot_tag;
+
 /* Slots that fit in `budget_bytes` for snapshots of `snapshot_bytes` each. A budget smaller
- * than one snapshot is RW_ERR_BUDGET with a message naming both sizes. Not collective. */
+ * than one snapshot is RW_ERR_BUDGET with a message naming both sizes and `what` (e.g.
+ * "checkpoint_ram"). Not collective. */
 int rw_store_slots_for_budget(size_t budget_bytes, size_t snapshot_bytes, int *slots);
+int rw_store_slots_for_budget_named(const char *what, size_t budget_bytes, size_t snapshot_bytes,
+                                    int *slots);
 
 /* A RAM store with `slots` slots of `nvec` vectors shaped like `tmpl`, all allocated now.
  * Not collective. */
 int rw_store_create_ram(N_Vector tmpl, int nvec, int slots, rw_store *out);
+
+/* Options of the HDF5 file store. */
+typedef struct {
+  const char *dir;      /* checkpoint directory; must exist and be writable */
+  const char *run_id;   /* identity of the run (hash of deck and decomposition), written to
+                           every file; [0-9a-zA-Z_-] only, at most 64 characters */
+  const char *contents; /* what a snapshot holds, e.g. "state" or "stages"; an attribute */
+  int keep;             /* 1: leave the files at destroy (0 removes them) */
+} rw_store_hdf5_options;
+
+/* An HDF5 store with `slots` slots of `nvec` vectors shaped like `tmpl`. Each rank creates
+ * its own file <dir>/rewind-ckpt-<run_id>.<rank>-of-<nranks>.h5 (created exclusively: a file
+ * left there by an earlier run with the same identity is an error that says how to restart
+ * or remove it). Before returning, checks that the directory exists and is writable and that
+ * its file system has room for every slot (on a file system shared by all ranks, for every
+ * rank's slots), so an impossible disk budget fails before the first step.
+ * Collective over the communicator of `tmpl`. */
+int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5_options *opt,
+                         rw_store *out);
+
+/* Closes the store (HDF5: closes and, unless `keep`, removes its file). Accepts NULL or
+ * *st == NULL and sets *st to NULL. Not collective. */
 int rw_store_destroy(rw_store *st);
 
-/* Copies v[0..nvec-1] into empty slot `slot`, tagged with `step`. Writing a full slot is
- * RW_ERR_INTERNAL (the schedule must free it first). */
-int rw_store_put(rw_store st, int slot, int64_t step, N_Vector *v);
-/* Copies full slot `slot` into v[0..nvec-1]; *step (may be NULL) receives its tag. Reading
- * an empty slot is RW_ERR_INTERNAL. */
-int rw_store_get(rw_store st, int slot, int64_t *step, N_Vector *v);
-/* Empties the slot. */
+/* Copies v[0..nvec-1] into empty slot `slot`, tagged with *tag. Writing a full slot is
+ * RW_ERR_INTERNAL (the schedule must free it first). RAM: not collective; HDF5: collective,
+ * a write error on any rank (RW_ERR_IO) is returned on every rank. */
+int rw_store_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v);
+/* Copies full slot `slot` into v[0..nvec-1]; *tag (may be NULL) receives its tag. Reading
+ * an empty slot is RW_ERR_INTERNAL; a snapshot whose checksum or tag does not match what was
+ * written is RW_ERR_IO naming the file, slot and step. Collectivity as rw_store_put. */
+int rw_store_get(rw_store st, int slot, rw_snapshot_tag *tag, N_Vector *v);
+/* Empties the slot. Collectivity as rw_store_put. */
 int rw_store_release(rw_store st, int slot);
 
+/* "ram" or "hdf5". */
+const char *rw_store_kind(rw_store st);
 int rw_store_num_slots(rw_store st);
-/* Bytes this rank holds for snapshots (all slots, allocated at creation). */
+/* Bytes this rank holds for snapshots when every slot is full. */
 size_t rw_store_bytes(rw_store st);
 size_t rw_store_snapshot_bytes(rw_store st);
 /* Most slots full at once since creation. */
 int rw_store_peak_used(rw_store st);
+/* Snapshots written and read back since creation. */
+long rw_store_writes(rw_store st);
+long rw_store_reads(rw_store st);
+/* Seconds spent in writes and reads on this rank (HDF5: the file I/O; RAM: the copies). */
+double rw_store_write_time(rw_store st);
+double rw_store_read_time(rw_store st);
+/* Path of this rank's file (HDF5), or NULL. */
+const char *rw_store_path(rw_store st);
+
+/* Fault injection for tests (after Lua's ltests: every error path gets run). After the
+ * `after`-th successful write, the HDF5 store damages what it just wrote, as failing
+ * hardware or another process would: "flip" flips one byte inside the snapshot's data on
+ * disk, "truncate" truncates the file in the middle of it, "fill" fills the file system of
+ * the checkpoint directory with a file named rewind-fault-fill (the test removes it). The
+ * apps set it from the environment variable REWIND_FAULT_INJECT=kind@after (e.g. flip@2).
+ * Returns RW_ERR_ARG for an unknown kind or a RAM store. Not collective. */
+int rw_store_inject_fault(rw_store st, const char *kind, long after);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,393 @@
+/* HDF5 checkpoint store: one file per rank, each slot a row of a chunked dataset with a
+ * Fletcher32 checksum.
+ *
+ * Why one file per rank (and not one shared file with collective MPI-IO): every rank runs
+ * the same schedule, so nothing needs to be coordinated between ranks but the error
+ * status; independent POSIX files (HDF5's sec2 driver) let each rank write as fast as its
+ * disk allows without collective synchronisation, keep working on node-local scratch disks,
+ * and turn a full disk into an error returned by H5Dwrite that the store can report and
+ * recover from (HDF5 1.10 over MPI-IO crashes on it at close). Errors are still agreed
+ * across ranks at every call (rw_error_agree), so all ranks stop together.
+ *
+ * File layout (h5dump reads it; tools/rewind_ckpt.py prints it):
+ *   /            attributes format = "rewind-checkpoint", version, run_id, contents, rank,
+ *                nranks, nvec, local_length, slots, snapshot_bytes
+ *   /snapshots   double [slots][nvec][local_length], chunk = one vector (or 2^26 values),
+ *                Fletcher32
+ *   /step        int64 [slots], -1 for an empty slot, Fletcher32
+ *   /time, /dt   double [slots]: time of the state and size of the step starting there
+ * The chunk cache is disabled so every write goes to the file when H5Dwrite returns (an
+ * I/O error shows at the call that caused it), and the file is flushed after each put so a
+ * killed run leaves consistent checkpoints behind. */
+#define _XOPEN_SOURCE 700
+#include "rw_store_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+typedef struct {
+  MPI_Comm comm;
+  int rank, nranks;
+  char path[4200];
+  char dir[4096];
+  hid_t file, snap, step, time, dt;
+  hsize_t nloc; /* local length (the dataset's last dimension is max(nloc, 1)) */
+  int keep, created;
+  char fault[16];
+  long fault_after;
+} rw_h5store;
+
+#define H5CHK(expr, ...)                                                                           \
+  do {                                                                                             \
+    if ((expr) < 0) {                                                                              \
+      ierr = RW_ERROR(RW_ERR_IO, __VA_ARGS__);                                                     \
+      goto cleanup;                                                                                \
+    }                                                                                              \
+  } while (0)
+
+/* Free bytes on the file system of `dir` (-1 when unknown). */
+static double rw_free_bytes(const char *dir)
+{
+  struct statvfs sv;
+  if (statvfs(dir, &sv) != 0) return -1.0;
+  return (double)sv.f_bavail * (double)sv.f_frsize;
+}
+
+/* A chunked, Fletcher32-checksummed dataset with no chunk cache. */
+static hid_t rw_h5_dataset(hid_t file, const char *name, hid_t type, int rank, const hsize_t *dims,
+                           const hsize_t *chunk, const void *fill)
+{
+  hid_t space = H5Screate_simple(rank, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE),
+        dapl = H5Pcreate(H5P_DATASET_ACCESS), d = -1;
+  if (space >= 0 && dcpl >= 0 && dapl >= 0 && H5Pset_chunk(dcpl, rank, chunk) >= 0 &&
+      H5Pset_fletcher32(dcpl) >= 0 &&
+      H5Pset_fill_time(dcpl, fill ? H5D_FILL_TIME_IFSET : H5D_FILL_TIME_NEVER) >= 0 &&
+      (!fill || H5Pset_fill_value(dcpl, type, fill) >= 0) &&
+      H5Pset_chunk_cache(dapl, 0, 0, 1.0) >= 0)
+    d = H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, dapl);
+  if (space >= 0) H5Sclose(space);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (dapl >= 0) H5Pclose(dapl);
+  return d;
+}
+
+static int rw_h5_attr(hid_t obj, const char *name, hid_t type, const void *v)
+{
+  hid_t space = H5Screate(H5S_SCALAR), a = -1;
+  int ok = 0;
+  if (space >= 0) a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  if (a >= 0) ok = H5Awrite(a, type, v) >= 0;
+  if (a >= 0) H5Aclose(a);
+  if (space >= 0) H5Sclose(space);
+  return ok ? 0 : -1;
+}
+
+static int rw_h5_attr_str(hid_t obj, const char *name, const char *v)
+{
+  hid_t t = H5Tcopy(H5T_C_S1);
+  int r = -1;
+  if (t >= 0 && H5Tset_size(t, strlen(v) + 1) >= 0) r = rw_h5_attr(obj, name, t, v);
+  if (t >= 0) H5Tclose(t);
+  return r;
+}
+
+/* Writes (or reads, when `read`) element `slot` of a 1-D dataset. */
+static herr_t rw_h5_elem(hid_t d, hid_t type, int slot, void *v, int read)
+{
+  hsize_t start = (hsize_t)slot, one = 1;
+  hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, &one, NULL);
+  herr_t r = -1;
+  if (fs >= 0 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &one, NULL) >= 0)
+    r = read ? H5Dread(d, type, ms, fs, H5P_DEFAULT, v) : H5Dwrite(d, type, ms, fs, H5P_DEFAULT, v);
+  if (fs >= 0) H5Sclose(fs);
+  if (ms >= 0) H5Sclose(ms);
+  return r;
+}
+
+/* Reads or writes vector k of a slot. */
+static herr_t rw_h5_vec(rw_h5store *h, int slot, int k, double *data, int read)
+{
+  if (h->nloc == 0) return 0;
+  hsize_t start[3] = {(hsize_t)slot, (hsize_t)k, 0}, count[3] = {1, 1, h->nloc};
+  hid_t fs = H5Dget_space(h->snap), ms = H5Screate_simple(1, &h->nloc, NULL);
+  herr_t r = -1;
+  if (fs >= 0 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0)
+    r = read ? H5Dread(h->snap, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data)
+             : H5Dwrite(h->snap, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data);
+  if (fs >= 0) H5Sclose(fs);
+  if (ms >= 0) H5Sclose(ms);
+  return r;
+}
+
+/* Damages what the last put wrote (see rw_store_inject_fault). */
+static int rw_h5_fault(rw_store st, int slot)
+{
+  rw_h5store *h = st->content;
+  int ierr = 0;
+  if (!strcmp(h->fault, "fill")) {
+    char fill[4200];
+    snprintf(fill, sizeof fill, "%s/rewind-fault-fill", h->dir);
+    struct statvfs sv;
+    RW_CHECK(statvfs(h->dir, &sv) == 0 && (double)sv.f_blocks * sv.f_frsize < 4e9, RW_ERR_ARG,
+             "fault injection 'fill' refuses to fill '%s': not a small (test) file system", h->dir);
+    int fd = open(fill, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    RW_CHECK(fd >= 0, RW_ERR_IO, "fault injection: cannot create '%s'", fill);
+    static char block[65536];
+    while (write(fd, block, sizeof block) > 0) {
+    }
+    close(fd);
+    return 0;
+  }
+  unsigned filter_mask = 0;
+  haddr_t addr = 0;
+  hsize_t size = 0, coord[3] = {(hsize_t)slot, 0, 0};
+  RW_CHECK(H5Dget_chunk_info_by_coord(h->snap, coord, &filter_mask, &addr, &size) >= 0 && size > 0,
+           RW_ERR_IO, "fault injection: cannot locate slot %d in '%s'", slot, h->path);
+  off_t at = (off_t)(addr + size / 2);
+  if (!strcmp(h->fault, "truncate")) {
+    RW_CHECK(truncate(h->path, at) == 0, RW_ERR_IO, "fault injection: truncate '%s': %s", h->path,
+             strerror(errno));
+    return 0;
+  }
+  int fd = open(h->path, O_RDWR);
+  RW_CHECK(fd >= 0, RW_ERR_IO, "fault injection: cannot open '%s'", h->path);
+  unsigned char b = 0;
+  if (pread(fd, &b, 1, at) != 1) ierr = RW_ERROR(RW_ERR_IO, "fault injection: read failed");
+  b ^= 0x5a;
+  if (!ierr && pwrite(fd, &b, 1, at) != 1)
+    ierr = RW_ERROR(RW_ERR_IO, "fault injection: write failed");
+  close(fd);
+  return ierr;
+}
+
+static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
+{
+  rw_h5store *h = st->content;
+  int ierr = 0;
+  int64_t step = tag->step;
+  double t = tag->t, dt = tag->h;
+  for (int k = 0; k < st->nvec; k++)
+    H5CHK(rw_h5_vec(h, slot, k, rw_vec_data(v[k]), 0), "write failed");
+  H5CHK(rw_h5_elem(h->step, H5T_NATIVE_INT64, slot, &step, 0), "write failed");
+  H5CHK(rw_h5_elem(h->time, H5T_NATIVE_DOUBLE, slot, &t, 0), "write failed");
+  H5CHK(rw_h5_elem(h->dt, H5T_NATIVE_DOUBLE, slot, &dt, 0), "write failed");
+  H5CHK(H5Fflush(h->file, H5F_SCOPE_LOCAL), "flush failed");
+  if (h->fault[0] && st->writes + 1 == h->fault_after) {
+    RW_TRY(rw_h5_fault(st, slot));
+    h->fault[0] = '\0';
+  }
+cleanup:
+  if (ierr == RW_ERR_IO) {
+    double avail = rw_free_bytes(h->dir);
+    rw_error_clear();
+    ierr = RW_ERROR(RW_ERR_IO,
+                    "writing checkpoint step %lld (slot %d, %zu bytes) to '%s' failed%s; free "
+                    "space in checkpoint_dir '%s' or lower checkpoint_disk",
+                    (long long)step, slot, st->snapshot_bytes, h->path,
+                    avail >= 0.0 && avail < (double)st->snapshot_bytes + 65536.0
+                        ? ": the file system is full"
+                        : "",
+                    h->dir);
+  }
+  return rw_error_agree(h->comm, ierr);
+}
+
+static int rw_h5_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
+{
+  rw_h5store *h = st->content;
+  int ierr = 0;
+  int64_t step = -2;
+  for (int k = 0; k < st->nvec; k++)
+    H5CHK(rw_h5_vec(h, slot, k, rw_vec_data(v[k]), 1), "read failed");
+  H5CHK(rw_h5_elem(h->step, H5T_NATIVE_INT64, slot, &step, 1), "read failed");
+  RW_CHECK_GOTO(step == tag->step, RW_ERR_IO, "tag mismatch");
+cleanup:
+  if (ierr) {
+    rw_error_clear();
+    ierr = RW_ERROR(RW_ERR_IO,
+                    "checkpoint file '%s' is damaged: slot %d (step %lld) %s; the file was "
+                    "modified or truncated after it was written, or the disk is failing. No "
+                    "gradient is computed from it",
+                    h->path, slot, (long long)tag->step,
+                    step == -2 ? "failed its Fletcher32 checksum or could not be read"
+                               : "holds another step");
+  }
+  return rw_error_agree(h->comm, ierr);
+}
+
+static int rw_h5_release(rw_store st, int slot)
+{
+  rw_h5store *h = st->content;
+  int64_t none = -1;
+  int ierr = 0;
+  H5CHK(rw_h5_elem(h->step, H5T_NATIVE_INT64, slot, &none, 0),
+        "marking checkpoint slot %d of '%s' free failed", slot, h->path);
+cleanup:
+  return rw_error_agree(h->comm, ierr);
+}
+
+static int rw_h5_inject(rw_store st, const char *kind, long after)
+{
+  rw_h5store *h = st->content;
+  RW_CHECK(!strcmp(kind, "flip") || !strcmp(kind, "truncate") || !strcmp(kind, "fill"), RW_ERR_ARG,
+           "fault injection '%s': expected flip, truncate or fill", kind);
+  RW_CHECK(after >= 1, RW_ERR_ARG, "fault injection: after = %ld must be >= 1", after);
+  snprintf(h->fault, sizeof h->fault, "%s", kind);
+  h->fault_after = after;
+  return 0;
+}
+
+static void rw_h5_close(rw_h5store *h)
+{
+  hid_t *ids[] = {&h->snap, &h->step, &h->time, &h->dt};
+  for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+    if (*ids[i] >= 0) {
+      H5Dclose(*ids[i]);
+      *ids[i] = -1;
+    }
+  if (h->file >= 0) H5Fclose(h->file);
+  h->file = -1;
+}
+
+static void rw_h5_destroy(rw_store st)
+{
+  rw_h5store *h = st->content;
+  if (!h) return;
+  rw_h5_close(h);
+  if (h->created && !h->keep) unlink(h->path);
+  rw_free(&st->content);
+}
+
+/* Creates this rank's file and datasets (errors are agreed by the caller). */
+static int rw_h5_open(rw_store st, const rw_store_hdf5_options *opt)
+{
+  rw_h5store *h = st->content;
+  int ierr = 0;
+  hid_t fapl = -1;
+  struct stat sb;
+  RW_CHECK(stat(opt->dir, &sb) == 0 && S_ISDIR(sb.st_mode), RW_ERR_IO,
+           "checkpoint_dir '%s' does not exist or is not a directory; create it or set "
+           "checkpoint_dir to a writable directory",
+           opt->dir);
+  RW_CHECK(access(opt->dir, W_OK) == 0, RW_ERR_IO, "checkpoint_dir '%s' is not writable (%s)",
+           opt->dir, strerror(errno));
+  RW_CHECK(access(h->path, F_OK) != 0, RW_ERR_IO,
+           "checkpoint file '%s' already exists: a run with the same deck and decomposition "
+           "stopped early and left it (restart from it with -restart_from %s, or remove it)",
+           h->path, opt->dir);
+  H5CHK(fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
+  H5CHK(H5Pset_fapl_sec2(fapl), "H5Pset_fapl_sec2 failed");
+  /* Large chunks on 4 KiB boundaries: whole file-system blocks per snapshot. */
+  H5CHK(H5Pset_alignment(fapl, 65536, 4096), "H5Pset_alignment failed");
+  h->file = H5Fcreate(h->path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+  H5CHK(h->file, "cannot create checkpoint file '%s' in checkpoint_dir '%s' (%s)", h->path,
+        opt->dir, strerror(errno));
+  h->created = 1;
+  hsize_t n = h->nloc > 0 ? h->nloc : 1, cn = n < ((hsize_t)1 << 26) ? n : ((hsize_t)1 << 26);
+  hsize_t dims[3] = {(hsize_t)st->nslots, (hsize_t)st->nvec, n}, chunk[3] = {1, 1, cn};
+  hsize_t ns = (hsize_t)st->nslots;
+  int64_t empty = -1;
+  const char *what = "creating the checkpoint datasets failed";
+  H5CHK(h->snap = rw_h5_dataset(h->file, "snapshots", H5T_NATIVE_DOUBLE, 3, dims, chunk, NULL),
+        "%s", what);
+  H5CHK(h->step = rw_h5_dataset(h->file, "step", H5T_NATIVE_INT64, 1, &ns, &ns, &empty), "%s",
+        what);
+  H5CHK(h->time = rw_h5_dataset(h->file, "time", H5T_NATIVE_DOUBLE, 1, &ns, &ns, NULL), "%s", what);
+  H5CHK(h->dt = rw_h5_dataset(h->file, "dt", H5T_NATIVE_DOUBLE, 1, &ns, &ns, NULL), "%s", what);
+  long long ll[6] = {1, h->rank, h->nranks, st->nvec, (long long)h->nloc, st->nslots};
+  const char *names[6] = {"version", "rank", "nranks", "nvec", "local_length", "slots"};
+  for (int i = 0; i < 6; i++)
+    H5CHK(rw_h5_attr(h->file, names[i], H5T_NATIVE_LLONG, &ll[i]), "%s", what);
+  unsigned long long sb_bytes = st->snapshot_bytes;
+  H5CHK(rw_h5_attr(h->file, "snapshot_bytes", H5T_NATIVE_ULLONG, &sb_bytes), "%s", what);
+  H5CHK(rw_h5_attr_str(h->file, "format", "rewind-checkpoint"), "%s", what);
+  H5CHK(rw_h5_attr_str(h->file, "run_id", opt->run_id), "%s", what);
+  H5CHK(rw_h5_attr_str(h->file, "contents", opt->contents ? opt->contents : "state"), "%s", what);
+  H5CHK(H5Fflush(h->file, H5F_SCOPE_LOCAL), "%s", what);
+cleanup:
+  if (fapl >= 0) H5Pclose(fapl);
+  return ierr;
+}
+
+/* Checks the free space for every rank's slots (see rw_store_create_hdf5). */
+static int rw_h5_space(rw_store st, const char *dir)
+{
+  rw_h5store *h = st->content;
+  struct statvfs sv;
+  unsigned long fs[2] = {0, 0}, fsr[2];
+  double avail = -1.0;
+  if (statvfs(dir, &sv) == 0) {
+    avail = (double)sv.f_bavail * (double)sv.f_frsize;
+    fs[0] = sv.f_fsid;
+    fs[1] = ~(unsigned long)sv.f_fsid;
+  }
+  /* HDF5 adds its metadata and 4 bytes of checksum per chunk: 2 % + 1 MiB is ample. */
+  double need = 1.02 * (double)st->nslots * (double)st->snapshot_bytes + 1048576.0, total = need;
+  RW_CALL_MPI(MPI_Allreduce(fs, fsr, 2, MPI_UNSIGNED_LONG, MPI_MAX, h->comm));
+  RW_CALL_MPI(MPI_Allreduce(&need, &total, 1, MPI_DOUBLE, MPI_SUM, h->comm));
+  int shared = fsr[0] == fs[0] && ~fsr[1] == fs[0] && h->nranks > 1;
+  double want = shared ? total : need;
+  int ierr = 0;
+  if (avail >= 0.0 && avail < want)
+    ierr = RW_ERROR(RW_ERR_BUDGET,
+                    "checkpoint_dir '%s' has %.0f bytes free, but %d disk checkpoint slots of %zu "
+                    "bytes%s need about %.0f; lower checkpoint_disk or free space there",
+                    dir, avail, st->nslots, st->snapshot_bytes,
+                    shared ? " on every rank (one shared file system)" : "", want);
+  return ierr;
+}
+
+/* Creates the HDF5 store (see rw_store.h). Collective. */
+int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5_options *opt,
+                         rw_store *out)
+{
+  static const rw_store_ops ops = {rw_h5_put, rw_h5_get, rw_h5_release, rw_h5_inject,
+                                   rw_h5_destroy};
+  int ierr = 0;
+  rw_store st = NULL;
+  rw_h5store *h = NULL;
+  RW_CHECK(tmpl && out && opt && opt->dir && opt->run_id && nvec >= 1 && slots >= 1, RW_ERR_ARG,
+           "rw_store_create_hdf5: need a template, options with dir and run_id, nvec >= 1 and "
+           "slots >= 1 (got %d, %d)",
+           nvec, slots);
+  *out = NULL;
+  size_t idlen = strlen(opt->run_id);
+  RW_CHECK(idlen >= 1 && idlen <= 64 &&
+               strspn(opt->run_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   "0123456789_-") == idlen,
+           RW_ERR_ARG, "checkpoint run id '%s': 1 to 64 characters from [0-9a-zA-Z_-]",
+           opt->run_id);
+  RW_CHECK(strlen(opt->dir) < 4000, RW_ERR_ARG, "checkpoint_dir is too long (%zu characters)",
+           strlen(opt->dir));
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  RW_CALL(rw_store_alloc("hdf5", &ops, slots, nvec, (size_t)nvec * rw_vec_bytes(tmpl), &st));
+  RW_TRY(rw_calloc(1, sizeof *h, "HDF5 checkpoint store", &h));
+  st->content = h;
+  h->file = h->snap = h->step = h->time = h->dt = -1;
+  h->comm = NV_COMM_P(tmpl);
+  h->keep = opt->keep;
+  h->nloc = (hsize_t)rw_vec_local_length(tmpl);
+  MPI_Comm_rank(h->comm, &h->rank);
+  MPI_Comm_size(h->comm, &h->nranks);
+  snprintf(h->dir, sizeof h->dir, "%s", opt->dir);
+  snprintf(h->path, sizeof h->path, "%s/rewind-ckpt-%s.%d-of-%d.h5", opt->dir, opt->run_id, h->rank,
+           h->nranks);
+  st->path = h->path;
+  ierr = rw_h5_open(st, opt);
+  ierr = rw_error_agree(h->comm, ierr);
+  if (!ierr) ierr = rw_error_agree(h->comm, rw_h5_space(st, opt->dir));
+  if (ierr) goto cleanup;
+  *out = st;
+  return 0;
+cleanup:
+  if (h) h->keep = 0; /* a store that never held a snapshot leaves nothing behind */
+  rw_store_destroy(&st);
+  return ierr;
+}

@@ -1,0 +1,34 @@
+/* Private interface of the checkpoint stores: the ops table each implementation fills in
+ * and the state the generic layer keeps (tags, counts, timings). */
+#ifndef REWIND_CHECKPOINT_RW_STORE_IMPL_H
+#define REWIND_CHECKPOINT_RW_STORE_IMPL_H
+
+#include "rewind/rw_store.h"
+
+/* put/get move the data of one slot (the generic layer has checked the slot and its tag);
+ * release is optional (NULL: nothing to do); destroy frees the content (may be NULL). */
+typedef struct {
+  int (*put)(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v);
+  int (*get)(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v);
+  int (*release)(rw_store st, int slot);
+  int (*inject)(rw_store st, const char *kind, long after);
+  void (*destroy)(rw_store st);
+} rw_store_ops;
+
+struct rw_store_s {
+  const char *kind;
+  rw_store_ops ops;
+  int nslots, nvec, used, peak;
+  rw_snapshot_tag *tag; /* per slot; step -1 when empty */
+  size_t snapshot_bytes;
+  long writes, reads;
+  double write_time, read_time;
+  const char *path; /* HDF5: this rank's file */
+  void *content;
+};
+
+/* Allocates the generic part of a store with every slot empty. */
+int rw_store_alloc(const char *kind, const rw_store_ops *ops, int nslots, int nvec,
+                   size_t snapshot_bytes, rw_store *out);
+
+#endif

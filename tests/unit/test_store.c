@@ -1,0 +1,246 @@
+/* Checkpoint stores: the RAM and HDF5 stores return exactly what was written (bit for bit,
+ * with the tag), refuse misuse, and the HDF5 store detects every injected fault (a flipped
+ * byte, a truncated file) on read, refuses a missing or occupied directory, and leaves no
+ * file behind unless told to keep it. */
+#define _XOPEN_SOURCE 700
+#include "rewind/rw_store.h"
+#include "rw_test.h"
+
+#include <hdf5.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+TestSuite(store, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
+
+typedef struct {
+  rw_context ctx;
+  N_Vector v[2], w[2];
+  char dir[64];
+} fixture;
+
+static void setup(fixture *f, long n)
+{
+  RW_TEST_OK(rw_context_create(MPI_COMM_WORLD, &f->ctx));
+  for (int k = 0; k < 2; k++) {
+    RW_TEST_OK(rw_vec_create(f->ctx, n, &f->v[k]));
+    RW_TEST_OK(rw_vec_create(f->ctx, n, &f->w[k]));
+  }
+  snprintf(f->dir, sizeof f->dir, "/tmp/rw_store_XXXXXX");
+  cr_assert_not_null(mkdtemp(f->dir));
+}
+
+static void fill(fixture *f, double seed)
+{
+  for (int k = 0; k < 2; k++) {
+    double *d = rw_vec_data(f->v[k]);
+    for (long i = 0; i < rw_vec_local_length(f->v[k]); i++)
+      d[i] = sin(seed + 0.37 * (double)i + 11.0 * k) * 1e3 + 1.0 / (i + 1.0);
+  }
+}
+
+static int same(fixture *f)
+{
+  for (int k = 0; k < 2; k++)
+    if (memcmp(rw_vec_data(f->v[k]), rw_vec_data(f->w[k]), rw_vec_bytes(f->v[k])) != 0) return 0;
+  return 1;
+}
+
+static void teardown(fixture *f)
+{
+  for (int k = 0; k < 2; k++) {
+    rw_vec_destroy(&f->v[k]);
+    rw_vec_destroy(&f->w[k]);
+  }
+  rw_context_destroy(&f->ctx);
+  rmdir(f->dir);
+}
+
+/* Writes slots 0..n-1 with different data, reads them back in another order. */
+static void roundtrip(fixture *f, rw_store st)
+{
+  int n = rw_store_num_slots(st);
+  for (int s = 0; s < n; s++) {
+    fill(f, s);
+    rw_snapshot_tag tg = {10 * s + 3, 0.5 * s, 0.125};
+    RW_TEST_OK(rw_store_put(st, s, &tg, f->v));
+  }
+  for (int s = n - 1; s >= 0; s--) {
+    rw_snapshot_tag tg = {-1, 0, 0};
+    RW_TEST_OK(rw_store_get(st, s, &tg, f->w));
+    fill(f, s);
+    cr_assert(same(f), "slot %d does not hold what was written", s);
+    cr_assert_eq(tg.step, 10 * s + 3);
+    cr_assert_eq(tg.t, 0.5 * s);
+    cr_assert_eq(tg.h, 0.125);
+  }
+  /* misuse: a full slot, an empty slot */
+  rw_snapshot_tag tg = {1, 0, 0};
+  cr_assert_eq(rw_store_put(st, 0, &tg, f->v), RW_ERR_INTERNAL);
+  RW_TEST_OK(rw_store_release(st, 0));
+  cr_assert_eq(rw_store_get(st, 0, NULL, f->w), RW_ERR_INTERNAL);
+  cr_assert_eq(rw_store_release(st, 0), RW_ERR_INTERNAL);
+  cr_assert_eq(rw_store_put(st, n, &tg, f->v), RW_ERR_INTERNAL);
+  cr_assert_eq(rw_store_peak_used(st), n);
+  cr_assert_eq(rw_store_writes(st), n);
+  cr_assert_eq(rw_store_reads(st), n);
+}
+
+Test(store, ram_roundtrip)
+{
+  fixture f;
+  setup(&f, 1000);
+  rw_store st = NULL;
+  RW_TEST_OK(rw_store_create_ram(f.v[0], 2, 4, &st));
+  cr_assert_str_eq(rw_store_kind(st), "ram");
+  cr_assert_eq(rw_store_bytes(st), 4 * 2 * 1000 * sizeof(double));
+  roundtrip(&f, st);
+  cr_assert_eq(rw_store_inject_fault(st, "flip", 1), RW_ERR_ARG);
+  rw_store_destroy(&st);
+  cr_assert_null(st);
+  teardown(&f);
+}
+
+Test(store, budget_names_the_key)
+{
+  int slots = 0;
+  cr_assert_eq(rw_store_slots_for_budget_named("checkpoint_disk", 100, 800, &slots), RW_ERR_BUDGET);
+  cr_assert(strstr(rw_error_message(), "checkpoint_disk") && strstr(rw_error_message(), "800"),
+            "%s", rw_error_message());
+  RW_TEST_OK(rw_store_slots_for_budget_named("checkpoint_disk", 8000, 800, &slots));
+  cr_assert_eq(slots, 10);
+}
+
+static rw_store_hdf5_options h5opt(fixture *f, const char *id, int keep)
+{
+  rw_store_hdf5_options o = {f->dir, id, "state", keep};
+  return o;
+}
+
+Test(store, hdf5_roundtrip_and_file)
+{
+  fixture f;
+  setup(&f, 3000);
+  rw_store st = NULL;
+  rw_store_hdf5_options o = h5opt(&f, "abc123", 1);
+  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 3, &o, &st));
+  cr_assert_str_eq(rw_store_kind(st), "hdf5");
+  char path[256];
+  snprintf(path, sizeof path, "%s", rw_store_path(st));
+  cr_assert(strstr(path, "rewind-ckpt-abc123.0-of-1.h5"), "%s", path);
+  roundtrip(&f, st);
+  /* The same identity in the same directory while the file exists: refused. */
+  rw_store st2 = NULL;
+  cr_assert_eq(rw_store_create_hdf5(f.v[0], 2, 3, &o, &st2), RW_ERR_IO);
+  cr_assert(strstr(rw_error_message(), "already exists") && strstr(rw_error_message(), "restart"),
+            "%s", rw_error_message());
+  rw_store_destroy(&st);
+  /* keep = 1: the file stays and h5dump-style readers find the layout. */
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  cr_assert(file >= 0, "kept file %s cannot be opened", path);
+  hid_t d = H5Dopen2(file, "snapshots", H5P_DEFAULT);
+  cr_assert(d >= 0);
+  hid_t sp = H5Dget_space(d);
+  hsize_t dims[3];
+  cr_assert_eq(H5Sget_simple_extent_dims(sp, dims, NULL), 3);
+  cr_assert(dims[0] == 3 && dims[1] == 2 && dims[2] == 3000);
+  hid_t dcpl = H5Dget_create_plist(d);
+  cr_assert_eq(H5Pget_nfilters(dcpl), 1, "the Fletcher32 filter is missing");
+  cr_assert(H5Aexists(file, "run_id") > 0 && H5Aexists(file, "format") > 0);
+  H5Pclose(dcpl);
+  H5Sclose(sp);
+  H5Dclose(d);
+  H5Fclose(file);
+  cr_assert_eq(unlink(path), 0);
+  teardown(&f);
+}
+
+Test(store, hdf5_removes_its_file)
+{
+  fixture f;
+  setup(&f, 100);
+  rw_store st = NULL;
+  rw_store_hdf5_options o = h5opt(&f, "gone", 0);
+  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 1, 2, &o, &st));
+  char path[256];
+  snprintf(path, sizeof path, "%s", rw_store_path(st));
+  cr_assert_eq(access(path, F_OK), 0);
+  rw_store_destroy(&st);
+  cr_assert_neq(access(path, F_OK), 0, "%s left behind", path);
+  teardown(&f);
+}
+
+Test(store, hdf5_bad_directories)
+{
+  fixture f;
+  setup(&f, 100);
+  rw_store st = NULL;
+  rw_store_hdf5_options o = h5opt(&f, "x", 0);
+  o.dir = "/nonexistent/rewind/ckpt";
+  cr_assert_eq(rw_store_create_hdf5(f.v[0], 1, 2, &o, &st), RW_ERR_IO);
+  cr_assert(strstr(rw_error_message(), "checkpoint_dir '/nonexistent/rewind/ckpt'"), "%s",
+            rw_error_message());
+  char file[128];
+  snprintf(file, sizeof file, "%s/plain", f.dir);
+  FILE *fp = fopen(file, "w");
+  cr_assert_not_null(fp);
+  fclose(fp);
+  o.dir = file;
+  cr_assert_eq(rw_store_create_hdf5(f.v[0], 1, 2, &o, &st), RW_ERR_IO);
+  cr_assert(strstr(rw_error_message(), "not a directory"), "%s", rw_error_message());
+  unlink(file);
+  o = h5opt(&f, "bad/id", 0);
+  cr_assert_eq(rw_store_create_hdf5(f.v[0], 1, 2, &o, &st), RW_ERR_ARG);
+  teardown(&f);
+}
+
+Test(store, hdf5_budget_above_free_space)
+{
+  fixture f;
+  setup(&f, 1 << 20); /* 8 MiB snapshots */
+  struct statvfs sv;
+  cr_assert_eq(statvfs(f.dir, &sv), 0);
+  double avail = (double)sv.f_bavail * (double)sv.f_frsize;
+  int slots = (int)(2.0 * avail / (8.0 * 1048576.0)) + 2;
+  rw_store st = NULL;
+  rw_store_hdf5_options o = h5opt(&f, "huge", 0);
+  cr_assert_eq(rw_store_create_hdf5(f.v[0], 1, slots, &o, &st), RW_ERR_BUDGET,
+               "%d slots of 8 MiB accepted with %.0f bytes free", slots, avail);
+  cr_assert(strstr(rw_error_message(), "bytes free") && strstr(rw_error_message(), f.dir), "%s",
+            rw_error_message());
+  cr_assert_null(st);
+  char left[256];
+  snprintf(left, sizeof left, "%s/rewind-ckpt-huge.0-of-1.h5", f.dir);
+  cr_assert_neq(access(left, F_OK), 0, "a refused store left %s", left);
+  teardown(&f);
+}
+
+/* A fault injected after the k-th write is found when that snapshot is read back. */
+static void fault_case(const char *kind)
+{
+  fixture f;
+  setup(&f, 5000);
+  rw_store st = NULL;
+  rw_store_hdf5_options o = h5opt(&f, kind, 0);
+  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 3, &o, &st));
+  RW_TEST_OK(rw_store_inject_fault(st, kind, 2));
+  for (int s = 0; s < 3; s++) {
+    fill(&f, s);
+    rw_snapshot_tag tg = {s, 0, 0};
+    RW_TEST_OK(rw_store_put(st, s, &tg, f.v));
+  }
+  RW_TEST_OK(rw_store_get(st, 0, NULL, f.w)); /* written before the fault */
+  fill(&f, 0);
+  cr_assert(same(&f));
+  int ierr = rw_store_get(st, 1, NULL, f.w);
+  cr_assert_eq(ierr, RW_ERR_IO, "a %s snapshot was read back without an error", kind);
+  cr_assert(strstr(rw_error_message(), "is damaged") && strstr(rw_error_message(), "step 1"), "%s",
+            rw_error_message());
+  rw_store_destroy(&st);
+  teardown(&f);
+}
+
+Test(store, hdf5_detects_flipped_byte) { fault_case("flip"); }
+Test(store, hdf5_detects_truncation) { fault_case("truncate"); }
