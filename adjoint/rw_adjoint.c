@@ -8,6 +8,8 @@
 #include "rewind/rw_store.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void rw_adjoint_options_default(rw_adjoint_options *opt)
@@ -493,6 +495,15 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
                                 opt->run_id ? opt->run_id : "run", per == 1 ? "state" : "stages",
                                 opt->disk_keep};
     RW_TRY(rw_store_create_hdf5(y, per, dcap, &ho, &stores[RW_LEVEL_DISK]));
+    /* Fault injection for the tests (REWIND_FAULT_INJECT=kind@after, see rw_store.h). */
+    const char *fault = getenv("REWIND_FAULT_INJECT");
+    if (fault && *fault) {
+      char kind[16] = "";
+      long after = 0;
+      RW_CHECK_GOTO(sscanf(fault, "%15[a-z]@%ld", kind, &after) == 2, RW_ERR_ARG,
+                    "REWIND_FAULT_INJECT = '%s': expected kind@after, e.g. flip@2", fault);
+      RW_TRY(rw_store_inject_fault(stores[RW_LEVEL_DISK], kind, after));
+    }
   }
   RW_TRY(rw_vec_clone(y, &cur));
   RW_TRY(rw_vec_clone(y, &ynext));

@@ -5,6 +5,7 @@
 #include "rewind/rw_store.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,20 @@ static const rw_deck_key rw_app_common_keys[] = {
      "RAM budget for checkpoints per rank (e.g. 512MiB); when > 0 it sets the slots"},
     {"checkpoint_interval", RW_KEY_INT, "10", "steps", 1, 1e12, 0, NULL, 0,
      "fixed schedule: steps between checkpoints"},
+    {"checkpoint_disk", RW_KEY_SIZE, "0", "bytes", 0, 1e18, 0, NULL, 0,
+     "disk budget for checkpoints per rank (e.g. 200GiB), HDF5 files in checkpoint_dir; when "
+     "> 0 the binomial schedule becomes the optimal two-level RAM + disk schedule"},
+    {"checkpoint_disk_slots", RW_KEY_INT, "0", NULL, 0, 1e6, 0, NULL, 0,
+     "disk checkpoint slots (instead of checkpoint_disk)"},
+    {"checkpoint_dir", RW_KEY_STRING, ".", NULL, 0, 0, 0, NULL, 0,
+     "directory of the disk checkpoint files (one per rank); must exist and be writable"},
+    {"checkpoint_keep", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
+     "keep the disk checkpoint files after the run (they are removed otherwise)"},
+    {"checkpoint_write_cost", RW_KEY_STRING, "auto", "steps", 0, 0, 0, NULL, 0,
+     "cost of writing one snapshot to disk in units of one time step, or auto: measured at "
+     "start-up"},
+    {"checkpoint_read_cost", RW_KEY_STRING, "auto", "steps", 0, 0, 0, NULL, 0,
+     "cost of reading one snapshot from disk in units of one time step, or auto"},
     {"adaptive", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
      "adaptive step size with the embedded pair (dopri5); needs adjoint_mode checkpoint with "
      "checkpoint_schedule online"},
@@ -86,6 +101,32 @@ static int rw_app_read_common(rw_app *app)
   RW_CALL(rw_deck_get_int(deck, "checkpoint_slots", &slots));
   RW_CALL(rw_deck_get_int(deck, "checkpoint_interval", &interval));
   RW_CALL(rw_deck_get_size(deck, "checkpoint_ram", &opt->ram_bytes));
+  long dslots = 0;
+  char costs[2][64];
+  RW_CALL(rw_deck_get_size(deck, "checkpoint_disk", &opt->disk_bytes));
+  RW_CALL(rw_deck_get_int(deck, "checkpoint_disk_slots", &dslots));
+  RW_CALL(
+      rw_deck_get_string(deck, "checkpoint_dir", app->checkpoint_dir, sizeof app->checkpoint_dir));
+  RW_CALL(rw_deck_get_bool(deck, "checkpoint_keep", &opt->disk_keep));
+  RW_CALL(rw_deck_get_string(deck, "checkpoint_write_cost", costs[0], sizeof costs[0]));
+  RW_CALL(rw_deck_get_string(deck, "checkpoint_read_cost", costs[1], sizeof costs[1]));
+  const char *cost_key[2] = {"checkpoint_write_cost", "checkpoint_read_cost"};
+  double *cost[2] = {&opt->write_cost, &opt->read_cost};
+  for (int i = 0; i < 2; i++) {
+    char *end = NULL;
+    *cost[i] = -1.0;
+    if (strcmp(costs[i], "auto") == 0) continue;
+    *cost[i] = strtod(costs[i], &end);
+    RW_CHECK(end != costs[i] && *end == '\0' && isfinite(*cost[i]) && *cost[i] >= 0.0, RW_ERR_DECK,
+             "key '%s' = '%s' (from %s): expected auto or a number >= 0 (the cost of one disk "
+             "transfer in units of one time step)",
+             cost_key[i], costs[i], rw_deck_source(deck, cost_key[i]));
+  }
+  RW_CHECK(dslots == 0 || opt->disk_bytes == 0, RW_ERR_DECK,
+           "keys checkpoint_disk (from %s) and checkpoint_disk_slots (from %s) both set: give one",
+           rw_deck_source(deck, "checkpoint_disk"), rw_deck_source(deck, "checkpoint_disk_slots"));
+  opt->disk_slots = (int)dslots;
+  opt->disk_dir = app->checkpoint_dir;
   RW_CALL(rw_deck_get_bool(deck, "adaptive", &opt->adaptive));
   RW_CALL(rw_deck_get_real(deck, "rtol", &opt->rtol));
   RW_CALL(rw_deck_get_real(deck, "atol", &opt->atol));
@@ -110,6 +151,15 @@ static int rw_app_read_common(rw_app *app)
   double last;
   if (rw_time_grid(opt->t0, opt->tf, opt->dt, &app->nsteps, &last))
     return rw_app_deck_error(app, "t0,tf,dt");
+  if (opt->disk_slots > 0 || opt->disk_bytes > 0) {
+    const char *dk = opt->disk_bytes > 0 ? "checkpoint_disk" : "checkpoint_disk_slots";
+    RW_CHECK(opt->mode == RW_ADJOINT_CHECKPOINT && opt->schedule == RW_SCHEDULE_BINOMIAL &&
+                 !opt->adaptive,
+             RW_ERR_DECK,
+             "key '%s' (from %s) asks for disk checkpoints: they need adjoint_mode: checkpoint "
+             "with checkpoint_schedule: binomial and a fixed step (adaptive: false)",
+             dk, rw_deck_source(deck, dk));
+  }
   if (opt->adaptive) {
     app->nsteps = -1;
     RW_CHECK(strcmp(app->stepper, "dopri5") == 0, RW_ERR_DECK,
@@ -161,6 +211,51 @@ static void rw_app_progress(void *c, int phase, long step, double t, long recomp
   fflush(stderr);
 }
 
+/* FNV-1a, 64 bits (Fowler, Noll & Vo): a run identity, not a security hash. */
+static uint64_t rw_fnv1a(uint64_t h, const void *data, size_t n)
+{
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+/* The run's identity for its checkpoint files: a hash of the app, the effective deck
+ * (without the keys that only say where results go or how they are shown) and the
+ * decomposition (the rank count and every rank's local length). Collective. */
+static int rw_app_run_id(rw_app *app, N_Vector y, rw_adjoint_options *opt)
+{
+  int ierr = 0, size = rw_context_size(app->ctx);
+  char *yaml = NULL;
+  long long *lens = NULL;
+  RW_TRY(rw_calloc(65536, 1, "deck text", &yaml));
+  RW_TRY(rw_calloc((size_t)size, sizeof *lens, "decomposition", &lens));
+  RW_TRY(rw_deck_to_yaml(app->deck, yaml, 65536));
+  uint64_t h = rw_fnv1a(14695981039346656037ULL, app->info->name, strlen(app->info->name));
+  static const char *skip[] = {
+      "output:", "output_every:", "progress:", "log_level:", "checkpoint_keep:", "checkpoint_dir:"};
+  for (char *line = strtok(yaml, "\n"); line; line = strtok(NULL, "\n")) {
+    const char *l = line + strspn(line, " ");
+    int ignore = 0;
+    for (size_t i = 0; i < sizeof skip / sizeof *skip; i++)
+      if (strncmp(l, skip[i], strlen(skip[i])) == 0) ignore = 1;
+    if (!ignore) h = rw_fnv1a(h, line, strlen(line) + 1);
+  }
+  long long mine = (long long)rw_vec_local_length(y);
+  RW_CALL_MPI(
+      MPI_Allgather(&mine, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, rw_context_comm(app->ctx)));
+  h = rw_fnv1a(h, &size, sizeof size);
+  h = rw_fnv1a(h, lens, (size_t)size * sizeof *lens);
+  snprintf(app->run_id, sizeof app->run_id, "%016llx", (unsigned long long)h);
+  opt->run_id = app->run_id;
+cleanup:
+  rw_free(&yaml);
+  rw_free(&lens);
+  return ierr;
+}
+
 int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_monitor_fn monitor,
                  void *mctx, double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats)
 {
@@ -175,6 +270,17 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
     if (rw_store_slots_for_budget(opt.ram_bytes, (size_t)snap, &nslots))
       return rw_app_deck_error(app, "checkpoint_ram");
   }
+  if (opt.mode == RW_ADJOINT_CHECKPOINT && opt.disk_bytes > 0) {
+    size_t per = opt.store_stages ? (size_t)rw_stepper_num_stage_vectors(st) : 1;
+    unsigned long long snap = per * rw_vec_bytes(y);
+    int nslots = 0;
+    RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &snap, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                              rw_context_comm(app->ctx)));
+    if (rw_store_slots_for_budget_named("checkpoint_disk", opt.disk_bytes, (size_t)snap, &nslots))
+      return rw_app_deck_error(app, "checkpoint_disk");
+  }
+  if (opt.mode == RW_ADJOINT_CHECKPOINT && (opt.disk_bytes > 0 || opt.disk_slots > 0))
+    RW_CALL(rw_app_run_id(app, y, &opt));
   opt.monitor = monitor;
   opt.monitor_ctx = mctx;
   if (app->progress) {
@@ -227,13 +333,21 @@ int rw_app_write_results(rw_app *app, rw_problem prob, double J, const double *d
                {"restores", st->restores},
                {"checkpoint_slots", st->ram_slots},
                {"checkpoint_bytes_ram", (long)st->checkpoint_bytes},
-               {"checkpoint_bytes_disk", 0},
+               {"checkpoint_bytes_disk", (long)st->disk_bytes},
+               {"checkpoint_disk_slots", st->disk_slots},
+               {"disk_writes", st->disk_writes},
+               {"disk_reads", st->disk_reads},
                {"accepted_steps", st->accepted},
                {"rejected_steps", st->rejected}};
   for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
     RW_CALL(rw_output_attr_long(out, "/stats", longs[i].name, longs[i].v));
   RW_CALL(rw_output_attr_double(out, "/stats", "time_forward", st->time_forward));
   RW_CALL(rw_output_attr_double(out, "/stats", "time_backward", st->time_backward));
+  if (st->disk_slots > 0) {
+    RW_CALL(rw_output_attr_double(out, "/stats", "checkpoint_write_cost", st->write_cost));
+    RW_CALL(rw_output_attr_double(out, "/stats", "checkpoint_read_cost", st->read_cost));
+    RW_CALL(rw_output_attr_double(out, "/stats", "schedule_cost", st->schedule_cost));
+  }
   RW_CALL(rw_output_attr_string(out, "/stats", "adjoint_mode",
                                 app->opt.mode == RW_ADJOINT_STORE ? "store" : "checkpoint"));
   return 0;
@@ -253,15 +367,16 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
                    const rw_adjoint_stats *st)
 {
   rw_context ctx = app->ctx;
-  unsigned long long mem[2] = {st->checkpoint_bytes, st->peak_alloc_bytes};
+  unsigned long long mem[3] = {st->checkpoint_bytes, st->peak_alloc_bytes, st->disk_bytes};
   RW_CALL_MPI(
-      MPI_Allreduce(MPI_IN_PLACE, mem, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_context_comm(ctx)));
+      MPI_Allreduce(MPI_IN_PLACE, mem, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_context_comm(ctx)));
   double ny0 = dJdy0 ? sqrt(N_VDotProd(dJdy0, dJdy0)) : 0.0;
   N_Vector fb = rw_problem_field_adjoint(prob);
   double nf = fb ? sqrt(N_VDotProd(fb, fb)) : 0.0;
-  char b1[32], b2[32];
+  char b1[32], b2[32], b3[32];
   rw_fmt_bytes((size_t)mem[0], b1, sizeof b1);
   rw_fmt_bytes((size_t)mem[1], b2, sizeof b2);
+  rw_fmt_bytes((size_t)mem[2], b3, sizeof b3);
   rw_log(ctx, RW_LOG_SUMMARY, "%s: %s on %d ranks, %s, %ld steps, T = %g\n", app->info->name,
          rw_problem_name(prob), rw_context_size(ctx), app->stepper, st->steps, app->opt.tf);
   rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.15e\n", "objective J", J);
@@ -292,8 +407,16 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   if (app->opt.adaptive)
     rw_log(ctx, RW_LOG_SUMMARY, "  adaptive: %ld accepted steps, %ld rejected (rtol %g, atol %g)\n",
            st->accepted, st->rejected, app->opt.rtol, app->opt.atol);
+  if (st->disk_slots > 0)
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  disk tier: %d slots in %s, %ld writes, %ld reads (%.2f s, %.2f s on rank 0); costs "
+           "in steps: write %.3g, read %.3g%s; schedule cost %.6g\n",
+           st->disk_slots, app->checkpoint_dir, st->disk_writes, st->disk_reads,
+           st->time_disk_write, st->time_disk_read, st->write_cost, st->read_cost,
+           st->costs_measured ? " (measured)" : "", st->schedule_cost);
   rw_log(ctx, RW_LOG_SUMMARY,
-         "  checkpoints: RAM %s per rank (peak), disk 0 B; peak allocated %s per rank\n", b1, b2);
+         "  checkpoints: RAM %s per rank, disk %s per rank; peak allocated %s per rank\n", b1, b3,
+         b2);
   rw_log(ctx, RW_LOG_SUMMARY, "  time: forward %.3f s, backward %.3f s\n", st->time_forward,
          st->time_backward);
   rw_log(ctx, RW_LOG_SUMMARY, "  output: %s\n", app->output);

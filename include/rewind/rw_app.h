@@ -9,7 +9,9 @@
  *    across ranks by the output layer) and step failures (global quantities) inside the solve
  *    are collective and exit cleanly.
  *  - common keys: stepper, t0, tf, dt, adjoint_mode, adjoint_store_stages,
- *    checkpoint_schedule, checkpoint_slots, checkpoint_ram, checkpoint_interval, adaptive,
+ *    checkpoint_schedule, checkpoint_slots, checkpoint_ram, checkpoint_interval,
+ *    checkpoint_disk, checkpoint_disk_slots, checkpoint_dir, checkpoint_keep,
+ *    checkpoint_write_cost, checkpoint_read_cost, adaptive,
  *    rtol, atol, max_steps, output, output_every, log_level, progress.
  *  - rw_app_solve: the adjoint solve with the checkpoint budget checked first (collectively),
  *    a progress line on stderr (a terminal only, unless the deck says otherwise).
@@ -46,6 +48,8 @@ struct rw_app_s {
   char stepper[32];
   char schedule[32];
   char output[4096];
+  char checkpoint_dir[4096]; /* directory of the disk checkpoints */
+  char run_id[32];           /* identity of the run in its checkpoint files */
   long output_every;
   long nsteps;    /* -1 when adaptive */
   int collective; /* 0 while inside the solve */
