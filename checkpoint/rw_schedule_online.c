@@ -1,38 +1,64 @@
 /* Online checkpointing for a run of unknown length.
  *
- * Forward sweep: the dynamic level rule of Q. Wang, P. Moin and G. Iaccarino, "Minimal
- * repetition dynamic checkpointing algorithm for unsteady adjoint calculation", SIAM J.
- * Sci. Comput. 31(4), 2009. Every checkpoint carries a level; y_0 has level infinity and is
- * never dropped. Each new state y_i is stored: in a free slot with level 0 while there is
- * one; otherwise in place of the most recent "dispensable" checkpoint (one whose level is
- * below the level of some later checkpoint) with level 0; otherwise in place of the most
- * recent checkpoint y_{i-1}, with that checkpoint's level plus one. So at most c slots are
- * full, y_0 and the latest state are always held, and the held checkpoints thin out
- * towards the past the way an optimal offline placement does for the length reached so
- * far (the paper proves the repetition number stays minimal up to large lengths).
+ * Cost model. When the length l becomes known the schedule holds checkpoints
+ * 0 = p_0 < p_1 < .. < p_{n-1} and the driver's state is at E (E = l - 1 when the end is
+ * announced before the last step, E = l when after it). Reversing with the held
+ * checkpoints, interval i = [p_i, p_{i+1}) is reversed by the binomial schedule with its
+ * own slot plus the free ones, s_i = c - i slots, and the last interval [p_{n-1}, E) with
+ * s_{n-1}; the advances are
+ *   E + sum_i t(p_{i+1} - p_i, c - i) + t(E - p_{n-1}, c - n + 1),
+ * t(m, s) the binomial optimum (Griewank & Walther, ACM TOMS 26(1), 2000). The offline
+ * optimum t(l, c) is the minimum of the same sum over all placements (its recursion
+ * t(m, s) = min_j [j + t(m - j, s - 1) + t(j, s)] unrolled), so an online schedule is
+ * optimal exactly when its held checkpoints are an optimal placement for the length it
+ * reaches. Stumm and Walther ("New algorithms for optimal online checkpointing", SIAM J.
+ * Sci. Comput. 32(2), 2010) show that this can be kept up to l = beta(c, 2) and nearly up
+ * to beta(c, 3); Wang, Moin and Iaccarino (SIAM J. Sci. Comput. 31(4), 2009) give a level
+ * rule for any length.
  *
- * Reverse sweep, once rw_schedule_set_steps gives l: the reversal engine with the binomial
- * split, its stack preloaded with the held checkpoints. Each interval between consecutive
- * checkpoints is thus reversed by the offline optimum for the slots then free, so the
- * excess over t(l, c) comes only from where the forward sweep left its checkpoints (and,
- * when the end is learnt after the last step, from taking that step twice). The tests and
- * rewind-plan measure it. Work per forward step is O(c). */
+ * Forward sweep (greedy thinning on the exact cost, written for Rewind). Every new state
+ * y_N is stored while a slot is free. With every slot full, the schedule compares the
+ * c - 1 ways of storing y_N in place of a checkpoint p_k (k >= 1: y_0 is never dropped)
+ * and the choice of not storing y_N, by the cost above for the next possible end
+ * (E = N + 1): dropping p_k merges the intervals on either side of it (reversed with the
+ * slots of the left one) and gives every later interval one slot more. It takes the
+ * cheapest (the leftmost among equals; not storing only when strictly cheaper). The held
+ * checkpoints thus stay an optimal or near-optimal offline placement for the length
+ * reached so far: for l <= beta(c, 2) the advances equal t(l, c) (tested for c <= 12),
+ * beyond the excess is measured by the tests and tests/bench/bench_online.c. Work per
+ * step: O(c) evaluations of t, each O(r) with r the repetition number (r <= 84 for
+ * c = 3, l = 10^5); memory O(c).
+ *
+ * Reverse sweep, once rw_schedule_set_steps gives l: a checkpoint that is held need not
+ * be kept. A dynamic program over the held checkpoints (O(n^2 c) once, for n <= 64 held)
+ * picks the subset whose reversal by the cost above is cheapest: dropping a checkpoint
+ * merges two intervals but gives every later interval a slot more. The dropped ones are
+ * freed first; the reversal engine (binomial split, optimal per interval) then reverses
+ * the run from the kept ones. */
 #include "rewind/rw_context.h"
 #include "rw_schedule_impl.h"
 
 #include <limits.h>
 
+/* The reverse sweep's dynamic program runs when at most this many checkpoints are held
+ * (its work is O(n^2 c)); with more, every held checkpoint is kept. */
+#define ONLINE_DP_MAX 64
+
 typedef struct {
   int c;        /* slots, counting the slot of y_0 */
-  int n;        /* checkpoints held in the forward sweep */
+  int n;        /* checkpoints held in the forward sweep (then: left to free) */
   int64_t *pos; /* [c] their steps, increasing */
-  int *lev;     /* [c] their levels (INT_MAX for y_0) */
   int *slot;    /* [c] their slots */
   int64_t cur;  /* step of the current state */
   int handled;  /* y_cur is stored (or deliberately not) */
-  int pending;  /* a slot was freed for y_cur: store it next with level pending_lev */
-  int pending_lev;
+  int pending;  /* a slot was freed for y_cur: store it next */
   int reversing;
+  int64_t *pre; /* [c + 1] scratch: prefix sums of interval costs */
+  int64_t *suf; /* [c + 1] scratch: suffix sums of interval costs with one slot more */
+  int64_t *f;   /* [dp * dp] reverse-sweep program: cost right of a kept checkpoint */
+  int *nxt;     /* [dp * dp] its choice: the next kept checkpoint, or -1 */
+  int *keep;    /* [c] the reverse sweep keeps held checkpoint i */
+  int dp;       /* min(c, ONLINE_DP_MAX) */
   rw_engine e;
 } online_content;
 
@@ -45,47 +71,88 @@ static void set_slot_action(rw_action *a, rw_action_type t, int64_t step, int sl
   a->first_sweep = 0;
 }
 
-/* Index of the most recent dispensable checkpoint, -1 when none. */
-static int most_dispensable(const online_content *o)
+/* t(m, s): the binomial optimum for m steps and s slots, 0 for m <= 1. */
+static int tcost(int64_t m, int s, int64_t *t)
 {
-  int later_max = -1;
-  for (int i = o->n - 1; i >= 0; i--) {
-    if (o->lev[i] < later_max) return i;
-    if (o->lev[i] > later_max) later_max = o->lev[i];
-  }
-  return -1;
+  *t = 0;
+  if (m <= 1) return 0;
+  RW_CALL(rw_binomial_advances(m, s, NULL, t));
+  return 0;
 }
 
 static void remove_at(online_content *o, int i)
 {
   for (int k = i; k + 1 < o->n; k++) {
     o->pos[k] = o->pos[k + 1];
-    o->lev[k] = o->lev[k + 1];
     o->slot[k] = o->slot[k + 1];
   }
   o->n--;
 }
 
-static int append(online_content *o, int64_t step, int lev, int slot)
+static int append(online_content *o, int64_t step, int slot)
 {
   RW_CHECK(o->n < o->c && (o->n == 0 || o->pos[o->n - 1] < step), RW_ERR_INTERNAL,
            "online schedule: cannot append step %lld", (long long)step);
   o->pos[o->n] = step;
-  o->lev[o->n] = lev;
   o->slot[o->n] = slot;
   o->n++;
+  return 0;
+}
+
+/* With every slot full (n = c >= 2) and the state at N: which checkpoint to replace by
+ * y_N (*drop in [1, n - 1]), or -1 to leave y_N unstored. Let q = (p_0, .., p_{n-1}, N),
+ * interval i = [q_i, q_{i+1}) for i < n. Dropping p_k leaves intervals i < k - 1 with
+ * their slots c - i, merges k - 1 and k (slots c - k + 1) and moves each interval i > k
+ * one place left (slots c - i + 1); the interval [N, N + 1) then costs nothing. Not
+ * storing keeps intervals i < n - 1 and reverses [p_{n-1}, N + 1) with c - n + 1 slots. */
+static int choose_drop(online_content *o, int64_t N, int *drop)
+{
+  int n = o->n, c = o->c;
+  int64_t *pre = o->pre, *suf = o->suf, t = 0;
+#define Q(i) ((i) < n ? o->pos[(i)] : N)
+  pre[0] = 0;
+  for (int i = 0; i < n - 1; i++) {
+    RW_CALL(tcost(Q(i + 1) - Q(i), c - i, &t));
+    pre[i + 1] = pre[i] + t;
+  }
+  suf[n] = 0;
+  for (int i = n - 1; i >= 2; i--) {
+    RW_CALL(tcost(Q(i + 1) - Q(i), c - i + 1, &t));
+    suf[i] = suf[i + 1] + t;
+  }
+  int64_t best = INT64_MAX;
+  *drop = -1;
+  for (int k = 1; k < n; k++) {
+    RW_CALL(tcost(Q(k + 1) - Q(k - 1), c - k + 1, &t));
+    int64_t v = pre[k - 1] + t + (k + 1 <= n - 1 ? suf[k + 1] : 0);
+    if (v < best) {
+      best = v;
+      *drop = k;
+    }
+  }
+#undef Q
+  RW_CALL(tcost(N + 1 - o->pos[n - 1], c - n + 1, &t));
+  if (pre[n - 1] + t < best) *drop = -1;
   return 0;
 }
 
 static int online_next(rw_schedule s, rw_action *a)
 {
   online_content *o = s->content;
-  if (o->reversing) return rw_engine_next(&o->e, a);
+  if (o->reversing) {
+    if (o->n > 0) { /* free the checkpoints the reverse sweep does not keep */
+      o->n--;
+      set_slot_action(a, RW_ACTION_FREE, o->pos[o->n], o->slot[o->n]);
+      rw_engine_give_slot(&o->e, o->slot[o->n]);
+      return 0;
+    }
+    return rw_engine_next(&o->e, a);
+  }
   int64_t i = o->cur;
   if (o->pending) { /* store y_i in the slot just freed */
     int k = rw_engine_take_slot(&o->e);
     RW_CHECK(k >= 0, RW_ERR_INTERNAL, "online schedule: no slot after a free");
-    RW_CALL(append(o, i, o->pending_lev, k));
+    RW_CALL(append(o, i, k));
     o->pending = 0;
     o->handled = 1;
     set_slot_action(a, RW_ACTION_STORE, i, k);
@@ -95,22 +162,21 @@ static int online_next(rw_schedule s, rw_action *a)
     if (o->n < o->c) { /* a free slot */
       int k = rw_engine_take_slot(&o->e);
       RW_CHECK(k >= 0, RW_ERR_INTERNAL, "online schedule: slot count out of step");
-      RW_CALL(append(o, i, i == 0 ? INT_MAX : 0, k));
+      RW_CALL(append(o, i, k));
       o->handled = 1;
       set_slot_action(a, RW_ACTION_STORE, i, k);
       return 0;
     }
-    int d = most_dispensable(o);
-    o->pending_lev = 0;
-    if (d < 0) { /* replace the most recent checkpoint, one level up */
-      d = o->n - 1;
-      o->pending_lev = o->lev[d] + 1;
+    int d = -1;
+    RW_CALL(choose_drop(o, i, &d));
+    if (d >= 1) {
+      set_slot_action(a, RW_ACTION_FREE, o->pos[d], o->slot[d]);
+      rw_engine_give_slot(&o->e, o->slot[d]);
+      remove_at(o, d);
+      o->pending = 1;
+      return 0;
     }
-    set_slot_action(a, RW_ACTION_FREE, o->pos[d], o->slot[d]);
-    rw_engine_give_slot(&o->e, o->slot[d]);
-    remove_at(o, d);
-    o->pending = 1;
-    return 0;
+    o->handled = 1; /* y_i is not worth a slot */
   }
   /* y_i is handled: one step forward */
   a->type = RW_ACTION_ADVANCE;
@@ -124,6 +190,45 @@ static int online_next(rw_schedule s, rw_action *a)
   return 0;
 }
 
+/* Marks in keep[] (0/1 per held checkpoint) the subset whose reversal from the state at E
+ * is cheapest. f(i, j) is the cost of the intervals right of held checkpoint i when it is
+ * the j-th kept one (its interval then has c - j slots):
+ *   f(i, j) = min( t(E - p_i, c - j), min_{i' > i} t(p_{i'} - p_i, c - j) + f(i', j + 1) ).
+ * Ties keep the next checkpoint, so all are kept when dropping gains nothing. */
+static int choose_kept(online_content *o, int64_t E, int *keep)
+{
+  int n = o->n, c = o->c, w = o->dp;
+  int64_t t = 0;
+  for (int i = 0; i < n; i++)
+    keep[i] = 1;
+  if (n > o->dp || n < 2) return 0;
+  for (int i = n - 1; i >= 0; i--)
+    for (int j = 0; j <= i; j++) {
+      int64_t best = INT64_MAX;
+      int choice = -1;
+      for (int i2 = i + 1; i2 < n; i2++) {
+        RW_CALL(tcost(o->pos[i2] - o->pos[i], c - j, &t));
+        int64_t v = t + o->f[i2 * w + j + 1];
+        if (v < best) {
+          best = v;
+          choice = i2;
+        }
+      }
+      RW_CALL(tcost(E - o->pos[i], c - j, &t));
+      if (t < best) {
+        best = t;
+        choice = -1;
+      }
+      o->f[i * w + j] = best;
+      o->nxt[i * w + j] = choice;
+    }
+  for (int i = 0; i < n; i++)
+    keep[i] = 0;
+  for (int i = 0, j = 0; i >= 0; i = o->nxt[i * w + j], j++)
+    keep[i] = 1;
+  return 0;
+}
+
 static int online_set_steps(rw_schedule s, int64_t steps)
 {
   online_content *o = s->content;
@@ -134,9 +239,19 @@ static int online_set_steps(rw_schedule s, int64_t steps)
            (long long)o->cur, (long long)o->cur, (long long)(o->cur + 1), (long long)steps);
   /* A slot freed for a store that will not happen goes back with the others. */
   o->pending = 0;
-  for (int k = 0; k < o->n; k++)
-    RW_CALL(rw_engine_push(&o->e, o->pos[k], o->slot[k]));
-  o->n = 0;
+  int *keep = o->keep;
+  RW_CALL(choose_kept(o, o->cur, keep));
+  int nd = 0;
+  for (int k = 0; k < o->n; k++) {
+    if (keep[k]) {
+      RW_CALL(rw_engine_push(&o->e, o->pos[k], o->slot[k]));
+    } else { /* compact the dropped ones to the front: online_next frees them */
+      o->pos[nd] = o->pos[k];
+      o->slot[nd] = o->slot[k];
+      nd++;
+    }
+  }
+  o->n = nd;
   rw_engine_start(&o->e, steps, o->cur);
   o->reversing = 1;
   return 0;
@@ -148,13 +263,19 @@ static void online_destroy(rw_schedule s)
   if (o) {
     rw_engine_finalize(&o->e);
     rw_free(&o->pos);
-    rw_free(&o->lev);
     rw_free(&o->slot);
+    rw_free(&o->pre);
+    rw_free(&o->suf);
+    rw_free(&o->f);
+    rw_free(&o->nxt);
+    rw_free(&o->keep);
   }
   rw_free(&s->content);
 }
 
-/* Creates the online schedule (see rw_schedule.h). Not collective. */
+/* Creates the online schedule (see rw_schedule.h): `slots` >= 1 RAM slots counting the
+ * slot of y_0; *out receives the schedule. Returns RW_ERR_ARG for bad arguments,
+ * RW_ERR_MEM when an allocation fails (nothing is leaked). Not collective. */
 int rw_schedule_create_online(int slots, rw_schedule *out)
 {
   static const rw_schedule_ops ops = {online_next, online_set_steps, online_destroy};
@@ -171,9 +292,15 @@ int rw_schedule_create_online(int slots, rw_schedule *out)
   RW_TRY(rw_calloc(1, sizeof *o, "online schedule", &o));
   s->content = o;
   o->c = slots;
+  o->dp = slots < ONLINE_DP_MAX ? slots : ONLINE_DP_MAX;
+  size_t dp2 = (size_t)o->dp * (size_t)o->dp;
   RW_TRY(rw_calloc((size_t)slots, sizeof *o->pos, "online checkpoint steps", &o->pos));
-  RW_TRY(rw_calloc((size_t)slots, sizeof *o->lev, "online checkpoint levels", &o->lev));
   RW_TRY(rw_calloc((size_t)slots, sizeof *o->slot, "online checkpoint slots", &o->slot));
+  RW_TRY(rw_calloc((size_t)slots + 1, sizeof *o->pre, "online cost scratch", &o->pre));
+  RW_TRY(rw_calloc((size_t)slots + 1, sizeof *o->suf, "online cost scratch", &o->suf));
+  RW_TRY(rw_calloc(dp2, sizeof *o->f, "online reverse-sweep program", &o->f));
+  RW_TRY(rw_calloc(dp2, sizeof *o->nxt, "online reverse-sweep choices", &o->nxt));
+  RW_TRY(rw_calloc((size_t)slots, sizeof *o->keep, "online kept checkpoints", &o->keep));
   RW_TRY(rw_engine_init(&o->e, slots, RW_SPLIT_BINOMIAL));
   *out = s;
   return 0;
