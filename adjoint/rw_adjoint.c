@@ -76,6 +76,16 @@ static double rw_grid_end(const rw_adjoint_options *opt, long N)
   return opt->times ? opt->times[N] : opt->tf;
 }
 
+/* Calls the monitor under the HDF5 lock: it may write output while the checkpoint store's
+ * I/O thread is using HDF5. */
+static int rw_call_monitor(const rw_adjoint_options *opt, long n, double t, N_Vector y)
+{
+  rw_hdf5_lock();
+  int ierr = opt->monitor(opt->monitor_ctx, n, t, y);
+  rw_hdf5_unlock();
+  return ierr;
+}
+
 static int rw_sum_over_ranks(rw_context ctx, double *v, int n)
 {
   if (n <= 0) return 0;
@@ -90,7 +100,7 @@ static int rw_forward_sweep(rw_stepper st, const rw_adjoint_options *opt, long N
                             N_Vector *traj, int per, double *qloc)
 {
   *qloc = 0.0;
-  if (opt->monitor) RW_CALL(opt->monitor(opt->monitor_ctx, 0, rw_grid_t(opt, N, 0), y));
+  if (opt->monitor) RW_CALL(rw_call_monitor(opt, 0, rw_grid_t(opt, N, 0), y));
   for (long n = 0; n < N; n++) {
     double t = rw_grid_t(opt, N, n);
     double h = rw_grid_t(opt, N, n + 1) - t;
@@ -100,7 +110,7 @@ static int rw_forward_sweep(rw_stepper st, const rw_adjoint_options *opt, long N
     else if (traj)
       rw_vec_copy(y, traj[n]);
     RW_CALL(rw_stepper_step(st, t, h, y, y, stages, qloc));
-    if (opt->monitor) RW_CALL(opt->monitor(opt->monitor_ctx, n + 1, t + h, y));
+    if (opt->monitor) RW_CALL(rw_call_monitor(opt, n + 1, t + h, y));
     if (opt->progress) opt->progress(opt->progress_ctx, 0, n + 1, t + h, 0);
   }
   return 0;
@@ -375,6 +385,7 @@ static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N
   double w1 = rw_wtime();
   rw_snapshot_tag tg = {0, t, h};
   RW_TRY(rw_store_put(probe, 0, &tg, vecs));
+  RW_TRY(rw_store_sync(probe)); /* the write itself, not only its hand-off */
   double w2 = rw_wtime();
   RW_TRY(rw_store_get(probe, 0, NULL, vecs));
   double w3 = rw_wtime();
@@ -392,6 +403,52 @@ cleanup:
   return ierr;
 }
 
+/* Read-ahead for the disk store. Schedules are pure and deterministic, so a second copy of
+ * the run's schedule, iterated ahead of the driver, tells which disk snapshot the driver will
+ * restore next. Its read is started as soon as the last write to that slot before it has
+ * been handed to the store (the store runs its I/O in order), so the read overlaps the
+ * steps and adjoint steps in between. */
+typedef struct {
+  rw_schedule ahead;
+  long ahead_idx;   /* actions the copy has emitted */
+  long *last_store; /* [disk slots] index of the last disk STORE seen per slot */
+  long at;          /* index of the next disk RESTORE (0: none known, -1: none left) */
+  int slot, issued;
+  int64_t step;
+} rw_read_ahead;
+
+/* After the driver has executed `idx` actions: finds the next disk restore and starts its
+ * read when it is safe. Not collective. */
+static int rw_read_ahead_step(rw_read_ahead *ra, long idx, rw_store disk, int pend_disk_slot)
+{
+  if (!ra->ahead || ra->at < 0) return 0;
+  if (ra->at <= idx) { /* the known read was done: look for the next */
+    ra->at = 0;
+    while (ra->at == 0) {
+      rw_action a;
+      RW_CALL(rw_schedule_next(ra->ahead, &a));
+      ra->ahead_idx++;
+      if (a.type == RW_ACTION_TERMINATE) {
+        ra->at = -1;
+        return 0;
+      }
+      if (a.level == RW_LEVEL_DISK && a.type == RW_ACTION_STORE)
+        ra->last_store[a.slot] = ra->ahead_idx;
+      if (a.level == RW_LEVEL_DISK && a.type == RW_ACTION_RESTORE && ra->ahead_idx > idx) {
+        ra->at = ra->ahead_idx;
+        ra->slot = a.slot;
+        ra->step = a.step;
+        ra->issued = 0;
+      }
+    }
+  }
+  if (!ra->issued && ra->last_store[ra->slot] <= idx && pend_disk_slot != ra->slot) {
+    RW_CALL(rw_store_prefetch(disk, ra->slot, ra->step));
+    ra->issued = 1;
+  }
+  return 0;
+}
+
 /* Checkpoint mode: the schedule decides what is stored, restored and recomputed; the store
  * holds the snapshots (states) in preallocated slots. With adaptive stepping the length is
  * unknown until tf is reached: the online schedule is told the number of steps after the
@@ -406,6 +463,9 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   rw_adjoint_options o = *opt_in, *opt = &o;
   rw_schedule sch = NULL;
   rw_store stores[2] = {NULL, NULL}; /* indexed by rw_storage_level */
+  rw_read_ahead ra;
+  memset(&ra, 0, sizeof ra);
+  long idx = 0;
   N_Vector cur = NULL, ynext = NULL, lambda = NULL, *stages = NULL;
   double *pbar = NULL;
   rw_time_record rec = {0};
@@ -504,6 +564,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
                     "REWIND_FAULT_INJECT = '%s': expected kind@after, e.g. flip@2", fault);
       RW_TRY(rw_store_inject_fault(stores[RW_LEVEL_DISK], kind, after));
     }
+    RW_TRY(rw_make_schedule(opt, N, slots, dslots, wd, rd, &ra.ahead));
+    RW_TRY(rw_calloc((size_t)dcap, sizeof *ra.last_store, "read-ahead", &ra.last_store));
   }
   RW_TRY(rw_vec_clone(y, &cur));
   RW_TRY(rw_vec_clone(y, &ynext));
@@ -527,7 +589,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   double tA = rw_wtime(), tB = tA;
   rw_vec_copy(y, cur);
   if (opt->monitor)
-    RW_TRY(opt->monitor(opt->monitor_ctx, 0, opt->adaptive ? opt->t0 : rw_grid_t(opt, N, 0), cur));
+    RW_TRY(rw_call_monitor(opt, 0, opt->adaptive ? opt->t0 : rw_grid_t(opt, N, 0), cur));
   /* The online schedule learns the length when the forward sweep reaches the last step:
    * with a fixed grid just before it (l = n + 1), adaptively just after it (l = n). */
   int told = opt->schedule != RW_SCHEDULE_ONLINE;
@@ -575,8 +637,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
             RW_TRY(rw_schedule_set_steps(sch, N));
             told = 1;
           }
-          if (opt->monitor)
-            RW_TRY(opt->monitor(opt->monitor_ctx, (long)(i + 1), rec.t[rec.n], cur));
+          if (opt->monitor) RW_TRY(rw_call_monitor(opt, (long)(i + 1), rec.t[rec.n], cur));
           if (opt->progress)
             opt->progress(opt->progress_ctx, 0, (long)(i + 1), rec.t[rec.n], recomputed);
           continue;
@@ -589,8 +650,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
           RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, stages));
           pend_slot = -1;
         }
-        if (a.first_sweep && opt->monitor)
-          RW_TRY(opt->monitor(opt->monitor_ctx, (long)(i + 1), t + h, cur));
+        if (a.first_sweep && opt->monitor) RW_TRY(rw_call_monitor(opt, (long)(i + 1), t + h, cur));
         if (!a.first_sweep) recomputed++;
         if (a.first_sweep && opt->progress)
           opt->progress(opt->progress_ctx, 0, (long)(i + 1), t + h, recomputed);
@@ -631,7 +691,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
         RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, stages));
         pend_slot = -1;
       }
-      if (a.first_sweep && opt->monitor) RW_TRY(opt->monitor(opt->monitor_ctx, N, tend, ynext));
+      if (a.first_sweep && opt->monitor) RW_TRY(rw_call_monitor(opt, N, tend, ynext));
       RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
       RW_TRY(rw_problem_terminal(prob, tend, ynext, &g));
       RW_CHECK_GOTO(isfinite(g + q), RW_ERR_STEP,
@@ -654,7 +714,13 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
     default:
       RW_CHECK_GOTO(0, RW_ERR_INTERNAL, "unexpected schedule action %d", (int)a.type);
     }
+    idx++;
+    if (stores[RW_LEVEL_DISK])
+      RW_TRY(rw_read_ahead_step(&ra, idx, stores[RW_LEVEL_DISK],
+                                pend_slot >= 0 && pend_level == RW_LEVEL_DISK ? pend_slot : -1));
   }
+  /* Write-behind: every disk write must be done, and its errors known, before any result. */
+  RW_TRY(rw_store_sync(stores[RW_LEVEL_DISK]));
   RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), pbar, np));
   double tC = rw_wtime();
   rw_problem_get_counts(prob, &c2);
@@ -694,6 +760,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   if (stats) *stats = s;
 cleanup:
   rw_schedule_destroy(&sch);
+  rw_schedule_destroy(&ra.ahead);
+  rw_free(&ra.last_store);
   rw_store_destroy(&stores[RW_LEVEL_RAM]);
   rw_store_destroy(&stores[RW_LEVEL_DISK]);
   rw_vec_destroy(&cur);

@@ -77,7 +77,7 @@ static void rw_store_ram_destroy(rw_store st)
 /* Creates a RAM store with every slot allocated now (see rw_store.h). Not collective. */
 int rw_store_create_ram(N_Vector tmpl, int nvec, int slots, rw_store *out)
 {
-  static const rw_store_ops ops = {rw_store_ram_put, rw_store_ram_get, NULL, NULL,
+  static const rw_store_ops ops = {rw_store_ram_put,    rw_store_ram_get, NULL, NULL, NULL, NULL,
                                    rw_store_ram_destroy};
   int ierr = 0;
   rw_store st = NULL;
@@ -152,6 +152,26 @@ int rw_store_release(rw_store st, int slot)
   if (st->ops.release) RW_CALL(st->ops.release(st, slot));
   st->tag[slot].step = -1;
   st->used--;
+  return 0;
+}
+
+/* Starts reading a full slot ahead of its get (see rw_store.h). Not collective. */
+int rw_store_prefetch(rw_store st, int slot, int64_t step)
+{
+  RW_CHECK(st, RW_ERR_ARG, "rw_store_prefetch: NULL store");
+  RW_CHECK(slot >= 0 && slot < st->nslots && st->tag[slot].step == step, RW_ERR_INTERNAL,
+           "prefetch of %s checkpoint slot %d (step %lld): the slot holds step %lld", st->kind,
+           slot, (long long)step,
+           slot >= 0 && slot < st->nslots ? (long long)st->tag[slot].step : -1LL);
+  if (st->ops.prefetch) RW_CALL(st->ops.prefetch(st, slot, step));
+  return 0;
+}
+
+/* Waits for the store's I/O in flight (see rw_store.h). */
+int rw_store_sync(rw_store st)
+{
+  if (!st) return 0;
+  if (st->ops.sync) RW_CALL(st->ops.sync(st));
   return 0;
 }
 

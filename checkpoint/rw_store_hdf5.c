@@ -25,6 +25,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,16 +34,43 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+enum { RW_H5_WRITE = 0, RW_H5_READ = 1, RW_H5_FREE = 2 };
+enum { RW_H5_EMPTY = 0, RW_H5_PENDING = 1, RW_H5_READY = 2, RW_H5_FAILED = 3 };
+#define RW_H5_QCAP 8
+
+typedef struct {
+  int type, slot, buf;
+  rw_snapshot_tag tag; /* WRITE: the tag; READ: the expected step; FREE: step -1 */
+} rw_h5job;
+
 typedef struct {
   MPI_Comm comm;
-  int rank, nranks;
+  int rank, nranks, nvec;
+  size_t snapshot_bytes;
   char path[4200];
   char dir[4096];
   hid_t file, snap, step, time, dt;
   hsize_t nloc; /* local length (the dataset's last dimension is max(nloc, 1)) */
   int keep, created;
+  /* fault injection (I/O thread) */
   char fault[16];
-  long fault_after;
+  long fault_after, nwritten;
+  /* the I/O thread and what it shares with the caller, under mu */
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int thread_started, sync_made, quit, busy;
+  rw_h5job q[RW_H5_QCAP];
+  int qhead, nq;
+  double *wbuf[2], *rbuf; /* staging buffers, 4 KiB aligned, in wmem */
+  char *wmem;
+  int wbusy[2];
+  int rstate, rslot;
+  int64_t rstep;
+  long prefetch_hits;
+  int err; /* first asynchronous write error */
+  char errmsg[2048], rmsg[2048];
+  double io_write_time, io_read_time;
 } rw_h5store;
 
 #define H5CHK(expr, ...)                                                                           \
@@ -126,10 +155,9 @@ static herr_t rw_h5_vec(rw_h5store *h, int slot, int k, double *data, int read)
   return r;
 }
 
-/* Damages what the last put wrote (see rw_store_inject_fault). */
-static int rw_h5_fault(rw_store st, int slot)
+/* Damages what the last write put on disk (see rw_store_inject_fault). I/O thread. */
+static int rw_h5_fault(rw_h5store *h, int slot)
 {
-  rw_h5store *h = st->content;
   int ierr = 0;
   if (!strcmp(h->fault, "fill")) {
     char fill[4200];
@@ -167,20 +195,22 @@ static int rw_h5_fault(rw_store st, int slot)
   return ierr;
 }
 
-static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
+/* Writes one snapshot from a staging buffer (nvec vectors of nloc values, one after the
+ * other), its tag, and flushes. I/O thread (under the HDF5 lock). */
+static int rw_h5_write_slot(rw_h5store *h, int slot, const rw_snapshot_tag *tag, double *buf)
 {
-  rw_h5store *h = st->content;
   int ierr = 0;
   int64_t step = tag->step;
   double t = tag->t, dt = tag->h;
-  for (int k = 0; k < st->nvec; k++)
-    H5CHK(rw_h5_vec(h, slot, k, rw_vec_data(v[k]), 0), "write failed");
+  for (int k = 0; k < h->nvec; k++)
+    H5CHK(rw_h5_vec(h, slot, k, buf + (size_t)k * h->nloc, 0), "write failed");
   H5CHK(rw_h5_elem(h->step, H5T_NATIVE_INT64, slot, &step, 0), "write failed");
   H5CHK(rw_h5_elem(h->time, H5T_NATIVE_DOUBLE, slot, &t, 0), "write failed");
   H5CHK(rw_h5_elem(h->dt, H5T_NATIVE_DOUBLE, slot, &dt, 0), "write failed");
   H5CHK(H5Fflush(h->file, H5F_SCOPE_LOCAL), "flush failed");
-  if (h->fault[0] && st->writes + 1 == h->fault_after) {
-    RW_TRY(rw_h5_fault(st, slot));
+  h->nwritten++;
+  if (h->fault[0] && h->nwritten == h->fault_after) {
+    RW_TRY(rw_h5_fault(h, slot));
     h->fault[0] = '\0';
   }
 cleanup:
@@ -190,24 +220,24 @@ cleanup:
     ierr = RW_ERROR(RW_ERR_IO,
                     "writing checkpoint step %lld (slot %d, %zu bytes) to '%s' failed%s; free "
                     "space in checkpoint_dir '%s' or lower checkpoint_disk",
-                    (long long)step, slot, st->snapshot_bytes, h->path,
-                    avail >= 0.0 && avail < (double)st->snapshot_bytes + 65536.0
+                    (long long)step, slot, h->snapshot_bytes, h->path,
+                    avail >= 0.0 && avail < (double)h->snapshot_bytes + 65536.0
                         ? ": the file system is full"
                         : "",
                     h->dir);
   }
-  return rw_error_agree(h->comm, ierr);
+  return ierr;
 }
 
-static int rw_h5_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
+/* Reads one snapshot into a buffer and checks its tag. I/O thread (under the HDF5 lock). */
+static int rw_h5_read_slot(rw_h5store *h, int slot, int64_t expect, double *buf)
 {
-  rw_h5store *h = st->content;
   int ierr = 0;
   int64_t step = -2;
-  for (int k = 0; k < st->nvec; k++)
-    H5CHK(rw_h5_vec(h, slot, k, rw_vec_data(v[k]), 1), "read failed");
+  for (int k = 0; k < h->nvec; k++)
+    H5CHK(rw_h5_vec(h, slot, k, buf + (size_t)k * h->nloc, 1), "read failed");
   H5CHK(rw_h5_elem(h->step, H5T_NATIVE_INT64, slot, &step, 1), "read failed");
-  RW_CHECK_GOTO(step == tag->step, RW_ERR_IO, "tag mismatch");
+  RW_CHECK_GOTO(step == expect, RW_ERR_IO, "tag mismatch");
 cleanup:
   if (ierr) {
     rw_error_clear();
@@ -215,22 +245,196 @@ cleanup:
                     "checkpoint file '%s' is damaged: slot %d (step %lld) %s; the file was "
                     "modified or truncated after it was written, or the disk is failing. No "
                     "gradient is computed from it",
-                    h->path, slot, (long long)tag->step,
+                    h->path, slot, (long long)expect,
                     step == -2 ? "failed its Fletcher32 checksum or could not be read"
                                : "holds another step");
   }
+  return ierr;
+}
+
+/* --- The I/O thread ----------------------------------------------------------------------
+ * Write-behind: a put copies the snapshot into one of two staging buffers and queues the
+ * write; the solver goes on while the thread writes (it waits only when both buffers are
+ * still being written). Read-ahead: rw_store_prefetch queues the read of the snapshot the
+ * backward sweep needs next into the read buffer; the get that asks for it finds it there.
+ * Jobs run in the order they were queued, so a read queued after a write of the same slot
+ * reads what was written. The thread makes every HDF5 call of the store during the solve,
+ * under rw_hdf5_lock (the HDF5 library is not thread-safe; the driver takes the same lock
+ * around its monitor, which may write output). It calls no MPI: errors are kept and
+ * reported, agreed across ranks, at the next call of the main thread. Data are copied, never
+ * transformed, so the result is bit for bit that of synchronous I/O. */
+
+static void rw_h5_keep_error(rw_h5store *h, int code)
+{
+  if (h->err) return;
+  h->err = code;
+  snprintf(h->errmsg, sizeof h->errmsg, "%s", rw_error_message());
+}
+
+static void *rw_h5_worker(void *arg)
+{
+  rw_h5store *h = arg;
+  pthread_mutex_lock(&h->mu);
+  for (;;) {
+    while (!h->quit && h->nq == 0)
+      pthread_cond_wait(&h->cv, &h->mu);
+    if (h->nq == 0) break;
+    rw_h5job job = h->q[h->qhead];
+    h->qhead = (h->qhead + 1) % RW_H5_QCAP;
+    h->nq--;
+    h->busy = 1;
+    pthread_mutex_unlock(&h->mu);
+    int e = 0;
+    rw_error_clear();
+    rw_hdf5_lock();
+    double t0 = rw_wtime();
+    if (job.type == RW_H5_WRITE)
+      e = rw_h5_write_slot(h, job.slot, &job.tag, h->wbuf[job.buf]);
+    else if (job.type == RW_H5_READ)
+      e = rw_h5_read_slot(h, job.slot, job.tag.step, h->rbuf);
+    else if (rw_h5_elem(h->step, H5T_NATIVE_INT64, job.slot, &job.tag.step, 0) < 0)
+      e = RW_ERROR(RW_ERR_IO, "marking checkpoint slot %d of '%s' free failed", job.slot, h->path);
+    double dt = rw_wtime() - t0;
+    rw_hdf5_unlock();
+    pthread_mutex_lock(&h->mu);
+    h->busy = 0;
+    if (job.type == RW_H5_WRITE) {
+      h->wbusy[job.buf] = 0;
+      h->io_write_time += dt;
+      if (e) rw_h5_keep_error(h, e);
+    } else if (job.type == RW_H5_READ) {
+      h->io_read_time += dt;
+      h->rstate = e ? RW_H5_FAILED : RW_H5_READY;
+      if (e) snprintf(h->rmsg, sizeof h->rmsg, "%s", rw_error_message());
+    } else if (e) {
+      rw_h5_keep_error(h, e);
+    }
+    pthread_cond_broadcast(&h->cv);
+  }
+  pthread_mutex_unlock(&h->mu);
+  return NULL;
+}
+
+/* Queues a job (caller holds h->mu); waits while the queue is full. */
+static void rw_h5_enqueue(rw_h5store *h, int type, int slot, const rw_snapshot_tag *tag, int buf)
+{
+  while (h->nq == RW_H5_QCAP)
+    pthread_cond_wait(&h->cv, &h->mu);
+  rw_h5job *j = &h->q[(h->qhead + h->nq) % RW_H5_QCAP];
+  j->type = type;
+  j->slot = slot;
+  j->tag = *tag;
+  j->buf = buf;
+  h->nq++;
+  pthread_cond_broadcast(&h->cv);
+}
+
+/* The first asynchronous error as a Rewind error on this rank (0 when none), then agreed
+ * across ranks. Caller does not hold h->mu. */
+static int rw_h5_agree(rw_h5store *h, int ierr)
+{
+  if (!ierr) {
+    pthread_mutex_lock(&h->mu);
+    if (h->err) ierr = RW_ERROR(h->err, "%s", h->errmsg);
+    pthread_mutex_unlock(&h->mu);
+  }
   return rw_error_agree(h->comm, ierr);
+}
+
+/* Drops the read buffer if it holds `slot` (waiting for a read in flight). Holds h->mu. */
+static void rw_h5_forget_read(rw_h5store *h, int slot)
+{
+  while (h->rstate == RW_H5_PENDING && h->rslot == slot)
+    pthread_cond_wait(&h->cv, &h->mu);
+  if (h->rslot == slot) h->rstate = RW_H5_EMPTY;
+}
+
+static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
+{
+  rw_h5store *h = st->content;
+  pthread_mutex_lock(&h->mu);
+  rw_h5_forget_read(h, slot);
+  while (h->wbusy[0] && h->wbusy[1])
+    pthread_cond_wait(&h->cv, &h->mu);
+  int b = h->wbusy[0] ? 1 : 0;
+  h->wbusy[b] = 1; /* reserved: the worker does not touch it until it is queued */
+  pthread_mutex_unlock(&h->mu);
+  for (int k = 0; k < st->nvec; k++)
+    memcpy(h->wbuf[b] + (size_t)k * h->nloc, rw_vec_data(v[k]), h->nloc * sizeof(double));
+  pthread_mutex_lock(&h->mu);
+  rw_h5_enqueue(h, RW_H5_WRITE, slot, tag, b);
+  pthread_mutex_unlock(&h->mu);
+  return rw_h5_agree(h, 0);
+}
+
+static int rw_h5_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
+{
+  rw_h5store *h = st->content;
+  int ierr = 0;
+  pthread_mutex_lock(&h->mu);
+  int hit = h->rslot == slot && h->rstep == tag->step &&
+            (h->rstate == RW_H5_PENDING || h->rstate == RW_H5_READY);
+  if (hit)
+    h->prefetch_hits++;
+  else {
+    while (h->rstate == RW_H5_PENDING)
+      pthread_cond_wait(&h->cv, &h->mu);
+    h->rstate = RW_H5_PENDING;
+    h->rslot = slot;
+    h->rstep = tag->step;
+    rw_h5_enqueue(h, RW_H5_READ, slot, tag, -1);
+  }
+  while (h->rstate == RW_H5_PENDING)
+    pthread_cond_wait(&h->cv, &h->mu);
+  if (h->rstate == RW_H5_READY) {
+    for (int k = 0; k < st->nvec; k++)
+      memcpy(rw_vec_data(v[k]), h->rbuf + (size_t)k * h->nloc, h->nloc * sizeof(double));
+  } else {
+    ierr = RW_ERROR(RW_ERR_IO, "%s", h->rmsg);
+  }
+  h->rstate = RW_H5_EMPTY;
+  pthread_mutex_unlock(&h->mu);
+  return rw_h5_agree(h, ierr);
+}
+
+static int rw_h5_prefetch(rw_store st, int slot, int64_t step)
+{
+  rw_h5store *h = st->content;
+  pthread_mutex_lock(&h->mu);
+  int have = h->rslot == slot && h->rstep == step && h->rstate != RW_H5_EMPTY;
+  if (!have && h->rstate != RW_H5_PENDING) {
+    rw_snapshot_tag tg = {step, 0.0, 0.0};
+    h->rstate = RW_H5_PENDING;
+    h->rslot = slot;
+    h->rstep = step;
+    rw_h5_enqueue(h, RW_H5_READ, slot, &tg, -1);
+  }
+  pthread_mutex_unlock(&h->mu);
+  return 0;
 }
 
 static int rw_h5_release(rw_store st, int slot)
 {
   rw_h5store *h = st->content;
-  int64_t none = -1;
-  int ierr = 0;
-  H5CHK(rw_h5_elem(h->step, H5T_NATIVE_INT64, slot, &none, 0),
-        "marking checkpoint slot %d of '%s' free failed", slot, h->path);
-cleanup:
-  return rw_error_agree(h->comm, ierr);
+  rw_snapshot_tag none = {-1, 0.0, 0.0};
+  pthread_mutex_lock(&h->mu);
+  rw_h5_forget_read(h, slot);
+  rw_h5_enqueue(h, RW_H5_FREE, slot, &none, -1);
+  pthread_mutex_unlock(&h->mu);
+  return rw_h5_agree(h, 0);
+}
+
+/* Waits until every queued job is done, then agrees on errors. Collective. */
+static int rw_h5_sync(rw_store st)
+{
+  rw_h5store *h = st->content;
+  pthread_mutex_lock(&h->mu);
+  while (h->nq > 0 || h->busy)
+    pthread_cond_wait(&h->cv, &h->mu);
+  st->write_time = h->io_write_time;
+  st->read_time = h->io_read_time;
+  pthread_mutex_unlock(&h->mu);
+  return rw_h5_agree(h, 0);
 }
 
 static int rw_h5_inject(rw_store st, const char *kind, long after)
@@ -239,8 +443,10 @@ static int rw_h5_inject(rw_store st, const char *kind, long after)
   RW_CHECK(!strcmp(kind, "flip") || !strcmp(kind, "truncate") || !strcmp(kind, "fill"), RW_ERR_ARG,
            "fault injection '%s': expected flip, truncate or fill", kind);
   RW_CHECK(after >= 1, RW_ERR_ARG, "fault injection: after = %ld must be >= 1", after);
+  pthread_mutex_lock(&h->mu);
   snprintf(h->fault, sizeof h->fault, "%s", kind);
-  h->fault_after = after;
+  h->fault_after = h->nwritten + after;
+  pthread_mutex_unlock(&h->mu);
   return 0;
 }
 
@@ -260,8 +466,22 @@ static void rw_h5_destroy(rw_store st)
 {
   rw_h5store *h = st->content;
   if (!h) return;
+  if (h->thread_started) {
+    pthread_mutex_lock(&h->mu);
+    h->quit = 1;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->thread, NULL);
+  }
+  if (h->sync_made) {
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+  }
+  rw_hdf5_lock();
   rw_h5_close(h);
+  rw_hdf5_unlock();
   if (h->created && !h->keep) unlink(h->path);
+  rw_free(&h->wmem);
   rw_free(&st->content);
 }
 
@@ -344,12 +564,35 @@ static int rw_h5_space(rw_store st, const char *dir)
   return ierr;
 }
 
+/* Allocates the staging buffers (two for writes, one for reads, 4 KiB aligned, counted by
+ * the allocator) and starts the I/O thread. */
+static int rw_h5_start(rw_h5store *h)
+{
+  size_t n = h->nloc > 0 ? (size_t)h->nloc * (size_t)h->nvec : 1;
+  size_t each = (n * sizeof(double) + 4095) / 4096 * 4096;
+  RW_CALL(rw_calloc(3 * each + 4096, 1, "checkpoint I/O buffers", &h->wmem));
+  char *base = h->wmem + (4096 - (size_t)((uintptr_t)h->wmem % 4096)) % 4096;
+  h->wbuf[0] = (double *)(void *)base;
+  h->wbuf[1] = (double *)(void *)(base + each);
+  h->rbuf = (double *)(void *)(base + 2 * each);
+  RW_CHECK(pthread_mutex_init(&h->mu, NULL) == 0, RW_ERR_INTERNAL, "pthread_mutex_init failed");
+  if (pthread_cond_init(&h->cv, NULL) != 0) {
+    pthread_mutex_destroy(&h->mu);
+    return RW_ERROR(RW_ERR_INTERNAL, "pthread_cond_init failed");
+  }
+  h->sync_made = 1;
+  RW_CHECK(pthread_create(&h->thread, NULL, rw_h5_worker, h) == 0, RW_ERR_INTERNAL,
+           "cannot start the checkpoint I/O thread");
+  h->thread_started = 1;
+  return 0;
+}
+
 /* Creates the HDF5 store (see rw_store.h). Collective. */
 int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5_options *opt,
                          rw_store *out)
 {
-  static const rw_store_ops ops = {rw_h5_put, rw_h5_get, rw_h5_release, rw_h5_inject,
-                                   rw_h5_destroy};
+  static const rw_store_ops ops = {rw_h5_put,      rw_h5_get,  rw_h5_release, rw_h5_inject,
+                                   rw_h5_prefetch, rw_h5_sync, rw_h5_destroy};
   int ierr = 0;
   rw_store st = NULL;
   rw_h5store *h = NULL;
@@ -380,7 +623,13 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
   snprintf(h->path, sizeof h->path, "%s/rewind-ckpt-%s.%d-of-%d.h5", opt->dir, opt->run_id, h->rank,
            h->nranks);
   st->path = h->path;
+  h->nvec = nvec;
+  h->snapshot_bytes = st->snapshot_bytes;
+  h->rslot = -1;
+  rw_hdf5_lock();
   ierr = rw_h5_open(st, opt);
+  rw_hdf5_unlock();
+  if (!ierr) ierr = rw_h5_start(h);
   ierr = rw_error_agree(h->comm, ierr);
   if (!ierr) ierr = rw_error_agree(h->comm, rw_h5_space(st, opt->dir));
   if (ierr) goto cleanup;

@@ -6,12 +6,15 @@
 #include "rewind/rw_store.h"
 
 /* put/get move the data of one slot (the generic layer has checked the slot and its tag);
- * release is optional (NULL: nothing to do); destroy frees the content (may be NULL). */
+ * release, inject, prefetch and sync are optional (NULL: nothing to do); destroy frees the
+ * content (may be NULL). */
 typedef struct {
   int (*put)(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v);
   int (*get)(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v);
   int (*release)(rw_store st, int slot);
   int (*inject)(rw_store st, const char *kind, long after);
+  int (*prefetch)(rw_store st, int slot, int64_t step); /* optional */
+  int (*sync)(rw_store st);                             /* optional */
   void (*destroy)(rw_store st);
 } rw_store_ops;
 

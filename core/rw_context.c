@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rewind/rw_context.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,3 +133,11 @@ double rw_wtime(void)
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+static pthread_mutex_t rw_hdf5_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* Takes the process-wide HDF5 lock (see rw_context.h). Not collective. */
+void rw_hdf5_lock(void) { pthread_mutex_lock(&rw_hdf5_mutex); }
+
+/* Releases the process-wide HDF5 lock. Not collective. */
+void rw_hdf5_unlock(void) { pthread_mutex_unlock(&rw_hdf5_mutex); }

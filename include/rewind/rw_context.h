@@ -75,6 +75,13 @@ double rw_wtime(void);
  * error reports the real cause. Collective. */
 int rw_error_agree(MPI_Comm comm, int ierr);
 
+/* One process-wide lock around HDF5 calls: the HDF5 library Debian ships is not
+ * thread-safe, and the checkpoint store's I/O thread calls it while the solver runs. Code
+ * that may call HDF5 while a disk store is open (the driver's monitor call, which may write
+ * output) takes it. Not collective. */
+void rw_hdf5_lock(void);
+void rw_hdf5_unlock(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,7 +6,8 @@
  *
  *  - RAM (rw_store_create_ram): vectors from the counting allocator. Not collective.
  *  - HDF5 files (rw_store_create_hdf5): one file per rank in a checkpoint directory, each
- *    slot a row of a chunked dataset with a Fletcher32 checksum. Every call is collective
+ *    slot a row of a chunked dataset with a Fletcher32 checksum, written behind the
+ *    computation and read ahead by an I/O thread. Every call is collective
  *    over the vectors' communicator (all ranks run the same schedule, so they call it in
  *    the same order): a failure on one rank (disk full, a corrupted or truncated file) is
  *    returned on every rank, with the failing rank's message.
@@ -78,6 +79,16 @@ int rw_store_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
 int rw_store_get(rw_store st, int slot, rw_snapshot_tag *tag, N_Vector *v);
 /* Empties the slot. Collectivity as rw_store_put. */
 int rw_store_release(rw_store st, int slot);
+
+/* Read-ahead hint: the next rw_store_get will probably ask for full slot `slot`, which holds
+ * `step`; the HDF5 store starts reading it in the background (the get then waits only for
+ * what is left). RAM: nothing to do. Not collective. */
+int rw_store_prefetch(rw_store st, int slot, int64_t step);
+/* Waits until every write and read in flight is done and returns any error they met, agreed
+ * across ranks (HDF5; RAM: nothing to do). The driver calls it before it reports results, so
+ * an I/O error is never hidden by write-behind. Accepts NULL. Collectivity as
+ * rw_store_put. */
+int rw_store_sync(rw_store st);
 
 /* "ram" or "hdf5". */
 const char *rw_store_kind(rw_store st);

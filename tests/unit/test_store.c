@@ -244,3 +244,34 @@ static void fault_case(const char *kind)
 
 Test(store, hdf5_detects_flipped_byte) { fault_case("flip"); }
 Test(store, hdf5_detects_truncation) { fault_case("truncate"); }
+
+/* Read-ahead returns what a plain read returns; a slot rewritten after its prefetch gives the
+ * new data (the stale read is dropped), and sync reports no error. */
+Test(store, hdf5_prefetch)
+{
+  fixture f;
+  setup(&f, 4000);
+  rw_store st = NULL;
+  rw_store_hdf5_options o = h5opt(&f, "pre", 0);
+  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 2, &o, &st));
+  for (int s = 0; s < 2; s++) {
+    fill(&f, s);
+    rw_snapshot_tag tg = {s, 0, 0};
+    RW_TEST_OK(rw_store_put(st, s, &tg, f.v));
+  }
+  RW_TEST_OK(rw_store_prefetch(st, 1, 1));
+  RW_TEST_OK(rw_store_get(st, 1, NULL, f.w));
+  fill(&f, 1);
+  cr_assert(same(&f));
+  cr_assert_eq(rw_store_prefetch(st, 0, 7), RW_ERR_INTERNAL); /* slot 0 holds step 0 */
+  RW_TEST_OK(rw_store_prefetch(st, 0, 0));
+  RW_TEST_OK(rw_store_release(st, 0));
+  fill(&f, 9);
+  rw_snapshot_tag tg = {9, 0, 0};
+  RW_TEST_OK(rw_store_put(st, 0, &tg, f.v));
+  RW_TEST_OK(rw_store_get(st, 0, NULL, f.w));
+  cr_assert(same(&f), "a stale read-ahead was returned");
+  RW_TEST_OK(rw_store_sync(st));
+  rw_store_destroy(&st);
+  teardown(&f);
+}
