@@ -1,0 +1,140 @@
+/* bench_online: the online schedule's excess over the offline optimum, and over a
+ * comparator for Stumm & Walther's online Revolve, on a dense grid of lengths.
+ *
+ * For c = 3, 5, 10, 20 slots and every l = 1 .. 3000 plus log-spaced l (factor 1.02) up
+ * to --lmax (default 10^5), with the end announced before the last step (B: l = n + 1)
+ * and after it (A: l = n), it runs the online schedule to TERMINATE (rw_schedule_run for
+ * A, a loop for B) and prints the median, 90th percentile and worst of
+ *   excess = forward_steps / (t(l, c) + l) - 1
+ * (forward_steps = advances + reversals; t(l, c) + l the offline optimum's). The
+ * comparator (tests/unit/online_compare.h) is online Revolve at its best: t(l, c) for
+ * l <= beta(c, 3) (the paper's optimal and quasi-optimal range), the Wang-Moin-Iaccarino
+ * level rule beyond; "worse" counts the lengths where the schedule takes more forward
+ * steps than the comparator. Usage: bench_online [--lmax L]. Build in Release. */
+#include "../unit/online_compare.h"
+#include "rewind/rw_schedule.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Forward steps of the online schedule with c slots for l steps; before = 1: the end is
+ * announced when the state is at l - 1, else after the step that reaches l. */
+static int online_forward_steps(int64_t l, int c, int before, int64_t *fs)
+{
+  rw_schedule s = NULL;
+  rw_schedule_stats st;
+  RW_CALL(rw_schedule_create_online(c, &s));
+  if (before) {
+    rw_action a;
+    int64_t y = 0;
+    if (l == 1) RW_CALL(rw_schedule_set_steps(s, 1));
+    for (;;) {
+      RW_CALL(rw_schedule_next(s, &a));
+      if (a.type == RW_ACTION_TERMINATE) break;
+      if (a.type == RW_ACTION_ADVANCE) {
+        y = a.to;
+        if (y == l - 1) {
+          int64_t known = 0;
+          RW_CALL(rw_schedule_get_info(s, &known, NULL));
+          if (known < 0) RW_CALL(rw_schedule_set_steps(s, l));
+        }
+      }
+    }
+    (void)y;
+    RW_CALL(rw_schedule_get_stats(s, &st));
+  } else {
+    RW_CALL(rw_schedule_run(s, l, &st));
+  }
+  *fs = st.forward_steps;
+  rw_schedule_destroy(&s);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  int64_t lmax = 100000;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--lmax") && i + 1 < argc) {
+      lmax = strtoll(argv[++i], NULL, 10);
+      if (lmax < 2) {
+        fprintf(stderr, "bench_online: --lmax must be >= 2\n");
+        return 2;
+      }
+    } else {
+      fprintf(stderr, "usage: bench_online [--lmax L]\n");
+      return 2;
+    }
+  }
+  int64_t *ls = malloc(sizeof *ls * 20000);
+  double *ex = malloc(sizeof *ex * 20000), *exc = malloc(sizeof *exc * 20000);
+  if (!ls || !ex || !exc) return 1;
+  int nl = 0;
+  for (int64_t l = 1; l <= lmax && l <= 3000; l++)
+    ls[nl++] = l;
+  for (double x = 3000; nl < 20000;) {
+    x *= 1.02;
+    int64_t l = (int64_t)x;
+    if (l > lmax) break;
+    if (l > ls[nl - 1]) ls[nl++] = l;
+  }
+  static const int cs[] = {3, 5, 10, 20};
+  printf("online schedule vs offline optimum t(l,c) + l (forward steps), %d lengths l <= %lld\n",
+         nl, (long long)lmax);
+  printf("%3s %4s | %8s %8s %8s | %8s %8s %8s | %6s %6s\n", "c", "end", "median", "p90", "worst",
+         "cmp med", "cmp p90", "cmp wst", "worse", "b2-b3");
+  for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+    int c = cs[ci];
+    int64_t b2 = 0, b3 = 0;
+    if (rw_binomial_beta(c, 2, &b2) || rw_binomial_beta(c, 3, &b3)) return 1;
+    for (int before = 1; before >= 0; before--) {
+      online_wmi w;
+      online_wmi_init(&w, c);
+      int64_t N = 0; /* next state the model decides on */
+      int worse = 0, mid = 0;
+      for (int k = 0; k < nl; k++) {
+        int64_t l = ls[k], fs = 0, t = 0;
+        if (online_forward_steps(l, c, before, &fs)) {
+          fprintf(stderr, "bench_online: %s\n", rw_error_message());
+          return 1;
+        }
+        if (rw_binomial_advances(l, c, NULL, &t)) return 1;
+        /* the model has decided on y_0 .. y_{E-1}: E = l - 1 (B) or l (A) */
+        int64_t E = before ? l - 1 : l;
+        for (; N < E; N++)
+          online_wmi_step(&w, N);
+        int64_t cmp = l <= b3 ? t + l + (before ? 0 : 1) : online_model_cost(w.pos, w.n, c, E) + l;
+        double opt = (double)(t + l);
+        ex[k] = (double)fs / opt - 1;
+        exc[k] = (double)cmp / opt - 1;
+        if (fs > cmp) {
+          if (l > b2 && l <= b3)
+            mid++;
+          else
+            worse++;
+        }
+      }
+      qsort(ex, (size_t)nl, sizeof *ex, cmp_double);
+      qsort(exc, (size_t)nl, sizeof *exc, cmp_double);
+      int m = nl / 2, p = (int)(0.9 * nl);
+      printf("%3d %4s | %7.2f%% %7.2f%% %7.2f%% | %7.2f%% %7.2f%% %7.2f%% | %6d %6d\n", c,
+             before ? "B" : "A", 100 * ex[m], 100 * ex[p], 100 * ex[nl - 1], 100 * exc[m],
+             100 * exc[p], 100 * exc[nl - 1], worse, mid);
+      fflush(stdout);
+    }
+  }
+  printf("B: end announced before the last step (l = n + 1); A: after it (l = n), which\n"
+         "costs every online schedule one more step. cmp: t(l,c) for l <= beta(c,3) (A: +1),\n"
+         "Wang-Moin-Iaccarino beyond. worse: lengths outside (beta(c,2), beta(c,3)] with more\n"
+         "forward steps than cmp; b2-b3: lengths in that range above the optimum.\n");
+  free(ls);
+  free(ex);
+  free(exc);
+  return 0;
+}

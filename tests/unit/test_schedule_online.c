@@ -1,0 +1,238 @@
+/* The online schedule: action streams checked by a fake stepper for many (l, c) with both
+ * end announcements, optimality up to beta(c, 2), a bound on the excess over the offline
+ * optimum, and never worse than the online-Revolve comparator (online_compare.h) on a
+ * moderate grid. The table for l up to 10^5 is tests/bench/bench_online.c. */
+#include "online_compare.h"
+#include "rewind/rw_schedule.h"
+#include "rw_test.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(schedule_online, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
+
+/* --- The fake stepper. The "state" is an integer that one forward step increments, so
+ * y_i = i; slots hold copies of it. The fake adjoint folds the state it reverses into a
+ * hash, so the order of the reversals and the state each one saw are both checked. */
+typedef enum { END_KNOWN = 0, END_AFTER_STEP = 1, END_BEFORE_STEP = 2 } end_mode;
+
+typedef struct {
+  int64_t advances, forward_steps, stores, restores, frees, reversals, recomputations;
+  int peak;
+} fake_counts;
+
+static uint64_t adjoint_hash(uint64_t h, int64_t y) { return h * 1000003u + (uint64_t)y + 7u; }
+
+/* Runs s to TERMINATE with l steps and at most c full slots. mode says how an online
+ * schedule learns l. Fails the test on the first invalid action. */
+static void fake_run(rw_schedule s, int64_t l, int c, end_mode mode, fake_counts *out)
+{
+  int cap = 0;
+  RW_TEST_OK(rw_schedule_capacity(s, &cap, NULL));
+  cr_assert(cap >= 1 && cap <= c, "capacity %d not in [1, %d]", cap, c);
+  int64_t *slot = malloc((size_t)cap * sizeof *slot);
+  cr_assert(slot);
+  for (int k = 0; k < cap; k++)
+    slot[k] = -1;
+  fake_counts n = {0};
+  int full = 0, known = mode == END_KNOWN;
+  int64_t y = 0, next_rev = l - 1, frontier = 0;
+  uint64_t h = 0, h_expect = 0;
+  for (int64_t i = l - 1; i >= 0; i--)
+    h_expect = adjoint_hash(h_expect, i);
+  int64_t max_actions = 40 * l + 1000;
+  rw_action a;
+  for (int64_t count = 0;; count++) {
+    cr_assert(count < max_actions, "l=%" PRId64 " c=%d: no TERMINATE after %" PRId64 " actions", l,
+              c, count);
+    if (!known && mode == END_BEFORE_STEP && y == l - 1) {
+      RW_TEST_OK(rw_schedule_set_steps(s, l));
+      known = 1;
+    }
+    RW_TEST_OK(rw_schedule_next(s, &a));
+    switch (a.type) {
+    case RW_ACTION_ADVANCE:
+      cr_assert(y >= 0 && a.step == y && a.to > a.step,
+                "l=%" PRId64 " c=%d: advance %" PRId64 "->%" PRId64 " from state %" PRId64, l, c,
+                a.step, a.to, y);
+      cr_assert(a.to <= (known ? l - 1 : l), "advance past the end: to %" PRId64, a.to);
+      cr_assert_eq(a.first_sweep, a.step >= frontier);
+      n.advances += a.to - a.step;
+      if (!a.first_sweep) n.recomputations += a.to - a.step;
+      y = a.to;
+      if (y > frontier) frontier = y;
+      if (!known && mode == END_AFTER_STEP && y == l) {
+        RW_TEST_OK(rw_schedule_set_steps(s, l));
+        known = 1;
+      }
+      break;
+    case RW_ACTION_STORE:
+      cr_assert(a.slot >= 0 && a.slot < cap && slot[a.slot] < 0,
+                "store into slot %d (capacity %d) that is not empty", a.slot, cap);
+      cr_assert(y >= 0 && a.step == y, "store claims step %" PRId64 ", state is %" PRId64, a.step,
+                y);
+      slot[a.slot] = y;
+      full++;
+      n.stores++;
+      cr_assert(full <= c && full <= cap, "%d slots full, c = %d", full, c);
+      if (full > n.peak) n.peak = full;
+      break;
+    case RW_ACTION_RESTORE:
+      cr_assert(a.slot >= 0 && a.slot < cap && slot[a.slot] >= 0, "restore from empty slot %d",
+                a.slot);
+      cr_assert_eq(slot[a.slot], a.step, "restore claims step %" PRId64 ", slot holds %" PRId64,
+                   a.step, slot[a.slot]);
+      y = slot[a.slot];
+      n.restores++;
+      break;
+    case RW_ACTION_FREE:
+      cr_assert(a.slot >= 0 && a.slot < cap && slot[a.slot] == a.step, "bad free of slot %d",
+                a.slot);
+      slot[a.slot] = -1;
+      full--;
+      n.frees++;
+      break;
+    case RW_ACTION_FIRST_REVERSE:
+    case RW_ACTION_REVERSE:
+      cr_assert(known, "reversal before the end is known");
+      cr_assert_eq(a.type == RW_ACTION_FIRST_REVERSE, next_rev == l - 1,
+                   "FIRST_REVERSE must be the first reversal and only it");
+      cr_assert(a.step == next_rev && y == next_rev,
+                "l=%" PRId64 " c=%d: reversal of %" PRId64 " with state %" PRId64
+                ", expected %" PRId64,
+                l, c, a.step, y, next_rev);
+      h = adjoint_hash(h, y); /* the fake adjoint of step y -> y + 1 */
+      n.reversals++;
+      n.forward_steps++;
+      next_rev--;
+      y = -1; /* undefined after a reversal */
+      break;
+    case RW_ACTION_TERMINATE:
+      cr_assert_eq(next_rev, -1, "terminated with step %" PRId64 " not reversed", next_rev);
+      cr_assert_eq(full, 0, "terminated with %d slots full", full);
+      cr_assert_eq(h, h_expect, "adjoint hash differs");
+      n.forward_steps += n.advances;
+      free(slot);
+      /* the schedule's own statistics agree with what the stepper saw */
+      rw_schedule_stats st;
+      RW_TEST_OK(rw_schedule_get_stats(s, &st));
+      cr_assert_eq(st.steps, l);
+      cr_assert_eq(st.advances, n.advances);
+      cr_assert_eq(st.forward_steps, n.forward_steps);
+      cr_assert_eq(st.recomputations, n.recomputations);
+      cr_assert_eq(st.reversals, l);
+      cr_assert_eq(st.stores, n.stores);
+      cr_assert_eq(st.restores, n.restores);
+      cr_assert_eq(st.frees, n.frees);
+      cr_assert_eq(st.peak_slots, n.peak);
+      cr_assert_eq(st.disk_writes + st.disk_reads, 0);
+      RW_TEST_OK(rw_schedule_next(s, &a)); /* stays terminated */
+      cr_assert_eq(a.type, RW_ACTION_TERMINATE);
+      if (out) *out = n;
+      return;
+    }
+  }
+}
+
+static int64_t formula(int64_t l, int c)
+{
+  int64_t t = -1;
+  RW_TEST_OK(rw_binomial_advances(l, c, NULL, &t));
+  return t;
+}
+
+static fake_counts online_run(int64_t l, int c, end_mode mode)
+{
+  rw_schedule s = NULL;
+  fake_counts n;
+  RW_TEST_OK(rw_schedule_create_online(c, &s));
+  fake_run(s, l, c, mode, &n);
+  rw_schedule_destroy(&s);
+  return n;
+}
+
+/* Every action stream valid (slots, states, reversal order, statistics) for c <= 12,
+ * l <= 300, both ends; the end learnt late never helps. */
+Test(schedule_online, streams_valid)
+{
+  double t0 = rw_wtime();
+  for (int c = 1; c <= 12; c++)
+    for (int64_t l = 1; l <= 300; l++) {
+      fake_counts a = online_run(l, c, END_AFTER_STEP);
+      fake_counts b = online_run(l, c, END_BEFORE_STEP);
+      int64_t t = formula(l, c);
+      cr_assert(b.advances >= t && a.advances >= b.advances,
+                "l=%" PRId64 " c=%d: online %" PRId64 "/%" PRId64 ", optimum %" PRId64, l, c,
+                b.advances, a.advances, t);
+    }
+  fprintf(stderr, "schedule_online: streams valid for l <= 300, c <= 12 (%.2f s)\n",
+          rw_wtime() - t0);
+}
+
+/* Up to beta(c, 2) the schedule is optimal: t(l, c) advances (end announced before the last
+ * step), as Stumm & Walther's online Revolve. */
+Test(schedule_online, optimal_up_to_beta2)
+{
+  for (int c = 2; c <= 12; c++) {
+    int64_t b2 = 0;
+    RW_TEST_OK(rw_binomial_beta(c, 2, &b2));
+    for (int64_t l = 1; l <= b2; l++) {
+      fake_counts b = online_run(l, c, END_BEFORE_STEP);
+      cr_assert_eq(b.advances, formula(l, c), "l=%" PRId64 " c=%d", l, c);
+    }
+  }
+}
+
+/* On a moderate grid (every l <= 400, then factor 1.05 to 4000; c = 3, 5, 10, 20; both
+ * ends): excess in forward steps over t(l, c) + l at most EXCESS_BOUND (l >= 20), and
+ * against the comparator where it is defined without assuming optimality (l > beta(c, 3):
+ * the Wang-Moin-Iaccarino rule online Revolve switches to): fewer forward steps in total
+ * per (c, end), and more at no more than WORSE_FRACTION of the lengths. The schedule is
+ * NOT better at every length: the lengths where it loses are counted and printed. */
+#define EXCESS_BOUND   0.10
+#define WORSE_FRACTION 0.05
+Test(schedule_online, excess_bound_and_comparator)
+{
+  double t0 = rw_wtime(), worst = 0;
+  static const int cs[] = {3, 5, 10, 20};
+  for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+    int c = cs[ci];
+    int64_t b3 = 0;
+    RW_TEST_OK(rw_binomial_beta(c, 3, &b3));
+    for (int mode = END_AFTER_STEP; mode <= END_BEFORE_STEP; mode++) {
+      online_wmi w;
+      online_wmi_init(&w, c);
+      int64_t N = 0, sum = 0, sum_cmp = 0;
+      int count = 0, worse = 0;
+      for (double x = 1; x <= 4000; x = x < 400 ? x + 1 : x * 1.05) {
+        int64_t l = (int64_t)x;
+        fake_counts n = online_run(l, c, (end_mode)mode);
+        int64_t t = formula(l, c), E = mode == END_BEFORE_STEP ? l - 1 : l;
+        double ex = (double)n.forward_steps / (double)(t + l) - 1;
+        if (l >= 20) {
+          cr_assert(ex <= EXCESS_BOUND, "l=%" PRId64 " c=%d mode %d: excess %.2f%%", l, c, mode,
+                    100 * ex);
+          if (ex > worst) worst = ex;
+        }
+        for (; N < E; N++)
+          online_wmi_step(&w, N);
+        if (l > b3) {
+          int64_t cmp = online_model_cost(w.pos, w.n, c, E) + l;
+          sum += n.forward_steps;
+          sum_cmp += cmp;
+          count++;
+          worse += n.forward_steps > cmp;
+        }
+      }
+      fprintf(stderr,
+              "schedule_online: c=%d end %s: %d of %d lengths above the comparator, total "
+              "%.2f%% below it\n",
+              c, mode == END_BEFORE_STEP ? "before" : "after", worse, count,
+              100 * (1 - (double)sum / (double)sum_cmp));
+      cr_assert(sum <= sum_cmp && worse <= WORSE_FRACTION * count);
+    }
+  }
+  fprintf(stderr, "schedule_online: worst excess %.2f%% on the grid (%.2f s)\n", 100 * worst,
+          rw_wtime() - t0);
+}
