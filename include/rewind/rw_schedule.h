@@ -130,11 +130,12 @@ int rw_schedule_create_fixed_interval(int64_t steps, int64_t interval, rw_schedu
 int rw_schedule_create_store_all(int64_t steps, rw_schedule *out);
 
 /* Online checkpointing for a run whose number of steps is not known in advance, with
- * `slots` >= 1 RAM slots (counting the slot of y_0). The forward sweep keeps checkpoints
- * by the level rule of Wang, Moin & Iaccarino (SIAM J. Sci. Comput. 31(4), 2009), never
- * more than `slots`; once rw_schedule_set_steps gives l, each interval between the held
- * checkpoints is reversed by the binomial schedule with every slot then free (near
- * optimal; the excess over t(l, c) is measured by tests and rewind-plan). Not collective. */
+ * `slots` >= 1 RAM slots (counting the slot of y_0). The forward sweep stores each new
+ * state in place of the held checkpoint whose removal raises the binomial reversal cost
+ * least (or skips it), never more than `slots`; once rw_schedule_set_steps gives l, held
+ * checkpoints that do not pay are freed and each interval between the kept ones is
+ * reversed by the binomial schedule (optimal up to l = beta(c, 2); beyond, the excess over
+ * t(l, c) is measured by tests and tests/bench/bench_online). Not collective. */
 int rw_schedule_create_online(int slots, rw_schedule *out);
 
 /* Destroys the schedule; accepts NULL or *s == NULL, sets *s to NULL. Not collective. */
