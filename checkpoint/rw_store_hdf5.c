@@ -12,12 +12,16 @@
  * File layout (h5dump reads it; tools/rewind_ckpt.py prints it):
  *   /            attributes format = "rewind-checkpoint", version, run_id, contents, rank,
  *                nranks, nvec, local_length, slots, snapshot_bytes
- *   /snapshots   double [slots][nvec][local_length], chunk = one vector (or 2^26 values),
- *                Fletcher32
+ *   /snapshots   double [slots][nvec][nchunk * cn]: each vector in nchunk chunks of cn
+ *                values (2^26 at most; the last one zero-padded past local_length), Fletcher32
  *   /step        int64 [slots], -1 for an empty slot, Fletcher32
  *   /time, /dt   double [slots]: time of the state and size of the step starting there
- * The chunk cache is disabled so every write goes to the file when H5Dwrite returns (an
- * I/O error shows at the call that caused it), and the file is flushed after each put so a
+ * Snapshot chunks are written and read directly (H5Dwrite_chunk / H5Dread_chunk) with the
+ * Fletcher32 checksum computed here, bit for bit what HDF5's filter stores, so every HDF5
+ * reader verifies them while the store avoids the filter pipeline's extra copies (HDF5's own
+ * Fletcher32 runs at about 100 MB/s here; this one at about 6 GB/s). Every write goes to the
+ * file when the call returns (an I/O error shows at the call that caused it), and the file is
+ * flushed after each snapshot so that a
  * killed run leaves consistent checkpoints behind. */
 #define _XOPEN_SOURCE 700
 #include "rw_store_impl.h"
@@ -50,7 +54,10 @@ typedef struct {
   char path[4200];
   char dir[4096];
   hid_t file, snap, step, time, dt;
-  hsize_t nloc; /* local length (the dataset's last dimension is max(nloc, 1)) */
+  hsize_t nloc;   /* local length */
+  hsize_t cn;     /* values per chunk; a vector is nchunk chunks (the last one zero-padded) */
+  hsize_t nchunk; /* chunks per vector: the dataset's last dimension is nchunk * cn */
+  size_t stride;  /* bytes between chunks in a staging buffer: cn * 8 + checksum, aligned */
   int keep, created;
   /* fault injection (I/O thread) */
   char fault[16];
@@ -62,7 +69,7 @@ typedef struct {
   int thread_started, sync_made, quit, busy;
   rw_h5job q[RW_H5_QCAP];
   int qhead, nq;
-  double *wbuf[2], *rbuf; /* staging buffers, 4 KiB aligned, in wmem */
+  char *wbuf[2], *rbuf; /* staging buffers, 4 KiB aligned, in wmem */
   char *wmem;
   int wbusy[2];
   int rstate, rslot;
@@ -140,19 +147,74 @@ static herr_t rw_h5_elem(hid_t d, hid_t type, int slot, void *v, int read)
   return r;
 }
 
-/* Reads or writes vector k of a slot. */
-static herr_t rw_h5_vec(rw_h5store *h, int slot, int k, double *data, int read)
+/* The checksum HDF5's Fletcher32 filter keeps after each chunk (see rw_store.h). Fletcher's
+ * checksum over big-endian 16-bit words, folded back to 16 bits (end-around carry) after
+ * every 360 words, which keeps the 32-bit sums from overflowing. Within a block the two sums
+ * are s1 + S and s2 + 360 s1 + W with S = sum w_i and W = sum (361 - i) w_i: both loops
+ * vectorise, which makes this several times faster than a word-at-a-time loop. */
+uint32_t rw_checksum_fletcher32(const void *data, size_t len)
+{
+  const uint8_t *p = data;
+  size_t words = len / 2;
+  uint32_t s1 = 0, s2 = 0;
+  while (words) {
+    uint32_t n = words > 360 ? 360 : (uint32_t)words, S = 0, W = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t w = ((uint32_t)p[2 * i] << 8) | p[2 * i + 1];
+      S += w;
+      W += (n - i) * w;
+    }
+    s2 += n * s1 + W;
+    s1 += S;
+    p += 2 * (size_t)n;
+    words -= n;
+    s1 = (s1 & 0xffff) + (s1 >> 16);
+    s2 = (s2 & 0xffff) + (s2 >> 16);
+  }
+  if (len % 2) {
+    s1 += (uint32_t)p[0] << 8;
+    s2 += s1;
+    s1 = (s1 & 0xffff) + (s1 >> 16);
+    s2 = (s2 & 0xffff) + (s2 >> 16);
+  }
+  s1 = (s1 & 0xffff) + (s1 >> 16);
+  s2 = (s2 & 0xffff) + (s2 >> 16);
+  return (s2 << 16) | s1;
+}
+
+/* Writes (read = 0) or reads chunk c of vector k of a slot directly, bypassing HDF5's filter
+ * pipeline: the chunk is the cn values followed by their Fletcher32 checksum (4 bytes, little
+ * endian), exactly what the filter would have stored, so h5dump and any HDF5 reader verify
+ * it. A read checks the checksum here. */
+static int rw_h5_chunk(rw_h5store *h, int slot, int k, hsize_t c, char *buf, int read)
+{
+  hsize_t off[3] = {(hsize_t)slot, (hsize_t)k, c * h->cn};
+  size_t nb = (size_t)h->cn * sizeof(double);
+  if (!read) {
+    uint32_t f = rw_checksum_fletcher32(buf, nb);
+    for (int i = 0; i < 4; i++)
+      buf[nb + (size_t)i] = (char)((f >> (8 * i)) & 0xff);
+    return H5Dwrite_chunk(h->snap, H5P_DEFAULT, 0, off, nb + 4, buf) < 0 ? -1 : 0;
+  }
+  uint32_t mask = 0;
+  hsize_t stored = 0;
+  if (H5Dget_chunk_storage_size(h->snap, off, &stored) < 0 || stored != nb + 4) return -1;
+  if (H5Dread_chunk(h->snap, H5P_DEFAULT, off, &mask, buf) < 0 || mask != 0) return -1;
+  uint32_t f = 0;
+  for (int i = 0; i < 4; i++)
+    f |= (uint32_t)(unsigned char)buf[nb + (size_t)i] << (8 * i);
+  return f == rw_checksum_fletcher32(buf, nb) ? 0 : -1;
+}
+
+/* Reads or writes every chunk of a snapshot from or into a staging buffer. */
+static int rw_h5_snapshot(rw_h5store *h, int slot, char *buf, int read)
 {
   if (h->nloc == 0) return 0;
-  hsize_t start[3] = {(hsize_t)slot, (hsize_t)k, 0}, count[3] = {1, 1, h->nloc};
-  hid_t fs = H5Dget_space(h->snap), ms = H5Screate_simple(1, &h->nloc, NULL);
-  herr_t r = -1;
-  if (fs >= 0 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0)
-    r = read ? H5Dread(h->snap, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data)
-             : H5Dwrite(h->snap, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data);
-  if (fs >= 0) H5Sclose(fs);
-  if (ms >= 0) H5Sclose(ms);
-  return r;
+  for (int k = 0; k < h->nvec; k++)
+    for (hsize_t c = 0; c < h->nchunk; c++)
+      if (rw_h5_chunk(h, slot, k, c, buf + ((size_t)k * h->nchunk + c) * h->stride, read))
+        return -1;
+  return 0;
 }
 
 /* Damages what the last write put on disk (see rw_store_inject_fault). I/O thread. */
@@ -197,13 +259,12 @@ static int rw_h5_fault(rw_h5store *h, int slot)
 
 /* Writes one snapshot from a staging buffer (nvec vectors of nloc values, one after the
  * other), its tag, and flushes. I/O thread (under the HDF5 lock). */
-static int rw_h5_write_slot(rw_h5store *h, int slot, const rw_snapshot_tag *tag, double *buf)
+static int rw_h5_write_slot(rw_h5store *h, int slot, const rw_snapshot_tag *tag, char *buf)
 {
   int ierr = 0;
   int64_t step = tag->step;
   double t = tag->t, dt = tag->h;
-  for (int k = 0; k < h->nvec; k++)
-    H5CHK(rw_h5_vec(h, slot, k, buf + (size_t)k * h->nloc, 0), "write failed");
+  H5CHK(rw_h5_snapshot(h, slot, buf, 0), "write failed");
   H5CHK(rw_h5_elem(h->step, H5T_NATIVE_INT64, slot, &step, 0), "write failed");
   H5CHK(rw_h5_elem(h->time, H5T_NATIVE_DOUBLE, slot, &t, 0), "write failed");
   H5CHK(rw_h5_elem(h->dt, H5T_NATIVE_DOUBLE, slot, &dt, 0), "write failed");
@@ -230,12 +291,11 @@ cleanup:
 }
 
 /* Reads one snapshot into a buffer and checks its tag. I/O thread (under the HDF5 lock). */
-static int rw_h5_read_slot(rw_h5store *h, int slot, int64_t expect, double *buf)
+static int rw_h5_read_slot(rw_h5store *h, int slot, int64_t expect, char *buf)
 {
   int ierr = 0;
   int64_t step = -2;
-  for (int k = 0; k < h->nvec; k++)
-    H5CHK(rw_h5_vec(h, slot, k, buf + (size_t)k * h->nloc, 1), "read failed");
+  H5CHK(rw_h5_snapshot(h, slot, buf, 1), "read failed");
   H5CHK(rw_h5_elem(h->step, H5T_NATIVE_INT64, slot, &step, 1), "read failed");
   RW_CHECK_GOTO(step == expect, RW_ERR_IO, "tag mismatch");
 cleanup:
@@ -341,6 +401,19 @@ static int rw_h5_agree(rw_h5store *h, int ierr)
   return rw_error_agree(h->comm, ierr);
 }
 
+/* Copies vector k between a staging buffer (chunk by chunk) and the vector's data. */
+static void rw_h5_stage(rw_h5store *h, char *buf, int k, double *data, int to_vector)
+{
+  for (hsize_t c = 0; c < h->nchunk; c++) {
+    hsize_t first = c * h->cn, n = h->nloc - first < h->cn ? h->nloc - first : h->cn;
+    char *chunk = buf + ((size_t)k * h->nchunk + c) * h->stride;
+    if (to_vector)
+      memcpy(data + first, chunk, n * sizeof(double));
+    else
+      memcpy(chunk, data + first, n * sizeof(double));
+  }
+}
+
 /* Drops the read buffer if it holds `slot` (waiting for a read in flight). Holds h->mu. */
 static void rw_h5_forget_read(rw_h5store *h, int slot)
 {
@@ -360,7 +433,7 @@ static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
   h->wbusy[b] = 1; /* reserved: the worker does not touch it until it is queued */
   pthread_mutex_unlock(&h->mu);
   for (int k = 0; k < st->nvec; k++)
-    memcpy(h->wbuf[b] + (size_t)k * h->nloc, rw_vec_data(v[k]), h->nloc * sizeof(double));
+    rw_h5_stage(h, h->wbuf[b], k, rw_vec_data(v[k]), 0);
   pthread_mutex_lock(&h->mu);
   rw_h5_enqueue(h, RW_H5_WRITE, slot, tag, b);
   pthread_mutex_unlock(&h->mu);
@@ -388,7 +461,7 @@ static int rw_h5_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
     pthread_cond_wait(&h->cv, &h->mu);
   if (h->rstate == RW_H5_READY) {
     for (int k = 0; k < st->nvec; k++)
-      memcpy(rw_vec_data(v[k]), h->rbuf + (size_t)k * h->nloc, h->nloc * sizeof(double));
+      rw_h5_stage(h, h->rbuf, k, rw_vec_data(v[k]), 1);
   } else {
     ierr = RW_ERROR(RW_ERR_IO, "%s", h->rmsg);
   }
@@ -510,8 +583,8 @@ static int rw_h5_open(rw_store st, const rw_store_hdf5_options *opt)
   H5CHK(h->file, "cannot create checkpoint file '%s' in checkpoint_dir '%s' (%s)", h->path,
         opt->dir, strerror(errno));
   h->created = 1;
-  hsize_t n = h->nloc > 0 ? h->nloc : 1, cn = n < ((hsize_t)1 << 26) ? n : ((hsize_t)1 << 26);
-  hsize_t dims[3] = {(hsize_t)st->nslots, (hsize_t)st->nvec, n}, chunk[3] = {1, 1, cn};
+  hsize_t dims[3] = {(hsize_t)st->nslots, (hsize_t)st->nvec, h->nchunk * h->cn},
+          chunk[3] = {1, 1, h->cn};
   hsize_t ns = (hsize_t)st->nslots;
   int64_t empty = -1;
   const char *what = "creating the checkpoint datasets failed";
@@ -568,13 +641,15 @@ static int rw_h5_space(rw_store st, const char *dir)
  * the allocator) and starts the I/O thread. */
 static int rw_h5_start(rw_h5store *h)
 {
-  size_t n = h->nloc > 0 ? (size_t)h->nloc * (size_t)h->nvec : 1;
-  size_t each = (n * sizeof(double) + 4095) / 4096 * 4096;
+  size_t each = (size_t)h->nvec * h->nchunk * h->stride;
   RW_CALL(rw_calloc(3 * each + 4096, 1, "checkpoint I/O buffers", &h->wmem));
+  /* First touch now, not inside the time loop: one write per page maps the buffers. */
+  for (size_t i = 0; i < 3 * each + 4096; i += 4096)
+    ((volatile char *)h->wmem)[i] = 0;
   char *base = h->wmem + (4096 - (size_t)((uintptr_t)h->wmem % 4096)) % 4096;
-  h->wbuf[0] = (double *)(void *)base;
-  h->wbuf[1] = (double *)(void *)(base + each);
-  h->rbuf = (double *)(void *)(base + 2 * each);
+  h->wbuf[0] = base;
+  h->wbuf[1] = (base + each);
+  h->rbuf = (base + 2 * each);
   RW_CHECK(pthread_mutex_init(&h->mu, NULL) == 0, RW_ERR_INTERNAL, "pthread_mutex_init failed");
   if (pthread_cond_init(&h->cv, NULL) != 0) {
     pthread_mutex_destroy(&h->mu);
@@ -617,6 +692,11 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
   h->comm = NV_COMM_P(tmpl);
   h->keep = opt->keep;
   h->nloc = (hsize_t)rw_vec_local_length(tmpl);
+  /* Chunks of at most 2^26 values (512 MiB; HDF5 caps a chunk at 4 GiB), all of one size. */
+  hsize_t cmax = (hsize_t)1 << 26, nl = h->nloc > 0 ? h->nloc : 1;
+  h->nchunk = (nl + cmax - 1) / cmax;
+  h->cn = (nl + h->nchunk - 1) / h->nchunk;
+  h->stride = ((size_t)h->cn * sizeof(double) + 4 + 4095) / 4096 * 4096;
   MPI_Comm_rank(h->comm, &h->rank);
   MPI_Comm_size(h->comm, &h->nranks);
   snprintf(h->dir, sizeof h->dir, "%s", opt->dir);

@@ -90,6 +90,11 @@ int rw_store_prefetch(rw_store st, int slot, int64_t step);
  * rw_store_put. */
 int rw_store_sync(rw_store st);
 
+/* The Fletcher32 checksum of `len` bytes exactly as HDF5's Fletcher32 filter computes and
+ * stores it (the HDF5 store writes its chunks directly, checksum included, so any HDF5 reader
+ * verifies them). Not collective. */
+uint32_t rw_checksum_fletcher32(const void *data, size_t len);
+
 /* "ram" or "hdf5". */
 const char *rw_store_kind(rw_store st);
 int rw_store_num_slots(rw_store st);
