@@ -1,7 +1,7 @@
 /* The schedule interface: allocation, the iterator that keeps the statistics, planning
  * runs and action formatting. The implementations live in rw_schedule_revolve.c
  * (binomial), rw_schedule_fixed.c (fixed interval, store everything) and
- * rw_schedule_online.c (unknown length). */
+ * rw_schedule_online.c (unknown length) and rw_schedule_disk.c (two-level RAM + disk). */
 #include "rewind/rw_context.h"
 #include "rw_schedule_impl.h"
 
@@ -114,7 +114,7 @@ int rw_schedule_capacity(rw_schedule s, int *ram_slots, int *disk_slots)
 {
   RW_CHECK(s, RW_ERR_ARG, "rw_schedule_capacity: schedule is NULL");
   if (ram_slots) *ram_slots = s->capacity_ram;
-  if (disk_slots) *disk_slots = 0;
+  if (disk_slots) *disk_slots = s->capacity_disk;
   return 0;
 }
 

@@ -16,8 +16,9 @@ typedef struct {
 struct rw_schedule_s {
   const char *kind;
   rw_schedule_ops ops;
-  int64_t steps;    /* l, -1 while unknown */
-  int capacity_ram; /* most full RAM slots at once */
+  int64_t steps;     /* l, -1 while unknown */
+  int capacity_ram;  /* most full RAM slots at once */
+  int capacity_disk; /* most full disk slots at once (0: RAM only) */
   void *content;
   /* Kept by rw_schedule_next from the emitted actions. */
   rw_schedule_stats stats;

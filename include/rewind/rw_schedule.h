@@ -9,9 +9,9 @@
  * ---------------------
  * The run has l >= 1 steps: step i takes the state y_i to y_{i+1}, i = 0 .. l-1, and the
  * objective J is evaluated on y_l. The driver holds one "current" forward state (not a
- * slot) and the adjoint lambda. Slots are numbered 0 .. capacity-1 per storage level (only
- * RW_LEVEL_RAM is used so far); the slot count c given to a schedule COUNTS THE SLOT THAT
- * HOLDS THE INITIAL STATE y_0 (Griewank & Walther's convention in Revolve, and issue 3's).
+ * slot) and the adjoint lambda. Slots are numbered 0 .. capacity-1 per storage level
+ * (RW_LEVEL_DISK in the two-level schedule only); the slot count c given to a schedule
+ * COUNTS THE SLOT THAT HOLDS THE INITIAL STATE y_0 (Revolve's convention, and issue 3's).
  * With c slots the binomial schedule takes the proven minimum number of advances
  *   t(l, c) = r l - C(c + r, r - 1),   r the smallest integer with C(c + r, c) >= l
  * (Griewank & Walther, ACM TOMS 26(1), 2000, Algorithm 799); e.g. t(l, 1) = l (l - 1) / 2
@@ -106,7 +106,7 @@ typedef struct {
   int64_t recomputations; /* advances with first_sweep == 0 */
   int64_t reversals;      /* FIRST_REVERSE + REVERSE actions */
   int64_t stores, restores, frees;
-  int64_t disk_writes, disk_reads; /* STORE / RESTORE at RW_LEVEL_DISK (0 so far) */
+  int64_t disk_writes, disk_reads; /* STORE / RESTORE at RW_LEVEL_DISK */
   int peak_slots;                  /* most full slots at once, all levels */
   int peak_ram_slots, peak_disk_slots;
 } rw_schedule_stats;
@@ -158,7 +158,8 @@ int rw_schedule_get_stats(rw_schedule s, rw_schedule_stats *stats);
 int rw_schedule_capacity(rw_schedule s, int *ram_slots, int *disk_slots);
 
 /* The schedule's number of steps (-1 while an online schedule does not know it) and its
- * kind ("binomial", "fixed_interval", "store_all", "online"); either may be NULL.
+ * kind ("binomial", "fixed_interval", "store_all", "online", "two_level"); either may be
+ * NULL.
  * Not collective. */
 int rw_schedule_get_info(rw_schedule s, int64_t *steps, const char **kind);
 
@@ -191,6 +192,44 @@ int rw_binomial_advances(int64_t steps, int slots, int64_t *repetitions, int64_t
 /* The fixed-interval schedule's advances and slot capacity for `steps` and `interval`
  * (see rw_schedule_create_fixed_interval); either pointer may be NULL. Not collective. */
 int rw_fixed_interval_counts(int64_t steps, int64_t interval, int64_t *advances, int *slots);
+
+/* --- Two-level (RAM + disk) offline schedule ------------------------------------------ */
+
+/* Counts of the optimal two-level schedule (rw_two_level_cost). */
+typedef struct {
+  double cost;         /* advances + write_cost x disk_writes + read_cost x disk_reads */
+  int64_t advances;    /* steps of ADVANCE actions (step cost 1) */
+  int64_t disk_writes; /* STOREs at RW_LEVEL_DISK */
+  int64_t disk_reads;  /* RESTOREs at RW_LEVEL_DISK */
+  int disk_slots_used; /* most disk slots full at once (the schedule's disk capacity) */
+} rw_two_level_counts;
+
+/* The optimal offline schedule over two storage levels for `steps` steps (1 .. 2^30 - 1):
+ * `ram_slots` >= 1 RAM slots (counting the slot that holds a RAM segment's start, as the
+ * binomial schedule), `disk_slots` >= 0 disk slots or -1 for unlimited, and the costs of a
+ * disk write and a disk read (>= 0, in units of one forward step). With R(n) = t(n,
+ * ram_slots) its cost advances + write_cost x disk_writes + read_cost x disk_reads is
+ * exactly the minimum of
+ *   finite disk (H-Revolve; Herrmann & Pallez, ACM TOMS 46(2), 2020): H(steps, disk_slots),
+ *     H(n, 0) = R(n),  H(n, m) = min(R(n), wd + P(n, m)),
+ *     P(n, m) = min(R(n), min_{1<=j<=n-2} j + H(n-j, m-1) + rd + P(j, m));
+ *   unlimited disk (Disk-Revolve; Aupy, Herrmann, Hovland & Robert, SIAM J. Sci. Comput.
+ *     38(3), 2016): D(steps), D(n) = min(R(n), min_{1<=j<=n-2} wd + j + D(n-j) + rd + R(j)).
+ * disk_slots = 0 gives the binomial schedule. Actions are the usual ones; STORE, RESTORE
+ * and FREE carry level RW_LEVEL_DISK for disk slots (indices in [0, disk capacity)). A disk
+ * slot is freed right after its last read; a segment reversed in RAM after a disk read
+ * stores its start in RAM again. rw_schedule_capacity gives the RAM slots and the disk
+ * slots actually used at most (<= disk_slots). Planning is exact, in O(l levels) memory
+ * (one int32 per step and disk slot); the kind is "two_level". Not collective. */
+int rw_schedule_create_two_level(int64_t steps, int ram_slots, int disk_slots, double write_cost,
+                                 double read_cost, rw_schedule *out);
+
+/* The optimum of rw_schedule_create_two_level's recurrences and the counts of that schedule
+ * (*counts), without iterating actions. Same arguments and errors. Not collective. */
+int rw_two_level_cost(int64_t steps, int ram_slots, int disk_slots, double write_cost,
+                      double read_cost, rw_two_level_counts *counts);
+
+/* --- End of the two-level section ----------------------------------------------------- */
 
 #ifdef __cplusplus
 }
