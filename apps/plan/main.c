@@ -19,12 +19,19 @@
 
 #define EXIT_USAGE 2
 
-typedef enum { SCHED_BINOMIAL, SCHED_ONLINE, SCHED_FIXED, SCHED_STORE_ALL } sched_kind;
+typedef enum {
+  SCHED_BINOMIAL,
+  SCHED_ONLINE,
+  SCHED_FIXED,
+  SCHED_STORE_ALL,
+  SCHED_TWO_LEVEL
+} sched_kind;
 
 typedef struct {
-  int64_t steps;     /* -1: unknown */
-  int64_t ram_slots; /* -1: not given */
-  int64_t disk_slots;
+  int64_t steps;      /* -1: unknown */
+  int64_t ram_slots;  /* -1: not given */
+  int64_t disk_slots; /* -1: unlimited */
+  int have_disk_slots;
   size_t ram_bytes, disk_bytes, snapshot_bytes;
   int have_ram_bytes, have_disk_bytes, have_snapshot;
   double step_cost, write_cost, read_cost;
@@ -46,8 +53,9 @@ static void usage(FILE *f)
           "                       the initial state (Revolve's convention)\n"
           "  --ram BYTES          RAM budget for checkpoints, e.g. 512MiB, 2GB, 1048576\n"
           "  --snapshot-bytes S   bytes of one snapshot (needed with --ram / --disk)\n"
-          "  --disk-slots D       checkpoint slots on disk (only 0 so far)\n"
-          "  --disk BYTES         disk budget (must give 0 slots so far)\n"
+          "  --disk-slots D       checkpoint slots on disk (>= 0, or 'unlimited' / -1); with\n"
+          "                       D != 0 the optimal two-level (RAM + disk) schedule is used\n"
+          "  --disk BYTES         disk budget (gives D = BYTES / snapshot bytes)\n"
           "  --step-cost X        cost of one forward step (default 1)\n"
           "  --write-cost X       cost of one disk write (default 0)\n"
           "  --read-cost X        cost of one disk read (default 0)\n"
@@ -62,7 +70,8 @@ static void usage(FILE *f)
           "advances: forward steps not followed at once by their adjoint (Revolve's count,\n"
           "t(l,c) = r l - C(c+r, r-1) at the optimum); forward_steps: every forward step\n"
           "evaluation (advances + one per reversed step); cost = advances x step cost +\n"
-          "disk writes x write cost + disk reads x read cost.\n");
+          "disk writes x write cost + disk reads x read cost. With disk slots the two-level\n"
+          "schedule minimises that cost exactly (H-Revolve; Disk-Revolve when unlimited).\n");
 }
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -201,9 +210,13 @@ static int parse_args(int argc, char **argv, plan_options *o)
         return usage_error("--ram-slots '%s': expected an integer in [1, 2147483647]%s", val, "");
       o->ram_slots = iv;
     } else if (!strcmp(name, "--disk-slots")) {
-      if (parse_int64(val, &iv) || iv > INT_MAX)
-        return usage_error("--disk-slots '%s': expected an integer >= 0%s", val, "");
+      if (!strcmp(val, "unlimited") || !strcmp(val, "-1"))
+        iv = -1;
+      else if (parse_int64(val, &iv) || iv > INT_MAX)
+        return usage_error("--disk-slots '%s': expected an integer >= 0, or 'unlimited' (-1)%s",
+                           val, "");
       o->disk_slots = iv;
+      o->have_disk_slots = 1;
     } else if (!strcmp(name, "--interval")) {
       if (parse_int64(val, &iv) || iv < 1)
         return usage_error("--interval '%s': expected an integer >= 1%s", val, "");
@@ -273,22 +286,33 @@ static int parse_args(int argc, char **argv, plan_options *o)
     o->ram_slots = n > INT_MAX ? INT_MAX : (int64_t)n;
   }
   if (o->have_disk_bytes) {
-    if (o->disk_slots > 0)
+    if (o->have_disk_slots)
       return usage_error("give either --disk-slots or --disk with --snapshot-bytes, not both%s%s",
                          "", "");
-    o->disk_slots = (int64_t)(o->disk_bytes / o->snapshot_bytes);
+    size_t n = o->disk_bytes / o->snapshot_bytes;
+    o->disk_slots = n > INT_MAX ? INT_MAX : (int64_t)n;
   }
-  if (o->disk_slots > 0) {
-    fprintf(stderr,
-            "rewind-plan: %s gives %" PRId64
-            " disk slots, but two-level (RAM + disk) schedules are not implemented yet; "
-            "use --disk-slots 0 (or omit --disk)\n",
-            o->have_disk_bytes ? "--disk" : "--disk-slots", o->disk_slots);
-    return EXIT_USAGE;
+  if (o->disk_slots != 0) {
+    if (o->kind != SCHED_BINOMIAL)
+      return usage_error("disk slots (%s) need the default binomial schedule, which becomes the "
+                         "two-level (RAM + disk) schedule; not --schedule %s",
+                         o->have_disk_bytes ? "--disk" : "--disk-slots",
+                         o->kind == SCHED_ONLINE  ? "online"
+                         : o->kind == SCHED_FIXED ? "fixed"
+                                                  : "store-all");
+    if (o->step_cost <= 0)
+      return usage_error("the two-level schedule needs --step-cost > 0 (disk costs are weighed "
+                         "against steps)%s%s",
+                         "", "");
+    o->kind = SCHED_TWO_LEVEL;
   }
-  if ((o->kind == SCHED_BINOMIAL || o->kind == SCHED_ONLINE) && o->ram_slots < 0)
+  if ((o->kind == SCHED_BINOMIAL || o->kind == SCHED_ONLINE || o->kind == SCHED_TWO_LEVEL) &&
+      o->ram_slots < 0)
     return usage_error("the %s schedule needs --ram-slots C or --ram BYTES with --snapshot-bytes%s",
-                       o->kind == SCHED_ONLINE ? "online" : "binomial", "");
+                       o->kind == SCHED_ONLINE      ? "online"
+                       : o->kind == SCHED_TWO_LEVEL ? "two-level"
+                                                    : "binomial",
+                       "");
   if (o->kind == SCHED_FIXED && o->interval < 1)
     return usage_error("--schedule fixed needs --interval K (K >= 1)%s%s", "", "");
   if (o->kind != SCHED_FIXED && o->interval > 0)
@@ -307,6 +331,8 @@ static const char *kind_name(sched_kind k)
     return "fixed_interval";
   case SCHED_STORE_ALL:
     return "store_all";
+  case SCHED_TWO_LEVEL:
+    return "two_level";
   }
   return "?";
 }
@@ -329,6 +355,10 @@ static int make_schedule(const plan_options *o, int64_t steps, rw_schedule *s)
     return rw_schedule_create_fixed_interval(steps, o->interval, s);
   case SCHED_STORE_ALL:
     return rw_schedule_create_store_all(steps, s);
+  case SCHED_TWO_LEVEL:
+    return rw_schedule_create_two_level(steps, (int)o->ram_slots, (int)o->disk_slots,
+                                        o->write_cost / o->step_cost, o->read_cost / o->step_cost,
+                                        s);
   }
   return RW_ERR_ARG;
 }
@@ -337,12 +367,12 @@ static int make_schedule(const plan_options *o, int64_t steps, rw_schedule *s)
  * the online schedule the end is announced after the step that reaches it, as an adaptive
  * stepper learns it. */
 static int simulate(const plan_options *o, int64_t steps, int print, int *first_printed,
-                    rw_schedule_stats *st, int *capacity)
+                    rw_schedule_stats *st, int *capacity, int *disk_capacity)
 {
   rw_schedule s = NULL;
   int ierr = make_schedule(o, steps, &s);
   if (ierr) return ierr;
-  ierr = rw_schedule_capacity(s, capacity, NULL);
+  ierr = rw_schedule_capacity(s, capacity, disk_capacity);
   rw_action a;
   char line[128];
   int known = o->kind != SCHED_ONLINE;
@@ -383,7 +413,7 @@ static int plan_steps(const plan_options *o)
 {
   int64_t l = o->steps;
   rw_schedule_stats st;
-  int cap = 0, first = 1, ierr = 0;
+  int cap = 0, disk_cap = 0, first = 1, ierr = 0;
   /* Slots a store must hold: with a budget (ram_slots given) the fixed and store-all
    * schedules must fit it. Checked before anything is printed. */
   if (o->kind == SCHED_FIXED || o->kind == SCHED_STORE_ALL) {
@@ -407,7 +437,7 @@ static int plan_steps(const plan_options *o)
     printf("  \"actions\": [");
   else if (o->actions)
     printf("# actions of the %s schedule\n", kind_name(o->kind));
-  ierr = simulate(o, l, o->actions, &first, &st, &cap);
+  ierr = simulate(o, l, o->actions, &first, &st, &cap, &disk_cap);
   if (ierr) {
     if (o->actions && o->json) printf("]\n}\n");
     print_error("the schedule", ierr);
@@ -420,6 +450,15 @@ static int plan_steps(const plan_options *o)
     print_error("rw_binomial_advances", rw_error_last());
     return 1;
   }
+  /* The two-level optimum, computed from the recurrences without the actions: the
+   * schedule's own cost must equal it. */
+  rw_two_level_counts opt = {0};
+  if (o->kind == SCHED_TWO_LEVEL &&
+      rw_two_level_cost(l, (int)o->ram_slots, (int)o->disk_slots, o->write_cost / o->step_cost,
+                        o->read_cost / o->step_cost, &opt)) {
+    print_error("rw_two_level_cost", rw_error_last());
+    return 1;
+  }
   int64_t sa_adv = l - 1, sa_fwd = 2 * l - 1;
   double cost = (double)st.advances * o->step_cost + (double)st.disk_writes * o->write_cost +
                 (double)st.disk_reads * o->read_cost;
@@ -429,11 +468,18 @@ static int plan_steps(const plan_options *o)
     print_json_string("schedule", kind_name(o->kind));
     print_json_int("steps", l);
     print_json_int("ram_slots", slots);
-    print_json_int("disk_slots", 0);
+    print_json_int("disk_slots", o->disk_slots);
+    if (o->kind == SCHED_TWO_LEVEL) {
+      print_json_int("disk_slots_used", st.peak_disk_slots);
+      print_json_int("ram_slots_used", st.peak_ram_slots);
+      print_json_int("disk_capacity", disk_cap);
+    }
     print_json_int("peak_slots", st.peak_slots);
     if (o->have_snapshot) {
       print_json_int("snapshot_bytes", (int64_t)o->snapshot_bytes);
-      print_json_int("checkpoint_bytes", (int64_t)o->snapshot_bytes * st.peak_slots);
+      print_json_int("checkpoint_bytes", (int64_t)o->snapshot_bytes * st.peak_ram_slots);
+      if (o->kind == SCHED_TWO_LEVEL)
+        print_json_int("disk_checkpoint_bytes", (int64_t)o->snapshot_bytes * st.peak_disk_slots);
     }
     if (o->kind == SCHED_FIXED) print_json_int("interval", o->interval);
     print_json_int("repetitions", r);
@@ -452,6 +498,10 @@ static int plan_steps(const plan_options *o)
     print_json_num("write_cost", o->write_cost);
     print_json_num("read_cost", o->read_cost);
     print_json_num("cost", cost);
+    if (o->kind == SCHED_TWO_LEVEL) {
+      print_json_num("optimal_cost", opt.cost * o->step_cost);
+      print_json_num("ram_only_cost", (double)t_opt * o->step_cost);
+    }
     print_json_int("store_all_slots", l > 1 ? l - 1 : 1);
     print_json_int("store_all_advances", sa_adv);
     print_json_int("store_all_forward_steps", sa_fwd);
@@ -461,11 +511,22 @@ static int plan_steps(const plan_options *o)
   }
   printf("rewind-plan: %s schedule, %" PRId64 " steps\n", kind_name(o->kind), l);
   printf("  RAM slots                %" PRId64 " (counting the initial state's), %d used at peak\n",
-         slots, st.peak_slots);
+         slots, st.peak_ram_slots);
   if (o->have_snapshot)
-    printf("  checkpoint memory        %d x %zu B = %.4g MiB at peak\n", st.peak_slots,
-           o->snapshot_bytes, (double)st.peak_slots * (double)o->snapshot_bytes / 1048576.0);
-  printf("  disk slots               0\n");
+    printf("  checkpoint memory        %d x %zu B = %.4g MiB at peak\n", st.peak_ram_slots,
+           o->snapshot_bytes, (double)st.peak_ram_slots * (double)o->snapshot_bytes / 1048576.0);
+  if (o->kind == SCHED_TWO_LEVEL) {
+    if (o->disk_slots < 0)
+      printf("  disk slots               unlimited, %d used at peak\n", st.peak_disk_slots);
+    else
+      printf("  disk slots               %" PRId64 ", %d used at peak\n", o->disk_slots,
+             st.peak_disk_slots);
+    if (o->have_snapshot)
+      printf("  checkpoint disk          %d x %zu B = %.4g MiB at peak\n", st.peak_disk_slots,
+             o->snapshot_bytes, (double)st.peak_disk_slots * (double)o->snapshot_bytes / 1048576.0);
+  } else {
+    printf("  disk slots               0\n");
+  }
   if (o->kind == SCHED_FIXED) printf("  interval                 %" PRId64 "\n", o->interval);
   printf("  advances                 %" PRId64 "   (optimum with %" PRId64 " slots: t = %" PRId64
          ", repetition number %" PRId64 ")\n",
@@ -481,6 +542,9 @@ static int plan_steps(const plan_options *o)
   printf("  stores / restores        %" PRId64 " / %" PRId64 "\n", st.stores, st.restores);
   printf("  disk writes / reads      %" PRId64 " / %" PRId64 "\n", st.disk_writes, st.disk_reads);
   printf("  cost                     %.6g   (store everything: %.6g)\n", cost, sa_cost);
+  if (o->kind == SCHED_TWO_LEVEL)
+    printf("  two-level optimum        %.6g   (RAM only: %.6g)\n", opt.cost * o->step_cost,
+           (double)t_opt * o->step_cost);
   return 0;
 }
 
@@ -506,7 +570,7 @@ static int plan_unknown(const plan_options *o)
     rw_schedule_stats st;
     int cap = 0, first = 1;
     int64_t l = lengths[i], t = 0;
-    int ierr = simulate(o, l, 0, &first, &st, &cap);
+    int ierr = simulate(o, l, 0, &first, &st, &cap, NULL);
     if (!ierr) ierr = rw_binomial_advances(l, (int)o->ram_slots, NULL, &t);
     if (ierr) {
       print_error("the schedule", ierr);

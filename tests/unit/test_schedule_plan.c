@@ -81,6 +81,63 @@ Test(plan, actions_list_adds_up)
   cr_assert_eq(rev, 10);
 }
 
+/* The two-level split: the numbers are the optimum rw_two_level_cost computes. */
+Test(plan, disk_split_is_the_two_level_optimum)
+{
+  cr_assert_eq(run_plan("--steps 5000 --ram-slots 10 --disk-slots 5 --write-cost 2 --read-cost 3 "
+                        "--json",
+                        buf, sizeof buf),
+               0, "%s", buf);
+  rw_two_level_counts n;
+  RW_TEST_OK(rw_two_level_cost(5000, 10, 5, 2, 3, &n));
+  int64_t t = 0;
+  RW_TEST_OK(rw_binomial_advances(5000, 10, NULL, &t));
+  cr_assert(strstr(buf, "\"schedule\": \"two_level\""), "%s", buf);
+  cr_assert_eq(json_int(buf, "ram_slots"), 10);
+  cr_assert_eq(json_int(buf, "disk_slots"), 5);
+  cr_assert_eq(json_int(buf, "disk_slots_used"), n.disk_slots_used);
+  cr_assert_eq(json_int(buf, "advances"), n.advances);
+  cr_assert_eq(json_int(buf, "disk_writes"), n.disk_writes);
+  cr_assert_eq(json_int(buf, "disk_reads"), n.disk_reads);
+  cr_assert_eq(json_int(buf, "cost"), (int64_t)n.cost); /* integer costs: exact */
+  cr_assert_eq(json_int(buf, "optimal_cost"), (int64_t)n.cost);
+  cr_assert_eq(json_int(buf, "ram_only_cost"), t);
+  cr_assert(n.disk_writes > 0 && n.cost < (double)t);
+  /* costs in step units: doubling every cost doubles the cost, same split */
+  cr_assert_eq(run_plan("--steps 5000 --ram-slots 10 --disk-slots 5 --write-cost 4 --read-cost 6 "
+                        "--step-cost 2 --json",
+                        buf, sizeof buf),
+               0, "%s", buf);
+  cr_assert_eq(json_int(buf, "cost"), 2 * (int64_t)n.cost);
+  cr_assert_eq(json_int(buf, "disk_writes"), n.disk_writes);
+  /* a disk budget gives the slots; unlimited disk */
+  cr_assert_eq(run_plan("--steps 3000 --ram 40MiB --snapshot-bytes 10MiB --disk 1GiB "
+                        "--write-cost 1 --read-cost 1 --json",
+                        buf, sizeof buf),
+               0, "%s", buf);
+  cr_assert_eq(json_int(buf, "ram_slots"), 4);
+  cr_assert_eq(json_int(buf, "disk_slots"), 102);
+  cr_assert(json_int(buf, "disk_slots_used") <= 102);
+  cr_assert_eq(json_int(buf, "disk_checkpoint_bytes"),
+               json_int(buf, "disk_slots_used") * 10 * 1048576LL);
+  cr_assert_eq(run_plan("--steps 3000 --ram-slots 4 --disk-slots unlimited --write-cost 1 "
+                        "--read-cost 1 --json",
+                        buf, sizeof buf),
+               0, "%s", buf);
+  RW_TEST_OK(rw_two_level_cost(3000, 4, -1, 1, 1, &n));
+  cr_assert_eq(json_int(buf, "disk_slots"), -1);
+  cr_assert_eq(json_int(buf, "disk_slots_used"), n.disk_slots_used);
+  cr_assert_eq(json_int(buf, "cost"), (int64_t)n.cost);
+  /* --actions shows the levels */
+  cr_assert_eq(run_plan("--steps 12 --ram-slots 2 --disk-slots 2 --write-cost 1 --read-cost 1 "
+                        "--actions",
+                        buf, sizeof buf),
+               0, "%s", buf);
+  cr_assert(strstr(buf, "store 0 -> disk[0]"), "%s", buf);
+  cr_assert(strstr(buf, "restore disk[0] -> 0"), "%s", buf);
+  cr_assert(strstr(buf, "-> ram[0]"), "%s", buf);
+}
+
 Test(plan, online_and_unknown)
 {
   cr_assert_eq(run_plan("--steps 2000 --ram-slots 8 --online --json", buf, sizeof buf), 0, "%s",
@@ -108,7 +165,10 @@ Test(plan, bad_command_lines_exit_2)
       {"--steps 10 --ram 1KiB", "--snapshot-bytes"},
       {"--steps 10 --ram 100 --snapshot-bytes 1KiB", "smaller than one snapshot"},
       {"--steps unknown --ram-slots 3", "--online"},
-      {"--steps 10 --ram-slots 3 --disk-slots 2", "--disk-slots"},
+      {"--steps 10 --ram-slots 3 --disk-slots 2 --online", "--disk-slots"},
+      {"--steps 10 --ram-slots 3 --disk-slots many", "--disk-slots"},
+      {"--steps 10 --ram-slots 3 --disk-slots 2 --disk 1MiB --snapshot-bytes 1KiB", "not both"},
+      {"--steps 10 --ram-slots 3 --disk-slots 2 --step-cost 0", "--step-cost"},
       {"--steps 10 --ram-slots 3 --schedule magic", "--schedule"},
       {"--steps 10 --ram-slots 3 --step-cost -1", "--step-cost"},
       {"--steps 10", "--ram-slots"},
