@@ -14,8 +14,9 @@
  *
  * After the stages, every entry must be a known key or one of PETSc's own runtime options
  * (see rw_deck_petsc_names), and every known key's effective value (entry or table default)
- * is parsed and checked against its type and range. All problems are collected into one
- * message. */
+ * is parsed and checked against its type and range. A key set twice within one file or YAML
+ * text is a problem naming both lines (PETSc would keep the later value silently). All
+ * problems are collected into one message. */
 #include "rewind/rw_deck.h"
 
 #include <ctype.h>
@@ -551,6 +552,422 @@ static int first_tab_indent(const char *text)
   return 0;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Keys set twice in one file                                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+/* PETSc's YAML reader and its options database let a later value of a key replace an earlier
+ * one silently, and neither knows line numbers. So each file's keys are listed again here,
+ * with the line that sets them, and a key set twice in one file (or one YAML text) is a
+ * problem naming both lines. Keys are compared as the options database compares them: after
+ * flattening, without leading dashes, ignoring case. */
+
+/* One key seen in a file: its name as the options database gets it and where it is set. */
+typedef struct {
+  char *name;
+  int line;
+  int nested; /* set inside a nested map (its name joins keys with '_') */
+} seen_key;
+
+typedef struct {
+  seen_key *k;
+  int n, cap;
+} seen_list;
+
+static void seen_free(seen_list *l)
+{
+  for (int i = 0; i < l->n; i++)
+    rw_free(&l->k[i].name);
+  rw_free(&l->k);
+  l->n = l->cap = 0;
+}
+
+/* Records `name` set on `line`; *prev is the earlier entry of the same key, or NULL. */
+static int seen_add(seen_list *l, const char *name, int line, int nested, const seen_key **prev)
+{
+  *prev = NULL;
+  for (int i = 0; i < l->n; i++)
+    if (streq_ci(l->k[i].name, name)) {
+      *prev = &l->k[i];
+      return 0;
+    }
+  if (l->n == l->cap) {
+    int c = l->cap ? 2 * l->cap : 32;
+    seen_key *k = NULL;
+    RW_CALL(rw_calloc((size_t)c, sizeof *k, "deck key lines", &k));
+    if (l->n) memcpy(k, l->k, (size_t)l->n * sizeof *k);
+    rw_free(&l->k);
+    l->k = k;
+    l->cap = c;
+  }
+  RW_CALL(dup_cstr(name, &l->k[l->n].name));
+  l->k[l->n].line = line;
+  l->k[l->n].nested = nested;
+  l->n++;
+  return 0;
+}
+
+#define RW_YAML_NAME  512 /* PETSc's longest option name */
+#define RW_YAML_DEPTH 32  /* nested maps followed; deeper ones are not checked */
+
+/* The YAML key scanner. It follows the subset of YAML that decks use, on text PETSc's reader
+ * has already accepted: block maps by indentation, flow maps and sequences (also over several
+ * lines), plain and quoted scalars, comments, block scalars (| and >), anchors and tags before
+ * a value, and documents (---). Keys flatten as PETSc flattens them: a nested map's keys are
+ * prefixed with "key_", a merge key "<<" adds no prefix, "$$" keys are skipped. What it does
+ * not follow (a complex "?" key, a sequence of maps, an alias) it skips, so it can miss a
+ * repeat there but never reports one that is not. */
+typedef struct {
+  rw_deck d;
+  const char *what; /* the text in messages: "deck file 'x.yaml'" */
+  seen_list seen;
+  const char *p; /* cursor of the flow scanner */
+  int line;      /* its line (1-based) */
+} yaml_scan;
+
+/* Records the key prefix + key (klen bytes) set on `line`, and a problem if it is a repeat. */
+static int yscan_key(yaml_scan *s, const char *prefix, const char *key, size_t klen, int line)
+{
+  char name[RW_YAML_NAME + 2];
+  const seen_key *prev = NULL;
+  snprintf(name, sizeof name, "-%s%.*s", prefix, (int)klen, key);
+  const char *n = strip_dashes(name);
+  if (!*n) return 0;
+  RW_CALL(seen_add(&s->seen, n, line, prefix[0] != '\0', &prev));
+  if (!prev) return 0;
+  return deck_problem(s->d,
+                      "%s sets key '%s' twice: on line %d and again on line %d%s. Set each key "
+                      "once.",
+                      s->what, n, prev->line, line,
+                      prev->nested || prefix[0]
+                          ? " (keys of a nested map join with '_', so both lines set this key)"
+                          : "");
+}
+
+/* What a key does to the names under it: "<<" merges its map without a prefix, "$$" keys are
+ * ignored with all they hold, any other key prefixes its map's keys with "key_". Returns 0
+ * when the key itself is not an option (merge or "$$"), 1 otherwise. */
+static int yscan_child(const char *prefix, int ignore, const char *key, size_t klen, char *child,
+                       int *child_ignore)
+{
+  *child_ignore = ignore;
+  if (klen == 2 && key[0] == '<' && key[1] == '<') {
+    snprintf(child, RW_YAML_NAME, "%s", prefix);
+    return 0;
+  }
+  snprintf(child, RW_YAML_NAME, "%s%.*s_", prefix, (int)klen, key);
+  if (klen >= 2 && key[0] == '$' && key[1] == '$') {
+    *child_ignore = 1;
+    return 0;
+  }
+  return !ignore;
+}
+
+/* Flow context: skips white space, line breaks and comments. */
+static void yscan_ws(yaml_scan *s)
+{
+  for (;;) {
+    if (*s->p == '\n') {
+      s->line++;
+      s->p++;
+    } else if (*s->p == ' ' || *s->p == '\t' || *s->p == '\r') {
+      s->p++;
+    } else if (*s->p == '#') {
+      while (*s->p && *s->p != '\n')
+        s->p++;
+    } else {
+      return;
+    }
+  }
+}
+
+/* Skips a quoted scalar starting at the cursor (its quote), escapes and line breaks included. */
+static void yscan_quoted(yaml_scan *s)
+{
+  char q = *s->p++;
+  while (*s->p) {
+    if (*s->p == '\n') s->line++;
+    if (q == '"' && *s->p == '\\' && s->p[1]) {
+      if (s->p[1] == '\n') s->line++;
+      s->p += 2;
+      continue;
+    }
+    if (*s->p == q) {
+      s->p++;
+      if (q == '\'' && *s->p == '\'') {
+        s->p++;
+        continue;
+      }
+      return;
+    }
+    s->p++;
+  }
+}
+
+/* Skips anchors (&a) and tags (!t) in front of a node. */
+static void yscan_props(yaml_scan *s)
+{
+  while (*s->p == '&' || *s->p == '!') {
+    while (*s->p && !is_space((unsigned char)*s->p) && !strchr(",[]{}", *s->p))
+      s->p++;
+    yscan_ws(s);
+  }
+}
+
+/* Flow context: skips one node (a quoted or plain scalar, or a whole collection). */
+static void yscan_skip(yaml_scan *s)
+{
+  if (*s->p == '"' || *s->p == '\'') {
+    yscan_quoted(s);
+    return;
+  }
+  if (*s->p == '[' || *s->p == '{') {
+    int depth = 0;
+    while (*s->p) {
+      char c = *s->p;
+      if (c == '"' || c == '\'') {
+        yscan_quoted(s);
+        continue;
+      }
+      if (c == '\n') s->line++;
+      s->p++;
+      if (c == '[' || c == '{') depth++;
+      if ((c == ']' || c == '}') && --depth == 0) return;
+    }
+    return;
+  }
+  while (*s->p && !strchr(",[]{}", *s->p)) {
+    if (*s->p == '\n') s->line++;
+    if (*s->p == '#' && s->p[-1] == ' ') {
+      while (*s->p && *s->p != '\n')
+        s->p++;
+      continue;
+    }
+    s->p++;
+  }
+}
+
+/* Flow map at the cursor ('{'): records its keys under prefix; leaves the cursor after '}'. */
+static int yscan_flow_map(yaml_scan *s, const char *prefix, int ignore, int depth)
+{
+  char child[RW_YAML_NAME];
+  s->p++;
+  for (;;) {
+    yscan_ws(s);
+    if (!*s->p) return 0;
+    if (*s->p == '}') {
+      s->p++;
+      return 0;
+    }
+    if (*s->p == ',') {
+      s->p++;
+      continue;
+    }
+    int line = s->line;
+    const char *key = s->p;
+    size_t klen = 0;
+    if (*s->p == '"' || *s->p == '\'') {
+      yscan_quoted(s);
+      key++;
+      klen = s->p > key ? (size_t)(s->p - key - 1) : 0;
+    } else if (*s->p == '[' || *s->p == '{' || *s->p == '?') {
+      yscan_skip(s); /* a complex key: not an option name */
+      if (*s->p == '?') s->p++;
+      continue;
+    } else {
+      while (*s->p && !strchr(",:[]{}\n#", *s->p))
+        s->p++;
+      if (s->p == key && *s->p != ':') { /* stray punctuation: step over it */
+        s->p++;
+        continue;
+      }
+      klen = (size_t)(s->p - key);
+      while (klen && is_space((unsigned char)key[klen - 1]))
+        klen--;
+    }
+    yscan_ws(s);
+    int child_ignore = 0;
+    int is_opt = yscan_child(prefix, ignore, key, klen, child, &child_ignore);
+    if (*s->p != ':') { /* a key without a value: an option set to nothing */
+      if (is_opt) RW_CALL(yscan_key(s, prefix, key, klen, line));
+      continue;
+    }
+    s->p++;
+    yscan_ws(s);
+    yscan_props(s);
+    if (*s->p == '{' && depth < RW_YAML_DEPTH) {
+      RW_CALL(yscan_flow_map(s, child, child_ignore, depth + 1));
+    } else {
+      if (*s->p == '*') is_opt = 0; /* an alias: its keys are not followed */
+      yscan_skip(s);
+      if (is_opt) RW_CALL(yscan_key(s, prefix, key, klen, line));
+    }
+  }
+}
+
+/* Block context: the key of a "key: value" line starting at c (eol: its end). Returns the
+ * position after the ':' and sets *key, *klen (the inside of quotes for a quoted key), or
+ * NULL when the line holds no key. */
+static const char *yscan_block_key(const char *c, const char *eol, const char **key, size_t *klen)
+{
+  const char *q = c;
+  if (*c == '"' || *c == '\'') {
+    yaml_scan t;
+    memset(&t, 0, sizeof t);
+    t.p = c;
+    yscan_quoted(&t);
+    if (t.p > eol || t.p - c < 2) return NULL;
+    *key = c + 1;
+    *klen = (size_t)(t.p - c - 2);
+    q = t.p;
+    while (q < eol && (*q == ' ' || *q == '\t'))
+      q++;
+    if (q >= eol || *q != ':') return NULL;
+    return q + 1;
+  }
+  if (strchr("[]{}&*!|>%@`?#,", *c)) return NULL;
+  for (; q < eol; q++) {
+    if (*q == '#' && q > c && (q[-1] == ' ' || q[-1] == '\t')) return NULL;
+    if (*q == ':' && (q + 1 == eol || strchr(" \t\r", q[1]))) {
+      size_t n = (size_t)(q - c);
+      while (n && (c[n - 1] == ' ' || c[n - 1] == '\t'))
+        n--;
+      *key = c;
+      *klen = n;
+      return q + 1;
+    }
+  }
+  return NULL;
+}
+
+/* Lists the keys of a YAML text in s->seen, recording a problem for each repeat. */
+static int yscan_text(yaml_scan *s, const char *text)
+{
+  struct {
+    int indent, ignore;
+    char prefix[RW_YAML_NAME];
+  } lv[RW_YAML_DEPTH];
+  int depth = 0, line = 0;
+  int pending = 0, pend_indent = 0, pend_line = 0, pend_opt = 0, pend_ignore = 0;
+  const char *pend_key = NULL;
+  size_t pend_klen = 0;
+  char pend_child[RW_YAML_NAME] = "";
+  int skip_indent = -1, skip_dash = 0; /* lines deeper than skip_indent continue a value */
+  lv[0].indent = -1;
+  lv[0].ignore = 0;
+  lv[0].prefix[0] = '\0';
+  const char *p = text;
+  while (*p) {
+    const char *bol = p, *eol = strchr(p, '\n');
+    if (!eol) eol = p + strlen(p);
+    line++;
+    p = *eol ? eol + 1 : eol;
+    const char *c = bol;
+    while (c < eol && *c == ' ')
+      c++;
+    int ind = (int)(c - bol);
+    if (c == eol || *c == '\r' || *c == '#') continue; /* blank or comment */
+    int dash = *c == '-' && (c + 1 == eol || strchr(" \t\r", c[1]));
+    if (skip_indent >= 0) {
+      if (ind > skip_indent || (skip_dash && dash && ind == skip_indent)) continue;
+      skip_indent = -1;
+      skip_dash = 0;
+    }
+    int marker = ind == 0 && (strncmp(c, "---", 3) == 0 || strncmp(c, "...", 3) == 0) &&
+                 (c + 3 == eol || strchr(" \t\r", c[3]));
+    if (pending) {
+      pending = 0;
+      if (!marker && dash && ind >= pend_indent) { /* the key's value is a block sequence */
+        if (pend_opt) RW_CALL(yscan_key(s, lv[depth].prefix, pend_key, pend_klen, pend_line));
+        skip_indent = pend_indent;
+        skip_dash = 1;
+        continue;
+      }
+      if (!marker && ind > pend_indent && depth + 1 < RW_YAML_DEPTH) { /* its nested map */
+        depth++;
+        lv[depth].indent = ind;
+        lv[depth].ignore = pend_ignore;
+        snprintf(lv[depth].prefix, sizeof lv[depth].prefix, "%s", pend_child);
+      } else if (!marker && ind > pend_indent) { /* too deep to follow */
+        skip_indent = pend_indent;
+        continue;
+      } else if (pend_opt) { /* no value: an option set to nothing */
+        RW_CALL(yscan_key(s, lv[depth].prefix, pend_key, pend_klen, pend_line));
+      }
+    }
+    if (marker) { /* a new document */
+      depth = 0;
+      lv[0].indent = -1;
+      continue;
+    }
+    if (*c == '%') continue; /* a directive */
+    while (depth > 0 && lv[depth].indent > ind)
+      depth--;
+    if (lv[depth].indent < 0) lv[depth].indent = ind;
+    s->line = line;
+    s->p = c;
+    if (*c == '{') { /* a flow map as a whole document */
+      RW_CALL(yscan_flow_map(s, lv[depth].prefix, lv[depth].ignore, depth));
+    } else {
+      const char *key = NULL;
+      size_t klen = 0;
+      const char *v = dash ? NULL : yscan_block_key(c, eol, &key, &klen);
+      skip_indent = ind; /* deeper lines continue this line's value */
+      if (!v) continue;  /* a sequence item or a complex key: not followed */
+      char child[RW_YAML_NAME];
+      int child_ignore = 0;
+      int is_opt = yscan_child(lv[depth].prefix, lv[depth].ignore, key, klen, child, &child_ignore);
+      s->p = v;
+      while (*s->p == ' ' || *s->p == '\t')
+        s->p++;
+      yscan_props(s);
+      if (s->line != line) { /* props then a line break: the value is on the next lines */
+        s->p = eol;
+        s->line = line;
+      }
+      if (s->p >= eol || *s->p == '#' || *s->p == '\r') { /* the value is on the next lines */
+        skip_indent = -1;
+        pending = 1;
+        pend_indent = ind;
+        pend_line = line;
+        pend_key = key;
+        pend_klen = klen;
+        pend_opt = is_opt;
+        pend_ignore = child_ignore;
+        snprintf(pend_child, sizeof pend_child, "%s", child);
+        continue;
+      }
+      if (*s->p == '{' && depth + 1 < RW_YAML_DEPTH) {
+        RW_CALL(yscan_flow_map(s, child, child_ignore, depth + 1));
+      } else {
+        if (*s->p == '*') is_opt = 0; /* an alias: its keys are not followed */
+        if (*s->p == '[' || *s->p == '{' || *s->p == '"' || *s->p == '\'') yscan_skip(s);
+        if (is_opt) RW_CALL(yscan_key(s, lv[depth].prefix, key, klen, line));
+      }
+    }
+    /* Continue after what the flow scanner read (a flow node may span lines). */
+    if (s->line > line) {
+      const char *nl = strchr(s->p, '\n');
+      p = nl ? nl + 1 : s->p + strlen(s->p);
+      line = s->line;
+    }
+  }
+  if (pending && pend_opt) RW_CALL(yscan_key(s, lv[depth].prefix, pend_key, pend_klen, pend_line));
+  return 0;
+}
+
+/* Records a problem for every key that the YAML text sets twice. `what` names the text. */
+static int yaml_repeated_keys(rw_deck d, const char *text, const char *what)
+{
+  yaml_scan s;
+  memset(&s, 0, sizeof s);
+  s.d = d;
+  s.what = what;
+  int ierr = yscan_text(&s, text);
+  seen_free(&s.seen);
+  return ierr;
+}
+
 /* Parses YAML text with PETSc's reader and merges its options as from source src. `what`
  * names the text in messages ("deck file 'x.yaml'"). */
 static int stage_yaml(rw_deck d, const char *text, int src, const char *what)
@@ -580,6 +997,7 @@ static int stage_yaml(rw_deck d, const char *text, int src, const char *what)
     ierr = RW_ERROR(RW_ERR_PETSC, "PetscOptionsLeftGet failed on %s", what);
     goto cleanup;
   }
+  RW_TRY(yaml_repeated_keys(d, text, what));
   for (PetscInt i = 0; i < n; i++) {
     const char *name = strip_dashes(names[i]);
     if (is_help_name(name)) continue; /* help is a command-line request only */
@@ -594,8 +1012,9 @@ cleanup:
 static int stage_file(rw_deck d, const char *path, int force_yaml, int depth);
 
 /* Plain PETSc options text: "-key value" per line, '#' to the end of a line is a comment.
- * Unlike PETSc, a value may contain spaces ("-checkpoint_ram 100 kB") and may be quoted. */
-static int stage_plain(rw_deck d, char *text, int src, const char *path, int depth)
+ * Unlike PETSc, a value may contain spaces ("-checkpoint_ram 100 kB") and may be quoted.
+ * A key given on two lines is a problem naming both (seen: the file's keys so far). */
+static int stage_plain(rw_deck d, char *text, int src, const char *path, int depth, seen_list *seen)
 {
   int line = 0;
   char *p = text;
@@ -672,6 +1091,15 @@ static int stage_plain(rw_deck d, char *text, int src, const char *path, int dep
       continue;
     }
     if (is_help_name(name)) continue; /* help is a command-line request only */
+    const seen_key *prev = NULL;
+    RW_CALL(seen_add(seen, name, line, 0, &prev));
+    if (prev) {
+      RW_CALL(deck_problem(d,
+                           "deck file '%s' sets key '%s' twice: on line %d and again on line "
+                           "%d. Set each key once.",
+                           path, name, prev->line, line));
+      continue;
+    }
     RW_CALL(add_entry(d, name, value, src));
   }
   return 0;
@@ -690,6 +1118,7 @@ static int stage_file(rw_deck d, const char *path, int force_yaml, int depth)
   char *text = NULL, *what = NULL;
   int err_no = 0, src = 0, ierr = 0;
   strbuf label = {0};
+  seen_list seen = {0};
   if (!d->path) RW_CALL(dup_cstr(path, &d->path));
   RW_CALL(read_file_bcast(d->comm, path, &text, &err_no));
   if (!text) {
@@ -703,8 +1132,9 @@ static int stage_file(rw_deck d, const char *path, int force_yaml, int depth)
       ends_with_ci(path, ".json"))
     RW_TRY(stage_yaml(d, text, src, what));
   else
-    RW_TRY(stage_plain(d, text, src, path, depth));
+    RW_TRY(stage_plain(d, text, src, path, depth, &seen));
 cleanup:
+  seen_free(&seen);
   rw_free(&text);
   sb_free(&label);
   return ierr;

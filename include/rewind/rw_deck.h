@@ -9,7 +9,9 @@
  * and range at start-up, and reads sizes with units (512MiB, 8GiB, 1.5GB, 4096).
  *
  * Errors name where the value came from (the deck file, the command line or the default
- * deck), the key, the value and what is allowed. Only io/ and apps/ touch PETSc. */
+ * deck), the key, the value and what is allowed. A key set twice in one file (also after
+ * flattening: `adjoint: {mode: store}` and `adjoint_mode: checkpoint`) is an error naming the
+ * file, the key and both lines. Only io/ and apps/ touch PETSc. */
 #ifndef REWIND_RW_DECK_H
 #define REWIND_RW_DECK_H
 

@@ -7,6 +7,7 @@
 #include "rewind/rw_deck.h"
 #include "rw_test.h"
 
+#include <glob.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +407,116 @@ Test(deck, plain_file_bad_lines)
   snprintf(want1, sizeof want1, "deck file '%s' line 2: expected '-key value', found 'dt'", path);
   snprintf(want2, sizeof want2, "deck file '%s' line 3: one option per line", path);
   expect_deck_error(make_deck(&deck, NULL, path, NULL), want1, want2);
+}
+
+Test(deck, repeated_key_in_yaml_names_both_lines)
+{
+  rw_deck deck = NULL;
+  char want[4200];
+  const char *path = deck_path("repeat_key.yaml");
+  snprintf(want, sizeof want,
+           "deck file '%s' sets key 'steps' twice: on line 3 and again on line 5", path);
+  expect_deck_error(make_deck(&deck, default_yaml, path, NULL), want, NULL);
+  cr_assert_null(deck);
+}
+
+Test(deck, repeated_key_after_flattening)
+{
+  rw_deck deck = NULL;
+  char want[4200];
+  const char *path = deck_path("repeat_nested.yaml");
+  snprintf(want, sizeof want,
+           "deck file '%s' sets key 'checkpoint_ram' twice: on line 6 and again on line 8", path);
+  expect_deck_error(make_deck(&deck, NULL, path, NULL), want, "nested map join with '_'");
+}
+
+Test(deck, repeated_key_in_plain_file)
+{
+  rw_deck deck = NULL;
+  char want[4200];
+  const char *path = deck_path("repeat_key.opts");
+  snprintf(want, sizeof want,
+           "deck file '%s' sets key 'STEPS' twice: on line 3 and again on line 5", path);
+  size_t mem0 = rw_mem_current();
+  expect_deck_error(make_deck(&deck, NULL, path, NULL), want, NULL);
+  cr_expect_eq(rw_mem_current(), mem0, "leaked %zu bytes", rw_mem_current() - mem0);
+}
+
+/* The YAML key scanner on the constructs decks may use: each text sets `key` on lines l1 and
+ * l2 (key NULL: no key is set twice). PETSc must accept every text, or the case tests nothing. */
+Test(deck, repeated_key_yaml_constructs)
+{
+  static const struct {
+    const char *yaml, *key;
+    int l1, l2;
+  } cases[] = {
+      {"dt: 1\ntf: 2\ndt: 3\n", "dt", 1, 3},
+      {"checkpoint:\n  ram: 1GiB\n  disk: 0\ncheckpoint_ram: 2GiB\n", "checkpoint_ram", 2, 4},
+      {"checkpoint: {disk: 0,\n  ram: 1GiB}\n\ncheckpoint: {ram: 2GiB}\n", "checkpoint_ram", 2, 4},
+      {"checkpoint:\n    ram: 1GiB\nverbose: yes\ncheckpoint:\n    disk: 0\n", NULL, 0, 0},
+      {"# dt: 1\ndt: 2 # dt: 3\nlabel: 'a: b\n  dt: c'\ntf: 1\n", NULL, 0, 0},
+      {"weights: [1,\n  2]\ndt: 1\nlabel: |\n  dt: 2\n  dt: 3\ntf: 1\n", NULL, 0, 0},
+      {"weights:\n  - 1\n  - 2\ndt: 1\n", NULL, 0, 0},
+      {"weights:\n- 1\n- 2\nweights: [3]\n", "weights", 1, 4},
+      {"---\ndt: 1\n...\n---\ndt: 2\n", "dt", 2, 5},
+      {"\"dt\": 1\nsteps: 2\nDT: 3\n", "DT", 1, 3},
+      {"$$defaults:\n  dt: 1\ndt: 2\n", NULL, 0, 0},
+      {"<<: {dt: 1}\ndt: 2\n", "dt", 1, 2},
+      {"label: x\noutput: >\n  folded\n  text\nlabel:\n", "label", 1, 5},
+      {"{dt: 1, steps: 2,\n dt: 3}\n", "dt", 1, 2},
+      {"checkpoint:\n  ram:\n  disk: 1\nverbose: on\n", NULL, 0, 0},
+  };
+  rw_deck base = NULL; /* keeps PETSc initialised between the cases */
+  RW_TEST_OK(make_deck(&base, NULL, NULL));
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    rw_deck deck = NULL;
+    int ierr = make_deck(&deck, cases[i].yaml, NULL);
+    const char *msg = ierr ? rw_error_message() : "";
+    cr_expect(!strstr(msg, "not a valid deck"), "case %zu: PETSc refused the text: %s", i, msg);
+    if (cases[i].key) {
+      char want[256];
+      snprintf(want, sizeof want,
+               "the default deck sets key '%s' twice: on line %d and again on line %d",
+               cases[i].key, cases[i].l1, cases[i].l2);
+      cr_expect(ierr == RW_ERR_DECK && strstr(msg, want), "case %zu: expected \"%s\", got: %s", i,
+                want, msg);
+    } else {
+      cr_expect(!strstr(msg, "twice"), "case %zu: no key is set twice, got: %s", i, msg);
+    }
+    rw_deck_destroy(&deck);
+    rw_error_clear();
+  }
+  RW_TEST_OK(rw_deck_destroy(&base));
+}
+
+/* Every deck shipped with the apps, their embedded defaults and the good test decks set each
+ * key once: none of them may be refused as repeating a key. */
+Test(deck, shipped_decks_set_each_key_once)
+{
+  static const char *patterns[] = {"apps/*/decks/*", "apps/*/default.yaml", "tests/decks/good.*"};
+  const char *root = getenv("REWIND_SOURCE_DIR");
+  rw_deck base = NULL;
+  int checked = 0;
+  RW_TEST_OK(make_deck(&base, NULL, NULL));
+  for (size_t k = 0; k < sizeof patterns / sizeof patterns[0]; k++) {
+    char pat[4200];
+    glob_t g;
+    snprintf(pat, sizeof pat, "%s/%s", root ? root : ".", patterns[k]);
+    if (glob(pat, 0, NULL, &g) != 0) continue;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+      rw_deck deck = NULL;
+      int ierr = make_deck(&deck, NULL, g.gl_pathv[i], NULL);
+      const char *msg = ierr ? rw_error_message() : "";
+      cr_expect(!strstr(msg, "twice") && !strstr(msg, "not a valid deck"), "%s: %s", g.gl_pathv[i],
+                msg);
+      rw_deck_destroy(&deck);
+      rw_error_clear();
+      checked++;
+    }
+    globfree(&g);
+  }
+  cr_expect_geq(checked, 15, "only %d decks found under %s", checked, root ? root : ".");
+  RW_TEST_OK(rw_deck_destroy(&base));
 }
 
 Test(deck, help_flag)
