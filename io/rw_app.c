@@ -132,6 +132,9 @@ static int rw_app_read_common(rw_app *app)
   RW_CALL(rw_deck_get_real(deck, "atol", &opt->atol));
   RW_CALL(rw_deck_get_int(deck, "max_steps", &opt->max_steps));
   RW_CALL(rw_deck_get_string(deck, "output", app->output, sizeof app->output));
+  /* An unwritable result path is refused now, not when the finished run renames its file. */
+  if (rw_output_check_path(rw_context_comm(app->ctx), app->output))
+    return rw_app_deck_error(app, "output");
   RW_CALL(rw_deck_get_int(deck, "output_every", &app->output_every));
   RW_CALL(rw_deck_get_string(deck, "log_level", level, sizeof level));
   RW_CALL(rw_deck_get_string(deck, "progress", prog, sizeof prog));

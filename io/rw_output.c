@@ -18,6 +18,7 @@
 #include "rewind/rw_output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
@@ -81,6 +82,111 @@ static void rw_output_xmf_path(const char *path, char *xmf, size_t size)
     }
   }
   snprintf(xmf, size, "%.*s.xmf", (int)len, path);
+}
+
+/* What stops a result from being written at `path`, as one line into msg ("" when
+ * nothing does). Not collective: rank 0 asks, as it creates and renames the files. */
+static void rw_output_path_problem(const char *path, char *msg, size_t len)
+{
+  struct stat sb;
+  char dir[4096], side[4096 + 16], partial[4096 + 32];
+  size_t n = strlen(path);
+  msg[0] = '\0';
+  if (n == 0) {
+    snprintf(msg, len, "output '': the result file name is empty");
+    return;
+  }
+  if (n >= 4000) {
+    snprintf(msg, len, "output '%.60s...': the path is too long (%zu characters)", path, n);
+    return;
+  }
+  if (path[n - 1] == '/') {
+    snprintf(msg, len, "output '%s' names a directory; give a file name such as '%srewind.h5'",
+             path, path);
+    return;
+  }
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    snprintf(msg, len,
+             "output '%s' is an existing directory, so the result cannot be renamed onto it; "
+             "give a file name such as '%s/rewind.h5'",
+             path, path);
+    return;
+  }
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    snprintf(msg, len, "output '%s' exists and is not a regular file", path);
+    return;
+  }
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash == dir)
+    dir[1] = '\0';
+  else if (slash)
+    *slash = '\0';
+  else
+    snprintf(dir, sizeof dir, ".");
+  if (stat(dir, &sb) != 0) {
+    if (errno == ENOENT)
+      snprintf(msg, len, "output '%s': directory '%s' does not exist", path, dir);
+    else
+      snprintf(msg, len, "output '%s': directory '%s' cannot be used: %s", path, dir,
+               strerror(errno));
+    return;
+  }
+  if (!S_ISDIR(sb.st_mode)) {
+    snprintf(msg, len, "output '%s': '%s' is not a directory", path, dir);
+    return;
+  }
+  if (access(dir, W_OK | X_OK) != 0) {
+    snprintf(msg, len, "output '%s': directory '%s' is not writable (%s)", path, dir,
+             strerror(errno));
+    return;
+  }
+  /* The sidecar and both partial files must not be directories either (the run would fail
+   * at its very end, renaming them). */
+  rw_output_xmf_path(path, side, sizeof side);
+  const char *names[3] = {side, NULL, NULL};
+  char side_partial[4096 + 32];
+  snprintf(partial, sizeof partial, "%s.partial", path);
+  snprintf(side_partial, sizeof side_partial, "%s.partial", side);
+  names[1] = partial;
+  names[2] = side_partial;
+  for (int i = 0; i < 3; i++)
+    if (stat(names[i], &sb) == 0 && S_ISDIR(sb.st_mode)) {
+      snprintf(msg, len, "output '%s': '%s', which the run writes, is an existing directory", path,
+               names[i]);
+      return;
+    }
+  /* Create the partial file as the run will (a leftover one is kept as it is: the run
+   * truncates it). Permission bits do not stop root, but this does reach a read-only or
+   * full file system. */
+  int existed = stat(partial, &sb) == 0;
+  int fd = open(partial, O_WRONLY | O_CREAT, 0644);
+  if (fd < 0) {
+    snprintf(msg, len, "output '%s': cannot create '%s': %s", path, partial, strerror(errno));
+    return;
+  }
+  close(fd);
+  if (!existed) unlink(partial);
+}
+
+/* Checks, before any work, that a result file can be written at `path`: not an existing
+ * directory (or anything but a regular file), its directory exists and is writable, its
+ * partial file can be created (and is removed again), and neither it nor the XDMF sidecar
+ * and its partial file are in the way as directories. Collective on comm: rank 0 checks and
+ * broadcasts its finding, so every rank returns the same code and message.
+ *   comm  the ranks that will write the file
+ *   path  the result file path
+ * Returns 0, or RW_ERR_IO with one line naming the path and what is wrong. */
+int rw_output_check_path(MPI_Comm comm, const char *path)
+{
+  char msg[1024] = "";
+  int rank = 0;
+  RW_CHECK(path, RW_ERR_ARG, "rw_output_check_path: path is NULL");
+  RW_CALL_MPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) rw_output_path_problem(path, msg, sizeof msg);
+  RW_CALL_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+  RW_CHECK(!msg[0], RW_ERR_IO, "%s", msg);
+  return 0;
 }
 
 int rw_output_create(MPI_Comm comm, const char *path, rw_output *out)

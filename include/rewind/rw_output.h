@@ -32,6 +32,12 @@ typedef struct rw_output_s *rw_output;
  * (directory missing or not writable, ...). Collective on comm. */
 int rw_output_create(MPI_Comm comm, const char *path, rw_output *out);
 
+/* Checks before any work that a result can be written at `path` (see rw_output.c): not an
+ * existing directory, its directory exists and is writable, "<path>.partial" can be created,
+ * no directory in the way of the partial files or the sidecar. RW_ERR_IO with one line
+ * naming the path and the problem otherwise. Collective on comm (rank 0 checks). */
+int rw_output_check_path(MPI_Comm comm, const char *path);
+
 /* Closes the file. success = 1: flush and close; rank 0 writes the XDMF sidecar (if any) as
  * "<xmf>.partial", renames the HDF5 file to its final path, then the sidecar. If any step
  * fails, nothing of this run is left: no partial files, and no result without its sidecar

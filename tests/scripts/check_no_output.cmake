@@ -1,0 +1,20 @@
+# Checks that a refused run left nothing behind: no path in ABSENT exists, and every path in
+# EMPTY_DIRS is still an empty directory. Lists are separated with '|'.
+# Usage: cmake "-DABSENT=a|b" "-DEMPTY_DIRS=c|d" -P check_no_output.cmake
+string(REPLACE "|" ";" absent "${ABSENT}")
+string(REPLACE "|" ";" dirs "${EMPTY_DIRS}")
+foreach(p IN LISTS absent)
+  if(EXISTS "${p}")
+    message(FATAL_ERROR "a refused run left ${p} behind")
+  endif()
+endforeach()
+foreach(d IN LISTS dirs)
+  if(NOT IS_DIRECTORY "${d}")
+    message(FATAL_ERROR "${d} is no longer a directory")
+  endif()
+  file(GLOB inside LIST_DIRECTORIES true "${d}/*")
+  if(inside)
+    message(FATAL_ERROR "a refused run wrote into ${d}: ${inside}")
+  endif()
+endforeach()
+message(STATUS "nothing left behind")
