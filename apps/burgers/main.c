@@ -12,6 +12,7 @@
 #include "app_default_deck.h"
 #include "rewind/rw_app.h"
 #include "rewind/rw_burgers.h"
+#include "rewind/rw_stability.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -39,19 +40,31 @@ static const rw_deck_key keys[] = {
      "HDF5 result file (written as <output>.partial, renamed when complete)"},
     {"output_every", RW_KEY_INT, "25", "steps", 0, 1e12, 0, NULL, 0,
      "write a snapshot of u every k steps (0: none)"},
+    {"stability_check", RW_KEY_ENUM, "error", NULL, 0, 0, 0, "error,warn,off", 0,
+     "dt above the stepper's explicit stability limit (diffusion 8 nu / h^2 plus advection "
+     "2 max|u0| / h): error refuses to run, warn runs and says by how much"},
 };
+
+/* The forward sweep stops early when max |u| is not finite or above this factor times
+ * max(1, max |u0|) (viscous Burgers keeps max |u| <= max |u0|); tested every few steps. */
+#define BLOWUP_FACTOR 1e6
+#define BLOWUP_EVERY  10
 
 static const char *const comps[] = {"u"};
 
 typedef struct {
   rw_app *app;
   rw_grid grid;
+  double bound; /* blow-up bound on max |u| */
 } monitor_ctx;
 
+/* The blow-up test and snapshots of the first forward sweep. */
 static int monitor(void *c, long n, double t, N_Vector y)
 {
   monitor_ctx *m = c;
   long every = m->app->output_every;
+  if (n % BLOWUP_EVERY == 0 || n == m->app->nsteps)
+    RW_CALL(rw_state_check_blowup(y, m->bound, n, t, m->app->opt.dt));
   if (every > 0 && (n % every == 0 || n == m->app->nsteps))
     RW_CALL(rw_output_grid_snapshot(m->app->out, m->grid, t, y, comps));
   return 0;
@@ -65,6 +78,8 @@ static int run(rw_app *app)
   rw_stepper st = NULL;
   N_Vector y = NULL, dJdy0 = NULL;
   double dJdp[1] = {0.0}, J = 0.0, L = 1.0;
+  double rho = 0.0, limit = INFINITY, y0max = 0.0;
+  char smode[8];
   long N = 0;
   int nc = 2, ns = 2;
   rw_burgers_config cfg;
@@ -96,12 +111,24 @@ static int run(rw_app *app)
   RW_TRY(rw_problem_new_state(prob, &dJdy0));
   RW_TRY(rw_burgers_initial_state(prob, y));
   rw_grid grid = rw_burgers_grid(prob);
+  /* Explicit stability, before anything is written (adaptive steps find their own size). */
+  RW_TRY(rw_deck_get_string(deck, "stability_check", smode, sizeof smode));
+  RW_TRY(rw_burgers_eigen_bound(prob, y, &rho));
+  RW_TRY(rw_stability_check_dt(app->ctx, rw_tableau_find(app->stepper), app->opt.dt,
+                               app->opt.tf - app->opt.t0, rw_deck_source(deck, "dt"), rho,
+                               "4 nu (1/hx^2 + 1/hy^2) + max|u0| (1/hx + 1/hy)",
+                               app->opt.adaptive || strcmp(smode, "off") == 0 ? RW_STABILITY_OFF
+                               : strcmp(smode, "warn") == 0                   ? RW_STABILITY_WARN
+                                                                              : RW_STABILITY_ERROR,
+                               &limit));
+  RW_TRY(rw_state_max_abs(y, &y0max));
 
   /* Output opens before the run: an unwritable path fails in seconds, not after the run. */
   RW_TRY(rw_app_open_output(app));
   RW_TRY(rw_output_attr_string(app->out, "/", "problem", "burgers"));
   RW_TRY(rw_output_attr_long(app->out, "/", "N", N));
   RW_TRY(rw_output_attr_double(app->out, "/", "L", L));
+  RW_TRY(rw_output_attr_double(app->out, "/", "stability_limit_dt", limit));
   RW_TRY(rw_output_grid_field(app->out, "/state/initial", grid, y, comps, 1));
   RW_TRY(rw_output_attr_double(app->out, "/state/initial", "t", app->opt.t0));
   RW_TRY(rw_output_grid_field(app->out, "/target", grid, rw_burgers_target(prob), comps, 1));
@@ -111,11 +138,12 @@ static int run(rw_app *app)
     double umax = fabs(cfg.offset) + fabs(cfg.amplitude), h = L / (double)N;
     rw_log(app->ctx, RW_LOG_SUMMARY,
            "%s: %ld x %ld periodic grid on %d x %d ranks, h = %g, nu = %g (cell Reynolds number "
-           "%.2g), %s, J = 1/2 |u(T) - u0(x - (%g, %g))|^2\n",
+           "%.2g), %s, dt = %g (stability limit %.4g), J = 1/2 |u(T) - u0(x - (%g, %g))|^2\n",
            app->info->name, N, N, dims[0], dims[1], h, cfg.nu,
-           cfg.nu > 0.0 ? umax * h / cfg.nu : INFINITY, app->stepper, cfg.shift[0], cfg.shift[1]);
+           cfg.nu > 0.0 ? umax * h / cfg.nu : INFINITY, app->stepper, app->opt.dt, limit,
+           cfg.shift[0], cfg.shift[1]);
   }
-  monitor_ctx mctx = {app, grid};
+  monitor_ctx mctx = {app, grid, BLOWUP_FACTOR * fmax(1.0, y0max)};
   RW_TRY(rw_app_solve(app, prob, st, y, monitor, &mctx, &J, dJdp, dJdy0, &stats));
 
   RW_TRY(rw_output_grid_field(app->out, "/state/final", grid, y, comps, 1));

@@ -15,6 +15,7 @@
 #include "app_default_deck.h"
 #include "rewind/rw_app.h"
 #include "rewind/rw_grayscott.h"
+#include "rewind/rw_stability.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -41,20 +42,32 @@ static const rw_deck_key keys[] = {
      "HDF5 result file (written as <output>.partial, renamed when complete)"},
     {"output_every", RW_KEY_INT, "50", "steps", 0, 1e12, 0, NULL, 0,
      "write a snapshot of (u, v) every k steps (0: initial and final state only)"},
+    {"stability_check", RW_KEY_ENUM, "error", NULL, 0, 0, 0, "error,warn,off", 0,
+     "dt above the stepper's explicit stability limit (diffusion 4 dim max(D_u, D_v) / h^2 "
+     "plus the linear reaction rates): error refuses to run, warn runs and says by how much"},
 };
+
+/* The forward sweep stops early when max |u|, |v| is not finite or above this factor times
+ * max(1, its initial value) (the exact solution stays in [0, 1]); tested every few steps. */
+#define BLOWUP_FACTOR 1e6
+#define BLOWUP_EVERY  10
 
 static const char *const comps[] = {"u", "v"};
 
 typedef struct {
   rw_app *app;
   rw_grid grid;
+  double bound; /* blow-up bound on max |y| */
 } monitor_ctx;
 
-/* Snapshots of the first forward sweep (the driver never calls it during recomputation). */
+/* The blow-up test and snapshots of the first forward sweep (the driver never calls it
+ * during recomputation). */
 static int monitor(void *c, long n, double t, N_Vector y)
 {
   monitor_ctx *m = c;
   long every = m->app->output_every;
+  if (n % BLOWUP_EVERY == 0 || n == m->app->nsteps)
+    RW_CALL(rw_state_check_blowup(y, m->bound, n, t, m->app->opt.dt));
   if (every > 0 && (n % every == 0 || n == m->app->nsteps))
     RW_CALL(rw_output_grid_snapshot(m->app->out, m->grid, t, y, comps));
   return 0;
@@ -69,6 +82,8 @@ static int run(rw_app *app)
   N_Vector y = NULL, dJdy0 = NULL;
   char objname[16];
   double node[3] = {-1, -1, -1}, dJdp[4] = {0}, J = 0.0;
+  double rho = 0.0, limit = INFINITY, y0max = 0.0;
+  char smode[8];
   int nnode = 3;
   long dim = 2;
   rw_gs_config cfg;
@@ -106,6 +121,17 @@ static int run(rw_app *app)
   RW_TRY(rw_problem_new_state(prob, &dJdy0));
   RW_TRY(rw_gs_initial_state(prob, y));
   rw_grid grid = rw_gs_grid(prob);
+  /* Explicit stability, before anything is written (adaptive steps find their own size). */
+  RW_TRY(rw_deck_get_string(deck, "stability_check", smode, sizeof smode));
+  RW_TRY(rw_gs_eigen_bound(prob, &rho));
+  RW_TRY(rw_stability_check_dt(app->ctx, rw_tableau_find(app->stepper), app->opt.dt,
+                               app->opt.tf - app->opt.t0, rw_deck_source(deck, "dt"), rho,
+                               "4 dim max(D_u, D_v) / h^2 + max(|gamma|, |gamma + kappa|)",
+                               app->opt.adaptive || strcmp(smode, "off") == 0 ? RW_STABILITY_OFF
+                               : strcmp(smode, "warn") == 0                   ? RW_STABILITY_WARN
+                                                                              : RW_STABILITY_ERROR,
+                               &limit));
+  RW_TRY(rw_state_max_abs(y, &y0max));
   long pt[3];
   rw_gs_point(prob, pt);
 
@@ -116,6 +142,7 @@ static int run(rw_app *app)
   RW_TRY(rw_output_attr_long(app->out, "/", "N", cfg.n));
   RW_TRY(rw_output_attr_long(app->out, "/", "dim", cfg.dim));
   RW_TRY(rw_output_attr_double(app->out, "/", "L", cfg.length));
+  RW_TRY(rw_output_attr_double(app->out, "/", "stability_limit_dt", limit));
   if (cfg.objective == RW_GS_POINT) {
     RW_TRY(rw_output_attr_long(app->out, "/", "objective_node_i", pt[0]));
     RW_TRY(rw_output_attr_long(app->out, "/", "objective_node_j", pt[1]));
@@ -143,10 +170,13 @@ static int run(rw_app *app)
       snprintf(procs, sizeof procs, "%d x %d x %d", dims[0], dims[1], dims[2]);
     else
       snprintf(procs, sizeof procs, "%d x %d", dims[0], dims[1]);
-    rw_log(app->ctx, RW_LOG_SUMMARY, "%s: %s grid on %s ranks, h = %g, J = %s at T = %g\n",
-           app->info->name, shape, procs, cfg.length / (double)cfg.n, obj, app->opt.tf);
+    rw_log(app->ctx, RW_LOG_SUMMARY,
+           "%s: %s grid on %s ranks, h = %g, J = %s at T = %g, dt = %g (stability limit %.4g "
+           "with %s)\n",
+           app->info->name, shape, procs, cfg.length / (double)cfg.n, obj, app->opt.tf, app->opt.dt,
+           limit, app->stepper);
   }
-  monitor_ctx mctx = {app, grid};
+  monitor_ctx mctx = {app, grid, BLOWUP_FACTOR * fmax(1.0, y0max)};
   RW_TRY(rw_app_solve(app, prob, st, y, monitor, &mctx, &J, dJdp, dJdy0, &stats));
 
   RW_TRY(rw_output_grid_field(app->out, "/state/final", grid, y, comps, 1));

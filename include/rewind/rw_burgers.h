@@ -48,6 +48,14 @@ int rw_burgers_initial_state(rw_problem prob, N_Vector y);
 /* The target field u_target (owned by the problem, grid layout). Not collective. */
 N_Vector rw_burgers_target(rw_problem prob);
 
+/* A bound rho for the explicit stability limit dt <= beta / rho (rw_stability.h) of this
+ * advection-diffusion operator: the 5-point Laplacian's 4 nu (1/hx^2 + 1/hy^2) plus the
+ * centred advection's max|u| (1/hx + 1/hy), with max|u| from `u` (pass the initial state:
+ * viscous Burgers does not raise max|u|). The advection eigenvalues are imaginary, so this
+ * is an estimate of where the steps become unstable, not a bound (euler and heun, with no
+ * imaginary axis in their stability region, rely on the diffusion). Collective. */
+int rw_burgers_eigen_bound(rw_problem prob, N_Vector u, double *rho);
+
 #ifdef __cplusplus
 }
 #endif

@@ -73,6 +73,15 @@ int rw_gs_initial_state(rw_problem prob, N_Vector y);
  * dimension). Not collective. */
 void rw_gs_point(rw_problem prob, long node[3]);
 
+/* A bound rho on the magnitude of the eigenvalues of df/dy on the negative real axis, for
+ * the explicit stability limit dt <= beta / rho (rw_stability.h): the 5/7-point Laplacian's
+ * 4 dim D / h^2 with the larger diffusivity, plus the linear reaction rates
+ * max(|gamma|, |gamma + kappa|) (current parameter values). The nonlinear term u v^2 is left
+ * out: its Jacobian entries stay below 3 on the invariant region 0 <= u, v <= 1 and are far
+ * smaller in practice, while the diffusion term sets the limit on the grids where it binds.
+ * Not collective. */
+int rw_gs_eigen_bound(rw_problem prob, double *rho);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,8 @@
  * independent of the decomposition (dJ/dnu and J are global sums grouped by rank). */
 #include "rewind/rw_burgers.h"
 
+#include "rewind/rw_stability.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -252,4 +254,21 @@ N_Vector rw_burgers_target(rw_problem prob)
 {
   rw_burgers *b = bg_of(prob);
   return b ? b->target : NULL;
+}
+
+/* The advection-diffusion bound (see rw_burgers.h): 4 nu (1/hx^2 + 1/hy^2) + max|u| (1/hx +
+ * 1/hy), with nu the current parameter and max|u| over all ranks.
+ *   prob  a Burgers problem
+ *   u     the state the advection speed is taken from (the initial state)
+ *   rho   out: the bound, the same on every rank
+ * Collective. Returns RW_ERR_ARG for another problem. */
+int rw_burgers_eigen_bound(rw_problem prob, N_Vector u, double *rho)
+{
+  rw_burgers *b = bg_of(prob);
+  double umax = 0.0;
+  RW_CHECK(b && u && rho, RW_ERR_ARG, "rw_burgers_eigen_bound: not a Burgers problem");
+  RW_CALL(rw_state_max_abs(u, &umax));
+  double nu = fabs(rw_problem_params(prob)[0]);
+  *rho = 4.0 * nu * (b->ihx2 + b->ihy2) + umax * (1.0 / b->hx + 1.0 / b->hy);
+  return 0;
 }

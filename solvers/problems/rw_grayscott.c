@@ -373,3 +373,18 @@ int rw_gs_initial_state(rw_problem prob, N_Vector y)
       }
   return 0;
 }
+
+/* The bound on the Jacobian's spectrum along the negative real axis (see rw_grayscott.h):
+ * 4 dim max(D_u, D_v) / h^2 + max(|gamma|, |gamma + kappa|), with the current parameters.
+ *   prob  a Gray-Scott problem
+ *   rho   out: the bound
+ * Not collective. Returns RW_ERR_ARG for another problem. */
+int rw_gs_eigen_bound(rw_problem prob, double *rho)
+{
+  rw_gs *s = gs_content(prob);
+  RW_CHECK(s && rho, RW_ERR_ARG, "rw_gs_eigen_bound: not a Gray-Scott problem");
+  const double *p = rw_problem_params(prob);
+  double dmax = fmax(fabs(p[0]), fabs(p[1]));
+  *rho = 4.0 * s->dim * dmax * s->ih2 + fmax(fabs(p[2]), fabs(p[2] + p[3]));
+  return 0;
+}

@@ -1,6 +1,7 @@
 # Input validation of the apps (rewind-grayscott, rewind-burgers) at 1 and 2 ranks: each
 # mistake is refused before the first step with a message naming the key, the value and the
-# problem, a non-zero exit (a deck error) and nothing left behind.
+# problem, a non-zero exit (a deck error) and nothing left behind; a run let through past the
+# stability limit stops at the first blow-up test.
 set(IN_OUT ${CMAKE_CURRENT_BINARY_DIR}/out_inputs)
 set(IN_DECKS ${PROJECT_SOURCE_DIR}/tests/decks)
 file(MAKE_DIRECTORY ${IN_OUT}/existing_dir ${IN_OUT}/blocked.h5.partial)
@@ -10,6 +11,11 @@ set(IN_EXE_grayscott $<TARGET_FILE:rewind-grayscott>)
 set(IN_EXE_burgers $<TARGET_FILE:rewind-burgers>)
 # Small, quick problems: if a check let a run through, it would still finish in seconds.
 set(IN_ARGS -N 16 -tf 0.01 -dt 0.001)
+
+# 500 steps past the stability limit: Gray-Scott at N = 256 with its default dt 0.5 (limit
+# 0.41 with rk4), Burgers at dt 0.01 (limit 0.0033).
+set(IN_BLOWUP_grayscott -N 256)
+set(IN_BLOWUP_burgers -dt 0.01 -tf 5)
 
 set(IN_REFUSED "")
 foreach(app IN LISTS IN_APPS)
@@ -41,8 +47,25 @@ foreach(app IN LISTS IN_APPS)
       REGEX "repeat_app.opts' sets key 'N' twice: on line 2 and again on line 4"
       FORBID "objective J|grid on"
       COMMAND ${exe} ${IN_DECKS}/repeat_app.opts -output ${IN_OUT}/${app}_repeated_opts.h5)
+    # 3. dt above the stepper's explicit stability limit: refused at start-up naming dt, the
+    # limit and the stepper; with stability_check: warn it runs, says by how much, and the
+    # blow-up is caught after the first step; with off, an unstable run stops early (well
+    # before its 500 steps), not after the forward sweep.
+    rewind_mpi_expect(inputs_${app}_dt_unstable_np${np} NP ${np} RC nonzero
+      REGEX "dt = 1e\\+300 \\(from command line; one step of tf - t0 = [0-9.]+\\) exceeds the explicit stability limit [0-9.e+-]+ of stepper heun.*stability_check: warn.*invalid input deck"
+      FORBID "objective J|grid on"
+      COMMAND ${exe} -N 16 -stepper heun -dt 1e300 -output ${IN_OUT}/${app}_dt_unstable.h5)
+    rewind_mpi_expect(inputs_${app}_dt_warn_np${np} NP ${np} RC nonzero
+      REGEX "warning: dt = 1e\\+300; one step of tf - t0 = 1e\\+300 exceeds the explicit stability limit [0-9.e+-]+ of stepper rk4 by a factor [0-9.e+]+.*blew up at step 1 "
+      FORBID "objective J"
+      COMMAND ${exe} -N 16 -dt 1e300 -tf 1e300 -stability_check warn -output ${IN_OUT}/${app}_dt_warn.h5)
+    rewind_mpi_expect(inputs_${app}_blowup_early_np${np} NP ${np} RC nonzero
+      REGEX "blew up at step ([1-9]|[1-9][0-9]|[1-3][0-9][0-9]) \\(t = .*reduce dt"
+      FORBID "objective J"
+      COMMAND ${exe} ${IN_BLOWUP_${app}} -stability_check off -adjoint_mode store
+              -output ${IN_OUT}/${app}_blowup_early.h5)
     foreach(t output_is_dir output_under_file output_missing_dir output_partial_blocked
-              repeated_yaml repeated_opts)
+              repeated_yaml repeated_opts dt_unstable dt_warn blowup_early)
       list(APPEND IN_REFUSED inputs_${app}_${t}_np${np})
     endforeach()
   endforeach()
@@ -54,8 +77,9 @@ set(absent "${IN_OUT}/existing_dir.partial|${IN_OUT}/existing_dir.xmf|${IN_OUT}/
 string(APPEND absent "|${IN_OUT}/no_such_dir|${IN_OUT}/blocked.h5|${IN_OUT}/blocked.xmf")
 string(APPEND absent "|${IN_OUT}/blocked.xmf.partial")
 foreach(app IN LISTS IN_APPS)
-  foreach(t repeated_yaml repeated_opts)
+  foreach(t repeated_yaml repeated_opts dt_unstable dt_warn blowup_early)
     string(APPEND absent "|${IN_OUT}/${app}_${t}.h5|${IN_OUT}/${app}_${t}.h5.partial")
+    string(APPEND absent "|${IN_OUT}/${app}_${t}.xmf")
   endforeach()
 endforeach()
 add_test(NAME inputs_nothing_left_behind
