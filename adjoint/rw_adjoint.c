@@ -240,10 +240,10 @@ static int rw_make_schedule(const rw_adjoint_options *opt, long N, int slots, in
                                                 : "store-all");
   switch (opt->schedule) {
   case RW_SCHEDULE_BINOMIAL:
-    RW_CHECK(dslots == 0, RW_ERR_NOT_IMPLEMENTED,
-             "the two-level RAM + disk schedule is not built yet (%d disk slots, costs %g, %g)",
-             dslots, wd, rd);
-    RW_CALL(rw_schedule_create_binomial(N, slots, out));
+    if (dslots > 0)
+      RW_CALL(rw_schedule_create_two_level(N, slots, dslots, wd, rd, out));
+    else
+      RW_CALL(rw_schedule_create_binomial(N, slots, out));
     break;
   case RW_SCHEDULE_ONLINE:
     RW_CALL(rw_schedule_create_online(slots, out));
@@ -583,8 +583,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   s.snapshot_bytes = snap;
   s.checkpoint_bytes = rw_store_bytes(stores[RW_LEVEL_RAM]);
   s.disk_bytes = rw_store_bytes(stores[RW_LEVEL_DISK]);
-  s.write_cost = dcap > 0 ? wd : 0.0;
-  s.read_cost = dcap > 0 ? rd : 0.0;
+  s.write_cost = dslots > 0 ? wd : 0.0;
+  s.read_cost = dslots > 0 ? rd : 0.0;
 
   double tA = rw_wtime(), tB = tA;
   rw_vec_copy(y, cur);

@@ -410,6 +410,12 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   if (app->opt.adaptive)
     rw_log(ctx, RW_LOG_SUMMARY, "  adaptive: %ld accepted steps, %ld rejected (rtol %g, atol %g)\n",
            st->accepted, st->rejected, app->opt.rtol, app->opt.atol);
+  if (st->disk_slots == 0 && app->opt.mode == RW_ADJOINT_CHECKPOINT &&
+      (app->opt.disk_slots > 0 || app->opt.disk_bytes > 0))
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  disk tier: unused: with a disk write costing %.3g steps and a read %.3g%s, the "
+           "optimal schedule keeps every checkpoint in RAM\n",
+           st->write_cost, st->read_cost, st->costs_measured ? " (measured)" : "");
   if (st->disk_slots > 0)
     rw_log(ctx, RW_LOG_SUMMARY,
            "  disk tier: %d slots in %s, %ld writes, %ld reads (%.2f s, %.2f s on rank 0); costs "

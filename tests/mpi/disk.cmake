@@ -1,0 +1,25 @@
+# The disk tier (issue 7): every app gives the store-everything gradient bit for bit under
+# the two-level RAM + disk schedule (several budgets, stages, measured costs), at 1, 2 and 4
+# ranks; faults (a flipped byte, a truncation, a full disk, a missing or occupied
+# directory, budgets below a snapshot or above the free space) end the run cleanly on every
+# rank with a clear message and nothing left behind.
+set(DISK_SH ${PROJECT_SOURCE_DIR}/tests/scripts/disk_tier.sh)
+set(DISK_ARGS_grayscott -N 16 -tf 20 -dt 0.2)
+set(DISK_ARGS_heat -N 16)
+# a deck RAM budget would override checkpoint_slots: the script sets checkpoint_ram 0
+set(DISK_ARGS_ode -tf 3)
+foreach(name grayscott heat wave burgers ode)
+  foreach(np 1 2 4)
+    add_test(NAME disk_tier_${name}_np${np}
+      COMMAND ${DISK_SH} ${MPIEXEC_EXECUTABLE} ${np} $<TARGET_FILE:rewind-${name}> ${DISK_ARGS_${name}})
+    set_tests_properties(disk_tier_${name}_np${np} PROPERTIES ENVIRONMENT "${REWIND_TEST_ENV}"
+      TIMEOUT 300 PROCESSORS ${np} PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+  endforeach()
+endforeach()
+foreach(np 1 2)
+  add_test(NAME disk_faults_np${np}
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/disk_faults.sh ${MPIEXEC_EXECUTABLE} ${np}
+            $<TARGET_FILE:rewind-grayscott> -N 16 -tf 20 -dt 0.2)
+  set_tests_properties(disk_faults_np${np} PROPERTIES ENVIRONMENT "${REWIND_TEST_ENV}"
+    TIMEOUT 300 PROCESSORS ${np} PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+endforeach()

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Faults of the disk tier: each must end the run on every rank with a non-zero exit and a
+# message that says what happened, with no gradient printed and no result file (or partial
+# file) left behind. A flipped byte and a truncation are injected after a disk write
+# (REWIND_FAULT_INJECT, see rw_store.h); a full disk is a real small tmpfs filled after the
+# second write (skipped, saying why, where tmpfs cannot be mounted); the others are set-up
+# errors found before the first step.
+# Usage: disk_faults.sh MPIEXEC NP APP [app args...]
+set -u
+mpiexec=$1 np=$2 app=$3
+shift 3
+work=$(mktemp -d)
+mnt=""
+cleanup() {
+  [ -n "$mnt" ] && umount "$mnt" 2>/dev/null && rmdir "$mnt"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir "$work/ckpt"
+fail=0
+disk=(-adjoint_mode checkpoint -checkpoint_schedule binomial -checkpoint_slots 2
+  -checkpoint_disk_slots 6 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5)
+expect_fail() { # name, regex, dir, then env and args
+  local name=$1 regex=$2 dir=$3
+  shift 3
+  local o rc
+  o=$(env "$@" 2>&1)
+  rc=$?
+  local bad=""
+  [ $rc -ne 0 ] || bad="exit status 0"
+  echo "$o" | grep -qE "$regex" || bad="$bad; no message matching '$regex'"
+  echo "$o" | grep -q "dJ/d" && bad="$bad; a gradient was printed"
+  ls "$work"/out.h5* >/dev/null 2>&1 && bad="$bad; result file left: $(ls "$work"/out.h5*)"
+  [ -n "$dir" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ] && bad="$bad; files left in $dir: $(ls "$dir")"
+  if [ -n "$bad" ]; then
+    echo "$o" | tail -8
+    echo "FAIL [$name]: $bad"
+    fail=1
+  else
+    echo "ok [$name]: exit $rc, $(echo "$o" | grep -E "$regex" | head -1 | cut -c1-150)"
+  fi
+  rm -f "$work"/out.h5 "$work"/out.h5.partial "$work"/out.xmf "$work"/out.xmf.partial
+}
+cmd=("$mpiexec" -n "$np" --oversubscribe "$app" "$@" "${disk[@]}" -output "$work/out.h5" -progress off)
+expect_fail flip "is damaged.*(checksum|another step)" "$work/ckpt" REWIND_FAULT_INJECT=flip@2 "${cmd[@]}" -checkpoint_dir "$work/ckpt"
+expect_fail truncate "is damaged" "$work/ckpt" REWIND_FAULT_INJECT=truncate@2 "${cmd[@]}" -checkpoint_dir "$work/ckpt"
+expect_fail missing_dir "checkpoint_dir '$work/nope' does not exist" "" "${cmd[@]}" -checkpoint_dir "$work/nope"
+touch "$work/afile"
+expect_fail dir_is_file "checkpoint_dir '$work/afile' does not exist or is not a directory" "" "${cmd[@]}" -checkpoint_dir "$work/afile"
+rm -f "$work/afile"
+expect_fail budget_below_snapshot "checkpoint_disk budget of 16 bytes is smaller than one snapshot" "$work/ckpt" "${cmd[@]}" -checkpoint_dir "$work/ckpt" -checkpoint_disk_slots 0 -checkpoint_disk 16
+# A run that keeps its files, then the same run again: refused, naming the file and how to
+# restart.
+o=$("${cmd[@]}" -checkpoint_dir "$work/ckpt" -checkpoint_keep true 2>&1) ||
+  { echo "$o" | tail -5; echo "FAIL [keep]: the run failed"; fail=1; }
+rm -f "$work"/out.h5 "$work"/out.xmf
+[ -n "$(ls -A "$work/ckpt")" ] || { echo "FAIL [keep]: checkpoint_keep left no files"; fail=1; }
+expect_fail occupied "already exists.*restart" "" "${cmd[@]}" -checkpoint_dir "$work/ckpt"
+rm -f "$work"/ckpt/*
+mnt=$(mktemp -d)
+if mount -t tmpfs -o size=256k tmpfs "$mnt" 2>/dev/null; then
+  # every slot the schedule wants must fit: 256 KiB cannot hold them and HDF5's overhead
+  expect_fail budget_above_free_space "has [0-9]+ bytes free" "$mnt" "${cmd[@]}" -checkpoint_dir "$mnt" -checkpoint_disk_slots 0 -checkpoint_disk 1GiB
+  umount "$mnt"
+  mount -t tmpfs -o size=4m tmpfs "$mnt"
+  expect_fail disk_full "file system is full" "" REWIND_FAULT_INJECT=fill@2 "${cmd[@]}" -checkpoint_dir "$mnt"
+  rm -f "$mnt/rewind-fault-fill"
+  [ -z "$(ls -A "$mnt")" ] || { echo "FAIL [disk_full]: left in the tmpfs: $(ls "$mnt")"; fail=1; }
+else
+  rmdir "$mnt"
+  mnt=""
+  echo "skip [disk_full, budget_above_free_space]: cannot mount a small tmpfs here (needs root)"
+fi
+[ $fail -eq 0 ] && echo "PASS"
+exit $fail
