@@ -123,6 +123,7 @@ int rw_forward_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   double last;
   rw_adjoint_stats s;
   memset(&s, 0, sizeof s);
+  s.restart_step = -1;
   RW_CHECK(!opt->adaptive, RW_ERR_NOT_IMPLEMENTED,
            "rw_forward_solve runs fixed or replayed grids; adaptive runs go through "
            "rw_adjoint_solve (checkpoint mode, online schedule)");
@@ -163,6 +164,7 @@ static int rw_adjoint_solve_store(rw_problem prob, rw_stepper st, const rw_adjoi
   double *pbar = NULL;
   rw_adjoint_stats s;
   memset(&s, 0, sizeof s);
+  s.restart_step = -1;
   RW_CALL(rw_grid_setup(opt, &N, &last));
   RW_CHECK(N <= (1L << 40) / per, RW_ERR_BUDGET, "store mode cannot hold %ld steps", N);
   size_t base = rw_mem_current();
@@ -342,7 +344,7 @@ static int rw_adaptive_advance(rw_stepper st, const rw_adjoint_options *opt, N_V
 static rw_snapshot_tag rw_tag(const rw_adjoint_options *opt, long N, const double *rec_t,
                               long rec_n, int64_t step)
 {
-  rw_snapshot_tag tg = {step, 0.0, 0.0};
+  rw_snapshot_tag tg = {.step = step};
   if (N < 0) { /* adaptive, length not known yet: the record holds times up to rec_n */
     tg.t = rec_t[step];
     tg.h = step < rec_n ? rec_t[step + 1] - rec_t[step] : 0.0;
@@ -355,9 +357,10 @@ static rw_snapshot_tag rw_tag(const rw_adjoint_options *opt, long N, const doubl
 
 /* Stores the stage snapshot of `step` that the last step computed. */
 static int rw_put_pending(rw_store st, int slot, const rw_adjoint_options *opt, long N,
-                          const rw_time_record *rec, int64_t step, N_Vector *stages)
+                          const rw_time_record *rec, int64_t step, double q, N_Vector *stages)
 {
   rw_snapshot_tag tg = rw_tag(opt, N, rec->t, rec->n, step);
+  tg.q = q;
   RW_CALL(rw_store_put(st, slot, &tg, stages));
   return 0;
 }
@@ -373,7 +376,7 @@ static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N
   rw_store probe = NULL;
   char id[80];
   snprintf(id, sizeof id, "%s-probe", opt->run_id ? opt->run_id : "run");
-  rw_store_hdf5_options ho = {opt->disk_dir ? opt->disk_dir : ".", id, "probe", 0};
+  rw_store_hdf5_options ho = {.dir = opt->disk_dir ? opt->disk_dir : ".", .run_id = id, .contents = "probe"};
   RW_TRY(rw_vec_clone(y, &tmp));
   RW_TRY(rw_vec_clone_array(y, ns > per ? ns : per, &vecs));
   for (int k = 0; k < per; k++)
@@ -383,7 +386,7 @@ static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N
   double w0 = rw_wtime();
   RW_TRY(rw_stepper_step(st, t, h, y, tmp, NULL, NULL));
   double w1 = rw_wtime();
-  rw_snapshot_tag tg = {0, t, h};
+  rw_snapshot_tag tg = {.step = 0, .t = t, .h = h};
   RW_TRY(rw_store_put(probe, 0, &tg, vecs));
   RW_TRY(rw_store_sync(probe)); /* the write itself, not only its hand-off */
   double w2 = rw_wtime();
@@ -449,6 +452,187 @@ static int rw_read_ahead_step(rw_read_ahead *ra, long idx, rw_store disk, int pe
   return 0;
 }
 
+/* --- Restart ------------------------------------------------------------------------------
+ * A run with a disk tier records in its checkpoint files the facts its schedule was built
+ * from (the step count, slot counts and disk costs: a measured cost would differ if measured
+ * again, and so would the schedule). A restarted run rebuilds the same schedule from them and
+ * replays its actions without executing them up to a resume point: a disk STORE of the first
+ * sweep such that
+ *   - every disk slot full at that point holds, on every rank, a complete snapshot of the
+ *     step the schedule put there (rw_store_hdf5_check_slot: tag and chunk checksums as
+ *     written), and
+ *   - every RAM slot full at that point holds the same state (RAM is lost with the process;
+ *     those slots are filled again from the disk snapshot).
+ * The latest such point is taken; the state and the running cost come from its snapshot, so
+ * every later step computes the same bits as the uninterrupted run. With none, the run
+ * starts again from y0. Disk slots not needed from there on are released. */
+
+#define RW_RESTART_FORMAT "rewind-restart 1 steps=%ld ram_slots=%d disk_slots=%d per=%d"
+#define RW_RESTART_COSTS " write_cost=%a read_cost=%a"
+#define RW_RESTART_COSTS_IN " write_cost=%la read_cost=%la"
+
+/* Reads the killed run's schedule facts from the store's info and checks them against this
+ * run's; returns its disk slots and costs. Not collective (every rank reads its own file; the
+ * files of one run agree). */
+static int rw_restart_info(rw_store disk, const char *dir, long N, int slots, int per, int *dslots,
+                           double *wd, double *rd)
+{
+  const char *info = rw_store_hdf5_info(disk);
+  long n = -1;
+  int rs = -1, ds = -1, pp = -1;
+  RW_CHECK(sscanf(info, RW_RESTART_FORMAT RW_RESTART_COSTS_IN, &n, &rs, &ds, &pp, wd, rd) == 6,
+           RW_ERR_IO,
+           "restart_from '%s': the checkpoint file '%s' does not say which schedule wrote it "
+           "(info = '%.80s'): it was not written by this version of Rewind",
+           dir, rw_store_path(disk), info);
+  RW_CHECK(n == N && rs == slots && pp == per, RW_ERR_DECK,
+           "restart_from '%s': the checkpoints were written by a run of %ld steps with %d RAM "
+           "slots and %d vectors per snapshot; this run has %ld steps, %d slots and %d vectors",
+           dir, n, rs, pp, N, slots, per);
+  *dslots = ds;
+  return 0;
+}
+
+/* Replays the schedule's first sweep without executing it. With k >= 0: stops after action k
+ * and leaves the slot contents there in ram/disk (step held, -1 empty) and action k in *kact.
+ * With k < 0: counts in *ncand the disk STOREs of the first sweep and, when cand != NULL,
+ * records their action indices in cand and in ok whether this rank could resume there (see
+ * above). Not collective. */
+static int rw_restart_scan(const rw_adjoint_options *opt, long N, int slots, int dslots, double wd,
+                           double rd, long k, int64_t *ram, int nram, int64_t *disk, int ndisk,
+                           rw_action *kact, rw_store ds, long *cand, int *ok, long *ncand)
+{
+  int ierr = 0;
+  rw_schedule sc = NULL;
+  for (int i = 0; i < nram; i++)
+    ram[i] = -1;
+  for (int i = 0; i < ndisk; i++)
+    disk[i] = -1;
+  *ncand = 0;
+  RW_TRY(rw_make_schedule(opt, N, slots, dslots, wd, rd, &sc));
+  for (long i = 0;; i++) {
+    rw_action a;
+    RW_TRY(rw_schedule_next(sc, &a));
+    if (a.type == RW_ACTION_FIRST_REVERSE || a.type == RW_ACTION_TERMINATE) break;
+    if (k >= 0 && i > k) break;
+    if (a.type == RW_ACTION_STORE || a.type == RW_ACTION_FREE) {
+      int64_t *lv = a.level == RW_LEVEL_DISK ? disk : ram;
+      int nl = a.level == RW_LEVEL_DISK ? ndisk : nram;
+      RW_CHECK_GOTO(a.slot >= 0 && a.slot < nl, RW_ERR_INTERNAL,
+                    "restart: schedule slot %d outside the store's %d", a.slot, nl);
+      lv[a.slot] = a.type == RW_ACTION_STORE ? a.step : -1;
+    }
+    if (i == k) *kact = a;
+    if (k < 0 && a.type == RW_ACTION_STORE && a.level == RW_LEVEL_DISK) {
+      if (cand) {
+        int good = 1;
+        for (int r = 0; good && r < nram; r++)
+          good = ram[r] < 0 || ram[r] == a.step;
+        for (int d = 0; good && d < ndisk; d++)
+          if (disk[d] >= 0) RW_TRY(rw_store_hdf5_check_slot(ds, d, disk[d], 0, &good));
+        cand[*ncand] = i;
+        ok[*ncand] = good;
+      }
+      (*ncand)++;
+    }
+  }
+cleanup:
+  rw_schedule_destroy(&sc);
+  return ierr;
+}
+
+/* Finds the resume point (see above), brings the stores, the state, the running cost and the
+ * schedule `sch` to it, and sets *idx (actions done) and *at (the current step). Collective. */
+static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, int dslots,
+                             double wd, double rd, rw_store *stores, rw_schedule sch, int per,
+                             N_Vector cur, N_Vector *stages, long *idx, int64_t *at, double *q,
+                             rw_adjoint_stats *s)
+{
+  int ierr = 0, nram = rw_store_num_slots(stores[RW_LEVEL_RAM]);
+  int ndisk = rw_store_num_slots(stores[RW_LEVEL_DISK]);
+  rw_store ds = stores[RW_LEVEL_DISK];
+  int64_t *ram = NULL, *disk = NULL;
+  long *cand = NULL, ncand = 0, K = -1;
+  int *ok = NULL;
+  int64_t *seen = NULL; /* per disk slot: the step whose data were verified */
+  rw_action ka;
+  memset(&ka, 0, sizeof ka);
+  RW_TRY(rw_calloc((size_t)nram + 1, sizeof *ram, "restart", &ram));
+  RW_TRY(rw_calloc((size_t)ndisk + 1, sizeof *disk, "restart", &disk));
+  long none = 0;
+  RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, &ka, ds, NULL,
+                         NULL, &ncand));
+  RW_TRY(rw_calloc((size_t)ncand + 1, sizeof *cand, "restart", &cand));
+  RW_TRY(rw_calloc((size_t)ncand + 1, sizeof *ok, "restart", &ok));
+  RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, &ka, ds, cand,
+                         ok, &ncand));
+  /* The latest candidate that passes everywhere: the cheap check (stamps) first, then the
+   * data of every disk slot it needs, each (slot, step) read once; agreed over ranks. */
+  RW_TRY(rw_calloc((size_t)ndisk + 1, sizeof *seen, "restart", &seen));
+  for (int d = 0; d < ndisk; d++)
+    seen[d] = -1;
+  for (long c = ncand - 1; c >= 0 && K < 0; c--) {
+    int good = ok[c];
+    if (good) {
+      RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, cand[c], ram, nram, disk, ndisk, &ka,
+                             ds, NULL, NULL, &none));
+      for (int d = 0; good && d < ndisk; d++) {
+        if (disk[d] < 0 || seen[d] == disk[d]) continue;
+        RW_TRY(rw_store_hdf5_check_slot(ds, d, disk[d], 1, &good));
+        if (good) seen[d] = disk[d];
+      }
+    }
+    RW_TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, &good, 1, MPI_INT, MPI_MIN, NV_COMM_P(cur)));
+    if (good) K = cand[c];
+  }
+  /* The slot contents at the resume point (none when starting again). */
+  if (K >= 0)
+    RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, K, ram, nram, disk, ndisk, &ka, ds, NULL,
+                           NULL, &none));
+  else { /* no resume point: start again from y0 */
+    for (int d = 0; d < ndisk; d++)
+      disk[d] = -1;
+  }
+  /* Release the disk slots not needed from here on. The files of the ranks may differ (the
+   * killed run's ranks got to different points), and release is collective (it agrees on
+   * errors): a rank whose slot is empty where another's is full takes part through sync. */
+  for (int d = 0; d < ndisk; d++)
+    seen[d] = disk[d] < 0 && rw_store_slot_step(ds, d) >= 0;
+  RW_TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, seen, ndisk, MPI_INT64_T, MPI_MAX, NV_COMM_P(cur)));
+  for (int d = 0; d < ndisk; d++) {
+    if (!seen[d]) continue;
+    if (disk[d] < 0 && rw_store_slot_step(ds, d) >= 0)
+      RW_TRY(rw_store_release(ds, d));
+    else
+      RW_TRY(rw_store_sync(ds));
+  }
+  s->restart_step = 0;
+  if (K >= 0) {
+    rw_snapshot_tag tag = {.step = -1};
+    RW_TRY(rw_store_get(ds, ka.slot, &tag, per == 1 ? &cur : stages));
+    if (per > 1) rw_vec_copy(stages[0], cur);
+    RW_CHECK_GOTO(tag.step == ka.step, RW_ERR_INTERNAL, "restart: slot %d holds step %lld, not %lld",
+                  ka.slot, (long long)tag.step, (long long)ka.step);
+    for (int r = 0; r < nram; r++)
+      if (ram[r] >= 0) RW_TRY(rw_store_put(stores[RW_LEVEL_RAM], r, &tag, per == 1 ? &cur : stages));
+    for (long i = 0; i <= K; i++) {
+      rw_action a;
+      RW_TRY(rw_schedule_next(sch, &a));
+    }
+    *idx = K + 1;
+    *at = ka.step;
+    *q = tag.q;
+    s->restart_step = (long)ka.step;
+  }
+cleanup:
+  rw_free(&ram);
+  rw_free(&disk);
+  rw_free(&cand);
+  rw_free(&ok);
+  rw_free(&seen);
+  return ierr;
+}
+
 /* Checkpoint mode: the schedule decides what is stored, restored and recomputed; the store
  * holds the snapshots (states) in preallocated slots. With adaptive stepping the length is
  * unknown until tf is reached: the online schedule is told the number of steps after the
@@ -471,6 +655,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   rw_time_record rec = {0};
   rw_adjoint_stats s;
   memset(&s, 0, sizeof s);
+  s.restart_step = -1;
   if (opt->adaptive) {
     RW_CHECK(rw_stepper_is_adaptive(st, NULL), RW_ERR_ARG,
              "adaptive stepping needs a stepper with an embedded error estimate; '%s' has none "
@@ -520,7 +705,12 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   RW_CHECK(dslots == 0 || !opt->adaptive, RW_ERR_ARG,
            "disk checkpoints need the number of steps in advance (the two-level schedule is "
            "offline); adaptive runs keep their checkpoints in RAM for now");
-  if (dslots > 0 && (wd < 0.0 || rd < 0.0)) {
+  RW_CHECK(!opt->restart_dir || (opt->schedule == RW_SCHEDULE_BINOMIAL && !opt->adaptive),
+           RW_ERR_ARG,
+           "restart_from '%s': a restart continues a binomial run with disk checkpoints at a fixed "
+           "step",
+           opt->restart_dir);
+  if (dslots > 0 && (wd < 0.0 || rd < 0.0) && !opt->restart_dir) {
     double mwd = 0.0, mrd = 0.0;
     RW_CALL(rw_measure_disk_costs(st, opt, y, per, &mwd, &mrd));
     if (wd < 0.0) wd = mwd;
@@ -532,6 +722,21 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   rw_problem_counts c0, c1, c2;
   rw_problem_get_counts(prob, &c0);
   memset(&c1, 0, sizeof c1);
+  const char *contents = per == 1 ? "state" : "stages";
+  if (opt->restart_dir) {
+    /* The killed run's files, and the schedule it built (its slot counts and costs). */
+    rw_store_hdf5_options ho = {.dir = opt->restart_dir,
+                                .run_id = opt->run_id ? opt->run_id : "run",
+                                .contents = contents,
+                                .keep = opt->disk_keep,
+                                .deck = opt->run_deck,
+                                .decomposition = opt->run_decomposition,
+                                .restart = 1};
+    RW_TRY(rw_store_create_hdf5(y, per, 0, &ho, &stores[RW_LEVEL_DISK]));
+    RW_TRY(rw_error_agree(NV_COMM_P(y), rw_restart_info(stores[RW_LEVEL_DISK], opt->restart_dir,
+                                                        N, slots, per, &dslots, &wd, &rd)));
+    opt->disk_dir = opt->restart_dir;
+  }
 
   RW_TRY(rw_make_schedule(opt, N, slots, dslots, wd, rd, &sch));
   int cap = 0, dcap = 0;
@@ -550,11 +755,22 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   /* Everything the loop touches is allocated here, never inside it (the adaptive step record
    * excepted: 8 bytes per step, grown geometrically). */
   RW_TRY(rw_store_create_ram(y, per, cap > 0 ? cap : 1, &stores[RW_LEVEL_RAM]));
+  if (opt->restart_dir)
+    RW_CHECK_GOTO(dcap == rw_store_num_slots(stores[RW_LEVEL_DISK]), RW_ERR_INTERNAL,
+                  "restart: the schedule wants %d disk slots, the files have %d", dcap,
+                  rw_store_num_slots(stores[RW_LEVEL_DISK]));
   if (dcap > 0) {
-    rw_store_hdf5_options ho = {opt->disk_dir ? opt->disk_dir : ".",
-                                opt->run_id ? opt->run_id : "run", per == 1 ? "state" : "stages",
-                                opt->disk_keep};
-    RW_TRY(rw_store_create_hdf5(y, per, dcap, &ho, &stores[RW_LEVEL_DISK]));
+    char info[256];
+    snprintf(info, sizeof info, RW_RESTART_FORMAT RW_RESTART_COSTS, N, slots, dslots, per, wd, rd);
+    rw_store_hdf5_options ho = {.dir = opt->disk_dir ? opt->disk_dir : ".",
+                                .run_id = opt->run_id ? opt->run_id : "run",
+                                .contents = contents,
+                                .keep = opt->disk_keep,
+                                .deck = opt->run_deck,
+                                .decomposition = opt->run_decomposition,
+                                .info = info};
+    if (!opt->restart_dir)
+      RW_TRY(rw_store_create_hdf5(y, per, dcap, &ho, &stores[RW_LEVEL_DISK]));
     /* Fault injection for the tests (REWIND_FAULT_INJECT=kind@after, see rw_store.h). */
     const char *fault = getenv("REWIND_FAULT_INJECT");
     if (fault && *fault) {
@@ -595,8 +811,17 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   int told = opt->schedule != RW_SCHEDULE_ONLINE;
   int64_t at = 0, pend_step = -1, staged = -1; /* staged: step whose stages `stages` holds */
   int pend_slot = -1;
+  double pend_q = 0.0;
   rw_storage_level pend_level = RW_LEVEL_RAM;
   long recomputed = 0;
+  s.restart_step = -1;
+  if (opt->restart_dir) {
+    RW_TRY(rw_restart_resume(opt, N, slots, dslots, wd, rd, stores, sch, per, cur, stages, &idx,
+                             &at, &q, &s));
+    s.restart_skipped = s.restart_step;
+    if (opt->monitor && s.restart_step > 0)
+      RW_TRY(rw_call_monitor(opt, s.restart_step, rw_grid_t(opt, N, s.restart_step), cur));
+  }
   for (;;) {
     rw_action a;
     if (!told && !opt->adaptive && at == N - 1) {
@@ -614,7 +839,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
       double t = rw_grid_t(opt, N, pend_step);
       double h = rw_grid_t(opt, N, pend_step + 1) - t;
       RW_TRY(rw_stepper_step(st, t, h, cur, ynext, stages, NULL));
-      RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, stages));
+      RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q, stages));
       pend_slot = -1;
       staged = -1;
     }
@@ -627,7 +852,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
         if (opt->adaptive && a.first_sweep) {
           RW_TRY(rw_adaptive_advance(st, opt, cur, ynext, capture, &hprop, &q, &rec, &s));
           if (capture) {
-            RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, stages));
+            RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q, stages));
             pend_slot = -1;
           }
           if (rec.t[rec.n] == opt->tf) { /* landed on tf: now the length is known */
@@ -647,7 +872,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
         double h = rw_grid_t(opt, N, i + 1) - t;
         RW_TRY(rw_stepper_step(st, t, h, cur, cur, capture, a.first_sweep ? &q : NULL));
         if (capture) {
-          RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, stages));
+          RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q, stages));
           pend_slot = -1;
         }
         if (a.first_sweep && opt->monitor) RW_TRY(rw_call_monitor(opt, (long)(i + 1), t + h, cur));
@@ -659,15 +884,17 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
     case RW_ACTION_STORE:
       if (per == 1) {
         rw_snapshot_tag tg = rw_tag(opt, N, rec.t, rec.n, a.step);
+        tg.q = q; /* the running cost so far (meaningful in the first sweep: restarts) */
         RW_TRY(rw_store_put(stores[a.level], a.slot, &tg, &cur));
       } else {
+        pend_q = q;
         pend_slot = a.slot;
         pend_level = a.level;
         pend_step = a.step;
       }
       break;
     case RW_ACTION_RESTORE: {
-      rw_snapshot_tag tag = {-1, 0.0, 0.0};
+      rw_snapshot_tag tag = {.step = -1};
       if (per == 1) {
         RW_TRY(rw_store_get(stores[a.level], a.slot, &tag, &cur));
       } else {
@@ -688,7 +915,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
       double h = tend - t;
       RW_TRY(rw_stepper_step(st, t, h, cur, ynext, stages, a.first_sweep ? &q : NULL));
       if (pend_slot >= 0) {
-        RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, stages));
+        RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q, stages));
         pend_slot = -1;
       }
       if (a.first_sweep && opt->monitor) RW_TRY(rw_call_monitor(opt, N, tend, ynext));
@@ -779,6 +1006,9 @@ int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   RW_CHECK(prob && st && opt && y && J, RW_ERR_ARG, "rw_adjoint_solve: NULL argument");
   switch (opt->mode) {
   case RW_ADJOINT_STORE:
+    RW_CHECK(!opt->restart_dir, RW_ERR_ARG,
+             "restart_from '%s': store mode keeps no disk checkpoints to restart from",
+             opt->restart_dir);
     RW_CHECK(!opt->adaptive, RW_ERR_ARG,
              "adaptive stepping runs in checkpoint mode under the online schedule (the number "
              "of steps is unknown until tf); store mode needs a fixed or replayed grid");

@@ -187,6 +187,10 @@ int rw_store_inject_fault(rw_store st, const char *kind, long after)
 
 const char *rw_store_kind(rw_store st) { return st ? st->kind : ""; }
 int rw_store_num_slots(rw_store st) { return st ? st->nslots : 0; }
+int64_t rw_store_slot_step(rw_store st, int slot)
+{
+  return st && slot >= 0 && slot < st->nslots ? st->tag[slot].step : -1;
+}
 size_t rw_store_bytes(rw_store st) { return st ? (size_t)st->nslots * st->snapshot_bytes : 0; }
 size_t rw_store_snapshot_bytes(rw_store st) { return st ? st->snapshot_bytes : 0; }
 int rw_store_peak_used(rw_store st) { return st ? st->peak : 0; }

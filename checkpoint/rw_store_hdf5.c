@@ -10,12 +10,18 @@
  * across ranks at every call (rw_error_agree), so all ranks stop together.
  *
  * File layout (h5dump reads it; tools/rewind_ckpt.py prints it):
- *   /            attributes format = "rewind-checkpoint", version, run_id, contents, rank,
- *                nranks, nvec, local_length, slots, snapshot_bytes
+ *   /            attributes format = "rewind-checkpoint", version (of this layout), run_id,
+ *                contents, rank, nranks, nvec, local_length, slots, snapshot_bytes, and the
+ *                texts deck, decomposition and info (see rw_store_hdf5_options)
  *   /snapshots   double [slots][nvec][nchunk * cn]: each vector in nchunk chunks of cn
  *                values (2^26 at most; the last one zero-padded past local_length), Fletcher32
  *   /step        int64 [slots], -1 for an empty slot, Fletcher32
  *   /time, /dt   double [slots]: time of the state and size of the step starting there
+ *   /running_cost double [slots]: the rank's running-cost sum when the state was reached
+ *   /stamp       uint64 [slots]: FNV-1a of the step and of the Fletcher32 checksums of the
+ *                slot's chunks, written with the tag: a restart trusts a slot only when the
+ *                checksums in the file are the ones its tag was written with
+ * The 1-D datasets are chunked by 1024 slots, so a tag update rewrites 8 KiB at most.
  * Snapshot chunks are written and read directly (H5Dwrite_chunk / H5Dread_chunk) with the
  * Fletcher32 checksum computed here, bit for bit what HDF5's filter stores, so every HDF5
  * reader verifies them while the store avoids the filter pipeline's extra copies (HDF5's own
@@ -26,8 +32,10 @@
 #define _XOPEN_SOURCE 700
 #include "rw_store_impl.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <hdf5.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -41,6 +49,7 @@
 enum { RW_H5_WRITE = 0, RW_H5_READ = 1, RW_H5_FREE = 2 };
 enum { RW_H5_EMPTY = 0, RW_H5_PENDING = 1, RW_H5_READY = 2, RW_H5_FAILED = 3 };
 #define RW_H5_QCAP 8
+#define RW_H5_VERSION 2 /* of the file layout; version 1 had no running_cost and stamp */
 
 typedef struct {
   int type, slot, buf;
@@ -53,7 +62,7 @@ typedef struct {
   size_t snapshot_bytes;
   char path[4200];
   char dir[4096];
-  hid_t file, snap, step, time, dt;
+  hid_t file, snap, step, time, dt, qsum, stamp;
   hsize_t nloc;   /* local length */
   hsize_t cn;     /* values per chunk; a vector is nchunk chunks (the last one zero-padded) */
   hsize_t nchunk; /* chunks per vector: the dataset's last dimension is nchunk * cn */
@@ -78,6 +87,7 @@ typedef struct {
   int err; /* first asynchronous write error */
   char errmsg[2048], rmsg[2048];
   double io_write_time, io_read_time;
+  char info[4096]; /* restart: the info attribute of the files */
 } rw_h5store;
 
 #define H5CHK(expr, ...)                                                                           \
@@ -186,12 +196,14 @@ uint32_t rw_checksum_fletcher32(const void *data, size_t len)
  * pipeline: the chunk is the cn values followed by their Fletcher32 checksum (4 bytes, little
  * endian), exactly what the filter would have stored, so h5dump and any HDF5 reader verify
  * it. A read checks the checksum here. */
-static int rw_h5_chunk(rw_h5store *h, int slot, int k, hsize_t c, char *buf, int read)
+static int rw_h5_chunk(rw_h5store *h, int slot, int k, hsize_t c, char *buf, int read,
+                       uint32_t *sum)
 {
   hsize_t off[3] = {(hsize_t)slot, (hsize_t)k, c * h->cn};
   size_t nb = (size_t)h->cn * sizeof(double);
   if (!read) {
     uint32_t f = rw_checksum_fletcher32(buf, nb);
+    *sum = f;
     for (int i = 0; i < 4; i++)
       buf[nb + (size_t)i] = (char)((f >> (8 * i)) & 0xff);
     return H5Dwrite_chunk(h->snap, H5P_DEFAULT, 0, off, nb + 4, buf) < 0 ? -1 : 0;
@@ -203,17 +215,36 @@ static int rw_h5_chunk(rw_h5store *h, int slot, int k, hsize_t c, char *buf, int
   uint32_t f = 0;
   for (int i = 0; i < 4; i++)
     f |= (uint32_t)(unsigned char)buf[nb + (size_t)i] << (8 * i);
+  *sum = f;
   return f == rw_checksum_fletcher32(buf, nb) ? 0 : -1;
 }
 
-/* Reads or writes every chunk of a snapshot from or into a staging buffer. */
-static int rw_h5_snapshot(rw_h5store *h, int slot, char *buf, int read)
+/* FNV-1a, 64 bits (Fowler, Noll & Vo), for the slot stamps. */
+static uint64_t rw_h5_fnv(uint64_t h, const void *data, size_t n)
 {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+#define RW_H5_FNV0 14695981039346656037ULL
+
+/* Reads or writes every chunk of a snapshot from or into a staging buffer; *stamp receives
+ * the FNV-1a of `step` and of the chunks' checksums. */
+static int rw_h5_snapshot(rw_h5store *h, int slot, int64_t step, char *buf, int read,
+                          uint64_t *stamp)
+{
+  *stamp = rw_h5_fnv(RW_H5_FNV0, &step, sizeof step);
   if (h->nloc == 0) return 0;
   for (int k = 0; k < h->nvec; k++)
-    for (hsize_t c = 0; c < h->nchunk; c++)
-      if (rw_h5_chunk(h, slot, k, c, buf + ((size_t)k * h->nchunk + c) * h->stride, read))
+    for (hsize_t c = 0; c < h->nchunk; c++) {
+      uint32_t f = 0;
+      if (rw_h5_chunk(h, slot, k, c, buf + ((size_t)k * h->nchunk + c) * h->stride, read, &f))
         return -1;
+      *stamp = rw_h5_fnv(*stamp, &f, sizeof f);
+    }
   return 0;
 }
 
@@ -235,6 +266,15 @@ static int rw_h5_fault(rw_h5store *h, int slot)
     close(fd);
     return 0;
   }
+  if (!strcmp(h->fault, "kill")) {
+    if (h->rank == 0) raise(SIGKILL);
+    return 0;
+  }
+  if (!strcmp(h->fault, "term")) { /* every rank, as a batch system ends a job */
+    raise(SIGTERM);
+    return 0;
+  }
+  if (!strcmp(h->fault, "torn") && h->rank != 0) return 0;
   unsigned filter_mask = 0;
   haddr_t addr = 0;
   hsize_t size = 0, coord[3] = {(hsize_t)slot, 0, 0};
@@ -254,6 +294,7 @@ static int rw_h5_fault(rw_h5store *h, int slot)
   if (!ierr && pwrite(fd, &b, 1, at) != 1)
     ierr = RW_ERROR(RW_ERR_IO, "fault injection: write failed");
   close(fd);
+  if (!ierr && !strcmp(h->fault, "torn")) raise(SIGKILL); /* a crash in the middle of a write */
   return ierr;
 }
 
@@ -263,11 +304,14 @@ static int rw_h5_write_slot(rw_h5store *h, int slot, const rw_snapshot_tag *tag,
 {
   int ierr = 0;
   int64_t step = tag->step;
-  double t = tag->t, dt = tag->h;
-  H5CHK(rw_h5_snapshot(h, slot, buf, 0), "write failed");
+  double t = tag->t, dt = tag->h, q = tag->q;
+  uint64_t stamp = 0;
+  H5CHK(rw_h5_snapshot(h, slot, step, buf, 0, &stamp), "write failed");
   H5CHK(rw_h5_elem(h->step, H5T_NATIVE_INT64, slot, &step, 0), "write failed");
   H5CHK(rw_h5_elem(h->time, H5T_NATIVE_DOUBLE, slot, &t, 0), "write failed");
   H5CHK(rw_h5_elem(h->dt, H5T_NATIVE_DOUBLE, slot, &dt, 0), "write failed");
+  H5CHK(rw_h5_elem(h->qsum, H5T_NATIVE_DOUBLE, slot, &q, 0), "write failed");
+  H5CHK(rw_h5_elem(h->stamp, H5T_NATIVE_UINT64, slot, &stamp, 0), "write failed");
   H5CHK(H5Fflush(h->file, H5F_SCOPE_LOCAL), "flush failed");
   h->nwritten++;
   if (h->fault[0] && h->nwritten == h->fault_after) {
@@ -295,7 +339,8 @@ static int rw_h5_read_slot(rw_h5store *h, int slot, int64_t expect, char *buf)
 {
   int ierr = 0;
   int64_t step = -2;
-  H5CHK(rw_h5_snapshot(h, slot, buf, 1), "read failed");
+  uint64_t stamp = 0;
+  H5CHK(rw_h5_snapshot(h, slot, expect, buf, 1, &stamp), "read failed");
   H5CHK(rw_h5_elem(h->step, H5T_NATIVE_INT64, slot, &step, 1), "read failed");
   RW_CHECK_GOTO(step == expect, RW_ERR_IO, "tag mismatch");
 cleanup:
@@ -352,7 +397,8 @@ static void *rw_h5_worker(void *arg)
       e = rw_h5_write_slot(h, job.slot, &job.tag, h->wbuf[job.buf]);
     else if (job.type == RW_H5_READ)
       e = rw_h5_read_slot(h, job.slot, job.tag.step, h->rbuf);
-    else if (rw_h5_elem(h->step, H5T_NATIVE_INT64, job.slot, &job.tag.step, 0) < 0)
+    else if (rw_h5_elem(h->step, H5T_NATIVE_INT64, job.slot, &job.tag.step, 0) < 0 ||
+             H5Fflush(h->file, H5F_SCOPE_LOCAL) < 0)
       e = RW_ERROR(RW_ERR_IO, "marking checkpoint slot %d of '%s' free failed", job.slot, h->path);
     double dt = rw_wtime() - t0;
     rw_hdf5_unlock();
@@ -476,7 +522,7 @@ static int rw_h5_prefetch(rw_store st, int slot, int64_t step)
   pthread_mutex_lock(&h->mu);
   int have = h->rslot == slot && h->rstep == step && h->rstate != RW_H5_EMPTY;
   if (!have && h->rstate != RW_H5_PENDING) {
-    rw_snapshot_tag tg = {step, 0.0, 0.0};
+    rw_snapshot_tag tg = {.step = step};
     h->rstate = RW_H5_PENDING;
     h->rslot = slot;
     h->rstep = step;
@@ -489,7 +535,7 @@ static int rw_h5_prefetch(rw_store st, int slot, int64_t step)
 static int rw_h5_release(rw_store st, int slot)
 {
   rw_h5store *h = st->content;
-  rw_snapshot_tag none = {-1, 0.0, 0.0};
+  rw_snapshot_tag none = {.step = -1};
   pthread_mutex_lock(&h->mu);
   rw_h5_forget_read(h, slot);
   rw_h5_enqueue(h, RW_H5_FREE, slot, &none, -1);
@@ -513,8 +559,10 @@ static int rw_h5_sync(rw_store st)
 static int rw_h5_inject(rw_store st, const char *kind, long after)
 {
   rw_h5store *h = st->content;
-  RW_CHECK(!strcmp(kind, "flip") || !strcmp(kind, "truncate") || !strcmp(kind, "fill"), RW_ERR_ARG,
-           "fault injection '%s': expected flip, truncate or fill", kind);
+  RW_CHECK(!strcmp(kind, "flip") || !strcmp(kind, "truncate") || !strcmp(kind, "fill") ||
+               !strcmp(kind, "kill") || !strcmp(kind, "term") || !strcmp(kind, "torn"),
+           RW_ERR_ARG, "fault injection '%s': expected flip, truncate, fill, kill, term or torn",
+           kind);
   RW_CHECK(after >= 1, RW_ERR_ARG, "fault injection: after = %ld must be >= 1", after);
   pthread_mutex_lock(&h->mu);
   snprintf(h->fault, sizeof h->fault, "%s", kind);
@@ -525,7 +573,7 @@ static int rw_h5_inject(rw_store st, const char *kind, long after)
 
 static void rw_h5_close(rw_h5store *h)
 {
-  hid_t *ids[] = {&h->snap, &h->step, &h->time, &h->dt};
+  hid_t *ids[] = {&h->snap, &h->step, &h->time, &h->dt, &h->qsum, &h->stamp};
   for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
     if (*ids[i] >= 0) {
       H5Dclose(*ids[i]);
@@ -585,16 +633,21 @@ static int rw_h5_open(rw_store st, const rw_store_hdf5_options *opt)
   h->created = 1;
   hsize_t dims[3] = {(hsize_t)st->nslots, (hsize_t)st->nvec, h->nchunk * h->cn},
           chunk[3] = {1, 1, h->cn};
-  hsize_t ns = (hsize_t)st->nslots;
+  hsize_t ns = (hsize_t)st->nslots, nc = ns < 1024 ? ns : 1024;
   int64_t empty = -1;
+  uint64_t zero = 0;
   const char *what = "creating the checkpoint datasets failed";
   H5CHK(h->snap = rw_h5_dataset(h->file, "snapshots", H5T_NATIVE_DOUBLE, 3, dims, chunk, NULL),
         "%s", what);
-  H5CHK(h->step = rw_h5_dataset(h->file, "step", H5T_NATIVE_INT64, 1, &ns, &ns, &empty), "%s",
+  H5CHK(h->step = rw_h5_dataset(h->file, "step", H5T_NATIVE_INT64, 1, &ns, &nc, &empty), "%s",
         what);
-  H5CHK(h->time = rw_h5_dataset(h->file, "time", H5T_NATIVE_DOUBLE, 1, &ns, &ns, NULL), "%s", what);
-  H5CHK(h->dt = rw_h5_dataset(h->file, "dt", H5T_NATIVE_DOUBLE, 1, &ns, &ns, NULL), "%s", what);
-  long long ll[6] = {1, h->rank, h->nranks, st->nvec, (long long)h->nloc, st->nslots};
+  H5CHK(h->time = rw_h5_dataset(h->file, "time", H5T_NATIVE_DOUBLE, 1, &ns, &nc, NULL), "%s", what);
+  H5CHK(h->dt = rw_h5_dataset(h->file, "dt", H5T_NATIVE_DOUBLE, 1, &ns, &nc, NULL), "%s", what);
+  H5CHK(h->qsum = rw_h5_dataset(h->file, "running_cost", H5T_NATIVE_DOUBLE, 1, &ns, &nc, NULL),
+        "%s", what);
+  H5CHK(h->stamp = rw_h5_dataset(h->file, "stamp", H5T_NATIVE_UINT64, 1, &ns, &nc, &zero), "%s",
+        what);
+  long long ll[6] = {RW_H5_VERSION, h->rank, h->nranks, st->nvec, (long long)h->nloc, st->nslots};
   const char *names[6] = {"version", "rank", "nranks", "nvec", "local_length", "slots"};
   for (int i = 0; i < 6; i++)
     H5CHK(rw_h5_attr(h->file, names[i], H5T_NATIVE_LLONG, &ll[i]), "%s", what);
@@ -603,10 +656,304 @@ static int rw_h5_open(rw_store st, const rw_store_hdf5_options *opt)
   H5CHK(rw_h5_attr_str(h->file, "format", "rewind-checkpoint"), "%s", what);
   H5CHK(rw_h5_attr_str(h->file, "run_id", opt->run_id), "%s", what);
   H5CHK(rw_h5_attr_str(h->file, "contents", opt->contents ? opt->contents : "state"), "%s", what);
+  H5CHK(rw_h5_attr_str(h->file, "deck", opt->deck ? opt->deck : ""), "%s", what);
+  H5CHK(rw_h5_attr_str(h->file, "decomposition", opt->decomposition ? opt->decomposition : ""),
+        "%s", what);
+  H5CHK(rw_h5_attr_str(h->file, "info", opt->info ? opt->info : ""), "%s", what);
   H5CHK(H5Fflush(h->file, H5F_SCOPE_LOCAL), "%s", what);
 cleanup:
   if (fapl >= 0) H5Pclose(fapl);
   return ierr;
+}
+
+/* --- Restart ------------------------------------------------------------------------------
+ * A restarted run opens the files its killed predecessor left (same run_id, so same deck
+ * and decomposition) and continues in them. What it finds there is checked, never assumed:
+ * the layout version, the identity, the shapes; the driver then asks rw_store_hdf5_check_slot
+ * which slots hold complete snapshots. Files of another run are refused with what differs. */
+
+/* Reads a fixed-length string attribute into buf (len bytes); -1 when missing or too long. */
+static int rw_h5_get_str(hid_t obj, const char *name, char *buf, size_t len)
+{
+  int r = -1;
+  if (H5Aexists(obj, name) <= 0) return -1;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT), t = -1, mt = -1;
+  if (a >= 0) t = H5Aget_type(a);
+  if (t >= 0 && H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) == 0) {
+    size_t n = H5Tget_size(t);
+    mt = H5Tcopy(H5T_C_S1);
+    if (n < len && mt >= 0 && H5Tset_size(mt, n) >= 0 && H5Aread(a, mt, buf) >= 0) {
+      buf[n] = '\0';
+      r = 0;
+    }
+  }
+  if (mt >= 0) H5Tclose(mt);
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  return r;
+}
+
+static int rw_h5_get_ll(hid_t obj, const char *name, long long *v)
+{
+  if (H5Aexists(obj, name) <= 0) return -1;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  int r = a >= 0 && H5Aread(a, H5T_NATIVE_LLONG, v) >= 0 ? 0 : -1;
+  if (a >= 0) H5Aclose(a);
+  return r;
+}
+
+/* Appends to out the deck lines ("key: value") that differ between `there` and `here`. */
+static void rw_h5_deck_diff(const char *there, const char *here, char *out, size_t len)
+{
+  const char *texts[2] = {there, here};
+  size_t used = strlen(out);
+  int shown = 0;
+  for (int side = 0; side < 2; side++) {
+    const char *p = texts[side];
+    while (*p) {
+      const char *e = strchr(p, '\n');
+      size_t n = e ? (size_t)(e - p) : strlen(p);
+      const char *colon = memchr(p, ':', n);
+      size_t kn = colon ? (size_t)(colon - p) : n;
+      /* the same key in the other text, and its whole line */
+      const char *q = texts[1 - side], *match = NULL;
+      size_t mn = 0;
+      while (*q) {
+        const char *qe = strchr(q, '\n');
+        size_t qn = qe ? (size_t)(qe - q) : strlen(q);
+        if (qn > kn && !strncmp(q, p, kn) && q[kn] == ':') {
+          match = q;
+          mn = qn;
+          break;
+        }
+        q += qn + (qe ? 1 : 0);
+      }
+      int differs = !match || mn != n || strncmp(match, p, n);
+      /* a key on both sides is shown once, from the first text */
+      if (differs && (side == 0 || !match) && shown < 6 && used + 1 < len) {
+        if (match)
+          snprintf(out + used, len - used, "%s%.*s there, %.*s here", shown ? "; " : "",
+                   (int)n, p, (int)mn, match);
+        else
+          snprintf(out + used, len - used, "%s%.*s %s only", shown ? "; " : "", (int)n, p,
+                   side == 0 ? "there" : "here");
+        used = strlen(out);
+        shown++;
+      }
+      p += n + (e ? 1 : 0);
+    }
+  }
+  if (!shown) snprintf(out + used, len - used, "the app or the deck's defaults differ");
+}
+
+/* The error for a restart directory that holds no files of this run: names what differs from
+ * the files of the run it does hold. Takes the HDF5 lock's caller's context. */
+static int rw_h5_refuse(const rw_h5store *h, const rw_store_hdf5_options *opt)
+{
+  DIR *d = opendir(opt->dir);
+  char other[4600] = "";
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      size_t n = strlen(e->d_name);
+      if (!strncmp(e->d_name, "rewind-ckpt-", 12) && n > 3 && !strcmp(e->d_name + n - 3, ".h5") &&
+          !strstr(e->d_name, "-probe.") &&
+          (!other[0] || strstr(e->d_name, "-of-") != NULL)) {
+        snprintf(other, sizeof other, "%s/%s", opt->dir, e->d_name);
+        break;
+      }
+    }
+    closedir(d);
+  }
+  if (!other[0])
+    return RW_ERROR(RW_ERR_IO,
+                    "restart_from '%s': no checkpoint files of a Rewind run there (expected '%s'); "
+                    "restart from the checkpoint_dir of the run that stopped",
+                    opt->dir, h->path);
+  int ierr = 0;
+  char *there = NULL, *why = NULL;
+  long long version = 0, nranks = 0;
+  hid_t f = H5Fopen(other, H5F_ACC_RDONLY, H5P_DEFAULT);
+  RW_TRY(rw_calloc(2, 65536, "restart check", &there));
+  why = there + 65536;
+  if (f < 0 || rw_h5_get_ll(f, "version", &version) < 0) {
+    ierr = RW_ERROR(RW_ERR_IO,
+                    "restart_from '%s': '%s' is not a readable Rewind checkpoint file, and this "
+                    "run's file '%s' is not there",
+                    opt->dir, other, h->path);
+    goto cleanup;
+  }
+  if (version != RW_H5_VERSION) {
+    snprintf(why, 65536,
+             "'%s' has checkpoint format version %lld and this Rewind (" REWIND_VERSION_STRING
+             ") reads version %d: it was written by another version of Rewind",
+             other, version, RW_H5_VERSION);
+  } else if (opt->deck && rw_h5_get_str(f, "deck", there, 65536) == 0 && strcmp(there, opt->deck)) {
+    snprintf(why, 65536, "the deck differs: ");
+    rw_h5_deck_diff(there, opt->deck, why, 65536);
+  } else if (rw_h5_get_ll(f, "nranks", &nranks) == 0 && nranks != h->nranks) {
+    snprintf(why, 65536, "the decomposition differs: they were written by %lld ranks, this run has %d",
+             nranks, h->nranks);
+  } else if (rw_h5_get_str(f, "decomposition", there, 65536) == 0 && opt->decomposition &&
+             strcmp(there, opt->decomposition)) {
+    snprintf(why, 65536, "the decomposition differs: %s there, %s here", there, opt->decomposition);
+  } else {
+    snprintf(why, 65536, "'%s' belongs to another run (another run id)", other);
+  }
+  ierr = RW_ERROR(RW_ERR_DECK,
+                  "restart_from '%s': the checkpoints there belong to another run and cannot be "
+                  "continued by this one: %s",
+                  opt->dir, why);
+cleanup:
+  if (f >= 0) H5Fclose(f);
+  rw_free(&there);
+  return ierr;
+}
+
+/* Opens one dataset of an existing file without a chunk cache. */
+static hid_t rw_h5_open_dataset(hid_t file, const char *name)
+{
+  hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS), d = -1;
+  if (dapl >= 0 && H5Pset_chunk_cache(dapl, 0, 0, 1.0) >= 0) d = H5Dopen2(file, name, dapl);
+  if (dapl >= 0) H5Pclose(dapl);
+  return d;
+}
+
+/* Opens this rank's existing file for a restart and takes the tags of its slots. */
+static int rw_h5_reopen(rw_store st, const rw_store_hdf5_options *opt)
+{
+  rw_h5store *h = st->content;
+  int ierr = 0;
+  hid_t fapl = -1;
+  int64_t *steps = NULL;
+  double *tq = NULL;
+  if (access(h->path, F_OK) != 0) return rw_h5_refuse(h, opt);
+  H5CHK(fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
+  H5CHK(H5Pset_fapl_sec2(fapl), "H5Pset_fapl_sec2 failed");
+  h->file = H5Fopen(h->path, H5F_ACC_RDWR, fapl);
+  H5CHK(h->file, "cannot open checkpoint file '%s' for the restart: it is damaged or not an HDF5 "
+                 "file (%s)",
+        h->path, strerror(errno));
+  char str[256];
+  long long v[6];
+  const char *names[6] = {"version", "rank", "nranks", "nvec", "local_length", "slots"};
+  long long want[6] = {RW_H5_VERSION, h->rank, h->nranks, st->nvec, (long long)h->nloc,
+                       st->nslots};
+  RW_CHECK_GOTO(rw_h5_get_str(h->file, "format", str, sizeof str) == 0 &&
+                    !strcmp(str, "rewind-checkpoint"),
+                RW_ERR_IO, "'%s' is not a Rewind checkpoint file (no format attribute)", h->path);
+  for (int i = 0; i < 6; i++) {
+    RW_CHECK_GOTO(rw_h5_get_ll(h->file, names[i], &v[i]) == 0, RW_ERR_IO,
+                  "checkpoint file '%s' has no attribute '%s'", h->path, names[i]);
+    if (i == 0)
+      RW_CHECK_GOTO(v[0] == want[0], RW_ERR_DECK,
+                    "restart_from '%s': '%s' has checkpoint format version %lld and this Rewind "
+                    "(" REWIND_VERSION_STRING ") reads version %d: it was written by another "
+                    "version of Rewind",
+                    opt->dir, h->path, v[0], RW_H5_VERSION);
+    else
+      RW_CHECK_GOTO(v[i] == want[i] || (i == 5 && want[i] == 0), RW_ERR_DECK,
+                    "restart_from '%s': '%s' has %s = %lld, this run needs %lld", opt->dir,
+                    h->path, names[i], v[i], want[i]);
+  }
+  RW_CHECK_GOTO(rw_h5_get_str(h->file, "run_id", str, sizeof str) == 0 && !strcmp(str, opt->run_id),
+                RW_ERR_DECK, "restart_from '%s': '%s' belongs to run '%s', not '%s'", opt->dir,
+                h->path, str, opt->run_id);
+  const char *contents = opt->contents ? opt->contents : "state";
+  RW_CHECK_GOTO(rw_h5_get_str(h->file, "contents", str, sizeof str) == 0 &&
+                    !strcmp(str, contents),
+                RW_ERR_DECK, "restart_from '%s': '%s' holds snapshots of '%s', this run stores '%s'",
+                opt->dir, h->path, str, contents);
+  if (rw_h5_get_str(h->file, "info", h->info, sizeof h->info) != 0) h->info[0] = '\0';
+  const char *what = "the checkpoint file is damaged: cannot open its datasets";
+  H5CHK(h->snap = rw_h5_open_dataset(h->file, "snapshots"), "%s ('%s')", what, h->path);
+  H5CHK(h->step = rw_h5_open_dataset(h->file, "step"), "%s ('%s')", what, h->path);
+  H5CHK(h->time = rw_h5_open_dataset(h->file, "time"), "%s ('%s')", what, h->path);
+  H5CHK(h->dt = rw_h5_open_dataset(h->file, "dt"), "%s ('%s')", what, h->path);
+  H5CHK(h->qsum = rw_h5_open_dataset(h->file, "running_cost"), "%s ('%s')", what, h->path);
+  H5CHK(h->stamp = rw_h5_open_dataset(h->file, "stamp"), "%s ('%s')", what, h->path);
+  RW_TRY(rw_calloc((size_t)st->nslots, sizeof *steps, "restart tags", &steps));
+  RW_TRY(rw_calloc(3 * (size_t)st->nslots, sizeof *tq, "restart tags", &tq));
+  H5CHK(H5Dread(h->step, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps),
+        "checkpoint file '%s' is damaged: its step table fails its checksum", h->path);
+  hid_t dd[3] = {h->time, h->dt, h->qsum};
+  for (int i = 0; i < 3; i++)
+    H5CHK(H5Dread(dd[i], H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, tq + i * st->nslots),
+          "checkpoint file '%s' is damaged: its tag tables fail their checksums", h->path);
+  st->used = 0;
+  for (int i = 0; i < st->nslots; i++) {
+    rw_snapshot_tag tg = {steps[i] >= 0 ? steps[i] : -1, tq[i], tq[st->nslots + i],
+                          tq[2 * st->nslots + i]};
+    st->tag[i] = tg;
+    if (tg.step >= 0) st->used++;
+  }
+  st->peak = st->used;
+  h->created = 1;
+cleanup:
+  if (fapl >= 0) H5Pclose(fapl);
+  rw_free(&steps);
+  rw_free(&tq);
+  return ierr;
+}
+
+/* The slot count of this rank's file (restart), before the store is allocated; 0 when the
+ * file is not there or does not say (rw_h5_reopen then reports why). */
+static int rw_h5_file_slots(const char *path)
+{
+  long long n = 0;
+  if (access(path, F_OK) != 0) return 0;
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return 0;
+  if (rw_h5_get_ll(f, "slots", &n) != 0 || n < 1 || n > 1000000) n = 0;
+  H5Fclose(f);
+  return (int)n;
+}
+
+const char *rw_store_hdf5_info(rw_store st)
+{
+  if (!st || strcmp(st->kind, "hdf5")) return "";
+  return ((rw_h5store *)st->content)->info;
+}
+
+/* Whether a slot holds a complete snapshot of `step` (see rw_store.h). The chunks' checksums
+ * are read from the file (the last 4 bytes of each chunk) and folded as the write did; with
+ * `full` every chunk is read and its data checked against its checksum too (a write torn by a
+ * crash may have reached the data and not the checksum). */
+int rw_store_hdf5_check_slot(rw_store st, int slot, int64_t step, int full, int *ok)
+{
+  RW_CHECK(st && ok && !strcmp(st->kind, "hdf5"), RW_ERR_ARG,
+           "rw_store_hdf5_check_slot: needs an HDF5 store");
+  *ok = 0;
+  if (slot < 0 || slot >= st->nslots || step < 0 || st->tag[slot].step != step) return 0;
+  rw_h5store *h = st->content;
+  uint64_t want = 0, got = rw_h5_fnv(RW_H5_FNV0, &step, sizeof step);
+  rw_hdf5_lock();
+  int fd = open(h->path, O_RDONLY);
+  int good = fd >= 0 && rw_h5_elem(h->stamp, H5T_NATIVE_UINT64, slot, &want, 1) >= 0;
+  size_t nb = (size_t)h->cn * sizeof(double);
+  for (int k = 0; good && h->nloc > 0 && k < h->nvec; k++)
+    for (hsize_t c = 0; good && c < h->nchunk; c++) {
+      hsize_t off[3] = {(hsize_t)slot, (hsize_t)k, c * h->cn}, size = 0;
+      unsigned mask = 0;
+      haddr_t addr = 0;
+      unsigned char b[4] = {0, 0, 0, 0};
+      good = H5Dget_chunk_info_by_coord(h->snap, off, &mask, &addr, &size) >= 0 &&
+             size == nb + 4 && addr != HADDR_UNDEF &&
+             pread(fd, b, 4, (off_t)(addr + size - 4)) == 4;
+      uint32_t f = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                   (uint32_t)b[3] << 24;
+      if (good) got = rw_h5_fnv(got, &f, sizeof f);
+    }
+  if (fd >= 0) close(fd);
+  if (good && got == want && full) {
+    /* the staging read buffer is free: nothing is prefetched while a restart is set up */
+    uint64_t again = 0;
+    good = rw_h5_snapshot(h, slot, step, h->rbuf, 1, &again) == 0 && again == want;
+  }
+  rw_hdf5_unlock();
+  rw_error_clear();
+  *ok = good && got == want;
+  return 0;
 }
 
 /* Checks the free space for every rank's slots (see rw_store_create_hdf5). */
@@ -668,12 +1015,15 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
 {
   static const rw_store_ops ops = {rw_h5_put,      rw_h5_get,  rw_h5_release, rw_h5_inject,
                                    rw_h5_prefetch, rw_h5_sync, rw_h5_destroy};
-  int ierr = 0;
+  int ierr = 0, rank = 0, nranks = 1;
   rw_store st = NULL;
   rw_h5store *h = NULL;
-  RW_CHECK(tmpl && out && opt && opt->dir && opt->run_id && nvec >= 1 && slots >= 1, RW_ERR_ARG,
+  char path[4200];
+  RW_CHECK(tmpl && out && opt && opt->dir && opt->run_id && nvec >= 1 &&
+               (slots >= 1 || (opt->restart && slots == 0)),
+           RW_ERR_ARG,
            "rw_store_create_hdf5: need a template, options with dir and run_id, nvec >= 1 and "
-           "slots >= 1 (got %d, %d)",
+           "slots >= 1 (0 on restart: from the files) (got %d, %d)",
            nvec, slots);
   *out = NULL;
   size_t idlen = strlen(opt->run_id);
@@ -685,11 +1035,24 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
   RW_CHECK(strlen(opt->dir) < 4000, RW_ERR_ARG, "checkpoint_dir is too long (%zu characters)",
            strlen(opt->dir));
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  MPI_Comm comm = NV_COMM_P(tmpl);
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  snprintf(path, sizeof path, "%s/rewind-ckpt-%s.%d-of-%d.h5", opt->dir, opt->run_id, rank, nranks);
+  if (opt->restart && slots == 0) {
+    /* the earlier run's slot count, from its files (every rank's should agree; a file that
+     * is missing or says otherwise is reported when it is opened) */
+    rw_hdf5_lock();
+    slots = rw_h5_file_slots(path);
+    rw_hdf5_unlock();
+    RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &slots, 1, MPI_INT, MPI_MAX, comm));
+    if (slots < 1) slots = 1;
+  }
   RW_CALL(rw_store_alloc("hdf5", &ops, slots, nvec, (size_t)nvec * rw_vec_bytes(tmpl), &st));
   RW_TRY(rw_calloc(1, sizeof *h, "HDF5 checkpoint store", &h));
   st->content = h;
-  h->file = h->snap = h->step = h->time = h->dt = -1;
-  h->comm = NV_COMM_P(tmpl);
+  h->file = h->snap = h->step = h->time = h->dt = h->qsum = h->stamp = -1;
+  h->comm = comm;
   h->keep = opt->keep;
   h->nloc = (hsize_t)rw_vec_local_length(tmpl);
   /* Chunks of at most 2^26 values (512 MiB; HDF5 caps a chunk at 4 GiB), all of one size. */
@@ -697,26 +1060,27 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
   h->nchunk = (nl + cmax - 1) / cmax;
   h->cn = (nl + h->nchunk - 1) / h->nchunk;
   h->stride = ((size_t)h->cn * sizeof(double) + 4 + 4095) / 4096 * 4096;
-  MPI_Comm_rank(h->comm, &h->rank);
-  MPI_Comm_size(h->comm, &h->nranks);
+  h->rank = rank;
+  h->nranks = nranks;
   snprintf(h->dir, sizeof h->dir, "%s", opt->dir);
-  snprintf(h->path, sizeof h->path, "%s/rewind-ckpt-%s.%d-of-%d.h5", opt->dir, opt->run_id, h->rank,
-           h->nranks);
+  snprintf(h->path, sizeof h->path, "%s", path);
   st->path = h->path;
   h->nvec = nvec;
   h->snapshot_bytes = st->snapshot_bytes;
   h->rslot = -1;
   rw_hdf5_lock();
-  ierr = rw_h5_open(st, opt);
+  ierr = opt->restart ? rw_h5_reopen(st, opt) : rw_h5_open(st, opt);
   rw_hdf5_unlock();
   if (!ierr) ierr = rw_h5_start(h);
   ierr = rw_error_agree(h->comm, ierr);
-  if (!ierr) ierr = rw_error_agree(h->comm, rw_h5_space(st, opt->dir));
+  if (!ierr && !opt->restart) ierr = rw_error_agree(h->comm, rw_h5_space(st, opt->dir));
   if (ierr) goto cleanup;
   *out = st;
   return 0;
 cleanup:
-  if (h) h->keep = 0; /* a store that never held a snapshot leaves nothing behind */
+  /* A new store that never held a snapshot leaves nothing behind; the files a failed restart
+   * was given stay as they were. */
+  if (h) h->keep = opt->restart ? 1 : 0;
   rw_store_destroy(&st);
   return ierr;
 }

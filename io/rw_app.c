@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const rw_deck_key rw_app_common_keys[] = {
@@ -43,6 +44,11 @@ static const rw_deck_key rw_app_common_keys[] = {
      "directory of the disk checkpoint files (one per rank); must exist and be writable"},
     {"checkpoint_keep", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
      "keep the disk checkpoint files after the run (they are removed otherwise)"},
+    {"restart_from", RW_KEY_STRING, "", NULL, 0, 0, 0, NULL, 0,
+     "continue a run that was killed during its forward sweep from the disk checkpoints it left "
+     "in this directory (its checkpoint_dir; YAML: restart: {from: DIR}); the deck must be the "
+     "same apart from output keys, and so must the rank count; the gradient equals an "
+     "uninterrupted run's bit for bit"},
     {"checkpoint_write_cost", RW_KEY_STRING, "auto", "steps", 0, 0, 0, NULL, 0,
      "cost of writing one snapshot to disk in units of one time step, or auto: measured at "
      "start-up"},
@@ -108,6 +114,7 @@ static int rw_app_read_common(rw_app *app)
   RW_CALL(
       rw_deck_get_string(deck, "checkpoint_dir", app->checkpoint_dir, sizeof app->checkpoint_dir));
   RW_CALL(rw_deck_get_bool(deck, "checkpoint_keep", &opt->disk_keep));
+  RW_CALL(rw_deck_get_string(deck, "restart_from", app->restart_from, sizeof app->restart_from));
   RW_CALL(rw_deck_get_string(deck, "checkpoint_write_cost", costs[0], sizeof costs[0]));
   RW_CALL(rw_deck_get_string(deck, "checkpoint_read_cost", costs[1], sizeof costs[1]));
   const char *cost_key[2] = {"checkpoint_write_cost", "checkpoint_read_cost"};
@@ -162,6 +169,21 @@ static int rw_app_read_common(rw_app *app)
              "key '%s' (from %s) asks for disk checkpoints: they need adjoint_mode: checkpoint "
              "with checkpoint_schedule: binomial and a fixed step (adaptive: false)",
              dk, rw_deck_source(deck, dk));
+  }
+  if (app->restart_from[0]) {
+    RW_CHECK(opt->disk_slots > 0 || opt->disk_bytes > 0, RW_ERR_DECK,
+             "key 'restart_from' = '%s' (from %s): a restart continues from disk checkpoints, and "
+             "this deck asks for none (set checkpoint_disk or checkpoint_disk_slots as the run "
+             "that stopped did)",
+             app->restart_from, rw_deck_source(deck, "restart_from"));
+    struct stat sb;
+    int bad = !(stat(app->restart_from, &sb) == 0 && S_ISDIR(sb.st_mode));
+    RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, rw_context_comm(app->ctx)));
+    RW_CHECK(!bad, RW_ERR_DECK,
+             "key 'restart_from' = '%s' (from %s): no such directory; give the checkpoint_dir of "
+             "the run that stopped",
+             app->restart_from, rw_deck_source(deck, "restart_from"));
+    opt->restart_dir = app->restart_from;
   }
   if (opt->adaptive) {
     app->nsteps = -1;
@@ -226,9 +248,12 @@ static uint64_t rw_fnv1a(uint64_t h, const void *data, size_t n)
 }
 
 /* The run's identity for its checkpoint files: a hash of the app, the effective deck
- * (without the keys that only say where results go or how they are shown) and the
- * decomposition (the rank count and every rank's local length). Collective. */
-static int rw_app_run_id(rw_app *app, N_Vector y, rw_adjoint_options *opt)
+ * (without the keys that only say where results go, how they are shown, or where the
+ * checkpoints are) and the decomposition (the rank count and every rank's local length).
+ * The deck lines hashed go to `deck` (len bytes) and the decomposition in words to `decomp`,
+ * for the files to record (a refused restart names what differs). Collective. */
+static int rw_app_run_id(rw_app *app, N_Vector y, rw_adjoint_options *opt, char *deck, size_t len,
+                         char *decomp, size_t dlen)
 {
   int ierr = 0, size = rw_context_size(app->ctx);
   char *yaml = NULL;
@@ -237,22 +262,32 @@ static int rw_app_run_id(rw_app *app, N_Vector y, rw_adjoint_options *opt)
   RW_TRY(rw_calloc((size_t)size, sizeof *lens, "decomposition", &lens));
   RW_TRY(rw_deck_to_yaml(app->deck, yaml, 65536));
   uint64_t h = rw_fnv1a(14695981039346656037ULL, app->info->name, strlen(app->info->name));
-  static const char *skip[] = {
-      "output:", "output_every:", "progress:", "log_level:", "checkpoint_keep:", "checkpoint_dir:"};
+  static const char *skip[] = {"output:",         "output_every:",   "progress:",
+                               "log_level:",      "checkpoint_keep:", "checkpoint_dir:",
+                               "restart_from:"};
+  size_t used = 0;
+  deck[0] = '\0';
   for (char *line = strtok(yaml, "\n"); line; line = strtok(NULL, "\n")) {
     const char *l = line + strspn(line, " ");
     int ignore = 0;
     for (size_t i = 0; i < sizeof skip / sizeof *skip; i++)
       if (strncmp(l, skip[i], strlen(skip[i])) == 0) ignore = 1;
-    if (!ignore) h = rw_fnv1a(h, line, strlen(line) + 1);
+    if (ignore) continue;
+    h = rw_fnv1a(h, line, strlen(line) + 1);
+    if (used + strlen(l) + 2 < len) used += (size_t)snprintf(deck + used, len - used, "%s\n", l);
   }
   long long mine = (long long)rw_vec_local_length(y);
-  RW_CALL_MPI(
+  RW_TRY_MPI(
       MPI_Allgather(&mine, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, rw_context_comm(app->ctx)));
   h = rw_fnv1a(h, &size, sizeof size);
   h = rw_fnv1a(h, lens, (size_t)size * sizeof *lens);
+  size_t du = (size_t)snprintf(decomp, dlen, "%d ranks, local lengths", size);
+  for (int r = 0; r < size && du + 24 < dlen; r++)
+    du += (size_t)snprintf(decomp + du, dlen - du, " %lld", lens[r]);
   snprintf(app->run_id, sizeof app->run_id, "%016llx", (unsigned long long)h);
   opt->run_id = app->run_id;
+  opt->run_deck = deck;
+  opt->run_decomposition = decomp;
 cleanup:
   rw_free(&yaml);
   rw_free(&lens);
@@ -282,8 +317,15 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
     if (rw_store_slots_for_budget_named("checkpoint_disk", opt.disk_bytes, (size_t)snap, &nslots))
       return rw_app_deck_error(app, "checkpoint_disk");
   }
-  if (opt.mode == RW_ADJOINT_CHECKPOINT && (opt.disk_bytes > 0 || opt.disk_slots > 0))
-    RW_CALL(rw_app_run_id(app, y, &opt));
+  char *deck = NULL, decomp[1024];
+  if (opt.mode == RW_ADJOINT_CHECKPOINT && (opt.disk_bytes > 0 || opt.disk_slots > 0)) {
+    RW_CALL(rw_calloc(65536, 1, "deck text", &deck));
+    int e = rw_app_run_id(app, y, &opt, deck, 65536, decomp, sizeof decomp);
+    if (e) {
+      rw_free(&deck);
+      return rw_error_push(e, __func__, __FILE__, __LINE__);
+    }
+  }
   opt.monitor = monitor;
   opt.monitor_ctx = mctx;
   if (app->progress) {
@@ -292,12 +334,15 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
   }
   app->collective = 0;
   int ierr = rw_adjoint_solve(prob, st, &opt, y, J, dJdp, dJdy0, stats);
+  rw_free(&deck);
   /* Some errors inside the solve are reached by every rank alike: output failures (the
    * output layer agrees them across ranks), budget failures (found before the first step from
    * sizes every rank agrees on) and step failures (a non-finite objective or
-   * error norm, adaptive limits: global quantities). Those exit cleanly; any other error may
+   * error norm, adaptive limits: global quantities) and deck errors met inside (a refused
+   * restart, agreed by the store). Those exit cleanly; any other error may
    * be local to one rank and takes the MPI_Abort path. */
-  if (!ierr || ierr == RW_ERR_IO || ierr == RW_ERR_STEP || ierr == RW_ERR_BUDGET)
+  if (!ierr || ierr == RW_ERR_IO || ierr == RW_ERR_STEP || ierr == RW_ERR_BUDGET ||
+      ierr == RW_ERR_DECK)
     app->collective = 1;
   if (ierr && app->progress) fprintf(stderr, "\n");
   if (ierr) return rw_error_push(ierr, __func__, __FILE__, __LINE__);
@@ -350,6 +395,10 @@ int rw_app_write_results(rw_app *app, rw_problem prob, double J, const double *d
     RW_CALL(rw_output_attr_double(out, "/stats", "checkpoint_write_cost", st->write_cost));
     RW_CALL(rw_output_attr_double(out, "/stats", "checkpoint_read_cost", st->read_cost));
     RW_CALL(rw_output_attr_double(out, "/stats", "schedule_cost", st->schedule_cost));
+  }
+  if (st->restart_step >= 0) {
+    RW_CALL(rw_output_attr_long(out, "/stats", "restart_step", st->restart_step));
+    RW_CALL(rw_output_attr_string(out, "/stats", "restart_from", app->restart_from));
   }
   RW_CALL(rw_output_attr_string(out, "/stats", "adjoint_mode",
                                 app->opt.mode == RW_ADJOINT_STORE ? "store" : "checkpoint"));
@@ -420,9 +469,20 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
     rw_log(ctx, RW_LOG_SUMMARY,
            "  disk tier: %d slots in %s, %ld writes, %ld reads (%.2f s, %.2f s on rank 0); costs "
            "in steps: write %.3g, read %.3g%s; schedule cost %.6g\n",
-           st->disk_slots, app->checkpoint_dir, st->disk_writes, st->disk_reads,
+           st->disk_slots, app->restart_from[0] ? app->restart_from : app->checkpoint_dir, st->disk_writes, st->disk_reads,
            st->time_disk_write, st->time_disk_read, st->write_cost, st->read_cost,
-           st->costs_measured ? " (measured)" : "", st->schedule_cost);
+           st->costs_measured ? " (measured)" : app->restart_from[0] ? " (of the run restarted)" : "",
+           st->schedule_cost);
+  if (st->restart_step > 0)
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  restart: resumed from the disk checkpoint of step %ld in %s (the first %ld steps "
+           "were not taken again; result snapshots before it are not in this file)\n",
+           st->restart_step, app->restart_from, st->restart_skipped);
+  else if (st->restart_step == 0)
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  restart: resumed from the disk checkpoint of step 0 in %s (no later one was "
+           "complete on every rank)\n",
+           app->restart_from);
   rw_log(ctx, RW_LOG_SUMMARY,
          "  checkpoints: RAM %s per rank, disk %s per rank; peak allocated %s per rank\n", b1, b3,
          b2);

@@ -63,6 +63,18 @@ typedef struct {
   int disk_keep;
   double write_cost, read_cost;
   const char *run_id;
+  /* Recorded in the disk checkpoint files so that a refused restart says what differs: the
+   * effective deck (one "key: value" per line) and the decomposition (free text). May be NULL. */
+  const char *run_deck, *run_decomposition;
+  /* Restart (binomial schedule with a disk tier, fixed grid): continue the forward sweep of a
+   * run with the same run_id that was killed, from the disk checkpoints it left in
+   * restart_dir (which then replaces disk_dir). The driver replays the schedule to the last
+   * disk snapshot of the first sweep that every rank holds complete (checksums as written)
+   * and that no lost RAM checkpoint is needed past, restores it with the running cost it
+   * had, and goes on; the gradient equals an uninterrupted run's bit for bit. The disk
+   * costs and slot counts are the killed run's (recorded in its files), so a measured cost
+   * is not measured again. NULL: a new run. */
+  const char *restart_dir;
   /* Replay grid: when times != NULL the steps go times[0] -> times[1] -> .. -> times[nsteps]
    * (strictly increasing; t0, tf and dt are then ignored). */
   const double *times;
@@ -97,6 +109,9 @@ typedef struct {
   int costs_measured;                     /* 1 when they were measured at start-up */
   double schedule_cost;                   /* advances + write_cost writes + read_cost reads */
   size_t disk_bytes;                      /* bytes of the disk slots on this rank */
+  long restart_step;                      /* restart: the step resumed from (-1: none;
+                                             0: no usable snapshot, started again) */
+  long restart_skipped;                   /* restart: first-sweep steps not taken again */
   double time_disk_write, time_disk_read; /* seconds in the disk store on this rank */
   int peak_slots;                         /* most slots full at once */
   size_t snapshot_bytes;                  /* bytes of one snapshot on this rank */

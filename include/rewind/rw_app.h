@@ -50,6 +50,7 @@ struct rw_app_s {
   char output[4096];
   char checkpoint_dir[4096]; /* directory of the disk checkpoints */
   char run_id[32];           /* identity of the run in its checkpoint files */
+  char restart_from[4096];   /* restart: directory of the killed run's checkpoints ("": none) */
   long output_every;
   long nsteps;    /* -1 when adaptive */
   int collective; /* 0 while inside the solve */

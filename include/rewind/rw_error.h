@@ -108,6 +108,16 @@ int rw_error_mpi(int mpierr, const char *expr, const char *func, const char *fil
     if (rw_mpi_ierr_) return rw_error_mpi(rw_mpi_ierr_, #expr, __func__, __FILE__, __LINE__);      \
   } while (0)
 
+/* Same, in functions with a cleanup label. */
+#define RW_TRY_MPI(expr)                                                                           \
+  do {                                                                                             \
+    int rw_mpi_ierr_ = (expr);                                                                     \
+    if (rw_mpi_ierr_) {                                                                            \
+      ierr = rw_error_mpi(rw_mpi_ierr_, #expr, __func__, __FILE__, __LINE__);                      \
+      goto cleanup;                                                                                \
+    }                                                                                              \
+  } while (0)
+
 /* SUNDIALS functions returning int flags (0 = success, negative = failure). */
 #define RW_CALL_SUNDIALS(expr)                                                                     \
   do {                                                                                             \

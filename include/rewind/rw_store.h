@@ -29,10 +29,11 @@ extern "C" {
 typedef struct rw_store_s *rw_store;
 
 /* What identifies a snapshot: the index of the state, its time and the size of the step that
- * starts from it (0 when not known). */
+ * starts from it (0 when not known), and q, the running cost this rank had accumulated when
+ * the forward sweep reached the state (what a restarted run resumes its sum from). */
 typedef struct {
   int64_t step;
-  double t, h;
+  double t, h, q;
 } rw_snapshot_tag;
 
 /* Slots that fit in `budget_bytes` for snapshots of `snapshot_bytes` each. A budget smaller
@@ -53,6 +54,14 @@ typedef struct {
                            every file; [0-9a-zA-Z_-] only, at most 64 characters */
   const char *contents; /* what a snapshot holds, e.g. "state" or "stages"; an attribute */
   int keep;             /* 1: leave the files at destroy (0 removes them) */
+  /* Written to every file and compared on restart, so that a refusal says what differs:
+   * the deck (one "key: value" per line), the decomposition (free text, e.g. "2 ranks, local
+   * lengths 512 512") and the driver's own record (free text it reads back on restart, e.g.
+   * the slot counts and disk costs its schedule was built from). Each may be NULL. */
+  const char *deck, *decomposition, *info;
+  /* 1: open the files an earlier run with the same run_id left in dir (restart) instead of
+   * creating them; their slots keep their snapshots (see rw_store_hdf5_check_slot). */
+  int restart;
 } rw_store_hdf5_options;
 
 /* An HDF5 store with `slots` slots of `nvec` vectors shaped like `tmpl`. Each rank creates
@@ -61,9 +70,26 @@ typedef struct {
  * or remove it). Before returning, checks that the directory exists and is writable and that
  * its file system has room for every slot (on a file system shared by all ranks, for every
  * rank's slots), so an impossible disk budget fails before the first step.
- * Collective over the communicator of `tmpl`. */
+ * With opt->restart the files must exist: the store opens them, checks that they are Rewind
+ * checkpoint files of this format version, run_id, rank count, vector length and contents,
+ * and takes its slot count and the tags of its full slots from them. Files of another run in
+ * the directory are refused with a message that names what differs (deck keys and values,
+ * decomposition, format version). Collective over the communicator of `tmpl`. */
 int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5_options *opt,
                          rw_store *out);
+
+/* Restart: the record the run that wrote the files gave as `info` ("" when none), and the
+ * slot count of the files (the earlier run's disk slots). Not collective. */
+const char *rw_store_hdf5_info(rw_store st);
+
+/* Restart: *ok = 1 when slot `slot` of this rank's file holds a complete snapshot of `step`:
+ * its tag says so and the checksums of its chunks, read from the file, are the ones recorded
+ * with the tag when it was written (so a slot whose checksums were being overwritten when the
+ * run was killed does not pass). With `full` the data are read and checked against those
+ * checksums as well (a torn write that reached the data but not the checksums does not pass
+ * either); without, only the checksums are read (cheap: a few bytes per chunk). Must not be
+ * called while a read is prefetched. Not collective. */
+int rw_store_hdf5_check_slot(rw_store st, int slot, int64_t step, int full, int *ok);
 
 /* Closes the store (HDF5: closes and, unless `keep`, removes its file). Accepts NULL or
  * *st == NULL and sets *st to NULL. Not collective. */
@@ -98,6 +124,8 @@ uint32_t rw_checksum_fletcher32(const void *data, size_t len);
 /* "ram" or "hdf5". */
 const char *rw_store_kind(rw_store st);
 int rw_store_num_slots(rw_store st);
+/* The step slot `slot` holds, -1 when it is empty or out of range. Not collective. */
+int64_t rw_store_slot_step(rw_store st, int slot);
 /* Bytes this rank holds for snapshots when every slot is full. */
 size_t rw_store_bytes(rw_store st);
 size_t rw_store_snapshot_bytes(rw_store st);
@@ -116,7 +144,11 @@ const char *rw_store_path(rw_store st);
  * `after`-th successful write, the HDF5 store damages what it just wrote, as failing
  * hardware or another process would: "flip" flips one byte inside the snapshot's data on
  * disk, "truncate" truncates the file in the middle of it, "fill" fills the file system of
- * the checkpoint directory with a file named rewind-fault-fill (the test removes it). The
+ * the checkpoint directory with a file named rewind-fault-fill (the test removes it), "kill"
+ * kills rank 0 with SIGKILL once the write is on disk (a crash or a lost node; the other
+ * ranks go on until the MPI launcher ends them, so they may have written more), "term"
+ * sends SIGTERM to every rank after its write (a batch system ending the job), "torn" flips
+ * a byte of the snapshot on rank 0 and then kills it (a write the crash interrupted). The
  * apps set it from the environment variable REWIND_FAULT_INJECT=kind@after (e.g. flip@2).
  * Returns RW_ERR_ARG for an unknown kind or a RAM store. Not collective. */
 int rw_store_inject_fault(rw_store st, const char *kind, long after);

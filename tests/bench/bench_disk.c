@@ -81,12 +81,12 @@ int main(int argc, char **argv)
     rw_store st = NULL;
     char id[32];
     snprintf(id, sizeof id, "bench%ld", r);
-    rw_store_hdf5_options o = {dir, id, "state", 0};
+    rw_store_hdf5_options o = {.dir = dir, .run_id = id, .contents = "state"};
     ierr = rw_store_create_hdf5(v, 1, (int)count, &o, &st);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (long k = 0; k < count && !ierr; k++) {
-      rw_snapshot_tag tg = {k, 0.0, 0.0};
+      rw_snapshot_tag tg = {.step = k};
       ierr = rw_store_put(st, (int)k, &tg, &v);
     }
     if (!ierr) ierr = rw_store_sync(st);

@@ -64,11 +64,11 @@ static void roundtrip(fixture *f, rw_store st)
   int n = rw_store_num_slots(st);
   for (int s = 0; s < n; s++) {
     fill(f, s);
-    rw_snapshot_tag tg = {10 * s + 3, 0.5 * s, 0.125};
+    rw_snapshot_tag tg = {.step = 10 * s + 3, .t = 0.5 * s, .h = 0.125};
     RW_TEST_OK(rw_store_put(st, s, &tg, f->v));
   }
   for (int s = n - 1; s >= 0; s--) {
-    rw_snapshot_tag tg = {-1, 0, 0};
+    rw_snapshot_tag tg = {.step = -1, .t = 0, .h = 0};
     RW_TEST_OK(rw_store_get(st, s, &tg, f->w));
     fill(f, s);
     cr_assert(same(f), "slot %d does not hold what was written", s);
@@ -77,7 +77,7 @@ static void roundtrip(fixture *f, rw_store st)
     cr_assert_eq(tg.h, 0.125);
   }
   /* misuse: a full slot, an empty slot */
-  rw_snapshot_tag tg = {1, 0, 0};
+  rw_snapshot_tag tg = {.step = 1, .t = 0, .h = 0};
   cr_assert_eq(rw_store_put(st, 0, &tg, f->v), RW_ERR_INTERNAL);
   RW_TEST_OK(rw_store_release(st, 0));
   cr_assert_eq(rw_store_get(st, 0, NULL, f->w), RW_ERR_INTERNAL);
@@ -115,7 +115,7 @@ Test(store, budget_names_the_key)
 
 static rw_store_hdf5_options h5opt(fixture *f, const char *id, int keep)
 {
-  rw_store_hdf5_options o = {f->dir, id, "state", keep};
+  rw_store_hdf5_options o = {.dir = f->dir, .run_id = id, .contents = "state", .keep = keep};
   return o;
 }
 
@@ -241,7 +241,7 @@ static void fault_case(const char *kind)
   RW_TEST_OK(rw_store_inject_fault(st, kind, 2));
   for (int s = 0; s < 3; s++) {
     fill(&f, s);
-    rw_snapshot_tag tg = {s, 0, 0};
+    rw_snapshot_tag tg = {.step = s, .t = 0, .h = 0};
     RW_TEST_OK(rw_store_put(st, s, &tg, f.v));
   }
   RW_TEST_OK(rw_store_get(st, 0, NULL, f.w)); /* written before the fault */
@@ -269,7 +269,7 @@ Test(store, hdf5_prefetch)
   RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 2, &o, &st));
   for (int s = 0; s < 2; s++) {
     fill(&f, s);
-    rw_snapshot_tag tg = {s, 0, 0};
+    rw_snapshot_tag tg = {.step = s, .t = 0, .h = 0};
     RW_TEST_OK(rw_store_put(st, s, &tg, f.v));
   }
   RW_TEST_OK(rw_store_prefetch(st, 1, 1));
@@ -280,7 +280,7 @@ Test(store, hdf5_prefetch)
   RW_TEST_OK(rw_store_prefetch(st, 0, 0));
   RW_TEST_OK(rw_store_release(st, 0));
   fill(&f, 9);
-  rw_snapshot_tag tg = {9, 0, 0};
+  rw_snapshot_tag tg = {.step = 9, .t = 0, .h = 0};
   RW_TEST_OK(rw_store_put(st, 0, &tg, f.v));
   RW_TEST_OK(rw_store_get(st, 0, NULL, f.w));
   cr_assert(same(&f), "a stale read-ahead was returned");

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Restart from disk checkpoints (issue 7): a run under the two-level RAM + disk schedule is
+# killed during its forward sweep, then continued with -restart_from; its gradient must equal
+# the store-everything gradient bit for bit (h5diff, exact), and the checkpoint directory must
+# be empty afterwards. Kills are injected after a disk write (REWIND_FAULT_INJECT, see
+# rw_store.h): SIGKILL of rank 0 (a crash or a lost node), SIGTERM of every rank (a batch
+# system ending the job), and a write torn by the crash (a byte of the last snapshot flipped,
+# then SIGKILL: the restart must not trust that snapshot and resumes from an earlier one).
+# Refusals: a restart with another deck, or another rank count, exits non-zero naming what
+# differs, prints no gradient and leaves the files for the right restart.
+# Usage: restart.sh MPIEXEC NP APP [app args...]
+set -u
+mpiexec=$1 np=$2 app=$3
+shift 3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/ckpt"
+run() { "$mpiexec" -n "$np" --oversubscribe "$app" "$@" -progress off 2>&1; }
+out=$(run "$@" -adjoint_mode store -output "$work/ref.h5") ||
+  { echo "$out"; echo "FAIL: the store-mode run failed"; exit 1; }
+disk=(-adjoint_mode checkpoint -checkpoint_schedule binomial -checkpoint_ram 0 -checkpoint_slots 2
+  -checkpoint_disk_slots 4 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5
+  -checkpoint_dir "$work/ckpt")
+fail=0
+bad() {
+  echo "FAIL [$1]: $2"
+  fail=1
+}
+# kill: name, fault, extra args; the run must die with no gradient and leave its files
+kill_run() {
+  local name=$1 fault=$2
+  shift 2
+  local o rc
+  o=$(REWIND_FAULT_INJECT=$fault run "$@" "${disk[@]}" -output "$work/$name.h5")
+  rc=$?
+  [ $rc -ne 0 ] || { echo "$o" | tail -5; bad "$name" "the killed run exited 0"; return 1; }
+  echo "$o" | grep -q "dJ/d" && { bad "$name" "the killed run printed a gradient"; return 1; }
+  [ -n "$(ls -A "$work/ckpt")" ] || { bad "$name" "the killed run left no checkpoint files"; return 1; }
+  return 0
+}
+# restart: name, regex the summary must match, extra args
+restart_run() {
+  local name=$1 want=$2
+  shift 2
+  local o rc
+  o=$(run "$@" "${disk[@]}" -output "$work/$name.h5" -restart_from "$work/ckpt")
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    echo "$o" | tail -8
+    bad "$name" "the restart exited $rc"
+    rm -f "$work"/ckpt/*
+    return
+  fi
+  if ! h5diff "$work/ref.h5" "$work/$name.h5" /gradient /gradient >"$work/diff.txt" 2>&1; then
+    head -20 "$work/diff.txt"
+    bad "$name" "the restarted gradient differs from store mode"
+  fi
+  local line
+  line=$(echo "$o" | grep "restart:")
+  echo "$line" | grep -qE "$want" || { echo "$o"; bad "$name" "summary does not match '$want'"; }
+  [ -z "$(ls -A "$work/ckpt")" ] || bad "$name" "checkpoint files left: $(ls "$work/ckpt")"
+  rm -f "$work"/ckpt/*
+  echo "ok [$name]: bit for bit;$line"
+}
+resumed="resumed from the disk checkpoint of step [1-9][0-9]*"
+kill_run sigkill kill@2 "$@" && restart_run sigkill "$resumed" "$@"
+kill_run sigterm term@3 "$@" && restart_run sigterm "$resumed" "$@"
+kill_run stages kill@2 "$@" -adjoint_store_stages true &&
+  restart_run stages "$resumed" "$@" -adjoint_store_stages true
+# The torn snapshot is the third one written: the restart must resume from an earlier one.
+kill_run torn torn@3 "$@" && restart_run torn "resumed from the disk checkpoint of step [0-9]+" "$@"
+# Refusals: files of another deck or rank count are named and left alone.
+if kill_run refuse kill@2 "$@"; then
+  o=$(run "$@" "${disk[@]}" -output "$work/r.h5" -restart_from "$work/ckpt" -checkpoint_slots 3)
+  rc=$?
+  if [ $rc -eq 0 ] || ! echo "$o" | grep -q "deck differs: checkpoint_slots: 2 there, checkpoint_slots: 3 here" ||
+    echo "$o" | grep -q "dJ/d" || [ -e "$work/r.h5" ]; then
+    echo "$o" | tail -5
+    bad refuse_deck "exit $rc; expected a refusal naming checkpoint_slots, no gradient, no result"
+  else
+    echo "ok [refuse_deck]: exit $rc, $(echo "$o" | grep -o "the deck differs.*" | head -1)"
+  fi
+  if [ "$np" -gt 1 ]; then
+    o=$("$mpiexec" -n $((np - 1)) --oversubscribe "$app" "$@" -progress off "${disk[@]}" \
+      -output "$work/r.h5" -restart_from "$work/ckpt" 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ] || ! echo "$o" | grep -q "written by $np ranks, this run has $((np - 1))"; then
+      echo "$o" | tail -5
+      bad refuse_ranks "exit $rc; expected a refusal naming the rank counts"
+    else
+      echo "ok [refuse_ranks]: exit $rc"
+    fi
+  fi
+  [ -n "$(ls -A "$work/ckpt")" ] || bad refuse "a refused restart removed the checkpoint files"
+  restart_run after_refusals "$resumed" "$@"
+fi
+# A new run into a directory that holds a killed run's files is refused (no overwrite).
+if kill_run occupied kill@2 "$@"; then
+  o=$(run "$@" "${disk[@]}" -output "$work/r.h5")
+  echo "$o" | grep -q "already exists.*restart" || { echo "$o" | tail -3; bad occupied "not refused"; }
+  restart_run occupied "$resumed" "$@"
+fi
+[ $fail -eq 0 ] && echo "PASS"
+exit $fail
