@@ -234,12 +234,13 @@ cleanup:
 static int rw_make_schedule(const rw_adjoint_options *opt, long N, int slots, int dslots, double wd,
                             double rd, rw_schedule *out)
 {
-  RW_CHECK(dslots == 0 || opt->schedule == RW_SCHEDULE_BINOMIAL, RW_ERR_ARG,
-           "disk checkpoints (checkpoint_disk) run under the binomial schedule, which becomes the "
-           "optimal two-level RAM + disk schedule; the %s schedule keeps its checkpoints in RAM",
-           opt->schedule == RW_SCHEDULE_ONLINE  ? "online"
-           : opt->schedule == RW_SCHEDULE_FIXED ? "fixed-interval"
-                                                : "store-all");
+  RW_CHECK(dslots == 0 || opt->schedule == RW_SCHEDULE_BINOMIAL ||
+               opt->schedule == RW_SCHEDULE_ONLINE,
+           RW_ERR_ARG,
+           "disk checkpoints (checkpoint_disk) run under the binomial schedule (the optimal "
+           "two-level RAM + disk schedule) or the online one (periodic disk checkpoints); the %s "
+           "schedule keeps its checkpoints in RAM",
+           opt->schedule == RW_SCHEDULE_FIXED ? "fixed-interval" : "store-all");
   switch (opt->schedule) {
   case RW_SCHEDULE_BINOMIAL:
     if (dslots > 0)
@@ -248,7 +249,10 @@ static int rw_make_schedule(const rw_adjoint_options *opt, long N, int slots, in
       RW_CALL(rw_schedule_create_binomial(N, slots, out));
     break;
   case RW_SCHEDULE_ONLINE:
-    RW_CALL(rw_schedule_create_online(slots, out));
+    if (dslots > 0)
+      RW_CALL(rw_schedule_create_online_disk(slots, dslots, wd, rd, out));
+    else
+      RW_CALL(rw_schedule_create_online(slots, out));
     break;
   case RW_SCHEDULE_FIXED:
     RW_CHECK(opt->interval >= 1, RW_ERR_ARG, "fixed-interval schedule: interval %ld must be >= 1",
@@ -419,6 +423,25 @@ typedef struct {
   int slot, issued;
   int64_t step;
 } rw_read_ahead;
+
+/* Online schedules: the copy can only run ahead once the length is known. When the driver
+ * tells its schedule the length after `emitted` actions, a copy replays those actions
+ * (recording the disk stores among them) and is told the same length. Not collective. */
+static int rw_read_ahead_begin(rw_read_ahead *ra, const rw_adjoint_options *opt, int slots,
+                               int dslots, double wd, double rd, long emitted, long N)
+{
+  if (!ra->last_store) return 0; /* no disk store */
+  RW_CALL(rw_make_schedule(opt, N, slots, dslots, wd, rd, &ra->ahead));
+  for (long i = 0; i < emitted; i++) {
+    rw_action a;
+    RW_CALL(rw_schedule_next(ra->ahead, &a));
+    ra->ahead_idx++;
+    if (a.level == RW_LEVEL_DISK && a.type == RW_ACTION_STORE)
+      ra->last_store[a.slot] = ra->ahead_idx;
+  }
+  RW_CALL(rw_schedule_set_steps(ra->ahead, N));
+  return 0;
+}
 
 /* After the driver has executed `idx` actions: finds the next disk restore and starts its
  * read when it is safe. Not collective. */
@@ -702,9 +725,6 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
                                             big ? (size_t)big : 1, &dslots));
   }
   RW_CHECK(dslots >= 0, RW_ERR_ARG, "disk_slots = %d must be >= 0", dslots);
-  RW_CHECK(dslots == 0 || !opt->adaptive, RW_ERR_ARG,
-           "disk checkpoints need the number of steps in advance (the two-level schedule is "
-           "offline); adaptive runs keep their checkpoints in RAM for now");
   RW_CHECK(!opt->restart_dir || (opt->schedule == RW_SCHEDULE_BINOMIAL && !opt->adaptive),
            RW_ERR_ARG,
            "restart_from '%s': a restart continues a binomial run with disk checkpoints at a fixed "
@@ -780,7 +800,9 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
                     "REWIND_FAULT_INJECT = '%s': expected kind@after, e.g. flip@2", fault);
       RW_TRY(rw_store_inject_fault(stores[RW_LEVEL_DISK], kind, after));
     }
-    RW_TRY(rw_make_schedule(opt, N, slots, dslots, wd, rd, &ra.ahead));
+    /* an online schedule's copy starts when the length is known (rw_read_ahead_begin) */
+    if (opt->schedule != RW_SCHEDULE_ONLINE)
+      RW_TRY(rw_make_schedule(opt, N, slots, dslots, wd, rd, &ra.ahead));
     RW_TRY(rw_calloc((size_t)dcap, sizeof *ra.last_store, "read-ahead", &ra.last_store));
   }
   RW_TRY(rw_vec_clone(y, &cur));
@@ -826,6 +848,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
     rw_action a;
     if (!told && !opt->adaptive && at == N - 1) {
       RW_TRY(rw_schedule_set_steps(sch, N));
+      RW_TRY(rw_read_ahead_begin(&ra, opt, slots, dslots, wd, rd, idx, N));
       told = 1;
     }
     RW_TRY(rw_schedule_next(sch, &a));
@@ -860,6 +883,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
             opt->times = rec.t;
             opt->nsteps = N;
             RW_TRY(rw_schedule_set_steps(sch, N));
+            RW_TRY(rw_read_ahead_begin(&ra, opt, slots, dslots, wd, rd, idx + 1, N));
             told = 1;
           }
           if (opt->monitor) RW_TRY(rw_call_monitor(opt, (long)(i + 1), rec.t[rec.n], cur));
@@ -978,6 +1002,12 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   s.disk_reads = rw_store_reads(stores[RW_LEVEL_DISK]);
   s.time_disk_write = rw_store_write_time(stores[RW_LEVEL_DISK]);
   s.time_disk_read = rw_store_read_time(stores[RW_LEVEL_DISK]);
+  if (dcap > 0 && opt->schedule == RW_SCHEDULE_ONLINE) {
+    int64_t pn = 0, p0 = 0;
+    RW_TRY(rw_schedule_online_disk_period(sch, &pn, &p0));
+    s.disk_period = (long)pn;
+    s.disk_period_chosen = (long)p0;
+  }
   s.schedule_cost = (double)ss.advances + s.write_cost * (double)ss.disk_writes +
                     s.read_cost * (double)ss.disk_reads;
   s.time_forward = tB - tA;

@@ -163,11 +163,12 @@ static int rw_app_read_common(rw_app *app)
     return rw_app_deck_error(app, "t0,tf,dt");
   if (opt->disk_slots > 0 || opt->disk_bytes > 0) {
     const char *dk = opt->disk_bytes > 0 ? "checkpoint_disk" : "checkpoint_disk_slots";
-    RW_CHECK(opt->mode == RW_ADJOINT_CHECKPOINT && opt->schedule == RW_SCHEDULE_BINOMIAL &&
-                 !opt->adaptive,
+    RW_CHECK(opt->mode == RW_ADJOINT_CHECKPOINT &&
+                 ((opt->schedule == RW_SCHEDULE_BINOMIAL && !opt->adaptive) ||
+                  opt->schedule == RW_SCHEDULE_ONLINE),
              RW_ERR_DECK,
              "key '%s' (from %s) asks for disk checkpoints: they need adjoint_mode: checkpoint "
-             "with checkpoint_schedule: binomial and a fixed step (adaptive: false)",
+             "with checkpoint_schedule: binomial (fixed step) or online (fixed or adaptive step)",
              dk, rw_deck_source(deck, dk));
   }
   if (app->restart_from[0]) {
@@ -183,6 +184,10 @@ static int rw_app_read_common(rw_app *app)
              "key 'restart_from' = '%s' (from %s): no such directory; give the checkpoint_dir of "
              "the run that stopped",
              app->restart_from, rw_deck_source(deck, "restart_from"));
+    RW_CHECK(opt->schedule == RW_SCHEDULE_BINOMIAL && !opt->adaptive, RW_ERR_DECK,
+             "key 'restart_from' = '%s' (from %s): restarts continue runs under the binomial "
+             "schedule with a fixed step (checkpoint_schedule: %s here)",
+             app->restart_from, rw_deck_source(deck, "restart_from"), app->schedule);
     opt->restart_dir = app->restart_from;
   }
   if (opt->adaptive) {
@@ -395,6 +400,8 @@ int rw_app_write_results(rw_app *app, rw_problem prob, double J, const double *d
     RW_CALL(rw_output_attr_double(out, "/stats", "checkpoint_write_cost", st->write_cost));
     RW_CALL(rw_output_attr_double(out, "/stats", "checkpoint_read_cost", st->read_cost));
     RW_CALL(rw_output_attr_double(out, "/stats", "schedule_cost", st->schedule_cost));
+    if (st->disk_period > 0)
+      RW_CALL(rw_output_attr_long(out, "/stats", "disk_period", st->disk_period));
   }
   if (st->restart_step >= 0) {
     RW_CALL(rw_output_attr_long(out, "/stats", "restart_step", st->restart_step));
@@ -473,6 +480,11 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
            st->time_disk_write, st->time_disk_read, st->write_cost, st->read_cost,
            st->costs_measured ? " (measured)" : app->restart_from[0] ? " (of the run restarted)" : "",
            st->schedule_cost);
+  if (st->disk_period > 0)
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  online disk period: a disk checkpoint every %ld steps (%ld chosen from the costs%s)\n",
+           st->disk_period, st->disk_period_chosen,
+           st->disk_period > st->disk_period_chosen ? "; doubled when the disk slots filled" : "");
   if (st->restart_step > 0)
     rw_log(ctx, RW_LOG_SUMMARY,
            "  restart: resumed from the disk checkpoint of step %ld in %s (the first %ld steps "

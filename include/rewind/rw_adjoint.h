@@ -50,7 +50,9 @@ typedef struct {
   int ram_slots;
   size_t ram_bytes;
   long interval; /* RW_SCHEDULE_FIXED */
-  /* Disk tier (binomial schedule): disk_slots HDF5 slots, or disk_bytes / snapshot bytes
+  /* Disk tier (binomial schedule: the optimal two-level schedule; online schedule, also with
+   * adaptive steps: a disk checkpoint every P steps, P chosen from the costs, each period
+   * reversed in RAM, see rw_schedule_create_online_disk): disk_slots HDF5 slots, or disk_bytes / snapshot bytes
    * when disk_bytes > 0, in files under disk_dir ("." when NULL), one per rank, removed at
    * the end unless disk_keep. The two-level schedule minimises
    *   advances + write_cost x disk writes + read_cost x disk reads
@@ -109,6 +111,8 @@ typedef struct {
   int costs_measured;                     /* 1 when they were measured at start-up */
   double schedule_cost;                   /* advances + write_cost writes + read_cost reads */
   size_t disk_bytes;                      /* bytes of the disk slots on this rank */
+  long disk_period, disk_period_chosen;   /* online with disk: period used (doubled when the
+                                             disk filled) and chosen from the costs; else 0 */
   long restart_step;                      /* restart: the step resumed from (-1: none;
                                              0: no usable snapshot, started again) */
   long restart_skipped;                   /* restart: first-sweep steps not taken again */

@@ -138,6 +138,28 @@ int rw_schedule_create_store_all(int64_t steps, rw_schedule *out);
  * t(l, c) is measured by tests and tests/bench/bench_online). Not collective. */
 int rw_schedule_create_online(int slots, rw_schedule *out);
 
+/* Online checkpointing with a disk tier (Pringle, Jones, Goldberg, Heimbach & Campin, 2016):
+ * for a run of unknown length with `ram_slots` >= 1 RAM slots (counting a period's start)
+ * and `disk_slots` >= 1 disk slots, disk write and read costs >= 0 in units of one step.
+ * The forward sweep writes y_0 and every P-th state to disk, P minimising
+ * (t(P, c) + wd + rd) / P (rw_online_disk_period); when the disk slots are full it frees
+ * the checkpoints at odd multiples of P and doubles P. Once rw_schedule_set_steps gives l,
+ * each period is reversed from its disk checkpoint (read once, then freed) by the binomial
+ * schedule in RAM, the last period first. Not collective. */
+int rw_schedule_create_online_disk(int ram_slots, int disk_slots, double write_cost,
+                                   double read_cost, rw_schedule *out);
+
+/* The period P >= 1 minimising (t(P, c) + wd + rd) / P for c = ram_slots; *cost (may be
+ * NULL) gets that minimum, the extra forward-step cost per step of the online disk
+ * schedule. Not collective. */
+int rw_online_disk_period(int ram_slots, double write_cost, double read_cost, int64_t *period,
+                          double *cost);
+
+/* The period an online disk schedule uses now (doubled each time the disk filled) and the
+ * one it chose from the costs. Returns RW_ERR_ARG for another kind of schedule. Not
+ * collective. */
+int rw_schedule_online_disk_period(rw_schedule s, int64_t *period, int64_t *chosen);
+
 /* Destroys the schedule; accepts NULL or *s == NULL, sets *s to NULL. Not collective. */
 int rw_schedule_destroy(rw_schedule *s);
 

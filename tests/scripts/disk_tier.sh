@@ -15,11 +15,11 @@ run() { "$mpiexec" -n "$np" --oversubscribe "$app" "$@" -progress off 2>&1; }
 out=$(run "$@" -adjoint_mode store -output "$work/ref.h5") ||
   { echo "$out"; echo "FAIL: the store-mode run failed"; exit 1; }
 fail=0
-check() { # name, extra args
-  local name=$1
-  shift
+check() { # name, schedule, reference result, extra args
+  local name=$1 sched=$2 ref=$3
+  shift 3
   local o
-  o=$(run "$@" -adjoint_mode checkpoint -checkpoint_schedule binomial -checkpoint_ram 0 -checkpoint_dir "$work/ckpt" \
+  o=$(run "$@" -adjoint_mode checkpoint -checkpoint_schedule "$sched" -checkpoint_ram 0 -checkpoint_dir "$work/ckpt" \
     -output "$work/$name.h5")
   local rc=$?
   if [ $rc -ne 0 ]; then
@@ -28,7 +28,7 @@ check() { # name, extra args
     fail=1
     return
   fi
-  if ! h5diff "$work/ref.h5" "$work/$name.h5" /gradient /gradient >"$work/diff.txt" 2>&1; then
+  if ! h5diff "$work/$ref.h5" "$work/$name.h5" /gradient /gradient >"$work/diff.txt" 2>&1; then
     head -20 "$work/diff.txt"
     echo "FAIL [$name]: the gradient differs from store mode"
     fail=1
@@ -49,9 +49,19 @@ check() { # name, extra args
   fi
   echo "ok [$name]: bit for bit; $line"
 }
-check two_slots "$@" -checkpoint_slots 3 -checkpoint_disk_slots 2 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5
-check many_slots "$@" -checkpoint_slots 2 -checkpoint_disk_slots 40 -checkpoint_write_cost 1 -checkpoint_read_cost 0.25
-check stages "$@" -checkpoint_slots 3 -checkpoint_disk_slots 3 -adjoint_store_stages true -checkpoint_write_cost 0.2 -checkpoint_read_cost 0.2
-check measured "$@" -checkpoint_slots 2 -checkpoint_disk 64MiB
+check two_slots binomial ref "$@" -checkpoint_slots 3 -checkpoint_disk_slots 2 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5
+check many_slots binomial ref "$@" -checkpoint_slots 2 -checkpoint_disk_slots 40 -checkpoint_write_cost 1 -checkpoint_read_cost 0.25
+check stages binomial ref "$@" -checkpoint_slots 3 -checkpoint_disk_slots 3 -adjoint_store_stages true -checkpoint_write_cost 0.2 -checkpoint_read_cost 0.2
+check measured binomial ref "$@" -checkpoint_slots 2 -checkpoint_disk 64MiB
+# Online schedule with disk (periodic disk checkpoints, binomial RAM reversal per period)
+check online online ref "$@" -checkpoint_slots 3 -checkpoint_disk_slots 4 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5
+check online_doubling online ref "$@" -checkpoint_slots 2 -checkpoint_disk_slots 2 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5
+if [ "$(basename "$app")" = rewind-ode ]; then
+  # adaptive steps: the reference is the adaptive run with RAM checkpoints only
+  ad=(-stepper dopri5 -adaptive true -rtol 1e-8)
+  o=$(run "$@" "${ad[@]}" -adjoint_mode checkpoint -checkpoint_schedule online -checkpoint_ram 0 \
+    -checkpoint_slots 4 -output "$work/adref.h5") || { echo "$o"; echo "FAIL: adaptive reference run"; fail=1; }
+  check adaptive online adref "$@" "${ad[@]}" -checkpoint_slots 2 -checkpoint_disk_slots 3 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5
+fi
 [ $fail -eq 0 ] && echo "PASS"
 exit $fail

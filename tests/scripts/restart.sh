@@ -63,12 +63,29 @@ restart_run() {
   echo "ok [$name]: bit for bit;$line"
 }
 resumed="resumed from the disk checkpoint of step [1-9][0-9]*"
-kill_run sigkill kill@2 "$@" && restart_run sigkill "$resumed" "$@"
+tool=$(dirname "$0")/../../tools/rewind_ckpt.py
+# tools/rewind_ckpt.py reads rank 0's file (the rank the fault killed right after a write;
+# the other ranks were stopped by the launcher anywhere) and finds the torn snapshot in it
+# (exit 77: no h5py here)
+check_tool() { # name, expected exit status
+  local o rc
+  o=$(/usr/bin/python3 "$tool" "$work"/ckpt/*.0-of-"$np".h5 --verify 2>&1)
+  rc=$?
+  if [ $rc -eq 77 ]; then
+    echo "skip [tool_$1]: $o"
+  elif [ $rc -ne "$2" ] || ! echo "$o" | grep -q "rewind-restart 1 steps="; then
+    echo "$o" | tail -5
+    bad "tool_$1" "rewind_ckpt.py --verify exited $rc, expected $2"
+  else
+    echo "ok [tool_$1]: $(echo "$o" | grep -cE "checksums ok") slots verified, $(echo "$o" | grep -c DAMAGED) damaged"
+  fi
+}
+kill_run sigkill kill@2 "$@" && check_tool sigkill 0 && restart_run sigkill "$resumed" "$@"
 kill_run sigterm term@3 "$@" && restart_run sigterm "$resumed" "$@"
 kill_run stages kill@2 "$@" -adjoint_store_stages true &&
   restart_run stages "$resumed" "$@" -adjoint_store_stages true
 # The torn snapshot is the third one written: the restart must resume from an earlier one.
-kill_run torn torn@3 "$@" && restart_run torn "resumed from the disk checkpoint of step [0-9]+" "$@"
+kill_run torn torn@3 "$@" && { check_tool torn 1; restart_run torn "resumed from the disk checkpoint of step [0-9]+" "$@"; }
 # Refusals: files of another deck or rank count are named and left alone.
 if kill_run refuse kill@2 "$@"; then
   o=$(run "$@" "${disk[@]}" -output "$work/r.h5" -restart_from "$work/ckpt" -checkpoint_slots 3)
