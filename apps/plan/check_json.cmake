@@ -9,7 +9,8 @@ set(plans
   "--steps|50|--schedule|fixed|--interval|7|--json"
   "--steps|12|--ram-slots|3|--json|--actions"
   "--steps|2000|--ram-slots|6|--disk-slots|4|--write-cost|2|--read-cost|2|--json"
-  "--steps|40|--ram-slots|2|--disk-slots|unlimited|--write-cost|1|--read-cost|1|--json|--actions")
+  "--steps|40|--ram-slots|2|--disk-slots|unlimited|--write-cost|1|--read-cost|1|--json|--actions"
+  "--steps|3000|--ram-slots|4|--disk-slots|8|--write-cost|2|--read-cost|2|--online|--json")
 set(count 0)
 foreach(plan IN LISTS plans)
   string(REPLACE "|" " " shown "${plan}")
@@ -27,7 +28,15 @@ foreach(plan IN LISTS plans)
     endif()
   endforeach()
   # two-level plans: the disk split is reported and the cost is the optimum
-  if(shown MATCHES "--disk-slots")
+  # online plans with disk: the period is reported and the disk is used
+  if(shown MATCHES "--online" AND shown MATCHES "--disk-slots")
+    foreach(key disk_period disk_period_chosen disk_slots_used)
+      string(JSON value ERROR_VARIABLE jerr GET "${out}" ${key})
+      if(jerr)
+        message(FATAL_ERROR "rewind-plan ${shown}: key '${key}': ${jerr}\n${out}")
+      endif()
+    endforeach()
+  elseif(shown MATCHES "--disk-slots")
     foreach(key disk_slots_used ram_slots_used optimal_cost ram_only_cost)
       string(JSON value ERROR_VARIABLE jerr GET "${out}" ${key})
       if(jerr)

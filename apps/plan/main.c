@@ -24,7 +24,8 @@ typedef enum {
   SCHED_ONLINE,
   SCHED_FIXED,
   SCHED_STORE_ALL,
-  SCHED_TWO_LEVEL
+  SCHED_TWO_LEVEL,
+  SCHED_ONLINE_DISK /* online with disk slots: periodic disk checkpoints */
 } sched_kind;
 
 typedef struct {
@@ -54,7 +55,9 @@ static void usage(FILE *f)
           "  --ram BYTES          RAM budget for checkpoints, e.g. 512MiB, 2GB, 1048576\n"
           "  --snapshot-bytes S   bytes of one snapshot (needed with --ram / --disk)\n"
           "  --disk-slots D       checkpoint slots on disk (>= 0, or 'unlimited' / -1); with\n"
-          "                       D != 0 the optimal two-level (RAM + disk) schedule is used\n"
+          "                       D != 0 the optimal two-level (RAM + disk) schedule is used;\n"
+          "                       with --online, a disk checkpoint every P steps, P chosen\n"
+          "                       from the costs, each period reversed in RAM\n"
           "  --disk BYTES         disk budget (gives D = BYTES / snapshot bytes)\n"
           "  --step-cost X        cost of one forward step (default 1)\n"
           "  --write-cost X       cost of one disk write (default 0)\n"
@@ -260,7 +263,7 @@ static int parse_args(int argc, char **argv, plan_options *o)
   }
   if (!have_steps)
     return usage_error("--steps is required (an integer >= 1, or 'unknown')%s%s", "", "");
-  if (o->steps < 0 && o->kind != SCHED_ONLINE)
+  if (o->steps < 0 && o->kind != SCHED_ONLINE && o->kind != SCHED_ONLINE_DISK)
     return usage_error("--steps unknown needs --online: an offline schedule needs the number of "
                        "steps%s%s",
                        "", "");
@@ -293,24 +296,28 @@ static int parse_args(int argc, char **argv, plan_options *o)
     o->disk_slots = n > INT_MAX ? INT_MAX : (int64_t)n;
   }
   if (o->disk_slots != 0) {
-    if (o->kind != SCHED_BINOMIAL)
-      return usage_error("disk slots (%s) need the default binomial schedule, which becomes the "
-                         "two-level (RAM + disk) schedule; not --schedule %s",
+    if (o->kind != SCHED_BINOMIAL && o->kind != SCHED_ONLINE)
+      return usage_error("disk slots (%s) need the binomial schedule (the two-level RAM + disk "
+                         "schedule) or the online one (periodic disk checkpoints); not "
+                         "--schedule %s",
                          o->have_disk_bytes ? "--disk" : "--disk-slots",
-                         o->kind == SCHED_ONLINE  ? "online"
-                         : o->kind == SCHED_FIXED ? "fixed"
-                                                  : "store-all");
+                         o->kind == SCHED_FIXED ? "fixed" : "store-all");
+    if (o->kind == SCHED_ONLINE && o->disk_slots < 0)
+      return usage_error("the online schedule with disk needs --disk-slots D or --disk BYTES (its "
+                         "files are preallocated), not 'unlimited'%s%s",
+                         "", "");
     if (o->step_cost <= 0)
       return usage_error("the two-level schedule needs --step-cost > 0 (disk costs are weighed "
                          "against steps)%s%s",
                          "", "");
-    o->kind = SCHED_TWO_LEVEL;
+    o->kind = o->kind == SCHED_ONLINE ? SCHED_ONLINE_DISK : SCHED_TWO_LEVEL;
   }
-  if ((o->kind == SCHED_BINOMIAL || o->kind == SCHED_ONLINE || o->kind == SCHED_TWO_LEVEL) &&
+  if ((o->kind == SCHED_BINOMIAL || o->kind == SCHED_ONLINE || o->kind == SCHED_TWO_LEVEL ||
+       o->kind == SCHED_ONLINE_DISK) &&
       o->ram_slots < 0)
     return usage_error("the %s schedule needs --ram-slots C or --ram BYTES with --snapshot-bytes%s",
-                       o->kind == SCHED_ONLINE      ? "online"
-                       : o->kind == SCHED_TWO_LEVEL ? "two-level"
+                       o->kind == SCHED_ONLINE || o->kind == SCHED_ONLINE_DISK ? "online"
+                       : o->kind == SCHED_TWO_LEVEL                            ? "two-level"
                                                     : "binomial",
                        "");
   if (o->kind == SCHED_FIXED && o->interval < 1)
@@ -333,6 +340,8 @@ static const char *kind_name(sched_kind k)
     return "store_all";
   case SCHED_TWO_LEVEL:
     return "two_level";
+  case SCHED_ONLINE_DISK:
+    return "online_disk";
   }
   return "?";
 }
@@ -359,9 +368,16 @@ static int make_schedule(const plan_options *o, int64_t steps, rw_schedule *s)
     return rw_schedule_create_two_level(steps, (int)o->ram_slots, (int)o->disk_slots,
                                         o->write_cost / o->step_cost, o->read_cost / o->step_cost,
                                         s);
+  case SCHED_ONLINE_DISK:
+    return rw_schedule_create_online_disk((int)o->ram_slots, (int)o->disk_slots,
+                                          o->write_cost / o->step_cost,
+                                          o->read_cost / o->step_cost, s);
   }
   return RW_ERR_ARG;
 }
+
+/* The online disk schedule's period after the last simulation: used and chosen. */
+static int64_t g_period, g_period0;
 
 /* Iterates the schedule (printing the actions when asked) and returns its statistics. For
  * the online schedule the end is announced after the step that reaches it, as an adaptive
@@ -375,7 +391,7 @@ static int simulate(const plan_options *o, int64_t steps, int print, int *first_
   ierr = rw_schedule_capacity(s, capacity, disk_capacity);
   rw_action a;
   char line[128];
-  int known = o->kind != SCHED_ONLINE;
+  int known = o->kind != SCHED_ONLINE && o->kind != SCHED_ONLINE_DISK;
   while (!ierr) {
     ierr = rw_schedule_next(s, &a);
     if (ierr || a.type == RW_ACTION_TERMINATE) break;
@@ -394,6 +410,8 @@ static int simulate(const plan_options *o, int64_t steps, int print, int *first_
     }
   }
   if (!ierr) ierr = rw_schedule_get_stats(s, st);
+  if (!ierr && o->kind == SCHED_ONLINE_DISK)
+    ierr = rw_schedule_online_disk_period(s, &g_period, &g_period0);
   rw_schedule_destroy(&s);
   return ierr;
 }
@@ -469,7 +487,11 @@ static int plan_steps(const plan_options *o)
     print_json_int("steps", l);
     print_json_int("ram_slots", slots);
     print_json_int("disk_slots", o->disk_slots);
-    if (o->kind == SCHED_TWO_LEVEL) {
+    if (o->kind == SCHED_ONLINE_DISK) {
+      print_json_int("disk_period", g_period);
+      print_json_int("disk_period_chosen", g_period0);
+    }
+    if (o->kind == SCHED_TWO_LEVEL || o->kind == SCHED_ONLINE_DISK) {
       print_json_int("disk_slots_used", st.peak_disk_slots);
       print_json_int("ram_slots_used", st.peak_ram_slots);
       print_json_int("disk_capacity", disk_cap);
@@ -478,14 +500,14 @@ static int plan_steps(const plan_options *o)
     if (o->have_snapshot) {
       print_json_int("snapshot_bytes", (int64_t)o->snapshot_bytes);
       print_json_int("checkpoint_bytes", (int64_t)o->snapshot_bytes * st.peak_ram_slots);
-      if (o->kind == SCHED_TWO_LEVEL)
+      if (o->kind == SCHED_TWO_LEVEL || o->kind == SCHED_ONLINE_DISK)
         print_json_int("disk_checkpoint_bytes", (int64_t)o->snapshot_bytes * st.peak_disk_slots);
     }
     if (o->kind == SCHED_FIXED) print_json_int("interval", o->interval);
     print_json_int("repetitions", r);
     print_json_int("advances", st.advances);
     print_json_int("optimal_advances", t_opt);
-    if (o->kind == SCHED_ONLINE)
+    if (o->kind == SCHED_ONLINE || o->kind == SCHED_ONLINE_DISK)
       print_json_num("online_excess", t_opt ? (double)(st.advances - t_opt) / (double)t_opt : 0.0);
     print_json_int("forward_steps", st.forward_steps);
     print_json_int("recomputations", st.recomputations);
@@ -515,7 +537,7 @@ static int plan_steps(const plan_options *o)
   if (o->have_snapshot)
     printf("  checkpoint memory        %d x %zu B = %.4g MiB at peak\n", st.peak_ram_slots,
            o->snapshot_bytes, (double)st.peak_ram_slots * (double)o->snapshot_bytes / 1048576.0);
-  if (o->kind == SCHED_TWO_LEVEL) {
+  if (o->kind == SCHED_TWO_LEVEL || o->kind == SCHED_ONLINE_DISK) {
     if (o->disk_slots < 0)
       printf("  disk slots               unlimited, %d used at peak\n", st.peak_disk_slots);
     else
@@ -528,10 +550,14 @@ static int plan_steps(const plan_options *o)
     printf("  disk slots               0\n");
   }
   if (o->kind == SCHED_FIXED) printf("  interval                 %" PRId64 "\n", o->interval);
+  if (o->kind == SCHED_ONLINE_DISK)
+    printf("  disk period              %" PRId64 " steps (%" PRId64
+           " chosen from the costs%s)\n",
+           g_period, g_period0, g_period > g_period0 ? ", doubled as the disk filled" : "");
   printf("  advances                 %" PRId64 "   (optimum with %" PRId64 " slots: t = %" PRId64
          ", repetition number %" PRId64 ")\n",
          st.advances, slots, t_opt, r);
-  if (o->kind == SCHED_ONLINE)
+  if (o->kind == SCHED_ONLINE || o->kind == SCHED_ONLINE_DISK)
     printf("  online excess            %.2f%% over the offline optimum\n",
            t_opt ? 100.0 * (double)(st.advances - t_opt) / (double)t_opt : 0.0);
   printf("  forward steps            %" PRId64 "   (store everything: %" PRId64 ")\n",

@@ -153,6 +153,32 @@ Test(plan, online_and_unknown)
   cr_assert(strstr(buf, "\"steps\": 1000000"));
 }
 
+/* Online with disk (length unknown to the schedule): with enough disk slots its cost is
+ * close to the offline optimum with unlimited disk (Disk-Revolve), which knows the length;
+ * with few slots the period doubles and the disk slots are never exceeded. */
+Test(plan, online_disk_near_the_offline_optimum)
+{
+  cr_assert_eq(run_plan("--steps 20000 --ram-slots 10 --disk-slots 1000 --write-cost 20 "
+                        "--read-cost 10 --online --json",
+                        buf, sizeof buf),
+               0, "%s", buf);
+  cr_assert(strstr(buf, "\"schedule\": \"online_disk\""), "%s", buf);
+  int64_t cost = json_int(buf, "cost"), period = json_int(buf, "disk_period");
+  rw_two_level_counts n;
+  RW_TEST_OK(rw_two_level_cost(20000, 10, -1, 20, 10, &n));
+  int64_t P = 0;
+  RW_TEST_OK(rw_online_disk_period(10, 20, 10, &P, NULL));
+  cr_assert_eq(period, P);
+  cr_assert(cost >= (int64_t)n.cost && (double)cost <= 1.005 * n.cost,
+            "online disk cost %lld, offline unlimited-disk optimum %.0f", (long long)cost, n.cost);
+  cr_assert_eq(run_plan("--steps 20000 --ram-slots 10 --disk-slots 20 --write-cost 20 "
+                        "--read-cost 10 --online --json",
+                        buf, sizeof buf),
+               0, "%s", buf);
+  cr_assert(json_int(buf, "disk_slots_used") <= 20);
+  cr_assert(json_int(buf, "disk_period") > P);
+}
+
 Test(plan, bad_command_lines_exit_2)
 {
   static const struct {
@@ -165,7 +191,7 @@ Test(plan, bad_command_lines_exit_2)
       {"--steps 10 --ram 1KiB", "--snapshot-bytes"},
       {"--steps 10 --ram 100 --snapshot-bytes 1KiB", "smaller than one snapshot"},
       {"--steps unknown --ram-slots 3", "--online"},
-      {"--steps 10 --ram-slots 3 --disk-slots 2 --online", "--disk-slots"},
+      {"--steps 10 --ram-slots 3 --disk-slots unlimited --online", "--disk-slots"},
       {"--steps 10 --ram-slots 3 --disk-slots many", "--disk-slots"},
       {"--steps 10 --ram-slots 3 --disk-slots 2 --disk 1MiB --snapshot-bytes 1KiB", "not both"},
       {"--steps 10 --ram-slots 3 --disk-slots 2 --step-cost 0", "--step-cost"},
