@@ -380,7 +380,8 @@ static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N
   rw_store probe = NULL;
   char id[80];
   snprintf(id, sizeof id, "%s-probe", opt->run_id ? opt->run_id : "run");
-  rw_store_hdf5_options ho = {.dir = opt->disk_dir ? opt->disk_dir : ".", .run_id = id, .contents = "probe"};
+  rw_store_hdf5_options ho = {
+      .dir = opt->disk_dir ? opt->disk_dir : ".", .run_id = id, .contents = "probe"};
   RW_TRY(rw_vec_clone(y, &tmp));
   RW_TRY(rw_vec_clone_array(y, ns > per ? ns : per, &vecs));
   for (int k = 0; k < per; k++)
@@ -490,8 +491,8 @@ static int rw_read_ahead_step(rw_read_ahead *ra, long idx, rw_store disk, int pe
  * every later step computes the same bits as the uninterrupted run. With none, the run
  * starts again from y0. Disk slots not needed from there on are released. */
 
-#define RW_RESTART_FORMAT "rewind-restart 1 steps=%ld ram_slots=%d disk_slots=%d per=%d"
-#define RW_RESTART_COSTS " write_cost=%a read_cost=%a"
+#define RW_RESTART_FORMAT   "rewind-restart 1 steps=%ld ram_slots=%d disk_slots=%d per=%d"
+#define RW_RESTART_COSTS    " write_cost=%a read_cost=%a"
 #define RW_RESTART_COSTS_IN " write_cost=%la read_cost=%la"
 
 /* Reads the killed run's schedule facts from the store's info and checks them against this
@@ -634,10 +635,12 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
     rw_snapshot_tag tag = {.step = -1};
     RW_TRY(rw_store_get(ds, ka.slot, &tag, per == 1 ? &cur : stages));
     if (per > 1) rw_vec_copy(stages[0], cur);
-    RW_CHECK_GOTO(tag.step == ka.step, RW_ERR_INTERNAL, "restart: slot %d holds step %lld, not %lld",
-                  ka.slot, (long long)tag.step, (long long)ka.step);
+    RW_CHECK_GOTO(tag.step == ka.step, RW_ERR_INTERNAL,
+                  "restart: slot %d holds step %lld, not %lld", ka.slot, (long long)tag.step,
+                  (long long)ka.step);
     for (int r = 0; r < nram; r++)
-      if (ram[r] >= 0) RW_TRY(rw_store_put(stores[RW_LEVEL_RAM], r, &tag, per == 1 ? &cur : stages));
+      if (ram[r] >= 0)
+        RW_TRY(rw_store_put(stores[RW_LEVEL_RAM], r, &tag, per == 1 ? &cur : stages));
     for (long i = 0; i <= K; i++) {
       rw_action a;
       RW_TRY(rw_schedule_next(sch, &a));
@@ -753,8 +756,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
                                 .decomposition = opt->run_decomposition,
                                 .restart = 1};
     RW_TRY(rw_store_create_hdf5(y, per, 0, &ho, &stores[RW_LEVEL_DISK]));
-    RW_TRY(rw_error_agree(NV_COMM_P(y), rw_restart_info(stores[RW_LEVEL_DISK], opt->restart_dir,
-                                                        N, slots, per, &dslots, &wd, &rd)));
+    RW_TRY(rw_error_agree(NV_COMM_P(y), rw_restart_info(stores[RW_LEVEL_DISK], opt->restart_dir, N,
+                                                        slots, per, &dslots, &wd, &rd)));
     opt->disk_dir = opt->restart_dir;
   }
 
@@ -789,8 +792,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
                                 .deck = opt->run_deck,
                                 .decomposition = opt->run_decomposition,
                                 .info = info};
-    if (!opt->restart_dir)
-      RW_TRY(rw_store_create_hdf5(y, per, dcap, &ho, &stores[RW_LEVEL_DISK]));
+    if (!opt->restart_dir) RW_TRY(rw_store_create_hdf5(y, per, dcap, &ho, &stores[RW_LEVEL_DISK]));
     /* Fault injection for the tests (REWIND_FAULT_INJECT=kind@after, see rw_store.h). */
     const char *fault = getenv("REWIND_FAULT_INJECT");
     if (fault && *fault) {
@@ -862,7 +864,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
       double t = rw_grid_t(opt, N, pend_step);
       double h = rw_grid_t(opt, N, pend_step + 1) - t;
       RW_TRY(rw_stepper_step(st, t, h, cur, ynext, stages, NULL));
-      RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q, stages));
+      RW_TRY(
+          rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q, stages));
       pend_slot = -1;
       staged = -1;
     }
@@ -875,7 +878,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
         if (opt->adaptive && a.first_sweep) {
           RW_TRY(rw_adaptive_advance(st, opt, cur, ynext, capture, &hprop, &q, &rec, &s));
           if (capture) {
-            RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q, stages));
+            RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q,
+                                  stages));
             pend_slot = -1;
           }
           if (rec.t[rec.n] == opt->tf) { /* landed on tf: now the length is known */
@@ -896,7 +900,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
         double h = rw_grid_t(opt, N, i + 1) - t;
         RW_TRY(rw_stepper_step(st, t, h, cur, cur, capture, a.first_sweep ? &q : NULL));
         if (capture) {
-          RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q, stages));
+          RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q,
+                                stages));
           pend_slot = -1;
         }
         if (a.first_sweep && opt->monitor) RW_TRY(rw_call_monitor(opt, (long)(i + 1), t + h, cur));
@@ -939,7 +944,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
       double h = tend - t;
       RW_TRY(rw_stepper_step(st, t, h, cur, ynext, stages, a.first_sweep ? &q : NULL));
       if (pend_slot >= 0) {
-        RW_TRY(rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q, stages));
+        RW_TRY(
+            rw_put_pending(stores[pend_level], pend_slot, opt, N, &rec, pend_step, pend_q, stages));
         pend_slot = -1;
       }
       if (a.first_sweep && opt->monitor) RW_TRY(rw_call_monitor(opt, N, tend, ynext));

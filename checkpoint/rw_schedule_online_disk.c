@@ -30,7 +30,6 @@
 #include "rewind/rw_context.h"
 #include "rw_schedule_impl.h"
 
-
 typedef struct {
   int ram_slots, disk_slots;
   int64_t period, period0; /* current and cost-optimal period */
@@ -43,9 +42,9 @@ typedef struct {
   int thinning;
   /* reversal */
   int reversing, nseg, seg, phase;
-  int64_t state_at;        /* the driver's state when the length was given */
-  int64_t *seg_start;      /* [disk_slots] period starts, increasing */
-  int *seg_slot;           /* their disk slots */
+  int64_t state_at;   /* the driver's state when the length was given */
+  int64_t *seg_start; /* [disk_slots] period starts, increasing */
+  int *seg_slot;      /* their disk slots */
   rw_engine ram;
 } online_disk;
 
@@ -66,8 +65,8 @@ int rw_online_disk_period(int ram_slots, double write_cost, double read_cost, in
                           double *cost)
 {
   RW_CHECK(ram_slots >= 1 && write_cost >= 0.0 && read_cost >= 0.0 && period, RW_ERR_ARG,
-           "rw_online_disk_period: need ram_slots >= 1 and costs >= 0 (got %d, %g, %g)",
-           ram_slots, write_cost, read_cost);
+           "rw_online_disk_period: need ram_slots >= 1 and costs >= 0 (got %d, %g, %g)", ram_slots,
+           write_cost, read_cost);
   /* On each piece (beta(c, r-1), beta(c, r)] of t(., c), slope r, f(P) = r + (w - C)/P is
    * monotone, so its minimum over the piece is at an end: only the ends are evaluated. */
   double best = -1.0;
@@ -247,8 +246,8 @@ static int online_disk_set_steps(rw_schedule s, int64_t steps)
     n = 1;
   }
   RW_CHECK(o->seg_start[0] == 0 && o->seg_start[n - 1] == o->rbase && o->rbase < steps,
-           RW_ERR_INTERNAL,
-           "online disk schedule: checkpoints do not cover [0, %lld)", (long long)steps);
+           RW_ERR_INTERNAL, "online disk schedule: checkpoints do not cover [0, %lld)",
+           (long long)steps);
   o->nseg = n;
   o->seg = n - 1;
   o->phase = 0;
@@ -273,8 +272,7 @@ static void online_disk_destroy(rw_schedule s)
 int rw_schedule_create_online_disk(int ram_slots, int disk_slots, double write_cost,
                                    double read_cost, rw_schedule *out)
 {
-  static const rw_schedule_ops ops = {online_disk_next, online_disk_set_steps,
-                                      online_disk_destroy};
+  static const rw_schedule_ops ops = {online_disk_next, online_disk_set_steps, online_disk_destroy};
   int ierr = 0;
   rw_schedule s = NULL;
   online_disk *o = NULL;
@@ -297,10 +295,9 @@ int rw_schedule_create_online_disk(int ram_slots, int disk_slots, double write_c
   RW_TRY(rw_online_disk_period(ram_slots, write_cost, read_cost, &o->period0, NULL));
   o->period = o->period0;
   RW_TRY(rw_calloc((size_t)disk_slots, sizeof *o->dstep, "online disk slots", &o->dstep));
-  RW_TRY(rw_calloc((size_t)disk_slots + 1, sizeof *o->seg_start, "online disk slots",
-                   &o->seg_start));
-  RW_TRY(rw_calloc((size_t)disk_slots + 1, sizeof *o->seg_slot, "online disk slots",
-                   &o->seg_slot));
+  RW_TRY(
+      rw_calloc((size_t)disk_slots + 1, sizeof *o->seg_start, "online disk slots", &o->seg_start));
+  RW_TRY(rw_calloc((size_t)disk_slots + 1, sizeof *o->seg_slot, "online disk slots", &o->seg_slot));
   for (int k = 0; k < disk_slots; k++)
     o->dstep[k] = -1;
   RW_TRY(rw_engine_init(&o->ram, ram_slots, RW_SPLIT_BINOMIAL));

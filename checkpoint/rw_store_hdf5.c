@@ -35,9 +35,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <hdf5.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +48,7 @@
 
 enum { RW_H5_WRITE = 0, RW_H5_READ = 1, RW_H5_FREE = 2 };
 enum { RW_H5_EMPTY = 0, RW_H5_PENDING = 1, RW_H5_READY = 2, RW_H5_FAILED = 3 };
-#define RW_H5_QCAP 8
+#define RW_H5_QCAP    8
 #define RW_H5_VERSION 2 /* of the file layout; version 1 had no running_cost and stamp */
 
 typedef struct {
@@ -732,8 +732,8 @@ static void rw_h5_deck_diff(const char *there, const char *here, char *out, size
       /* a key on both sides is shown once, from the first text */
       if (differs && (side == 0 || !match) && shown < 6 && used + 1 < len) {
         if (match)
-          snprintf(out + used, len - used, "%s%.*s there, %.*s here", shown ? "; " : "",
-                   (int)n, p, (int)mn, match);
+          snprintf(out + used, len - used, "%s%.*s there, %.*s here", shown ? "; " : "", (int)n, p,
+                   (int)mn, match);
         else
           snprintf(out + used, len - used, "%s%.*s %s only", shown ? "; " : "", (int)n, p,
                    side == 0 ? "there" : "here");
@@ -757,8 +757,7 @@ static int rw_h5_refuse(const rw_h5store *h, const rw_store_hdf5_options *opt)
     while ((e = readdir(d))) {
       size_t n = strlen(e->d_name);
       if (!strncmp(e->d_name, "rewind-ckpt-", 12) && n > 3 && !strcmp(e->d_name + n - 3, ".h5") &&
-          !strstr(e->d_name, "-probe.") &&
-          (!other[0] || strstr(e->d_name, "-of-") != NULL)) {
+          !strstr(e->d_name, "-probe.") && (!other[0] || strstr(e->d_name, "-of-") != NULL)) {
         snprintf(other, sizeof other, "%s/%s", opt->dir, e->d_name);
         break;
       }
@@ -792,8 +791,9 @@ static int rw_h5_refuse(const rw_h5store *h, const rw_store_hdf5_options *opt)
     snprintf(why, 65536, "the deck differs: ");
     rw_h5_deck_diff(there, opt->deck, why, 65536);
   } else if (rw_h5_get_ll(f, "nranks", &nranks) == 0 && nranks != h->nranks) {
-    snprintf(why, 65536, "the decomposition differs: they were written by %lld ranks, this run has %d",
-             nranks, h->nranks);
+    snprintf(why, 65536,
+             "the decomposition differs: they were written by %lld ranks, this run has %d", nranks,
+             h->nranks);
   } else if (rw_h5_get_str(f, "decomposition", there, 65536) == 0 && opt->decomposition &&
              strcmp(there, opt->decomposition)) {
     snprintf(why, 65536, "the decomposition differs: %s there, %s here", there, opt->decomposition);
@@ -831,14 +831,14 @@ static int rw_h5_reopen(rw_store st, const rw_store_hdf5_options *opt)
   H5CHK(fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
   H5CHK(H5Pset_fapl_sec2(fapl), "H5Pset_fapl_sec2 failed");
   h->file = H5Fopen(h->path, H5F_ACC_RDWR, fapl);
-  H5CHK(h->file, "cannot open checkpoint file '%s' for the restart: it is damaged or not an HDF5 "
-                 "file (%s)",
+  H5CHK(h->file,
+        "cannot open checkpoint file '%s' for the restart: it is damaged or not an HDF5 "
+        "file (%s)",
         h->path, strerror(errno));
   char str[256];
   long long v[6];
   const char *names[6] = {"version", "rank", "nranks", "nvec", "local_length", "slots"};
-  long long want[6] = {RW_H5_VERSION, h->rank, h->nranks, st->nvec, (long long)h->nloc,
-                       st->nslots};
+  long long want[6] = {RW_H5_VERSION, h->rank, h->nranks, st->nvec, (long long)h->nloc, st->nslots};
   RW_CHECK_GOTO(rw_h5_get_str(h->file, "format", str, sizeof str) == 0 &&
                     !strcmp(str, "rewind-checkpoint"),
                 RW_ERR_IO, "'%s' is not a Rewind checkpoint file (no format attribute)", h->path);
@@ -853,17 +853,17 @@ static int rw_h5_reopen(rw_store st, const rw_store_hdf5_options *opt)
                     opt->dir, h->path, v[0], RW_H5_VERSION);
     else
       RW_CHECK_GOTO(v[i] == want[i] || (i == 5 && want[i] == 0), RW_ERR_DECK,
-                    "restart_from '%s': '%s' has %s = %lld, this run needs %lld", opt->dir,
-                    h->path, names[i], v[i], want[i]);
+                    "restart_from '%s': '%s' has %s = %lld, this run needs %lld", opt->dir, h->path,
+                    names[i], v[i], want[i]);
   }
   RW_CHECK_GOTO(rw_h5_get_str(h->file, "run_id", str, sizeof str) == 0 && !strcmp(str, opt->run_id),
                 RW_ERR_DECK, "restart_from '%s': '%s' belongs to run '%s', not '%s'", opt->dir,
                 h->path, str, opt->run_id);
   const char *contents = opt->contents ? opt->contents : "state";
-  RW_CHECK_GOTO(rw_h5_get_str(h->file, "contents", str, sizeof str) == 0 &&
-                    !strcmp(str, contents),
-                RW_ERR_DECK, "restart_from '%s': '%s' holds snapshots of '%s', this run stores '%s'",
-                opt->dir, h->path, str, contents);
+  RW_CHECK_GOTO(rw_h5_get_str(h->file, "contents", str, sizeof str) == 0 && !strcmp(str, contents),
+                RW_ERR_DECK,
+                "restart_from '%s': '%s' holds snapshots of '%s', this run stores '%s'", opt->dir,
+                h->path, str, contents);
   if (rw_h5_get_str(h->file, "info", h->info, sizeof h->info) != 0) h->info[0] = '\0';
   const char *what = "the checkpoint file is damaged: cannot open its datasets";
   H5CHK(h->snap = rw_h5_open_dataset(h->file, "snapshots"), "%s ('%s')", what, h->path);
@@ -937,11 +937,10 @@ int rw_store_hdf5_check_slot(rw_store st, int slot, int64_t step, int full, int 
       unsigned mask = 0;
       haddr_t addr = 0;
       unsigned char b[4] = {0, 0, 0, 0};
-      good = H5Dget_chunk_info_by_coord(h->snap, off, &mask, &addr, &size) >= 0 &&
-             size == nb + 4 && addr != HADDR_UNDEF &&
-             pread(fd, b, 4, (off_t)(addr + size - 4)) == 4;
-      uint32_t f = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                   (uint32_t)b[3] << 24;
+      good = H5Dget_chunk_info_by_coord(h->snap, off, &mask, &addr, &size) >= 0 && size == nb + 4 &&
+             addr != HADDR_UNDEF && pread(fd, b, 4, (off_t)(addr + size - 4)) == 4;
+      uint32_t f =
+          (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
       if (good) got = rw_h5_fnv(got, &f, sizeof f);
     }
   if (fd >= 0) close(fd);

@@ -267,9 +267,8 @@ static int rw_app_run_id(rw_app *app, N_Vector y, rw_adjoint_options *opt, char 
   RW_TRY(rw_calloc((size_t)size, sizeof *lens, "decomposition", &lens));
   RW_TRY(rw_deck_to_yaml(app->deck, yaml, 65536));
   uint64_t h = rw_fnv1a(14695981039346656037ULL, app->info->name, strlen(app->info->name));
-  static const char *skip[] = {"output:",         "output_every:",   "progress:",
-                               "log_level:",      "checkpoint_keep:", "checkpoint_dir:",
-                               "restart_from:"};
+  static const char *skip[] = {"output:",          "output_every:",   "progress:",    "log_level:",
+                               "checkpoint_keep:", "checkpoint_dir:", "restart_from:"};
   size_t used = 0;
   deck[0] = '\0';
   for (char *line = strtok(yaml, "\n"); line; line = strtok(NULL, "\n")) {
@@ -476,15 +475,19 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
     rw_log(ctx, RW_LOG_SUMMARY,
            "  disk tier: %d slots in %s, %ld writes, %ld reads (%.2f s, %.2f s on rank 0); costs "
            "in steps: write %.3g, read %.3g%s; schedule cost %.6g\n",
-           st->disk_slots, app->restart_from[0] ? app->restart_from : app->checkpoint_dir, st->disk_writes, st->disk_reads,
-           st->time_disk_write, st->time_disk_read, st->write_cost, st->read_cost,
-           st->costs_measured ? " (measured)" : app->restart_from[0] ? " (of the run restarted)" : "",
+           st->disk_slots, app->restart_from[0] ? app->restart_from : app->checkpoint_dir,
+           st->disk_writes, st->disk_reads, st->time_disk_write, st->time_disk_read, st->write_cost,
+           st->read_cost,
+           st->costs_measured     ? " (measured)"
+           : app->restart_from[0] ? " (of the run restarted)"
+                                  : "",
            st->schedule_cost);
   if (st->disk_period > 0)
-    rw_log(ctx, RW_LOG_SUMMARY,
-           "  online disk period: a disk checkpoint every %ld steps (%ld chosen from the costs%s)\n",
-           st->disk_period, st->disk_period_chosen,
-           st->disk_period > st->disk_period_chosen ? "; doubled when the disk slots filled" : "");
+    rw_log(
+        ctx, RW_LOG_SUMMARY,
+        "  online disk period: a disk checkpoint every %ld steps (%ld chosen from the costs%s)\n",
+        st->disk_period, st->disk_period_chosen,
+        st->disk_period > st->disk_period_chosen ? "; doubled when the disk slots filled" : "");
   if (st->restart_step > 0)
     rw_log(ctx, RW_LOG_SUMMARY,
            "  restart: resumed from the disk checkpoint of step %ld in %s (the first %ld steps "

@@ -318,7 +318,7 @@ static int parse_args(int argc, char **argv, plan_options *o)
     return usage_error("the %s schedule needs --ram-slots C or --ram BYTES with --snapshot-bytes%s",
                        o->kind == SCHED_ONLINE || o->kind == SCHED_ONLINE_DISK ? "online"
                        : o->kind == SCHED_TWO_LEVEL                            ? "two-level"
-                                                    : "binomial",
+                                                                               : "binomial",
                        "");
   if (o->kind == SCHED_FIXED && o->interval < 1)
     return usage_error("--schedule fixed needs --interval K (K >= 1)%s%s", "", "");
@@ -370,8 +370,8 @@ static int make_schedule(const plan_options *o, int64_t steps, rw_schedule *s)
                                         s);
   case SCHED_ONLINE_DISK:
     return rw_schedule_create_online_disk((int)o->ram_slots, (int)o->disk_slots,
-                                          o->write_cost / o->step_cost,
-                                          o->read_cost / o->step_cost, s);
+                                          o->write_cost / o->step_cost, o->read_cost / o->step_cost,
+                                          s);
   }
   return RW_ERR_ARG;
 }
@@ -551,8 +551,7 @@ static int plan_steps(const plan_options *o)
   }
   if (o->kind == SCHED_FIXED) printf("  interval                 %" PRId64 "\n", o->interval);
   if (o->kind == SCHED_ONLINE_DISK)
-    printf("  disk period              %" PRId64 " steps (%" PRId64
-           " chosen from the costs%s)\n",
+    printf("  disk period              %" PRId64 " steps (%" PRId64 " chosen from the costs%s)\n",
            g_period, g_period0, g_period > g_period0 ? ", doubled as the disk filled" : "");
   printf("  advances                 %" PRId64 "   (optimum with %" PRId64 " slots: t = %" PRId64
          ", repetition number %" PRId64 ")\n",

@@ -52,13 +52,13 @@ typedef struct {
   long interval; /* RW_SCHEDULE_FIXED */
   /* Disk tier (binomial schedule: the optimal two-level schedule; online schedule, also with
    * adaptive steps: a disk checkpoint every P steps, P chosen from the costs, each period
-   * reversed in RAM, see rw_schedule_create_online_disk): disk_slots HDF5 slots, or disk_bytes / snapshot bytes
-   * when disk_bytes > 0, in files under disk_dir ("." when NULL), one per rank, removed at
-   * the end unless disk_keep. The two-level schedule minimises
-   *   advances + write_cost x disk writes + read_cost x disk reads
-   * with the costs in units of one step; a negative cost is measured at start-up (one step,
-   * one write and one read of a snapshot, the largest time over ranks). run_id names the
-   * files and is written into them (the apps hash the deck and the decomposition). */
+   * reversed in RAM, see rw_schedule_create_online_disk): disk_slots HDF5 slots, or disk_bytes /
+   * snapshot bytes when disk_bytes > 0, in files under disk_dir ("." when NULL), one per rank,
+   * removed at the end unless disk_keep. The two-level schedule minimises advances + write_cost x
+   * disk writes + read_cost x disk reads with the costs in units of one step; a negative cost is
+   * measured at start-up (one step, one write and one read of a snapshot, the largest time over
+   * ranks). run_id names the files and is written into them (the apps hash the deck and the
+   * decomposition). */
   int disk_slots;
   size_t disk_bytes;
   const char *disk_dir;

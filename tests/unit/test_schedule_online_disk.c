@@ -170,8 +170,8 @@ Test(schedule_online_disk, streams_valid_and_cost_exact_with_enough_disk)
                     "l=%" PRId64 " c=%d P=%" PRId64 ": advances %" PRId64 " above %" PRId64, l, c,
                     P, n.advances, bound);
           if (l <= c && l <= P) cr_assert_eq(n.advances, before ? l - 1 : l);
-          cr_assert(n.disk_writes == periods || (before && (l - 1) % P == 0 &&
-                                                 n.disk_writes == periods - 1),
+          cr_assert(n.disk_writes == periods ||
+                        (before && (l - 1) % P == 0 && n.disk_writes == periods - 1),
                     "l=%" PRId64 " P=%" PRId64 ": %" PRId64 " disk writes for %" PRId64 " periods",
                     l, P, n.disk_writes, periods);
           /* each earlier period's start is read once; the last one is not */
