@@ -329,3 +329,98 @@ Test(store, fletcher32_matches_hdf5)
     }
   unlink(path);
 }
+
+/* Restart: a kept file is reopened with its slot count, tags (step, time, step size, running
+ * cost) and info; rw_store_hdf5_check_slot passes complete slots, fails a tag that does not
+ * match, and with `full` fails a slot whose data were changed behind its checksums (a torn
+ * write) that the cheap check cannot see; files of another format version or another deck
+ * are refused naming what differs, and a refused restart leaves the files alone. */
+Test(store, hdf5_restart_reopen_check_and_refuse)
+{
+  fixture f;
+  setup(&f, 700);
+  rw_store st = NULL;
+  rw_store_hdf5_options o = h5opt(&f, "rs1", 1);
+  o.deck = "N: 16\ndt: 0.2\n";
+  o.decomposition = "1 ranks, local lengths 700";
+  o.info = "record 42";
+  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 4, &o, &st));
+  for (int s = 0; s < 3; s++) {
+    fill(&f, s);
+    rw_snapshot_tag tg = {.step = 10 * s, .t = 0.5 * s, .h = 0.25, .q = 1.5 + s};
+    RW_TEST_OK(rw_store_put(st, s, &tg, f.v));
+  }
+  RW_TEST_OK(rw_store_sync(st));
+  char path[256];
+  snprintf(path, sizeof path, "%s", rw_store_path(st));
+  rw_store_destroy(&st);
+
+  rw_store_hdf5_options r = o;
+  r.restart = 1;
+  RW_TEST_OK(rw_store_create_hdf5(f.w[0], 2, 0, &r, &st));
+  cr_assert_eq(rw_store_num_slots(st), 4);
+  cr_assert_str_eq(rw_store_hdf5_info(st), "record 42");
+  for (int s = 0; s < 3; s++)
+    cr_assert_eq(rw_store_slot_step(st, s), 10 * s);
+  cr_assert_eq(rw_store_slot_step(st, 3), -1);
+  int ok = 0;
+  RW_TEST_OK(rw_store_hdf5_check_slot(st, 1, 10, 1, &ok));
+  cr_assert(ok, "a complete slot fails the check");
+  RW_TEST_OK(rw_store_hdf5_check_slot(st, 1, 20, 0, &ok));
+  cr_assert(!ok, "a slot passes for a step it does not hold");
+  rw_snapshot_tag tg;
+  RW_TEST_OK(rw_store_get(st, 2, &tg, f.w));
+  fill(&f, 2);
+  cr_assert(same(&f) && tg.step == 20 && tg.t == 1.0 && tg.h == 0.25 && tg.q == 3.5,
+            "restart read back step %lld t %g h %g q %g", (long long)tg.step, tg.t, tg.h, tg.q);
+  rw_store_destroy(&st);
+
+  /* A torn write: one data byte of slot 1 changed on disk, its stored checksum not. */
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(file, "snapshots", H5P_DEFAULT);
+  hsize_t coord[3] = {1, 0, 0}, size = 0;
+  haddr_t addr = 0;
+  unsigned mask = 0;
+  cr_assert(H5Dget_chunk_info_by_coord(d, coord, &mask, &addr, &size) >= 0 && size > 8);
+  H5Dclose(d);
+  H5Fclose(file);
+  FILE *fp = fopen(path, "r+b");
+  cr_assert(fp);
+  fseek(fp, (long)(addr + 16), SEEK_SET);
+  int c = fgetc(fp);
+  fseek(fp, (long)(addr + 16), SEEK_SET);
+  fputc(c ^ 0x5a, fp);
+  fclose(fp);
+  RW_TEST_OK(rw_store_create_hdf5(f.w[0], 2, 0, &r, &st));
+  RW_TEST_OK(rw_store_hdf5_check_slot(st, 1, 10, 0, &ok));
+  cr_assert(ok, "the cheap check reads only the stored checksums");
+  RW_TEST_OK(rw_store_hdf5_check_slot(st, 1, 10, 1, &ok));
+  cr_assert(!ok, "the full check misses a torn slot");
+  RW_TEST_OK(rw_store_hdf5_check_slot(st, 0, 0, 1, &ok));
+  cr_assert(ok);
+  rw_store_destroy(&st);
+
+  /* Another deck: refused, naming the key and both values; the file stays. */
+  rw_store_hdf5_options other = r;
+  other.run_id = "rs2";
+  other.deck = "N: 16\ndt: 0.25\n";
+  cr_assert_eq(rw_store_create_hdf5(f.w[0], 2, 0, &other, &st), RW_ERR_DECK);
+  cr_assert(strstr(rw_error_message(), "dt: 0.2 there, dt: 0.25 here"), "%s", rw_error_message());
+  cr_assert_eq(access(path, F_OK), 0, "a refused restart removed the files");
+  /* Another format version: refused, saying so. */
+  file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t a = H5Aopen(file, "version", H5P_DEFAULT);
+  long long v = 99;
+  cr_assert(H5Awrite(a, H5T_NATIVE_LLONG, &v) >= 0);
+  H5Aclose(a);
+  H5Fclose(file);
+  cr_assert_eq(rw_store_create_hdf5(f.w[0], 2, 0, &r, &st), RW_ERR_DECK);
+  cr_assert(strstr(rw_error_message(), "format version 99"), "%s", rw_error_message());
+  /* No file of this run and none of another: says where to restart from. */
+  cr_assert_eq(unlink(path), 0);
+  cr_assert_eq(rw_store_create_hdf5(f.w[0], 2, 0, &r, &st), RW_ERR_IO);
+  cr_assert(strstr(rw_error_message(), "no checkpoint files"), "%s", rw_error_message());
+  cr_assert_null(st);
+  rw_error_clear();
+  teardown(&f);
+}
