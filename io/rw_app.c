@@ -37,7 +37,8 @@ static const rw_deck_key rw_app_common_keys[] = {
      "fixed schedule: steps between checkpoints"},
     {"checkpoint_disk", RW_KEY_SIZE, "0", "bytes", 0, 1e18, 0, NULL, 0,
      "disk budget for checkpoints per rank (e.g. 200GiB), HDF5 files in checkpoint_dir; when "
-     "> 0 the binomial schedule becomes the optimal two-level RAM + disk schedule"},
+     "> 0 the binomial schedule becomes the optimal two-level RAM + disk schedule and the "
+     "online one writes a disk checkpoint every P steps (P from the costs)"},
     {"checkpoint_disk_slots", RW_KEY_INT, "0", NULL, 0, 1e6, 0, NULL, 0,
      "disk checkpoint slots (instead of checkpoint_disk)"},
     {"checkpoint_dir", RW_KEY_STRING, ".", NULL, 0, 0, 0, NULL, 0,
