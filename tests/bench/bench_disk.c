@@ -7,8 +7,10 @@
  * fsync / pread(2) on a plain file next to it. Times are the largest over ranks, each the
  * median of --repeat runs; the ratios store / dd are the figures to quote (the goal is
  * >= 0.7 for both directions). The reads of both come from the page cache when it holds the
- * files, so "read" measures the store's overhead over a memory copy there; with
- * --drop-caches (root) the kernel's caches are dropped before each read phase.
+ * files, so "read" measures the store's overhead over a memory copy there; with --evict
+ * each file's pages are evicted from the page cache after its fsync (posix_fadvise
+ * POSIX_FADV_DONTNEED, no root needed), so both read from the disk; with --drop-caches (root)
+ * the kernel's caches are dropped before each read phase.
  *
  *   mpiexec -n 1 tests/bench/bench_disk --dir /scratch --mib 64 --count 8 --repeat 3 */
 #define _XOPEN_SOURCE 700
@@ -18,6 +20,16 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
+
+/* Evicts a file's (clean, fsync'ed) pages from the page cache. */
+static void evict(const char *path)
+{
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return;
+  fsync(fd);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  close(fd);
+}
 
 static void drop_caches(void)
 {
@@ -35,10 +47,11 @@ int main(int argc, char **argv)
   int rank = 0, size = 1, ierr = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  long mibs = 64, count = 8, repeat = 3, drop = 0;
+  long mibs = 64, count = 8, repeat = 3, drop = 0, evict_pages = 0;
   const char *dir = ".";
   for (int i = 1; i < argc; i++) {
-    int bad = i + 1 >= argc && strcmp(argv[i], "--drop-caches") != 0;
+    int bad =
+        i + 1 >= argc && strcmp(argv[i], "--drop-caches") != 0 && strcmp(argv[i], "--evict") != 0;
     if (!bad && !strcmp(argv[i], "--mib"))
       bad = parse_long(argv[++i], 1, &mibs);
     else if (!bad && !strcmp(argv[i], "--count"))
@@ -49,13 +62,15 @@ int main(int argc, char **argv)
       dir = argv[++i];
     else if (!strcmp(argv[i], "--drop-caches"))
       drop = 1;
+    else if (!strcmp(argv[i], "--evict"))
+      evict_pages = 1;
     else
       bad = 1;
     if (bad) {
       if (rank == 0)
         fprintf(stderr,
                 "bench_disk: bad argument '%s'; usage: bench_disk [--dir D] [--mib M] "
-                "[--count K] [--repeat R] [--drop-caches]\n",
+                "[--count K] [--repeat R] [--evict] [--drop-caches]\n",
                 argv[i]);
       MPI_Finalize();
       return 2;
@@ -98,6 +113,7 @@ int main(int argc, char **argv)
       }
     }
     double t1 = MPI_Wtime();
+    if (evict_pages && !ierr) evict(rw_store_path(st));
     if (drop && rank == 0) drop_caches();
     MPI_Barrier(MPI_COMM_WORLD);
     double t2 = MPI_Wtime();
@@ -122,6 +138,7 @@ int main(int argc, char **argv)
       if (write(fd, d, bytes) != (ssize_t)bytes) ok = 0;
     fsync(fd);
     t1 = MPI_Wtime();
+    if (evict_pages) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     if (drop && rank == 0) drop_caches();
     MPI_Barrier(MPI_COMM_WORLD);
     t2 = MPI_Wtime();
@@ -143,8 +160,9 @@ int main(int argc, char **argv)
   MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   double total = (double)bytes * (double)count * size / 1048576.0; /* MiB over all ranks */
   if (rank == 0) {
-    printf("bench_disk: %d ranks x %ld snapshots of %ld MiB in %s (median of %ld)\n", size, count,
-           mibs, dir, repeat);
+    printf("bench_disk: %d ranks x %ld snapshots of %ld MiB in %s (median of %ld)%s\n", size, count,
+           mibs, dir, repeat,
+           evict_pages ? "; pages evicted before reading (reads from the disk)" : "");
     printf("  %-22s %10s %10s\n", "", "write", "read");
     printf("  %-22s %7.0f MiB/s %7.0f MiB/s\n", "HDF5 store", total / t[0], total / t[1]);
     printf("  %-22s %7.0f MiB/s %7.0f MiB/s\n", "dd-style POSIX I/O", total / t[2], total / t[3]);
