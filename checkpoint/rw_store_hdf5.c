@@ -167,6 +167,14 @@ static herr_t rw_h5_elem(hid_t d, hid_t type, int slot, void *v, int read)
 /* Adds `words` big-endian 16-bit words to the running sums (s1, s2), folding after every
  * block of 360; the sums may be carried from one call to the next (an even number of bytes
  * per call), which gives the same checksum as one call over all the data. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__)
+/* An AVX2 clone picked at load time where the CPU has it: the two sums vectorise twice as
+ * wide (13 GB/s against 6 GB/s here), same result (the integer sums are exact). */
+#define RW_FLETCHER_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define RW_FLETCHER_CLONES
+#endif
+RW_FLETCHER_CLONES
 static void rw_fletcher32_update(uint32_t *ps1, uint32_t *ps2, const uint8_t *p, size_t words)
 {
   uint32_t s1 = *ps1, s2 = *ps2;
