@@ -398,17 +398,6 @@ typedef struct {
   int nfree_disk;
 } two_level;
 
-static void set(rw_action *a, rw_action_type type, int64_t step, int64_t to, int slot,
-                rw_storage_level level)
-{
-  a->type = type;
-  a->step = step;
-  a->to = to;
-  a->slot = slot;
-  a->level = level;
-  a->first_sweep = 0;
-}
-
 static int push(two_level *t, segment s)
 {
   RW_CHECK(t->top < t->cap, RW_ERR_INTERNAL, "two-level schedule: segment stack full (%d)", t->cap);
@@ -429,7 +418,7 @@ static int two_level_next(rw_schedule s, rw_action *a)
   const plan *p = &t->p;
   for (;;) {
     if (t->top == 0) {
-      set(a, RW_ACTION_TERMINATE, 0, 0, -1, RW_LEVEL_RAM);
+      rw_action_set(a, RW_ACTION_TERMINATE, 0, 0, -1, RW_LEVEL_RAM);
       return 0;
     }
     segment *g = &t->st[t->top - 1];
@@ -459,7 +448,7 @@ static int two_level_next(rw_schedule s, rw_action *a)
       }
       int d = -1;
       RW_CALL(take_disk(t, &d));
-      set(a, RW_ACTION_STORE, g->a, g->a, d, RW_LEVEL_DISK);
+      rw_action_set(a, RW_ACTION_STORE, g->a, g->a, d, RW_LEVEL_DISK);
       if (p->c_disk < 0) { /* D: advance j next, then D(n - j), then read + RAM */
         int64_t j = dec, a0 = g->a, n = g->n;
         *g = (segment){SEG_READR, a0, j, -1, d, 0};
@@ -473,32 +462,32 @@ static int two_level_next(rw_schedule s, rw_action *a)
     case SEG_P: {
       int64_t j = plan_dec(p, g->n, g->m) & SPLIT_MASK;
       if (j == 0) { /* the start is not read again: free its disk slot, reverse in RAM */
-        set(a, RW_ACTION_FREE, g->a, g->a, g->d, RW_LEVEL_DISK);
+        rw_action_set(a, RW_ACTION_FREE, g->a, g->a, g->d, RW_LEVEL_DISK);
         t->free_disk[t->nfree_disk++] = g->d;
         *g = (segment){SEG_RAM, g->a, g->n, 0, -1, 0};
         return 0;
       }
       int64_t a0 = g->a, n = g->n;
       int m = g->m; /* past the kept columns plan_dec repeats the last (saturation) */
-      set(a, RW_ACTION_ADVANCE, a0, a0 + j, -1, RW_LEVEL_RAM);
+      rw_action_set(a, RW_ACTION_ADVANCE, a0, a0 + j, -1, RW_LEVEL_RAM);
       *g = (segment){SEG_READP, a0, j, m, g->d, 0};
       RW_CALL(push(t, (segment){SEG_H, a0 + j, n - j, m - 1, -1, 0}));
       return 0;
     }
     case SEG_ADV:
-      set(a, RW_ACTION_ADVANCE, g->a, g->a + g->n, -1, RW_LEVEL_RAM);
+      rw_action_set(a, RW_ACTION_ADVANCE, g->a, g->a + g->n, -1, RW_LEVEL_RAM);
       t->top--;
       return 0;
     case SEG_READP:
-      set(a, RW_ACTION_RESTORE, g->a, g->a, g->d, RW_LEVEL_DISK);
+      rw_action_set(a, RW_ACTION_RESTORE, g->a, g->a, g->d, RW_LEVEL_DISK);
       g->kind = SEG_P;
       return 0;
     case SEG_READR:
       if (g->phase == 0) {
-        set(a, RW_ACTION_RESTORE, g->a, g->a, g->d, RW_LEVEL_DISK);
+        rw_action_set(a, RW_ACTION_RESTORE, g->a, g->a, g->d, RW_LEVEL_DISK);
         g->phase = 1;
       } else {
-        set(a, RW_ACTION_FREE, g->a, g->a, g->d, RW_LEVEL_DISK);
+        rw_action_set(a, RW_ACTION_FREE, g->a, g->a, g->d, RW_LEVEL_DISK);
         t->free_disk[t->nfree_disk++] = g->d;
         *g = (segment){SEG_RAM, g->a, g->n, 0, -1, 0};
       }

@@ -26,6 +26,19 @@ struct rw_schedule_s {
   int64_t frontier; /* highest step the forward state has reached */
 };
 
+/* Fills an action (fields a type does not use as rw_schedule.h says; first_sweep is set by
+ * rw_schedule_next). */
+static inline void rw_action_set(rw_action *a, rw_action_type type, int64_t step, int64_t to,
+                                 int slot, rw_storage_level level)
+{
+  a->type = type;
+  a->step = step;
+  a->to = to;
+  a->slot = slot;
+  a->level = level;
+  a->first_sweep = 0;
+}
+
 /* Allocates a schedule with the given kind and ops (content NULL). */
 int rw_schedule_alloc(const char *kind, const rw_schedule_ops *ops, rw_schedule *out);
 

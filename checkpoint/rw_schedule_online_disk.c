@@ -48,17 +48,6 @@ typedef struct {
   rw_engine ram;
 } online_disk;
 
-static void set(rw_action *a, rw_action_type type, int64_t step, int64_t to, int slot,
-                rw_storage_level level)
-{
-  a->type = type;
-  a->step = step;
-  a->to = to;
-  a->slot = slot;
-  a->level = level;
-  a->first_sweep = 0;
-}
-
 /* The period that minimises (t(P, c) + wd + rd) / P (see above); *cost gets the minimum.
  * Not collective. */
 int rw_online_disk_period(int ram_slots, double write_cost, double read_cost, int64_t *period,
@@ -114,7 +103,7 @@ static void pop_ram(online_disk *o, rw_action *a)
 {
   rw_engine *e = &o->ram;
   int64_t step = o->rbase + e->pos[e->top];
-  set(a, RW_ACTION_FREE, step, step, e->slot[e->top], RW_LEVEL_RAM);
+  rw_action_set(a, RW_ACTION_FREE, step, step, e->slot[e->top], RW_LEVEL_RAM);
   rw_engine_give_slot(e, e->slot[e->top]);
   e->top--;
 }
@@ -124,7 +113,7 @@ static int reverse_next(rw_schedule s, rw_action *a)
   online_disk *o = s->content;
   for (;;) {
     if (o->seg < 0) {
-      set(a, RW_ACTION_TERMINATE, 0, 0, -1, RW_LEVEL_RAM);
+      rw_action_set(a, RW_ACTION_TERMINATE, 0, 0, -1, RW_LEVEL_RAM);
       return 0;
     }
     int last = o->seg == o->nseg - 1;
@@ -143,7 +132,7 @@ static int reverse_next(rw_schedule s, rw_action *a)
         break;
       }
       o->phase = 1;
-      set(a, RW_ACTION_RESTORE, a0, a0, o->seg_slot[o->seg], RW_LEVEL_DISK);
+      rw_action_set(a, RW_ACTION_RESTORE, a0, a0, o->seg_slot[o->seg], RW_LEVEL_DISK);
       return 0;
     case 1:
       o->phase = 2;
@@ -151,7 +140,7 @@ static int reverse_next(rw_schedule s, rw_action *a)
       if (o->seg_slot[o->seg] < 0) break; /* told before the first store */
       o->dstep[o->seg_slot[o->seg]] = -1;
       o->nheld--;
-      set(a, RW_ACTION_FREE, a0, a0, o->seg_slot[o->seg], RW_LEVEL_DISK);
+      rw_action_set(a, RW_ACTION_FREE, a0, a0, o->seg_slot[o->seg], RW_LEVEL_DISK);
       return 0;
     default:
       RW_CALL(rw_engine_next(&o->ram, a));
@@ -177,7 +166,7 @@ static int online_disk_next(rw_schedule s, rw_action *a)
     if (o->thinning) { /* free the checkpoints at odd multiples of the period */
       for (int k = 0; k < o->disk_slots; k++)
         if (o->dstep[k] >= 0 && o->dstep[k] % (2 * o->period) != 0) {
-          set(a, RW_ACTION_FREE, o->dstep[k], o->dstep[k], k, RW_LEVEL_DISK);
+          rw_action_set(a, RW_ACTION_FREE, o->dstep[k], o->dstep[k], k, RW_LEVEL_DISK);
           o->dstep[k] = -1;
           o->nheld--;
           return 0;
@@ -199,7 +188,7 @@ static int online_disk_next(rw_schedule s, rw_action *a)
       RW_CALL(take_disk(o, o->cur, &k));
       o->stored = o->cur;
       o->rbase = o->cur;
-      set(a, RW_ACTION_STORE, o->cur, o->cur, k, RW_LEVEL_DISK);
+      rw_action_set(a, RW_ACTION_STORE, o->cur, o->cur, k, RW_LEVEL_DISK);
       return 0;
     }
     if (o->ram_stored != o->cur) { /* a RAM copy of each state of the period while slots last */
@@ -207,11 +196,11 @@ static int online_disk_next(rw_schedule s, rw_action *a)
       int k = rw_engine_take_slot(&o->ram);
       if (k >= 0) {
         RW_CALL(rw_engine_push(&o->ram, o->cur - o->rbase, k));
-        set(a, RW_ACTION_STORE, o->cur, o->cur, k, RW_LEVEL_RAM);
+        rw_action_set(a, RW_ACTION_STORE, o->cur, o->cur, k, RW_LEVEL_RAM);
         return 0;
       }
     }
-    set(a, RW_ACTION_ADVANCE, o->cur, o->cur + 1, -1, RW_LEVEL_RAM);
+    rw_action_set(a, RW_ACTION_ADVANCE, o->cur, o->cur + 1, -1, RW_LEVEL_RAM);
     o->cur++;
     return 0;
   }

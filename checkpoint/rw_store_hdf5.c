@@ -263,31 +263,19 @@ static int rw_h5_chunk(rw_h5store *h, int slot, int k, hsize_t c, char *buf, int
   return f == rw_fletcher32_final(s1, s2) ? 0 : -1;
 }
 
-/* FNV-1a, 64 bits (Fowler, Noll & Vo), for the slot stamps. */
-static uint64_t rw_h5_fnv(uint64_t h, const void *data, size_t n)
-{
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-#define RW_H5_FNV0 14695981039346656037ULL
-
 /* Reads or writes every chunk of a snapshot from or into a staging buffer; *stamp receives
  * the FNV-1a of `step` and of the chunks' checksums. */
 static int rw_h5_snapshot(rw_h5store *h, int slot, int64_t step, char *buf, int read,
                           uint64_t *stamp)
 {
-  *stamp = rw_h5_fnv(RW_H5_FNV0, &step, sizeof step);
+  *stamp = rw_fnv1a(RW_FNV1A_INIT, &step, sizeof step);
   if (h->nloc == 0) return 0;
   for (int k = 0; k < h->nvec; k++)
     for (hsize_t c = 0; c < h->nchunk; c++) {
       uint32_t f = 0;
       if (rw_h5_chunk(h, slot, k, c, buf + ((size_t)k * h->nchunk + c) * h->stride, read, &f))
         return -1;
-      *stamp = rw_h5_fnv(*stamp, &f, sizeof f);
+      *stamp = rw_fnv1a(*stamp, &f, sizeof f);
     }
   return 0;
 }
@@ -972,7 +960,7 @@ int rw_store_hdf5_check_slot(rw_store st, int slot, int64_t step, int full, int 
   *ok = 0;
   if (slot < 0 || slot >= st->nslots || step < 0 || st->tag[slot].step != step) return 0;
   rw_h5store *h = st->content;
-  uint64_t want = 0, got = rw_h5_fnv(RW_H5_FNV0, &step, sizeof step);
+  uint64_t want = 0, got = rw_fnv1a(RW_FNV1A_INIT, &step, sizeof step);
   rw_hdf5_lock();
   int fd = open(h->path, O_RDONLY);
   int good = fd >= 0 && rw_h5_elem(h->stamp, H5T_NATIVE_UINT64, slot, &want, 1) >= 0;
@@ -987,7 +975,7 @@ int rw_store_hdf5_check_slot(rw_store st, int slot, int64_t step, int full, int 
              addr != HADDR_UNDEF && pread(fd, b, 4, (off_t)(addr + size - 4)) == 4;
       uint32_t f =
           (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-      if (good) got = rw_h5_fnv(got, &f, sizeof f);
+      if (good) got = rw_fnv1a(got, &f, sizeof f);
     }
   if (fd >= 0) close(fd);
   if (good && got == want && full) {

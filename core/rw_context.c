@@ -127,6 +127,16 @@ size_t rw_peak_rss(void)
   return (size_t)ru.ru_maxrss * 1024u; /* Linux reports KiB */
 }
 
+uint64_t rw_fnv1a(uint64_t h, const void *data, size_t n)
+{
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
 double rw_wtime(void)
 {
   struct timespec ts;

@@ -242,17 +242,6 @@ static void rw_app_progress(void *c, int phase, long step, double t, long recomp
   fflush(stderr);
 }
 
-/* FNV-1a, 64 bits (Fowler, Noll & Vo): a run identity, not a security hash. */
-static uint64_t rw_fnv1a(uint64_t h, const void *data, size_t n)
-{
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 /* The run's identity for its checkpoint files: a hash of the app, the effective deck
  * (without the keys that only say where results go, how they are shown, or where the
  * checkpoints are) and the decomposition (the rank count and every rank's local length).
@@ -267,7 +256,7 @@ static int rw_app_run_id(rw_app *app, N_Vector y, rw_adjoint_options *opt, char 
   RW_TRY(rw_calloc(65536, 1, "deck text", &yaml));
   RW_TRY(rw_calloc((size_t)size, sizeof *lens, "decomposition", &lens));
   RW_TRY(rw_deck_to_yaml(app->deck, yaml, 65536));
-  uint64_t h = rw_fnv1a(14695981039346656037ULL, app->info->name, strlen(app->info->name));
+  uint64_t h = rw_fnv1a(RW_FNV1A_INIT, app->info->name, strlen(app->info->name));
   static const char *skip[] = {"output:",          "output_every:",   "progress:",    "log_level:",
                                "checkpoint_keep:", "checkpoint_dir:", "restart_from:"};
   size_t used = 0;

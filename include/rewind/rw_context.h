@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sundials/sundials_context.h>
 
 #ifdef __cplusplus
@@ -68,6 +69,11 @@ size_t rw_peak_rss(void);
 
 /* Monotonic wall-clock seconds. */
 double rw_wtime(void);
+
+/* FNV-1a, 64 bits (Fowler, Noll & Vo): folds n bytes into the hash h (start from
+ * RW_FNV1A_INIT). An identity and integrity stamp, not a security hash. Not collective. */
+#define RW_FNV1A_INIT 14695981039346656037ULL
+uint64_t rw_fnv1a(uint64_t h, const void *data, size_t n);
 
 /* Agrees on a failure across the ranks of `comm`: returns 0 on every rank when `ierr` is 0
  * on every rank; otherwise every rank returns the code of the lowest failing rank, and the
