@@ -180,14 +180,10 @@ void rw_engine_start(rw_engine *e, int64_t steps, int64_t cur)
   e->first = 1;
 }
 
+/* The engine's actions are all on RAM slots. */
 static void set_action(rw_action *a, rw_action_type type, int64_t step, int64_t to, int slot)
 {
-  a->type = type;
-  a->step = step;
-  a->to = to;
-  a->slot = slot;
-  a->level = RW_LEVEL_RAM;
-  a->first_sweep = 0;
+  rw_action_set(a, type, step, to, slot, RW_LEVEL_RAM);
 }
 
 int rw_engine_next(rw_engine *e, rw_action *a)
