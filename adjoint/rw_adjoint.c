@@ -6,6 +6,7 @@
 
 #include "rewind/rw_schedule.h"
 #include "rewind/rw_store.h"
+#include "rw_adjoint_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@ void rw_adjoint_options_default(rw_adjoint_options *opt)
   opt->tf = 1.0;
   opt->dt = 0.01;
   opt->mode = RW_ADJOINT_STORE;
+  opt->drift_tol = 1e-6;
+  opt->drift_action = RW_DRIFT_FALLBACK;
 }
 
 int rw_time_grid(double t0, double tf, double dt, long *nsteps, double *last_dt)
@@ -50,7 +53,7 @@ double rw_time_grid_point(double t0, double tf, double dt, long nsteps, long n)
 }
 
 /* The run's grid: the replay grid opt->times when given, else the fixed grid. */
-static int rw_grid_setup(const rw_adjoint_options *opt, long *N, double *last)
+int rw_grid_setup(const rw_adjoint_options *opt, long *N, double *last)
 {
   if (!opt->times) {
     RW_CALL(rw_time_grid(opt->t0, opt->tf, opt->dt, N, last));
@@ -66,19 +69,19 @@ static int rw_grid_setup(const rw_adjoint_options *opt, long *N, double *last)
   return 0;
 }
 
-static double rw_grid_t(const rw_adjoint_options *opt, long N, long n)
+double rw_grid_t(const rw_adjoint_options *opt, long N, long n)
 {
   return opt->times ? opt->times[n] : rw_time_grid_point(opt->t0, opt->tf, opt->dt, N, n);
 }
 
-static double rw_grid_end(const rw_adjoint_options *opt, long N)
+double rw_grid_end(const rw_adjoint_options *opt, long N)
 {
   return opt->times ? opt->times[N] : opt->tf;
 }
 
 /* Calls the monitor under the HDF5 lock: it may write output while the checkpoint store's
  * I/O thread is using HDF5. */
-static int rw_call_monitor(const rw_adjoint_options *opt, long n, double t, N_Vector y)
+int rw_call_monitor(const rw_adjoint_options *opt, long n, double t, N_Vector y)
 {
   rw_hdf5_lock();
   int ierr = opt->monitor(opt->monitor_ctx, n, t, y);
@@ -86,7 +89,7 @@ static int rw_call_monitor(const rw_adjoint_options *opt, long n, double t, N_Ve
   return ierr;
 }
 
-static int rw_sum_over_ranks(rw_context ctx, double *v, int n)
+int rw_sum_over_ranks(rw_context ctx, double *v, int n)
 {
   if (n <= 0) return 0;
   RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, rw_context_comm(ctx)));
@@ -1052,6 +1055,10 @@ int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
     return 0;
   case RW_ADJOINT_CHECKPOINT:
     RW_CALL(rw_adjoint_solve_checkpoint(prob, st, opt, y, J, dJdp, dJdy0, stats));
+    return 0;
+  case RW_ADJOINT_REVERSIBLE:
+  case RW_ADJOINT_BACKSOLVE:
+    RW_CALL(rw_adjoint_solve_rebuild(prob, st, opt, y, J, dJdp, dJdy0, stats));
     return 0;
   }
   return RW_ERROR(RW_ERR_ARG, "unknown adjoint mode %d", (int)opt->mode);

@@ -19,9 +19,23 @@ static const rw_deck_key rw_app_common_keys[] = {
     {"tf", RW_KEY_REAL, "1.0", "time", -1e300, 1e300, 0, NULL, 0, "final time T (> t0)"},
     {"dt", RW_KEY_REAL, "0.01", "time", 0, 1e300, 1, NULL, 0,
      "step size (adaptive: the first trial step); the last step is shortened to land on tf"},
-    {"adjoint_mode", RW_KEY_ENUM, "store", NULL, 0, 0, 0, "store,checkpoint", 0,
+    {"adjoint_mode", RW_KEY_ENUM, "store", NULL, 0, 0, 0, "store,checkpoint,reversible,backsolve",
+     0,
      "store: keep every state in RAM; checkpoint: keep checkpoint_slots (or checkpoint_ram) "
-     "states and recompute the rest as checkpoint_schedule says"},
+     "states and recompute the rest as checkpoint_schedule says; reversible: rebuild each state "
+     "by the stepper's inverse step (leapfrog); backsolve: rebuild it by a step of size -dt "
+     "(Runge-Kutta); both check the rebuilt states against anchors (drift_*)"},
+    {"drift_tol", RW_KEY_REAL, "1e-6", NULL, 0, 1e300, 1, NULL, 0,
+     "reversible/backsolve: largest relative drift ||y_rebuilt - y_anchor|| / ||y_anchor|| "
+     "accepted for a segment between anchors"},
+    {"drift_action", RW_KEY_ENUM, "fallback", NULL, 0, 0, 0, "fallback,abort,warn", 0,
+     "reversible/backsolve, when a segment drifts past drift_tol: fallback = reverse it again "
+     "from its anchor with checkpoints (exact gradient); abort = stop, no gradient; warn = keep "
+     "the gradient and report the drift"},
+    {"drift_interval", RW_KEY_INT, "0", "steps", 0, 1e12, 0, NULL, 0,
+     "reversible/backsolve: steps between anchors (exact states kept for the drift checks); 0 = "
+     "half the checkpoint budget (checkpoint_slots or checkpoint_ram) as evenly spaced anchors, "
+     "the other half for the fallback"},
     {"adjoint_store_stages", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
      "snapshots hold the RK stages too: no recomputation when a step is reversed from its "
      "snapshot, s x the memory per snapshot"},
@@ -103,6 +117,13 @@ static int rw_app_read_common(rw_app *app)
   RW_CALL(rw_deck_get_real(deck, "tf", &opt->tf));
   RW_CALL(rw_deck_get_real(deck, "dt", &opt->dt));
   RW_CALL(rw_deck_get_string(deck, "adjoint_mode", mode, sizeof mode));
+  char daction[16];
+  RW_CALL(rw_deck_get_real(deck, "drift_tol", &opt->drift_tol));
+  RW_CALL(rw_deck_get_string(deck, "drift_action", daction, sizeof daction));
+  RW_CALL(rw_deck_get_int(deck, "drift_interval", &opt->drift_interval));
+  opt->drift_action = strcmp(daction, "abort") == 0  ? RW_DRIFT_ABORT
+                      : strcmp(daction, "warn") == 0 ? RW_DRIFT_WARN
+                                                     : RW_DRIFT_FALLBACK;
   RW_CALL(rw_deck_get_bool(deck, "adjoint_store_stages", &store_stages));
   RW_CALL(rw_deck_get_string(deck, "checkpoint_schedule", app->schedule, sizeof app->schedule));
   RW_CALL(rw_deck_get_int(deck, "checkpoint_slots", &slots));
@@ -152,7 +173,21 @@ static int rw_app_read_common(rw_app *app)
   app->progress = strcmp(prog, "on") == 0 ? 1 : strcmp(prog, "off") == 0 ? 0 : isatty(2);
   if (rw_context_rank(app->ctx) != 0) app->progress = 0;
   opt->store_stages = store_stages;
-  opt->mode = strcmp(mode, "checkpoint") == 0 ? RW_ADJOINT_CHECKPOINT : RW_ADJOINT_STORE;
+  opt->mode = strcmp(mode, "checkpoint") == 0   ? RW_ADJOINT_CHECKPOINT
+              : strcmp(mode, "reversible") == 0 ? RW_ADJOINT_REVERSIBLE
+              : strcmp(mode, "backsolve") == 0  ? RW_ADJOINT_BACKSOLVE
+                                                : RW_ADJOINT_STORE;
+  if (opt->mode == RW_ADJOINT_REVERSIBLE || opt->mode == RW_ADJOINT_BACKSOLVE) {
+    RW_CHECK(!store_stages, RW_ERR_DECK,
+             "key 'adjoint_store_stages' (from %s) is true, but adjoint_mode: %s (from %s) "
+             "stores no states to hold stages with; it applies to store and checkpoint modes",
+             rw_deck_source(deck, "adjoint_store_stages"), mode,
+             rw_deck_source(deck, "adjoint_mode"));
+    RW_CHECK(!opt->adaptive, RW_ERR_DECK,
+             "key 'adaptive' (from %s) is true, but adjoint_mode: %s (from %s) runs a fixed step; "
+             "adaptive stepping needs adjoint_mode: checkpoint with checkpoint_schedule: online",
+             rw_deck_source(deck, "adaptive"), mode, rw_deck_source(deck, "adjoint_mode"));
+  }
   opt->schedule = strcmp(app->schedule, "online") == 0      ? RW_SCHEDULE_ONLINE
                   : strcmp(app->schedule, "fixed") == 0     ? RW_SCHEDULE_FIXED
                   : strcmp(app->schedule, "store_all") == 0 ? RW_SCHEDULE_STORE_ALL
@@ -292,6 +327,28 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
                  void *mctx, double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats)
 {
   rw_adjoint_options opt = app->opt;
+  if (opt.mode == RW_ADJOINT_REVERSIBLE || opt.mode == RW_ADJOINT_BACKSOLVE) {
+    rw_reverse_kind want =
+        opt.mode == RW_ADJOINT_REVERSIBLE ? RW_REVERSE_INVERSE : RW_REVERSE_BACKWARD;
+    if (rw_stepper_reverse_kind(st) != want) {
+      (void)RW_ERROR(
+          RW_ERR_DECK, "adjoint_mode %s needs a stepper with %s, and stepper '%s' has %s; %s",
+          opt.mode == RW_ADJOINT_REVERSIBLE ? "reversible" : "backsolve",
+          want == RW_REVERSE_INVERSE ? "an exact inverse step" : "a backward (negative-size) step",
+          rw_stepper_name(st), rw_reverse_kind_name(rw_stepper_reverse_kind(st)),
+          want == RW_REVERSE_INVERSE ? "use adjoint_mode backsolve with a Runge-Kutta stepper"
+                                     : "use adjoint_mode reversible with this stepper");
+      return rw_app_deck_error(app, "adjoint_mode,stepper");
+    }
+    if (opt.ram_bytes > 0) {
+      unsigned long long snap = rw_vec_bytes(y);
+      int nslots = 0;
+      RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &snap, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                                rw_context_comm(app->ctx)));
+      if (rw_store_slots_for_budget(opt.ram_bytes, (size_t)snap, &nslots))
+        return rw_app_deck_error(app, "checkpoint_ram");
+    }
+  }
   if (opt.mode == RW_ADJOINT_CHECKPOINT && opt.ram_bytes > 0) {
     /* Check the budget here, where every rank agrees, rather than inside the solve. */
     size_t per = opt.store_stages ? (size_t)rw_stepper_num_stage_vectors(st) : 1;
@@ -336,7 +393,7 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
    * restart, agreed by the store). Those exit cleanly; any other error may
    * be local to one rank and takes the MPI_Abort path. */
   if (!ierr || ierr == RW_ERR_IO || ierr == RW_ERR_STEP || ierr == RW_ERR_BUDGET ||
-      ierr == RW_ERR_DECK)
+      ierr == RW_ERR_DECK || ierr == RW_ERR_DRIFT)
     app->collective = 1;
   if (ierr && app->progress) fprintf(stderr, "\n");
   if (ierr) return rw_error_push(ierr, __func__, __FILE__, __LINE__);
@@ -396,8 +453,28 @@ int rw_app_write_results(rw_app *app, rw_problem prob, double J, const double *d
     RW_CALL(rw_output_attr_long(out, "/stats", "restart_step", st->restart_step));
     RW_CALL(rw_output_attr_string(out, "/stats", "restart_from", app->restart_from));
   }
-  RW_CALL(rw_output_attr_string(out, "/stats", "adjoint_mode",
-                                app->opt.mode == RW_ADJOINT_STORE ? "store" : "checkpoint"));
+  static const char *modes[] = {"store", "checkpoint", "reversible", "backsolve"};
+  RW_CALL(rw_output_attr_string(out, "/stats", "adjoint_mode", modes[app->opt.mode]));
+  if (app->opt.mode == RW_ADJOINT_REVERSIBLE || app->opt.mode == RW_ADJOINT_BACKSOLVE) {
+    static const char *actions[] = {"fallback", "abort", "warn"};
+    struct {
+      const char *name;
+      long v;
+    } dl[] = {{"anchors", st->anchors},
+              {"anchor_interval", st->anchor_interval},
+              {"fallback_slots", st->fallback_slots},
+              {"drift_segments", st->drift_segments},
+              {"drift_fallbacks", st->drift_fallbacks},
+              {"fallback_steps", st->fallback_steps},
+              {"rebuilt_steps", st->rebuilt_steps}};
+    for (size_t i = 0; i < sizeof dl / sizeof dl[0]; i++)
+      RW_CALL(rw_output_attr_long(out, "/stats", dl[i].name, dl[i].v));
+    RW_CALL(rw_output_attr_double(out, "/stats", "drift_max", st->drift_max));
+    RW_CALL(rw_output_attr_double(out, "/stats", "drift_mean", st->drift_mean));
+    RW_CALL(rw_output_attr_double(out, "/stats", "drift_accepted_max", st->drift_accepted_max));
+    RW_CALL(rw_output_attr_double(out, "/stats", "drift_tol", app->opt.drift_tol));
+    RW_CALL(rw_output_attr_string(out, "/stats", "drift_action", actions[app->opt.drift_action]));
+  }
   return 0;
 }
 
@@ -444,7 +521,28 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
            "  adjoint mode store%s: recomputed steps 0 (optimum 0), rhs evaluations %ld "
            "forward, %ld backward\n",
            app->opt.store_stages ? " (stages)" : "", st->rhs_forward, st->rhs_backward);
-  else
+  else if (app->opt.mode == RW_ADJOINT_REVERSIBLE || app->opt.mode == RW_ADJOINT_BACKSOLVE) {
+    const rw_adjoint_options *o = &app->opt;
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  adjoint mode %s: %ld states rebuilt; %ld anchors every %ld steps + %d fallback "
+           "slots (store mode would hold %ld states); rhs evaluations %ld forward, %ld backward\n",
+           o->mode == RW_ADJOINT_REVERSIBLE ? "reversible" : "backsolve", st->rebuilt_steps,
+           st->anchors, st->anchor_interval, st->fallback_slots, st->steps, st->rhs_forward,
+           st->rhs_backward);
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  drift: max %.3e, mean %.3e over %ld segments (drift_tol %.3g, drift_action %s); "
+           "%ld segments fell back, %ld steps recomputed\n",
+           st->drift_max, st->drift_mean, st->drift_segments, o->drift_tol,
+           o->drift_action == RW_DRIFT_ABORT  ? "abort"
+           : o->drift_action == RW_DRIFT_WARN ? "warn"
+                                              : "fallback",
+           st->drift_fallbacks, st->fallback_steps);
+    if (!(st->drift_accepted_max <= o->drift_tol))
+      rw_log(ctx, RW_LOG_SUMMARY,
+             "  WARNING: drift %.3e above drift_tol %.3g was accepted (drift_action warn): the "
+             "gradient may be off by about that much or more\n",
+             st->drift_accepted_max, o->drift_tol);
+  } else
     rw_log(ctx, RW_LOG_SUMMARY,
            "  adjoint mode checkpoint (%s, %d slots%s): recomputed steps %ld, advances %ld "
            "(binomial optimum t(l,c) = %ld), restores %ld, rhs evaluations %ld forward, %ld "

@@ -144,6 +144,14 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
   return 0;
 }
 
+/* Backward reconstruction: the same method over [t + h, t] (step size -h), through the code of
+ * a forward step. */
+static int rw_erk_reverse(rw_stepper st, double t, double h, N_Vector y_next, N_Vector y_prev)
+{
+  RW_CALL(rw_erk_step(st, t + h, -h, y_next, y_prev, NULL, NULL));
+  return 0;
+}
+
 int rw_stepper_create_erk(rw_problem prob, const rw_tableau *tab, rw_stepper *out)
 {
   int ierr = 0;
@@ -165,6 +173,8 @@ int rw_stepper_create_erk(rw_problem prob, const rw_tableau *tab, rw_stepper *ou
   st->ops.step = rw_erk_step;
   st->ops.adjoint_step = rw_erk_adjoint_step;
   st->ops.destroy = rw_erk_free;
+  st->ops.reverse = rw_erk_reverse;
+  st->ops.reverse_kind = RW_REVERSE_BACKWARD;
   rw_erk *e = NULL;
   RW_TRY(rw_calloc(1, sizeof *e, "explicit RK workspace", &e));
   st->content = e;
@@ -238,6 +248,29 @@ int rw_stepper_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_V
   RW_CHECK(st->ops.adjoint_step, RW_ERR_NOT_IMPLEMENTED, "stepper '%s' has no adjoint step",
            st->name);
   RW_CALL(st->ops.adjoint_step(st, t, h, y_n, stages, lambda, pbar));
+  return 0;
+}
+
+const char *rw_reverse_kind_name(rw_reverse_kind k)
+{
+  return k == RW_REVERSE_INVERSE ? "inverse" : k == RW_REVERSE_BACKWARD ? "backward" : "none";
+}
+
+rw_reverse_kind rw_stepper_reverse_kind(rw_stepper st)
+{
+  return st->ops.reverse ? st->ops.reverse_kind : RW_REVERSE_NONE;
+}
+
+int rw_stepper_reverse_step(rw_stepper st, double t, double h, N_Vector y_next, N_Vector y_prev)
+{
+  RW_CHECK(st->ops.reverse, RW_ERR_NOT_IMPLEMENTED,
+           "stepper '%s' cannot rebuild a state from the next one (no inverse step and no "
+           "backward step)",
+           st->name);
+  RW_CHECK(isfinite(h) && h > 0.0, RW_ERR_ARG, "stepper '%s': step size %g must be > 0", st->name,
+           h);
+  RW_CHECK(y_next != y_prev, RW_ERR_ARG, "rw_stepper_reverse_step: y_prev must differ from y_next");
+  RW_CALL(st->ops.reverse(st, t, h, y_next, y_prev));
   return 0;
 }
 

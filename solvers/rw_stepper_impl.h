@@ -10,6 +10,10 @@ typedef struct {
   int (*adjoint_step)(rw_stepper st, double t, double h, N_Vector y_n, N_Vector *stages,
                       N_Vector lambda, double *pbar);
   void (*destroy)(rw_stepper st);
+  /* Rebuilds y_n from y_{n+1} for the step [t, t + h] (NULL: the stepper cannot); see
+   * rw_stepper_reverse_step. y_prev never aliases y_next. */
+  int (*reverse)(rw_stepper st, double t, double h, N_Vector y_next, N_Vector y_prev);
+  rw_reverse_kind reverse_kind;
 } rw_stepper_ops;
 
 struct rw_stepper_s {

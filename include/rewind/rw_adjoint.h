@@ -8,7 +8,22 @@
  * exact derivatives of that J (to rounding).
  *
  * Modes: RW_ADJOINT_STORE keeps every state (or every stage with store_stages) in RAM.
- * Checkpointed modes run under a schedule (see checkpoint/). */
+ * Checkpointed modes run under a schedule (see checkpoint/). The memory-free modes rebuild
+ * each y_n from y_{n+1} instead: RW_ADJOINT_REVERSIBLE by the stepper's inverse step
+ * (leapfrog), RW_ADJOINT_BACKSOLVE by a step of negative size (explicit RK). Both keep sparse
+ * anchors (the exact y_n every drift_interval steps) and, when the backward sweep reaches an
+ * anchor, measure the drift ||y_rebuilt - y_anchor||_2 / ||y_anchor||_2 (global norms) of the
+ * segment it just reversed. Past drift_tol, drift_action says what happens:
+ *   RW_DRIFT_FALLBACK: the segment's adjoint contributions are dropped (lambda, dJ/dp and the
+ *     field adjoint go back to their values at the segment's end) and the segment is reversed
+ *     again from its anchor under a binomial schedule in the slots the anchors leave free, so
+ *     its gradient is exactly the checkpointed one (bit for bit the store-mode gradient when
+ *     every segment falls back);
+ *   RW_DRIFT_ABORT: RW_ERR_DRIFT on every rank, naming the segment, drift and tolerance, before
+ *     any gradient is returned;
+ *   RW_DRIFT_WARN: the gradient is kept and the largest accepted drift reported in the stats.
+ * Below the tolerance the segment's last adjoint step uses the anchor itself, and the rebuild
+ * of the next segment starts from it. */
 #ifndef REWIND_RW_ADJOINT_H
 #define REWIND_RW_ADJOINT_H
 
@@ -18,7 +33,14 @@
 extern "C" {
 #endif
 
-typedef enum { RW_ADJOINT_STORE = 0, RW_ADJOINT_CHECKPOINT = 1 } rw_adjoint_mode;
+typedef enum {
+  RW_ADJOINT_STORE = 0,
+  RW_ADJOINT_CHECKPOINT = 1,
+  RW_ADJOINT_REVERSIBLE = 2,
+  RW_ADJOINT_BACKSOLVE = 3
+} rw_adjoint_mode;
+
+typedef enum { RW_DRIFT_FALLBACK = 0, RW_DRIFT_ABORT, RW_DRIFT_WARN } rw_drift_action;
 
 /* Schedules for RW_ADJOINT_CHECKPOINT (see rw_schedule.h). */
 typedef enum {
@@ -87,7 +109,14 @@ typedef struct {
    * the online schedule (the number of steps is unknown until tf is reached). */
   int adaptive;
   double rtol, atol;
-  long max_steps;        /* 0: 10^7 */
+  long max_steps; /* 0: 10^7 */
+  /* Memory-free modes (reversible, backsolve): the anchors and the fallback's slots share the
+   * checkpoint budget (ram_slots, or ram_bytes / state bytes). drift_interval > 0 puts an
+   * anchor every drift_interval steps and leaves the other slots to the fallback (at least
+   * one must be left); 0 gives half the budget to anchors, evenly spaced. */
+  double drift_tol; /* relative; default 1e-6 */
+  rw_drift_action drift_action;
+  long drift_interval;
   rw_monitor_fn monitor; /* optional */
   void *monitor_ctx;
 } rw_adjoint_options;
@@ -122,6 +151,13 @@ typedef struct {
   size_t checkpoint_bytes;                /* peak bytes held in snapshots on this rank */
   size_t peak_alloc_bytes;                /* peak bytes through Rewind's allocator during the run */
   double time_forward, time_backward;
+  /* Memory-free modes: anchors and their spacing, the fallback's slots, the drift of every
+   * segment reversed (max, mean), the largest drift accepted (<= drift_tol unless
+   * drift_action is warn), segments that fell back and the forward steps they took again. */
+  long anchors, anchor_interval;
+  int fallback_slots;
+  long drift_segments, drift_fallbacks, fallback_steps, rebuilt_steps;
+  double drift_max, drift_mean, drift_accepted_max;
 } rw_adjoint_stats;
 
 /* Default options: t0 = 0, tf = 1, dt = 0.01, store mode, states only. */

@@ -24,6 +24,13 @@
  * gradient of the J computed, but apps should choose dt dividing tf - t0 (rewind-wave
  * requires it). One "stage vector" is stored per step (y_n itself).
  *
+ * Inverse step (adjoint_mode reversible, rw_stepper_reverse_step): from y_{n+1} = (u^{n+1}, u^n),
+ *   u^{n-1} = 2 u^n - u^{n+1} + h^2 a(t, y_n),   y_n = (u^n, u^{n-1}).
+ * It needs a(t, y_n) from u^n alone: the problem's acceleration must not read the second
+ * component (true of rw_wave; a damped equation whose a uses (u^n - u^{n-1}) / h would need
+ * an implicit inverse). In floating point the rebuilt u^{n-1} carries the rounding of the
+ * update; the scheme is non-dissipative, so that error is not amplified.
+ *
  * The step reads and writes the interleaved components through rw_vec_data: it is a
  * host-memory stepper (a device vector would need a component-wise kernel). */
 #ifndef REWIND_RW_LEAPFROG_H

@@ -70,6 +70,28 @@ int rw_stepper_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y
 int rw_stepper_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_Vector *stages,
                             N_Vector lambda, double *pbar);
 
+/* How a stepper rebuilds the state y_n from y_{n+1}, which the memory-free adjoint modes
+ * (reversible, backsolve; see rw_adjoint.h) use instead of storing or recomputing y_n:
+ *   RW_REVERSE_INVERSE:  the step's algebraic inverse (leapfrog). Exact in exact arithmetic;
+ *                        in floating point each rebuilt state carries the rounding of one
+ *                        step, and a non-dissipative scheme does not amplify it.
+ *   RW_REVERSE_BACKWARD: a step of size -h from t + h with the same method (any explicit RK
+ *                        stepper), what torchdiffeq's odeint_adjoint and Diffrax's
+ *                        BacksolveAdjoint do. Its error is the method's local error per step,
+ *                        amplified by the backward flow: a diffusive or chaotic problem blows
+ *                        it up within a few steps (the drift checks catch that).
+ *   RW_REVERSE_NONE:     the stepper has neither. */
+typedef enum { RW_REVERSE_NONE = 0, RW_REVERSE_INVERSE, RW_REVERSE_BACKWARD } rw_reverse_kind;
+
+/* Names "none", "inverse", "backward" for messages. */
+const char *rw_reverse_kind_name(rw_reverse_kind k);
+rw_reverse_kind rw_stepper_reverse_kind(rw_stepper st);
+
+/* Rebuilds y_n (in y_prev) from y_{n+1} (in y_next, unchanged) for the step [t, t + h], as
+ * rw_stepper_reverse_kind says; adds nothing to any running cost. y_prev must not be y_next.
+ * RW_ERR_NOT_IMPLEMENTED for RW_REVERSE_NONE. Collective when the problem's rhs is. */
+int rw_stepper_reverse_step(rw_stepper st, double t, double h, N_Vector y_next, N_Vector y_prev);
+
 /* 1 when the stepper has an embedded error estimate (adaptive stepping); *order (may be
  * NULL) receives the lower of the pair's orders, which sets the controller's exponent. */
 int rw_stepper_is_adaptive(rw_stepper st, int *order);

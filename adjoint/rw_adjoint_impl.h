@@ -1,0 +1,24 @@
+/* Private: what the adjoint driver's units share. Each way of getting y_n in the backward
+ * sweep is its own unit:
+ *   rw_adjoint.c          stored (store mode) and recomputed under a schedule (checkpoint);
+ *   rw_adjoint_rebuild.c  rebuilt from y_{n+1} by the stepper's inverse step (reversible) or a
+ *                         step of negative size (backsolve), checked against anchors;
+ * and they share the time grid, the monitor call and the reductions below. */
+#ifndef REWIND_RW_ADJOINT_IMPL_H
+#define REWIND_RW_ADJOINT_IMPL_H
+
+#include "rewind/rw_adjoint.h"
+
+/* The grid of opt (fixed step or replayed times): N steps, the last of size *last. */
+int rw_grid_setup(const rw_adjoint_options *opt, long *N, double *last);
+double rw_grid_t(const rw_adjoint_options *opt, long N, long n);
+double rw_grid_end(const rw_adjoint_options *opt, long N);
+int rw_call_monitor(const rw_adjoint_options *opt, long n, double t, N_Vector y);
+int rw_sum_over_ranks(rw_context ctx, double *v, int n);
+
+/* Memory-free modes (RW_ADJOINT_REVERSIBLE, RW_ADJOINT_BACKSOLVE); see rw_adjoint.h. */
+int rw_adjoint_solve_rebuild(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt,
+                             N_Vector y, double *J, double *dJdp, N_Vector dJdy0,
+                             rw_adjoint_stats *stats);
+
+#endif

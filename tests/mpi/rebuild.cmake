@@ -1,0 +1,50 @@
+# The memory-free adjoint modes (issue 8): reversible (leapfrog inverse) and backsolve (RK with
+# a negative step), their drift checks against anchors, and the fallback / abort / warn
+# actions, through the apps at 1, 2 and 4 ranks (tests/scripts/rebuild.sh says what each
+# case asserts).
+set(REBUILD_SH ${PROJECT_SOURCE_DIR}/tests/scripts/rebuild.sh)
+function(rebuild_case name np case app)
+  add_test(NAME rebuild_${name}_np${np}
+    COMMAND ${REBUILD_SH} ${MPIEXEC_EXECUTABLE} ${np} ${case} $<TARGET_FILE:rewind-${app}> ${ARGN})
+  set_tests_properties(rebuild_${name}_np${np} PROPERTIES ENVIRONMENT "${REWIND_TEST_ENV}"
+    TIMEOUT 300 PROCESSORS ${np} PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+endfunction()
+foreach(np 1 2 4)
+  # Heat: backward RK4 amplifies the rebuilt state's errors by up to ~14x a step near the
+  # stability limit: 40 steps between anchors drift by ~5e-4, so every segment falls back.
+  rebuild_case(heat_fallback ${np} fallback heat -tf 0.5 -drift_interval 40)
+  rebuild_case(wave_reversible ${np} reversible wave -nx 33 -ny 33 -dt 0.004 -tf 4.0
+    -output_every 0)
+endforeach()
+# 10^4 leapfrog steps rebuilt by the inverse step (the all-fallback run is left to the
+# shorter cases: suite time).
+rebuild_case(wave_reversible_1e4 2 reversible wave -nx 33 -ny 33 -dt 0.0004 -tf 4.0
+  -output_every 0)
+set_property(TEST rebuild_wave_reversible_1e4_np2 APPEND PROPERTY ENVIRONMENT
+  REBUILD_SKIP_ALL_FALLBACK=1)
+foreach(np 1 2)
+  rebuild_case(ode_close ${np} close ode -problem lotkavolterra)
+endforeach()
+
+# Bad combinations: a clear message naming the keys, exit 2, no result file.
+set(REBUILD_OUT ${CMAKE_CURRENT_BINARY_DIR}/out)
+function(rebuild_bad name app regex)
+  rewind_mpi_expect(rebuild_bad_${name} NP 2 RC nonzero REGEX "${regex}"
+    COMMAND $<TARGET_FILE:rewind-${app}> ${ARGN} -output ${REBUILD_OUT}/rebuild_bad_${name}.h5)
+  add_test(NAME rebuild_bad_${name}_no_output
+    COMMAND ${CMAKE_COMMAND} -DFILE=${REBUILD_OUT}/rebuild_bad_${name}.h5 -DEXPECT_MISSING=1
+            -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
+  set_tests_properties(rebuild_bad_${name}_no_output PROPERTIES DEPENDS rebuild_bad_${name})
+endfunction()
+rebuild_bad(wave_backsolve wave
+  "adjoint_mode backsolve needs a stepper with a backward.*'leapfrog' has inverse.*adjoint_mode from command line, stepper from"
+  -adjoint_mode backsolve -tf 0.2)
+rebuild_bad(heat_reversible heat
+  "adjoint_mode reversible needs a stepper with an exact inverse step, and stepper 'rk4' has backward"
+  -adjoint_mode reversible -tf 0.05)
+rebuild_bad(heat_stages heat "adjoint_store_stages.*is true, but adjoint_mode: backsolve"
+  -adjoint_mode backsolve -adjoint_store_stages true -tf 0.05)
+rebuild_bad(heat_interval heat
+  "drift_interval = 2 needs 10 anchors for 20 steps, and the fallback at least one slot more; the checkpoint budget holds 4 states"
+  -adjoint_mode backsolve -drift_interval 2 -checkpoint_slots 4 -tf 0.05)
+rebuild_bad(heat_drift_tol heat "drift_tol" -adjoint_mode backsolve -drift_tol 0 -tf 0.05)

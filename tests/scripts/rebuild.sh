@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The memory-free adjoint modes (reversible, backsolve) against store mode, run through the
+# apps with mpiexec. Each case asserts numbers read from the summary and from /stats.
+# Usage: rebuild.sh MPIEXEC NP CASE APP [app args...]
+#   fallback:   backsolve on a diffusive problem: every segment drifts past drift_tol, falls
+#               back, and the gradient equals store mode's bit for bit (h5diff, exact); abort
+#               exits non-zero with the drift message and no result file; warn reports the
+#               gradient with the drift it accepted.
+#   reversible: the leapfrog's inverse step: drift at rounding level (<= 1e-11), no fallback,
+#               every /gradient dataset within 1e-9 relative of store mode; with a drift_tol
+#               below the rounding every segment falls back and the gradient is bitwise
+#               (skipped when REBUILD_SKIP_ALL_FALLBACK=1).
+#   close:      backsolve on a smooth ODE: no fallback at the default tolerance and the
+#               gradient within 1e-5 relative of store mode.
+set -u
+mpiexec=$1 np=$2 case=$3 app=$4
+shift 4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+run() { "$mpiexec" -n "$np" --oversubscribe "$app" "$@" -progress off 2>&1; }
+fail=0
+die() { echo "FAIL: $*"; fail=1; }
+attr() { # file name -> value of /stats attribute
+  h5dump -a "/stats/$2" "$1" 2>/dev/null | sed -n 's/^ *(0): *//p' | head -1 | tr -d '"'
+}
+out=$(run "$@" -adjoint_mode store -output "$work/ref.h5") || { echo "$out"; echo "FAIL: store run"; exit 1; }
+mode=backsolve
+[ "$case" = reversible ] && mode=reversible
+o=$(run "$@" -adjoint_mode "$mode" -output "$work/m.h5") || { echo "$o"; echo "FAIL: $mode run"; exit 1; }
+echo "$o" | grep -E "adjoint mode|drift:"
+segs=$(attr "$work/m.h5" drift_segments)
+fb=$(attr "$work/m.h5" drift_fallbacks)
+dmax=$(attr "$work/m.h5" drift_max)
+[ -n "$segs" ] && [ "$segs" -ge 2 ] || die "expected >= 2 drift segments in /stats, got '$segs'"
+case $case in
+fallback)
+  [ "$fb" = "$segs" ] || die "every segment should fall back: $fb of $segs did"
+  h5diff "$work/ref.h5" "$work/m.h5" /gradient /gradient >"$work/d.txt" 2>&1 ||
+    { head "$work/d.txt"; die "fallback gradient differs from store mode"; }
+  o=$(run "$@" -adjoint_mode backsolve -drift_action abort -output "$work/abort.h5")
+  rc=$?
+  [ $rc -ne 0 ] || die "drift_action abort exited 0"
+  echo "$o" | grep -q "drifted by .* above drift_tol" || { echo "$o"; die "no drift message"; }
+  echo "$o" | grep -q "objective J\|dJ/d" && die "abort printed a result"
+  ls "$work"/abort.h5* >/dev/null 2>&1 && die "abort left a result file"
+  o=$(run "$@" -adjoint_mode backsolve -drift_action warn -output "$work/warn.h5") || { echo "$o"; die "warn run failed"; }
+  echo "$o" | grep -q "WARNING: drift .* above drift_tol" || die "warn did not warn"
+  acc=$(attr "$work/warn.h5" drift_accepted_max)
+  awk -v a="$acc" 'BEGIN { exit !(a > 1e-6) }' || die "warn: drift_accepted_max '$acc' not recorded"
+  ;;
+reversible)
+  [ "$fb" = 0 ] || die "reversible fell back $fb times"
+  awk -v d="$dmax" 'BEGIN { exit !(d <= 1e-11) }' || die "reversible drift $dmax > 1e-11"
+  h5diff -p 1e-9 "$work/ref.h5" "$work/m.h5" /gradient /gradient >"$work/d.txt" 2>&1 ||
+    { head "$work/d.txt"; die "reversible gradient differs from store mode by more than 1e-9 relative"; }
+  if [ "${REBUILD_SKIP_ALL_FALLBACK:-0}" != 1 ]; then
+    o=$(run "$@" -adjoint_mode reversible -drift_tol 1e-300 -output "$work/fb.h5") || { echo "$o"; die "run failed"; }
+    h5diff "$work/ref.h5" "$work/fb.h5" /gradient /gradient >"$work/d.txt" 2>&1 ||
+      { head "$work/d.txt"; die "all-fallback gradient differs from store mode"; }
+  fi
+  ;;
+close)
+  [ "$fb" = 0 ] || die "backsolve fell back $fb times on a smooth problem"
+  h5diff -p 1e-5 "$work/ref.h5" "$work/m.h5" /gradient /gradient >"$work/d.txt" 2>&1 ||
+    { head "$work/d.txt"; die "backsolve gradient differs from store mode by more than 1e-5 relative"; }
+  ;;
+esac
+[ $fail -eq 0 ] && echo "PASS"
+exit $fail
