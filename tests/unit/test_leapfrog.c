@@ -12,6 +12,8 @@
 #include "rewind/rw_leapfrog.h"
 #include "rw_test.h"
 
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 TestSuite(leapfrog, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
@@ -226,4 +228,125 @@ Test(leapfrog, rejects_odd_state_length)
   rw_error_clear();
   rw_problem_destroy(&prob);
   rw_context_destroy(&ctx);
+}
+
+/* The inverse step: one step undone to within a few units in the last place, and 2000 steps
+ * undone one by one to within 1e-12 relative (rounding only, not amplified). */
+Test(leapfrog, inverse_step_undoes_steps)
+{
+  fx f;
+  fx_create(&f, 4.0, 0.7, 2.0, 0.01);
+  N_Vector z = NULL;
+  RW_TEST_OK(rw_problem_new_state(f.prob, &z));
+  cr_assert_eq(rw_stepper_reverse_kind(f.st), RW_REVERSE_INVERSE);
+  rw_vec_copy(f.y0, f.y);
+  RW_TEST_OK(rw_stepper_step(f.st, 0.3, 0.01, f.y, f.y, NULL, NULL));
+  RW_TEST_OK(rw_stepper_reverse_step(f.st, 0.3, 0.01, f.y, z));
+  const double *a = rw_vec_data(z), *b = rw_vec_data(f.y0);
+  for (int i = 0; i < 2 * M; i++)
+    cr_assert_leq(fabs(a[i] - b[i]), 4 * DBL_EPSILON * fabs(b[i]), "entry %d: %.17g vs %.17g", i,
+                  a[i], b[i]);
+  rw_vec_copy(f.y0, f.y);
+  for (int n = 0; n < 2000; n++)
+    RW_TEST_OK(rw_stepper_step(f.st, 0.01 * n, 0.01, f.y, f.y, NULL, NULL));
+  for (int n = 1999; n >= 0; n--) {
+    RW_TEST_OK(rw_stepper_reverse_step(f.st, 0.01 * n, 0.01, f.y, z));
+    rw_vec_copy(z, f.y);
+  }
+  double num = 0, den = 0;
+  for (int i = 0; i < 2 * M; i++) {
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += b[i] * b[i];
+  }
+  cr_assert_leq(sqrt(num / den), 1e-12, "drift after 2000 steps back: %g", sqrt(num / den));
+  cr_assert_eq(rw_stepper_reverse_step(f.st, 0.0, 0.01, f.y, f.y), RW_ERR_ARG);
+  rw_error_clear();
+  rw_vec_destroy(&z);
+  fx_destroy(&f);
+}
+
+/* adjoint_mode reversible: the gradient of store mode to 1e-10 with drift at rounding level
+ * and no fallback; with a tolerance no rebuilt state meets, every segment falls back and the
+ * gradient is store mode's bit for bit; abort returns RW_ERR_DRIFT with no gradient. */
+Test(leapfrog, reversible_mode_against_store)
+{
+  fx f;
+  fx_create(&f, 4.0, 0.7, 4.0, 0.01);
+  double Js, Jr, gs[2], gr[2], ga[2] = {-1, -1};
+  N_Vector ls = NULL, lr = NULL;
+  RW_TEST_OK(rw_problem_new_state(f.prob, &ls));
+  RW_TEST_OK(rw_problem_new_state(f.prob, &lr));
+  rw_adjoint_stats st;
+  rw_vec_copy(f.y0, f.y);
+  RW_TEST_OK(rw_adjoint_solve(f.prob, f.st, &f.opt, f.y, &Js, gs, ls, NULL));
+  f.opt.mode = RW_ADJOINT_REVERSIBLE;
+  f.opt.ram_slots = 8;
+  rw_vec_copy(f.y0, f.y);
+  RW_TEST_OK(rw_adjoint_solve(f.prob, f.st, &f.opt, f.y, &Jr, gr, lr, &st));
+  cr_assert_eq(Jr, Js);
+  cr_assert_eq(st.anchors, 4);
+  cr_assert_eq(st.anchor_interval, 100);
+  cr_assert_eq(st.fallback_slots, 4);
+  cr_assert_eq(st.drift_segments, 4);
+  cr_assert_eq(st.drift_fallbacks, 0);
+  cr_assert_eq(st.rebuilt_steps, 400);
+  cr_assert_leq(st.drift_max, 1e-13, "drift %g", st.drift_max);
+  for (int k = 0; k < 2; k++)
+    cr_assert_leq(fabs(gr[k] - gs[k]), 1e-10 * fabs(gs[k]), "dJ/dp[%d] %.17g vs %.17g", k, gr[k],
+                  gs[k]);
+  f.opt.drift_tol = 1e-300;
+  rw_vec_copy(f.y0, f.y);
+  RW_TEST_OK(rw_adjoint_solve(f.prob, f.st, &f.opt, f.y, &Jr, gr, lr, &st));
+  cr_assert_eq(st.drift_fallbacks, 4);
+  cr_assert_gt(st.fallback_steps, 0);
+  cr_assert(memcmp(gr, gs, sizeof gs) == 0, "fallback dJ/dp differs from store mode");
+  cr_assert(memcmp(rw_vec_data(lr), rw_vec_data(ls), 2 * M * sizeof(double)) == 0,
+            "fallback dJ/dy0 differs from store mode");
+  f.opt.drift_action = RW_DRIFT_ABORT;
+  rw_vec_copy(f.y0, f.y);
+  cr_assert_eq(rw_adjoint_solve(f.prob, f.st, &f.opt, f.y, &Jr, ga, NULL, NULL), RW_ERR_DRIFT);
+  cr_assert(strstr(rw_error_message(), "drifted by") != NULL, "%s", rw_error_message());
+  cr_assert(ga[0] == -1 && ga[1] == -1, "abort wrote a gradient");
+  rw_error_clear();
+  /* a budget of one slot, and the wrong kind of stepper, are refused before any step */
+  f.opt.ram_slots = 1;
+  cr_assert_eq(rw_adjoint_solve(f.prob, f.st, &f.opt, f.y, &Jr, ga, NULL, NULL), RW_ERR_BUDGET);
+  rw_error_clear();
+  f.opt.ram_slots = 8;
+  f.opt.mode = RW_ADJOINT_BACKSOLVE;
+  cr_assert_eq(rw_adjoint_solve(f.prob, f.st, &f.opt, f.y, &Jr, ga, NULL, NULL), RW_ERR_ARG);
+  cr_assert(strstr(rw_error_message(), "backward") != NULL, "%s", rw_error_message());
+  rw_error_clear();
+  rw_vec_destroy(&ls);
+  rw_vec_destroy(&lr);
+  fx_destroy(&f);
+}
+
+/* The explicit RK backward step (backsolve's rebuild): undoing one RK4 step leaves an error of
+ * order h^5 (the local errors of the two steps do not cancel). */
+Test(leapfrog, erk_backward_step_order)
+{
+  fx f;
+  fx_create(&f, 4.0, 0.7, 2.0, 0.01);
+  rw_stepper rk = NULL;
+  RW_TEST_OK(rw_stepper_create_erk(f.prob, rw_tableau_find("rk4"), &rk));
+  cr_assert_eq(rw_stepper_reverse_kind(rk), RW_REVERSE_BACKWARD);
+  N_Vector z = NULL;
+  RW_TEST_OK(rw_problem_new_state(f.prob, &z));
+  double err[4];
+  for (int l = 0; l < 4; l++) {
+    double h = 0.2 / (double)(1 << l);
+    rw_vec_copy(f.y0, f.y);
+    RW_TEST_OK(rw_stepper_step(rk, 0.1, h, f.y, f.y, NULL, NULL));
+    RW_TEST_OK(rw_stepper_reverse_step(rk, 0.1, h, f.y, z));
+    err[l] = 0;
+    for (int i = 0; i < 2 * M; i++)
+      err[l] = fmax(err[l], fabs(rw_vec_data(z)[i] - rw_vec_data(f.y0)[i]));
+  }
+  for (int l = 0; l + 1 < 4; l++)
+    cr_assert_gt(log2(err[l] / err[l + 1]), 4.5, "order %g at halving %d (errors %g, %g)",
+                 log2(err[l] / err[l + 1]), l, err[l], err[l + 1]);
+  rw_vec_destroy(&z);
+  rw_stepper_destroy(&rk);
+  fx_destroy(&f);
 }
