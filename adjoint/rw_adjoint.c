@@ -1039,6 +1039,27 @@ cleanup:
   return ierr;
 }
 
+/* A gradient with a NaN or an infinity is an error, never a result (a finite J can still
+ * have one: an overflow in a VJP, inf * 0). dJdp is the same on every rank; the norm of dJdy0
+ * is a global reduction, so every rank reaches the same verdict. Collective. */
+static int rw_check_gradient(rw_problem prob, const double *dJdp, N_Vector dJdy0)
+{
+  int np = rw_problem_nparams(prob);
+  for (int k = 0; dJdp && k < np; k++)
+    RW_CHECK(isfinite(dJdp[k]), RW_ERR_STEP,
+             "the gradient is not finite (dJ/d%s = %g) although J is: an overflow in the "
+             "adjoint sweep; check the parameters and the initial state",
+             rw_problem_param_name(prob, k), dJdp[k]);
+  if (dJdy0) {
+    double n2 = N_VDotProd(dJdy0, dJdy0);
+    RW_CHECK(isfinite(n2), RW_ERR_STEP,
+             "the gradient is not finite (|dJ/dy0|^2 = %g) although J is: an overflow in the "
+             "adjoint sweep; check the parameters and the initial state",
+             n2);
+  }
+  return 0;
+}
+
 int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y,
                      double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats)
 {
@@ -1052,13 +1073,16 @@ int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
              "adaptive stepping runs in checkpoint mode under the online schedule (the number "
              "of steps is unknown until tf); store mode needs a fixed or replayed grid");
     RW_CALL(rw_adjoint_solve_store(prob, st, opt, y, J, dJdp, dJdy0, stats));
+    RW_CALL(rw_check_gradient(prob, dJdp, dJdy0));
     return 0;
   case RW_ADJOINT_CHECKPOINT:
     RW_CALL(rw_adjoint_solve_checkpoint(prob, st, opt, y, J, dJdp, dJdy0, stats));
+    RW_CALL(rw_check_gradient(prob, dJdp, dJdy0));
     return 0;
   case RW_ADJOINT_REVERSIBLE:
   case RW_ADJOINT_BACKSOLVE:
     RW_CALL(rw_adjoint_solve_rebuild(prob, st, opt, y, J, dJdp, dJdy0, stats));
+    RW_CALL(rw_check_gradient(prob, dJdp, dJdy0));
     return 0;
   }
   return RW_ERROR(RW_ERR_ARG, "unknown adjoint mode %d", (int)opt->mode);

@@ -8,8 +8,8 @@
 #          falls back, so this is the fallback's cost), binomial at equal memory, store mode.
 # For each run: wall time of the process, the forward and backward sweep times and the
 # checkpoint bytes from the app's summary, the peak RSS (GNU time), drift and fallbacks. Each
-# run's gradient is compared with the binomial run's (h5diff: exact, or relative 1e-9 for
-# reversible). All ratios are within this one run of the script (the machines are shared).
+# run's gradient is compared with the binomial run's (h5diff: exact; reversible: relative
+# 2-norm of each dataset <= 1e-10, tests/scripts/h5_relnorm.py). All ratios are within this one run of the script (the machines are shared).
 # Usage: bench_rebuild.sh BUILD_DIR [NP]   env: NX (512) STEPS (5000) NH (128) HSTEPS (2000)
 #        SLOTS (20) MAX_STORE_MIB (4096) MPIEXEC (mpiexec)
 # Output: a table and one "BENCH_JSON {...}" line; exit 1 when a gradient check fails.
@@ -51,13 +51,24 @@ row() { # label app-args... ; sets globals from the run
     "$((rss / 1024))" "${drift:--}" "${fb:-${rec:+recomputed $rec}}"
   json="$json\"$label\":{\"wall_s\":$wall,\"forward_s\":${fw:-null},\"backward_s\":${bw:-null},\"rss_mib\":$((rss / 1024)),\"drift_max\":${drift:-null}},"
 }
-same() { # ref other opts
-  if ! h5diff $3 "$work/$1.h5" "$work/$2.h5" /gradient /gradient >"$work/d.txt" 2>&1; then
+relnorm=$(dirname "$0")/../scripts/h5_relnorm.py
+same() { # ref other [relative 2-norm tolerance]
+  if [ -n "$3" ]; then
+    if "$relnorm" "$work/$1.h5" "$work/$2.h5" /gradient "$3" >"$work/d.txt" 2>&1; then
+      echo "  $2: gradient within $3 of $1's: $(tail -1 "$work/d.txt")"
+    else
+      cat "$work/d.txt"
+      echo "FAIL: $2's gradient differs from $1's by more than $3"
+      fail=1
+    fi
+    return
+  fi
+  if ! h5diff "$work/$1.h5" "$work/$2.h5" /gradient /gradient >"$work/d.txt" 2>&1; then
     head -5 "$work/d.txt"
     echo "FAIL: $2's gradient differs from $1's"
     fail=1
   else
-    echo "  $2: gradient equals $1's ($([ -n "$3" ] && echo "h5diff $3" || echo "bit for bit"))"
+    echo "  $2: gradient equals $1's bit for bit"
   fi
 }
 echo "bench_rebuild: $np rank(s), budget $slots state slots"
@@ -71,7 +82,7 @@ wargs=(-nx "$nx" -ny "$nx" -dt "$wdt" -tf "$wtf" -output_every 0 -checkpoint_slo
 echo "wave ${nx}^2, $steps leapfrog steps (dt $wdt)"
 row wave_binomial "$wave" "${wargs[@]}" -adjoint_mode checkpoint
 row wave_reversible "$wave" "${wargs[@]}" -adjoint_mode reversible
-same wave_binomial wave_reversible "-p 1e-9"
+same wave_binomial wave_reversible 1e-10
 store_mib=$((nx * nx * 16 * steps / 1048576))
 if [ "$store_mib" -le "$maxstore" ]; then
   row wave_store "$wave" "${wargs[@]}" -adjoint_mode store
@@ -84,11 +95,15 @@ hargs=(-N "$nh" -tf 1 -dt "$(awk -v s="$hsteps" 'BEGIN { printf "%.10g", 1 / s }
 echo "heat ${nh}^2, $hsteps RK4 steps"
 row heat_binomial "$heat" "${hargs[@]}" -adjoint_mode checkpoint
 row heat_backsolve "$heat" "${hargs[@]}" -adjoint_mode backsolve
-# bit for bit when every segment fell back; else the drift checks held it within drift_tol
+# bit for bit when every segment fell back (the case on a diffusive problem); segments
+# accepted within drift_tol change the gradient by about the drift, which an elementwise
+# comparison does not bound, so a mixed run is only reported
 if grep -q "over \([0-9]*\) segments.*; \1 segments fell back" "$work/heat_backsolve.out"; then
   same heat_binomial heat_backsolve ""
 else
-  same heat_binomial heat_backsolve "-p 1e-4"
+  "$relnorm" "$work/heat_binomial.h5" "$work/heat_backsolve.h5" /gradient 1 | tail -1 |
+    sed 's/^/  heat_backsolve: some segments accepted within drift_tol: /'
+
 fi
 store_mib=$((nh * nh * 8 * hsteps / 1048576))
 if [ "$store_mib" -le "$maxstore" ]; then

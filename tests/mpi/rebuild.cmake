@@ -23,8 +23,9 @@ rebuild_case(wave_reversible_1e4 2 reversible wave -nx 33 -ny 33 -dt 0.0004 -tf 
 set_property(TEST rebuild_wave_reversible_1e4_np2 APPEND PROPERTY ENVIRONMENT
   REBUILD_SKIP_ALL_FALLBACK=1)
 foreach(np 1 2)
-  rebuild_case(ode_close ${np} close ode -problem lotkavolterra)
+  rebuild_case(ode_lv_close ${np} close ode ${PROJECT_SOURCE_DIR}/apps/ode/decks/lotkavolterra.yaml)
 endforeach()
+rebuild_case(ode_vdp_close 1 close ode)
 
 # Bad combinations: a clear message naming the keys, exit 2, no result file.
 set(REBUILD_OUT ${CMAKE_CURRENT_BINARY_DIR}/out)
