@@ -55,6 +55,29 @@ void rw_vec_destroy(N_Vector *v)
   *v = NULL;
 }
 
+int rw_vec_view_create(N_Vector tmpl, N_Vector *out)
+{
+  RW_CHECK(tmpl && out, RW_ERR_ARG, "rw_vec_view_create: NULL argument");
+  *out = N_VMake_Parallel(NV_COMM_P(tmpl), NV_LOCLENGTH_P(tmpl), NV_GLOBLENGTH_P(tmpl),
+                          NV_DATA_P(tmpl), tmpl->sunctx);
+  RW_CHECK(*out, RW_ERR_SUNDIALS, "N_VMake_Parallel failed for a view");
+  if (N_VEnableFusedOps_Parallel(*out, SUNTRUE) != 0) {
+    N_VDestroy(*out);
+    *out = NULL;
+    return RW_ERROR(RW_ERR_SUNDIALS, "N_VEnableFusedOps_Parallel failed");
+  }
+  return 0;
+}
+
+void rw_vec_view_point(N_Vector view, double *data) { NV_DATA_P(view) = data; }
+
+void rw_vec_view_destroy(N_Vector *view)
+{
+  if (!view || !*view) return;
+  N_VDestroy(*view);
+  *view = NULL;
+}
+
 int rw_vec_clone_array(N_Vector tmpl, int n, N_Vector **out)
 {
   int ierr = 0;

@@ -17,6 +17,7 @@ struct rw_problem_s {
   rw_problem_counts counts;
   N_Vector field, field_bar;
   char field_name[64];
+  rw_problem inner; /* partnered problem: field, counters and parameters are inner's */
 };
 
 int rw_problem_create(rw_context ctx, const char *name, const rw_problem_ops *ops, void *content,
@@ -57,7 +58,7 @@ int rw_problem_destroy(rw_problem *pprob)
   rw_vec_destroy(&prob->field);
   rw_vec_destroy(&prob->field_bar);
   rw_free(&prob->pnames);
-  rw_free(&prob->p);
+  if (!prob->inner) rw_free(&prob->p);
   rw_free(pprob);
   return 0;
 }
@@ -132,9 +133,18 @@ int rw_problem_set_field(rw_problem prob, const char *name, N_Vector field)
   return 0;
 }
 
-N_Vector rw_problem_field(rw_problem prob) { return prob->field; }
-const char *rw_problem_field_name(rw_problem prob) { return prob->field_name; }
-N_Vector rw_problem_field_adjoint(rw_problem prob) { return prob->field_bar; }
+N_Vector rw_problem_field(rw_problem prob)
+{
+  return prob->inner ? rw_problem_field(prob->inner) : prob->field;
+}
+const char *rw_problem_field_name(rw_problem prob)
+{
+  return prob->inner ? rw_problem_field_name(prob->inner) : prob->field_name;
+}
+N_Vector rw_problem_field_adjoint(rw_problem prob)
+{
+  return prob->inner ? rw_problem_field_adjoint(prob->inner) : prob->field_bar;
+}
 
 int rw_problem_jvp(rw_problem prob, double t, N_Vector y, N_Vector v, const double *dp,
                    N_Vector out)
@@ -184,5 +194,144 @@ int rw_problem_running_grad(rw_problem prob, double t, N_Vector y, double w, N_V
 int rw_problem_has_running(rw_problem prob) { return prob->ops.running != NULL; }
 int rw_problem_has_terminal(rw_problem prob) { return prob->ops.terminal != NULL; }
 
-void rw_problem_get_counts(rw_problem prob, rw_problem_counts *c) { *c = prob->counts; }
-void rw_problem_reset_counts(rw_problem prob) { memset(&prob->counts, 0, sizeof prob->counts); }
+/* A partnered problem's evaluations are its inner problem's (the reversible Heun stepper calls
+ * inner directly) plus its own. */
+void rw_problem_get_counts(rw_problem prob, rw_problem_counts *c)
+{
+  *c = prob->counts;
+  if (prob->inner) {
+    rw_problem_counts ic;
+    rw_problem_get_counts(prob->inner, &ic);
+    c->rhs += ic.rhs, c->vjp_y += ic.vjp_y, c->vjp_p += ic.vjp_p, c->jvp += ic.jvp;
+    c->running += ic.running, c->running_grad += ic.running_grad;
+  }
+}
+void rw_problem_reset_counts(rw_problem prob)
+{
+  memset(&prob->counts, 0, sizeof prob->counts);
+  if (prob->inner) rw_problem_reset_counts(prob->inner);
+}
+
+/* --- Partnered problem (state (y, yhat)) ------------------------------------------------ */
+typedef struct {
+  rw_problem inner;
+  N_Vector a, b; /* views on the two halves of an argument */
+  N_Vector c, d; /* views on the two halves of a second argument */
+} rw_partner;
+
+static void rw_partner_point(const rw_partner *pc, N_Vector v, N_Vector lo, N_Vector hi)
+{
+  double *x = rw_vec_data(v);
+  rw_vec_view_point(lo, x);
+  rw_vec_view_point(hi, x + rw_vec_local_length(v) / 2);
+  (void)pc;
+}
+
+static int rw_partner_rhs(void *c, double t, N_Vector y, const double *p, N_Vector f)
+{
+  rw_partner *pc = c;
+  (void)p;
+  rw_partner_point(pc, y, pc->a, pc->b);
+  rw_partner_point(pc, f, pc->c, pc->d);
+  RW_CALL(rw_problem_rhs(pc->inner, t, pc->b, pc->c));
+  rw_vec_copy(pc->c, pc->d);
+  return 0;
+}
+
+static int rw_partner_terminal(void *c, double t, N_Vector y, const double *p, double *g)
+{
+  rw_partner *pc = c;
+  (void)p;
+  rw_partner_point(pc, y, pc->a, pc->b);
+  RW_CALL(rw_problem_terminal(pc->inner, t, pc->a, g));
+  return 0;
+}
+
+static int rw_partner_terminal_grad(void *c, double t, N_Vector y, const double *p, N_Vector gy,
+                                    double *gp)
+{
+  rw_partner *pc = c;
+  (void)p;
+  rw_partner_point(pc, y, pc->a, pc->b);
+  rw_partner_point(pc, gy, pc->c, pc->d);
+  RW_CALL(rw_problem_terminal_grad(pc->inner, t, pc->a, pc->c, gp));
+  N_VConst(0.0, pc->d);
+  return 0;
+}
+
+static int rw_partner_running(void *c, double t, N_Vector y, const double *p, double *r)
+{
+  rw_partner *pc = c;
+  (void)p;
+  rw_partner_point(pc, y, pc->a, pc->b);
+  RW_CALL(rw_problem_running_local(pc->inner, t, pc->b, r));
+  return 0;
+}
+
+static int rw_partner_running_grad(void *c, double t, N_Vector y, const double *p, double w,
+                                   N_Vector ry, double *rp)
+{
+  rw_partner *pc = c;
+  (void)p;
+  rw_partner_point(pc, y, pc->a, pc->b);
+  rw_partner_point(pc, ry, pc->c, pc->d);
+  RW_CALL(rw_problem_running_grad(pc->inner, t, pc->b, w, pc->d, rp));
+  return 0;
+}
+
+static void rw_partner_destroy(void *c)
+{
+  rw_partner *pc = c;
+  rw_vec_view_destroy(&pc->a);
+  rw_vec_view_destroy(&pc->b);
+  rw_vec_view_destroy(&pc->c);
+  rw_vec_view_destroy(&pc->d);
+  rw_free(&pc);
+}
+
+int rw_problem_create_partnered(rw_problem inner, rw_problem *out)
+{
+  int ierr = 0;
+  rw_partner *pc = NULL;
+  rw_problem prob = NULL;
+  N_Vector tmpl = NULL;
+  const char **names = NULL;
+  RW_CHECK(inner && out, RW_ERR_ARG, "rw_problem_create_partnered: NULL argument");
+  RW_CHECK(!inner->inner, RW_ERR_ARG, "problem '%s' is already partnered", inner->name);
+  *out = NULL;
+  RW_CALL(rw_calloc(1, sizeof *pc, "partnered problem", &pc));
+  pc->inner = inner;
+  RW_TRY(rw_problem_new_state(inner, &tmpl));
+  RW_TRY(rw_vec_view_create(tmpl, &pc->a));
+  RW_TRY(rw_vec_view_create(tmpl, &pc->b));
+  RW_TRY(rw_vec_view_create(tmpl, &pc->c));
+  RW_TRY(rw_vec_view_create(tmpl, &pc->d));
+  RW_TRY(rw_calloc((size_t)inner->np + 1, sizeof *names, "parameter names", &names));
+  for (int k = 0; k < inner->np; k++)
+    names[k] = inner->pnames[k];
+  rw_problem_ops ops = {.rhs = rw_partner_rhs, .destroy = rw_partner_destroy};
+  if (inner->ops.terminal) {
+    ops.terminal = rw_partner_terminal;
+    ops.terminal_grad = rw_partner_terminal_grad;
+  }
+  if (inner->ops.running) {
+    ops.running = rw_partner_running;
+    ops.running_grad = rw_partner_running_grad;
+  }
+  char name[64];
+  snprintf(name, sizeof name, "%.50s+partner", inner->name);
+  RW_TRY(
+      rw_problem_create(inner->ctx, name, &ops, pc, 2 * inner->local_n, inner->np, names, &prob));
+  pc = NULL; /* owned by prob */
+  rw_free(&prob->p);
+  prob->p = inner->p;
+  prob->inner = inner;
+  *out = prob;
+cleanup:
+  if (pc) rw_partner_destroy(pc);
+  rw_vec_destroy(&tmpl);
+  rw_free(&names);
+  return ierr;
+}
+
+rw_problem rw_problem_partner_inner(rw_problem prob) { return prob->inner; }

@@ -10,12 +10,16 @@
 #include "ode_default_deck.h"
 #include "rewind/rw_app.h"
 #include "rewind/rw_ode_problems.h"
+#include "rewind/rw_revheun.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 static const rw_deck_key keys[] = {
+    {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0, "euler,heun,ssprk3,rk4,rk38,dopri5,revheun", 0,
+     "time stepper: explicit Runge-Kutta, or revheun (reversible Heun: carries a partner state "
+     "and has an exact inverse step, for adjoint_mode reversible)"},
     {"problem", RW_KEY_ENUM, "vanderpol", NULL, 0, 0, 0, "vanderpol,lotkavolterra", 0, "ODE model"},
     {"mu", RW_KEY_REAL, "1.0", NULL, -1e6, 1e6, 0, NULL, 0, "Van der Pol damping mu"},
     {"alpha", RW_KEY_REAL, "1.5", NULL, -1e6, 1e6, 0, NULL, 0, "Lotka-Volterra prey growth"},
@@ -41,11 +45,17 @@ static const rw_deck_key keys[] = {
 
 typedef struct {
   rw_app *app;
+  N_Vector view; /* revheun: the y half of the partnered state */
 } monitor_ctx;
 
 static int monitor(void *c, long n, double t, N_Vector y)
 {
-  rw_app *app = ((monitor_ctx *)c)->app;
+  monitor_ctx *m = c;
+  rw_app *app = m->app;
+  if (m->view) {
+    rw_vec_view_point(m->view, rw_vec_data(y));
+    y = m->view;
+  }
   long every = app->output_every;
   if (every > 0 && (n % every == 0 || n == app->nsteps || t == app->opt.tf))
     RW_CALL(rw_output_series_append(app->out, "/trajectory/y", t, y));
@@ -56,9 +66,10 @@ static int run(rw_app *app)
 {
   int ierr = 0;
   rw_deck deck = app->deck;
-  rw_problem prob = NULL;
+  rw_problem prob = NULL, pair = NULL;
   rw_stepper st = NULL;
-  N_Vector y = NULL, dJdy0 = NULL;
+  N_Vector y = NULL, dJdy0 = NULL, Y = NULL, L = NULL;
+  monitor_ctx mctx = {app, NULL};
   char model[32];
   double y0[2] = {0}, target[2] = {0}, dJdp[8] = {0}, J = 0.0;
   int n2 = 2, nt = 2;
@@ -84,18 +95,33 @@ static int run(rw_app *app)
   RW_TRY(rw_ode_problem_create(app->ctx, &cfg, &prob));
   for (int k = 0; k < rw_problem_nparams(prob); k++)
     RW_TRY(rw_deck_get_real(deck, rw_problem_param_name(prob, k), &rw_problem_params(prob)[k]));
-  RW_TRY(rw_stepper_create_erk(prob, rw_tableau_find(app->stepper), &st));
   RW_TRY(rw_problem_new_state(prob, &y));
   RW_TRY(rw_problem_new_state(prob, &dJdy0));
   RW_TRY(rw_ode_initial_state(prob, y));
+  if (strcmp(app->stepper, "revheun") == 0) {
+    /* reversible Heun: the solve runs on (y, yhat), both starting at y0 */
+    RW_TRY(rw_problem_create_partnered(prob, &pair));
+    RW_TRY(rw_stepper_create_revheun(pair, &st));
+    RW_TRY(rw_problem_new_state(pair, &Y));
+    RW_TRY(rw_problem_new_state(pair, &L));
+    RW_TRY(rw_vec_view_create(y, &mctx.view));
+    rw_revheun_initial_state(y, Y);
+  } else {
+    RW_TRY(rw_stepper_create_erk(prob, rw_tableau_find(app->stepper), &st));
+  }
 
   /* Output opens before the run: an unwritable path fails in seconds, not after the run. */
   RW_TRY(rw_app_open_output(app));
   RW_TRY(rw_output_attr_string(app->out, "/", "problem", model));
   rw_log(app->ctx, RW_LOG_INFO, "%s: %s, %ld members on %d ranks, %s\n", app->info->name, model,
          ensemble, rw_context_size(app->ctx), app->stepper);
-  monitor_ctx mctx = {app};
-  RW_TRY(rw_app_solve(app, prob, st, y, monitor, &mctx, &J, dJdp, dJdy0, &stats));
+  if (pair) {
+    RW_TRY(rw_app_solve(app, pair, st, Y, monitor, &mctx, &J, dJdp, L, &stats));
+    memcpy(rw_vec_data(y), rw_vec_data(Y), (size_t)rw_vec_local_length(y) * sizeof(double));
+    rw_revheun_initial_adjoint(L, dJdy0);
+  } else {
+    RW_TRY(rw_app_solve(app, prob, st, y, monitor, &mctx, &J, dJdp, dJdy0, &stats));
+  }
 
   RW_TRY(rw_output_vector(app->out, "/state/y_final", y));
   RW_TRY(rw_output_attr_double(app->out, "/state/y_final", "t", app->opt.tf));
@@ -104,7 +130,11 @@ static int run(rw_app *app)
 cleanup:
   rw_vec_destroy(&y);
   rw_vec_destroy(&dJdy0);
+  rw_vec_destroy(&Y);
+  rw_vec_destroy(&L);
+  rw_vec_view_destroy(&mctx.view);
   rw_stepper_destroy(&st);
+  rw_problem_destroy(&pair);
   rw_problem_destroy(&prob);
   return ierr;
 }

@@ -76,6 +76,16 @@ N_Vector rw_problem_field(rw_problem prob);
 const char *rw_problem_field_name(rw_problem prob);
 N_Vector rw_problem_field_adjoint(rw_problem prob);
 
+/* The partnered problem of `inner` (for the reversible Heun stepper, rw_revheun.h): its state
+ * is (y, yhat), this rank's y entries followed by its yhat entries (2 local_n), where y is
+ * inner's state and yhat a partner of the same layout. It shares inner's parameter values
+ * (the same array), parameter names, field, field adjoint and counters; its objective is
+ * inner's evaluated on y (the terminal gradient's yhat half is zero) and its running cost
+ * inner's on yhat; its rhs is (f(t, yhat), f(t, yhat)). `inner` must outlive it. Collective.
+ * rw_problem_partner_inner returns inner (NULL for a problem that is not partnered). */
+int rw_problem_create_partnered(rw_problem inner, rw_problem *out);
+rw_problem rw_problem_partner_inner(rw_problem prob);
+
 /* A zeroed state vector with the problem's layout. Collective. */
 int rw_problem_new_state(rw_problem prob, N_Vector *out);
 

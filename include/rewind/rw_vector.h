@@ -27,6 +27,13 @@ void rw_vec_destroy(N_Vector *v);
 int rw_vec_clone_array(N_Vector tmpl, int n, N_Vector **out);
 void rw_vec_destroy_array(N_Vector **vs, int n);
 
+/* A view: a vector with the layout of `tmpl` that owns no data; its entries are wherever
+ * rw_vec_view_point last pointed it (e.g. one half of a longer vector). Destroy it with
+ * rw_vec_view_destroy (the data are not freed). Not collective. */
+int rw_vec_view_create(N_Vector tmpl, N_Vector *out);
+void rw_vec_view_point(N_Vector view, double *data);
+void rw_vec_view_destroy(N_Vector *view);
+
 double *rw_vec_data(N_Vector v);
 sunindextype rw_vec_local_length(N_Vector v);
 sunindextype rw_vec_global_length(N_Vector v);

@@ -26,6 +26,11 @@ foreach(np 1 2)
   rebuild_case(ode_lv_close ${np} close ode ${PROJECT_SOURCE_DIR}/apps/ode/decks/lotkavolterra.yaml)
 endforeach()
 rebuild_case(ode_vdp_close 1 close ode)
+# Reversible Heun (partner state, inverse step) on the Lotka-Volterra ensemble.
+foreach(np 1 2 4)
+  rebuild_case(ode_revheun ${np} reversible ode ${PROJECT_SOURCE_DIR}/apps/ode/decks/lotkavolterra.yaml
+    -stepper revheun -tf 5 -dt 0.01)
+endforeach()
 
 # Bad combinations: a clear message naming the keys, exit 2, no result file.
 set(REBUILD_OUT ${CMAKE_CURRENT_BINARY_DIR}/out)
@@ -48,4 +53,7 @@ rebuild_bad(heat_stages heat "adjoint_store_stages.*is true, but adjoint_mode: b
 rebuild_bad(heat_interval heat
   "drift_interval = 2 needs 10 anchors for 20 steps, and the fallback at least one slot more; the checkpoint budget holds 4 states"
   -adjoint_mode backsolve -drift_interval 2 -checkpoint_slots 4 -tf 0.05)
+rebuild_bad(ode_revheun_backsolve ode
+  "adjoint_mode backsolve needs a stepper with a backward.*'revheun' has inverse"
+  -stepper revheun -adjoint_mode backsolve -tf 0.5)
 rebuild_bad(heat_drift_tol heat "drift_tol" -adjoint_mode backsolve -drift_tol 0 -tf 0.05)

@@ -1,0 +1,175 @@
+/* The reversible Heun stepper (formulas in rw_revheun.h). Every operation goes through the
+ * inner problem on views of the partnered state's two halves, and through N_Vector
+ * operations, so it runs on distributed states like the RK steppers. Forward steps and the
+ * adjoint's recomputation share rw_revheun_advance (bitwise deterministic). */
+#include "rewind/rw_revheun.h"
+
+#include "../rw_stepper_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+  rw_problem inner;
+  N_Vector y, yh, o, oh; /* views: input and output halves */
+  N_Vector F0, F1, W, A, G;
+} rw_revheun;
+
+static void rw_revheun_point(N_Vector v, N_Vector lo, N_Vector hi)
+{
+  double *x = rw_vec_data(v);
+  rw_vec_view_point(lo, x);
+  rw_vec_view_point(hi, x + rw_vec_local_length(v) / 2);
+}
+
+static void rw_revheun_free(rw_stepper st)
+{
+  rw_revheun *r = st->content;
+  if (!r) return;
+  rw_vec_view_destroy(&r->y);
+  rw_vec_view_destroy(&r->yh);
+  rw_vec_view_destroy(&r->o);
+  rw_vec_view_destroy(&r->oh);
+  rw_vec_destroy(&r->F0);
+  rw_vec_destroy(&r->F1);
+  rw_vec_destroy(&r->W);
+  rw_vec_destroy(&r->A);
+  rw_vec_destroy(&r->G);
+  rw_free(&st->content);
+}
+
+/* From (y, yh) (the views r->y, r->yh): F0 = f(t, yh), W = yhat+ = 2 y - yh + h F0, and, when
+ * want_F1, F1 = f(t + h, W). */
+static int rw_revheun_advance(rw_revheun *r, double t, double h, int want_F1)
+{
+  RW_CALL(rw_problem_rhs(r->inner, t, r->yh, r->F0));
+  double c[3] = {2.0, -1.0, h};
+  N_Vector v[3] = {r->y, r->yh, r->F0};
+  RW_CALL_SUNDIALS(N_VLinearCombination(3, c, v, r->W));
+  if (want_F1) RW_CALL(rw_problem_rhs(r->inner, t + h, r->W, r->F1));
+  return 0;
+}
+
+static int rw_revheun_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
+                           N_Vector *stages, double *q)
+{
+  rw_revheun *r = st->content;
+  if (stages) rw_vec_copy(y_in, stages[0]);
+  rw_revheun_point(y_in, r->y, r->yh);
+  RW_CALL(rw_revheun_advance(r, t, h, 1));
+  if (q && rw_problem_has_running(r->inner)) {
+    double r0 = 0.0, r1 = 0.0;
+    RW_CALL(rw_problem_running_local(r->inner, t, r->yh, &r0));
+    RW_CALL(rw_problem_running_local(r->inner, t + h, r->W, &r1));
+    *q += 0.5 * h * r0 + 0.5 * h * r1;
+  }
+  rw_revheun_point(y_out, r->o, r->oh);
+  double c[3] = {1.0, 0.5 * h, 0.5 * h};
+  N_Vector v[3] = {r->y, r->F0, r->F1};
+  /* y+ may alias y_n (y_out == y_in): a linear combination may write its first input */
+  RW_CALL_SUNDIALS(N_VLinearCombination(3, c, v, r->o));
+  rw_vec_copy(r->W, r->oh);
+  return 0;
+}
+
+static int rw_revheun_reverse(rw_stepper st, double t, double h, N_Vector y_next, N_Vector y_prev)
+{
+  rw_revheun *r = st->content;
+  rw_revheun_point(y_next, r->y, r->yh); /* (y+, yhat+) */
+  rw_revheun_point(y_prev, r->o, r->oh);
+  RW_CALL(rw_problem_rhs(r->inner, t + h, r->yh, r->F1));
+  double c[3] = {2.0, -1.0, -h};
+  N_Vector v[3] = {r->y, r->yh, r->F1};
+  RW_CALL_SUNDIALS(N_VLinearCombination(3, c, v, r->oh));
+  RW_CALL(rw_problem_rhs(r->inner, t, r->oh, r->F0));
+  double c2[3] = {1.0, -0.5 * h, -0.5 * h};
+  N_Vector v2[3] = {r->y, r->F0, r->F1};
+  RW_CALL_SUNDIALS(N_VLinearCombination(3, c2, v2, r->o));
+  return 0;
+}
+
+static int rw_revheun_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n,
+                                   N_Vector *stages, N_Vector lambda, double *pbar)
+{
+  rw_revheun *r = st->content;
+  if (stages) y_n = stages[0];
+  rw_revheun_point(y_n, r->y, r->yh);
+  RW_CALL(rw_revheun_advance(r, t, h, 0)); /* W = yhat+ */
+  rw_revheun_point(lambda, r->o, r->oh);   /* (ly, lh) */
+  RW_CALL(rw_problem_running_grad(r->inner, t + h, r->W, 0.5 * h, r->oh, pbar));
+  /* a = lh + J1^T (h/2 ly) */
+  N_VScale(0.5 * h, r->o, r->G);
+  rw_vec_copy(r->oh, r->A);
+  RW_CALL(rw_problem_vjp_y(r->inner, t + h, r->W, r->G, r->A));
+  RW_CALL(rw_problem_vjp_p(r->inner, t + h, r->W, r->G, pbar));
+  /* W0 = (h/2) ly + h a (into G) */
+  N_VLinearSum(0.5 * h, r->o, h, r->A, r->G);
+  /* ly <- ly + 2 a;  lh <- -a + J0^T W0 + (h/2) dr/dy(t, yhat_n) */
+  N_VLinearSum(1.0, r->o, 2.0, r->A, r->o);
+  N_VScale(-1.0, r->A, r->oh);
+  RW_CALL(rw_problem_vjp_y(r->inner, t, r->yh, r->G, r->oh));
+  RW_CALL(rw_problem_vjp_p(r->inner, t, r->yh, r->G, pbar));
+  RW_CALL(rw_problem_running_grad(r->inner, t, r->yh, 0.5 * h, r->oh, pbar));
+  return 0;
+}
+
+int rw_stepper_create_revheun(rw_problem partnered, rw_stepper *out)
+{
+  int ierr = 0;
+  rw_stepper st = NULL;
+  N_Vector tmpl = NULL;
+  RW_CHECK(partnered && out, RW_ERR_ARG, "rw_stepper_create_revheun: NULL argument");
+  *out = NULL;
+  rw_problem inner = rw_problem_partner_inner(partnered);
+  RW_CHECK(inner, RW_ERR_ARG,
+           "reversible Heun stepper: problem '%s' is not a partnered problem (make one with "
+           "rw_problem_create_partnered)",
+           rw_problem_name(partnered));
+  RW_CALL(rw_calloc(1, sizeof *st, "stepper", &st));
+  snprintf(st->name, sizeof st->name, "revheun");
+  st->prob = partnered;
+  st->ops.step = rw_revheun_step;
+  st->ops.adjoint_step = rw_revheun_adjoint_step;
+  st->ops.destroy = rw_revheun_free;
+  st->ops.reverse = rw_revheun_reverse;
+  st->ops.reverse_kind = RW_REVERSE_INVERSE;
+  st->nstage_vectors = 1;
+  rw_revheun *r = NULL;
+  RW_TRY(rw_calloc(1, sizeof *r, "reversible Heun workspace", &r));
+  st->content = r;
+  r->inner = inner;
+  RW_TRY(rw_problem_new_state(inner, &tmpl));
+  RW_TRY(rw_vec_view_create(tmpl, &r->y));
+  RW_TRY(rw_vec_view_create(tmpl, &r->yh));
+  RW_TRY(rw_vec_view_create(tmpl, &r->o));
+  RW_TRY(rw_vec_view_create(tmpl, &r->oh));
+  RW_TRY(rw_vec_clone(tmpl, &r->F0));
+  RW_TRY(rw_vec_clone(tmpl, &r->F1));
+  RW_TRY(rw_vec_clone(tmpl, &r->W));
+  RW_TRY(rw_vec_clone(tmpl, &r->A));
+  RW_TRY(rw_vec_clone(tmpl, &r->G));
+  rw_vec_destroy(&tmpl);
+  *out = st;
+  return 0;
+cleanup:
+  rw_vec_destroy(&tmpl);
+  rw_stepper_destroy(&st);
+  return ierr;
+}
+
+void rw_revheun_initial_state(N_Vector y0, N_Vector Y)
+{
+  size_t n = (size_t)rw_vec_local_length(y0);
+  double *d = rw_vec_data(Y);
+  memcpy(d, rw_vec_data(y0), n * sizeof *d);
+  memcpy(d + n, rw_vec_data(y0), n * sizeof *d);
+}
+
+void rw_revheun_initial_adjoint(N_Vector L, N_Vector dJdy0)
+{
+  size_t n = (size_t)rw_vec_local_length(dJdy0);
+  const double *l = rw_vec_data(L);
+  double *o = rw_vec_data(dJdy0);
+  for (size_t i = 0; i < n; i++)
+    o[i] = l[i] + l[n + i];
+}
