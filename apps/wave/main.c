@@ -28,6 +28,12 @@
 static const rw_deck_key keys[] = {
     {"stepper", RW_KEY_ENUM, "leapfrog", NULL, 0, 0, 0, "leapfrog", 0,
      "time stepper: the wave equation is second order in time and runs the leapfrog only"},
+    {"leapfrog_exact", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
+     "fixed-point leapfrog (JANUS-style): u on a grid of 2^-s, increments rounded to it, so the "
+     "inverse step restores every bit (adjoint_mode reversible: zero drift)"},
+    {"leapfrog_exact_range", RW_KEY_REAL, "1.0", NULL, 0, 1e12, 1, NULL, 0,
+     "leapfrog_exact: the largest |u| the run may reach; sets the grid (resolution about "
+     "range x 2^-49); a run that exceeds it stops with an error"},
     {"nx", RW_KEY_INT, "101", "nodes", 3, 1e6, 0, NULL, 0, "grid nodes along x"},
     {"ny", RW_KEY_INT, "101", "nodes", 3, 1e6, 0, NULL, 0, "grid nodes along y"},
     {"Lx", RW_KEY_REAL, "1.0", "length", 0, 1e300, 1, NULL, 0,
@@ -155,7 +161,14 @@ static int run(rw_app *app)
     ierr = rw_app_deck_error(app, "dt,velocity,anomaly_amplitude,nx,ny");
     goto cleanup;
   }
-  RW_TRY(rw_stepper_create_leapfrog(prob, &st));
+  int exact = 0;
+  double range = 1.0;
+  RW_TRY(rw_deck_get_bool(deck, "leapfrog_exact", &exact));
+  RW_TRY(rw_deck_get_real(deck, "leapfrog_exact_range", &range));
+  if (exact)
+    RW_TRY(rw_stepper_create_leapfrog_exact(prob, range, &st));
+  else
+    RW_TRY(rw_stepper_create_leapfrog(prob, &st));
   RW_TRY(rw_problem_new_state(prob, &y));
   RW_TRY(rw_problem_new_state(prob, &dJdy0));
 
@@ -194,6 +207,8 @@ static int run(rw_app *app)
     ierr = rw_forward_solve(prob, st, &o, y, &Jd, NULL);
     rw_vec_copy(cinit, c);
     rw_vec_destroy(&cinit);
+    /* step failures (a non-finite J, the exact leapfrog's range check) reach every rank */
+    if (ierr == RW_ERR_STEP) app->collective = 1;
     if (ierr) goto cleanup;
     app->collective = 1;
     RW_TRY(rw_wave_finish_traces(prob));

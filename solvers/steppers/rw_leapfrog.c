@@ -12,11 +12,18 @@
 
 #include "../rw_stepper_impl.h"
 
+#include <math.h>
 #include <stdio.h>
 
 typedef struct {
   N_Vector F, W, Wc, G;
+  /* exact (fixed-point) variant: every u is a multiple of inv = 2^-s with |u| <= range, and
+   * the increment h^2 a is rounded to that grid (scale = 2^s); scale = 0: plain leapfrog */
+  double scale, inv, range;
+  MPI_Comm comm;
 } rw_leapfrog;
+
+static int rw_leapfrog_create(rw_problem prob, double range, rw_stepper *out);
 
 static void rw_leapfrog_free(rw_stepper st)
 {
@@ -29,19 +36,43 @@ static void rw_leapfrog_free(rw_stepper st)
   rw_free(&st->content);
 }
 
+/* The increment h^2 a of one node: as computed, or rounded to the fixed-point grid. */
+static inline double rw_leapfrog_incr(const rw_leapfrog *lf, double h2a)
+{
+  return lf->scale > 0.0 ? nearbyint(h2a * lf->scale) * lf->inv : h2a;
+}
+
 /* y_out = (2 u - v + h^2 a, u) with a = F's first component. y_out may alias y_in: each node's
  * pair is read before it is written. This is the single code path of forward steps and
- * adjoint recomputation (bitwise deterministic). */
-static void rw_leapfrog_update(double h, N_Vector y_in, N_Vector F, N_Vector y_out)
+ * adjoint recomputation (bitwise deterministic). Returns the largest |u^{n+1}| here. */
+static double rw_leapfrog_update(const rw_leapfrog *lf, double h, N_Vector y_in, N_Vector F,
+                                 N_Vector y_out)
 {
   const double *y = rw_vec_data(y_in), *a = rw_vec_data(F);
-  double *o = rw_vec_data(y_out), h2 = h * h;
+  double *o = rw_vec_data(y_out), h2 = h * h, big = 0.0;
   sunindextype nn = rw_vec_local_length(y_in) / 2;
   for (sunindextype i = 0; i < nn; i++) {
     double u = y[2 * i], v = y[2 * i + 1];
-    o[2 * i] = (2.0 * u - v) + h2 * a[2 * i];
+    double un = (2.0 * u - v) + rw_leapfrog_incr(lf, h2 * a[2 * i]);
+    o[2 * i] = un;
     o[2 * i + 1] = u;
+    big = fmax(big, fabs(un));
   }
+  return big;
+}
+
+/* Exact variant: every rank learns whether some |u| left the range (one reduction per step),
+ * so all of them stop together with the same message. */
+static int rw_leapfrog_check_range(const rw_leapfrog *lf, double big, double t)
+{
+  if (lf->scale <= 0.0) return 0;
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_DOUBLE, MPI_MAX, lf->comm));
+  RW_CHECK(big <= lf->range, RW_ERR_STEP,
+           "exact (fixed-point) leapfrog: |u| reached %.6g at t = %g, beyond the range %.6g the "
+           "fixed-point grid was sized for (its arithmetic would no longer be exact); raise "
+           "leapfrog_exact_range",
+           big, t, lf->range);
+  return 0;
 }
 
 static int rw_leapfrog_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
@@ -50,7 +81,8 @@ static int rw_leapfrog_step(rw_stepper st, double t, double h, N_Vector y_in, N_
   rw_leapfrog *lf = st->content;
   if (stages) rw_vec_copy(y_in, stages[0]);
   RW_CALL(rw_problem_rhs(st->prob, t, y_in, lf->F));
-  rw_leapfrog_update(h, y_in, lf->F, y_out);
+  double big = rw_leapfrog_update(lf, h, y_in, lf->F, y_out);
+  RW_CALL(rw_leapfrog_check_range(lf, big, t + h));
   if (q && rw_problem_has_running(st->prob)) {
     double r = 0.0;
     RW_CALL(rw_problem_running_local(st->prob, t + h, y_out, &r));
@@ -68,7 +100,7 @@ static int rw_leapfrog_adjoint_step(rw_stepper st, double t, double h, N_Vector 
    * forward step) and add its gradient to the incoming adjoint. */
   if (rw_problem_has_running(st->prob)) {
     RW_CALL(rw_problem_rhs(st->prob, t, y_n, lf->F));
-    rw_leapfrog_update(h, y_n, lf->F, lf->W);
+    (void)rw_leapfrog_update(lf, h, y_n, lf->F, lf->W);
     RW_CALL(rw_problem_running_grad(st->prob, t + h, lf->W, h, lambda, pbar));
   }
   double *l = rw_vec_data(lambda), *wc = rw_vec_data(lf->Wc), h2 = h * h;
@@ -111,12 +143,41 @@ static int rw_leapfrog_reverse(rw_stepper st, double t, double h, N_Vector y_nex
   for (sunindextype i = 0; i < nn; i++) {
     double un = y[2 * i + 1], u1 = y[2 * i];
     o[2 * i] = un;
-    o[2 * i + 1] = (2.0 * un - u1) + h2 * a[2 * i];
+    o[2 * i + 1] = (2.0 * un - u1) + rw_leapfrog_incr(lf, h2 * a[2 * i]);
   }
   return 0;
 }
 
 int rw_stepper_create_leapfrog(rw_problem prob, rw_stepper *out)
+{
+  RW_CALL(rw_leapfrog_create(prob, 0.0, out));
+  return 0;
+}
+
+int rw_stepper_create_leapfrog_exact(rw_problem prob, double range, rw_stepper *out)
+{
+  RW_CHECK(isfinite(range) && range > 0.0, RW_ERR_ARG,
+           "exact leapfrog: the range of |u| must be a finite number > 0 (got %g)", range);
+  RW_CALL(rw_leapfrog_create(prob, range, out));
+  return 0;
+}
+
+double rw_leapfrog_exact_resolution(rw_stepper st)
+{
+  const rw_leapfrog *lf = st->content;
+  return lf && lf->scale > 0.0 ? lf->inv : 0.0;
+}
+
+void rw_leapfrog_exact_round(rw_stepper st, N_Vector y)
+{
+  const rw_leapfrog *lf = st->content;
+  if (!lf || lf->scale <= 0.0) return;
+  double *d = rw_vec_data(y);
+  for (sunindextype i = 0; i < rw_vec_local_length(y); i++)
+    d[i] = nearbyint(d[i] * lf->scale) * lf->inv;
+}
+
+static int rw_leapfrog_create(rw_problem prob, double range, rw_stepper *out)
 {
   int ierr = 0;
   rw_stepper st = NULL;
@@ -145,6 +206,21 @@ int rw_stepper_create_leapfrog(rw_problem prob, rw_stepper *out)
   RW_TRY(rw_vec_clone(tmpl, &lf->Wc));
   RW_TRY(rw_vec_clone(tmpl, &lf->G));
   rw_vec_destroy(&tmpl);
+  lf->comm = rw_context_comm(rw_problem_context(prob));
+  if (range > 0.0) {
+    /* s fraction bits with 2^(53 - s) >= 16 range: 2u - v (|.| <= 3 range) and the sum with an
+     * increment of at most range stay below 2^53 grid units, so they are exact. */
+    int e = 0;
+    (void)frexp(range, &e); /* range < 2^e */
+    int bits = 53 - 4 - e;
+    RW_CHECK_GOTO(bits >= 8, RW_ERR_ARG,
+                  "exact leapfrog: range %g leaves %d fraction bits; at most about 2^41 is usable",
+                  range, bits);
+    lf->scale = ldexp(1.0, bits);
+    lf->inv = ldexp(1.0, -bits);
+    lf->range = range;
+    snprintf(st->name, sizeof st->name, "leapfrog_exact");
+  }
   *out = st;
   return 0;
 cleanup:

@@ -16,6 +16,13 @@ foreach(np 1 2 4)
   rebuild_case(wave_reversible ${np} reversible wave -nx 33 -ny 33 -dt 0.004 -tf 4.0
     -output_every 0)
 endforeach()
+# The fixed-point leapfrog: zero drift, bit for bit (1, 2, 4 ranks; 10^4 steps at 2).
+foreach(np 1 2 4)
+  rebuild_case(wave_exact ${np} exact wave -nx 33 -ny 33 -dt 0.004 -tf 4.0 -output_every 0
+    -leapfrog_exact true)
+endforeach()
+rebuild_case(wave_exact_1e4 2 exact wave -nx 33 -ny 33 -dt 0.0004 -tf 4.0 -output_every 0
+  -leapfrog_exact true)
 # 10^4 leapfrog steps rebuilt by the inverse step (the all-fallback run is left to the
 # shorter cases: suite time).
 rebuild_case(wave_reversible_1e4 2 reversible wave -nx 33 -ny 33 -dt 0.0004 -tf 4.0
@@ -56,4 +63,7 @@ rebuild_bad(heat_interval heat
 rebuild_bad(ode_revheun_backsolve ode
   "adjoint_mode backsolve needs a stepper with a backward.*'revheun' has inverse"
   -stepper revheun -adjoint_mode backsolve -tf 0.5)
+rebuild_bad(wave_exact_range wave
+  "exact \\(fixed-point\\) leapfrog: \\|u\\| reached .* beyond the range 0.01 .*raise leapfrog_exact_range"
+  -leapfrog_exact true -leapfrog_exact_range 0.01 -tf 0.4)
 rebuild_bad(heat_drift_tol heat "drift_tol" -adjoint_mode backsolve -drift_tol 0 -tf 0.05)

@@ -10,6 +10,8 @@
 #               every /gradient dataset within 1e-10 of store mode (relative 2-norm); with a drift_tol
 #               below the rounding every segment falls back and the gradient is bitwise
 #               (skipped when REBUILD_SKIP_ALL_FALLBACK=1).
+#   exact:      the fixed-point leapfrog (-leapfrog_exact true in the app args): drift exactly
+#               0, no fallback, and the gradient equals store mode's (same stepper) bit for bit.
 #   close:      backsolve on a smooth ODE: no fallback at the default tolerance and the
 #               gradient within 1e-6 of store mode (relative 2-norm of each dataset).
 set -u
@@ -26,7 +28,7 @@ attr() { # file name -> value of /stats attribute
 }
 out=$(run "$@" -adjoint_mode store -output "$work/ref.h5") || { echo "$out"; echo "FAIL: store run"; exit 1; }
 mode=backsolve
-[ "$case" = reversible ] && mode=reversible
+[ "$case" = reversible ] || [ "$case" = exact ] && mode=reversible
 o=$(run "$@" -adjoint_mode "$mode" -output "$work/m.h5") || { echo "$o"; echo "FAIL: $mode run"; exit 1; }
 echo "$o" | grep -E "adjoint mode|drift:"
 segs=$(attr "$work/m.h5" drift_segments)
@@ -60,6 +62,13 @@ reversible)
     h5diff "$work/ref.h5" "$work/fb.h5" /gradient /gradient >"$work/d.txt" 2>&1 ||
       { head "$work/d.txt"; die "all-fallback gradient differs from store mode"; }
   fi
+  ;;
+exact)
+  [ "$fb" = 0 ] || die "exact leapfrog fell back $fb times"
+  [ "$dmax" = 0 ] || die "exact leapfrog drift $dmax, expected exactly 0"
+  h5diff "$work/ref.h5" "$work/m.h5" /gradient /gradient >"$work/d.txt" 2>&1 ||
+    { head "$work/d.txt"; die "exact reversible gradient differs from store mode"; }
+  echo "drift 0, gradient bit for bit"
   ;;
 close)
   [ "$fb" = 0 ] || die "backsolve fell back $fb times on a smooth problem"
