@@ -41,14 +41,51 @@
  * of every point of the prefix, which is all the queries use. Tests check every value
  * against a plain O(l^2 m) dynamic program.
  *
- * Saturation: if H(., m) = H(., m-1) on 1..l then P(., m+1) = P(., m) and every further
- * column repeats (same recurrence, same inputs), so the tables stop there.
+ * Finite disk with many slots: fewer entries and fewer candidates
+ * ------------------------------------------------------------------
+ * The hull bound alone leaves thousands of j per entry once c_disk is in the tens: the
+ * tables are piecewise linear with integer slopes, so g is flat (exact ties) over long
+ * ranges of j and the bound cannot separate them. Three exact reductions, all checked on the
+ * computed numbers rather than assumed (so a bad guess only costs time):
  *
- * Memory: the schedule keeps one int32 decision per (n, m), n <= l, m <= min(c_disk, the
- * saturation column) for finite disk, and one per n for unlimited disk: O(l levels) bytes,
- * e.g. 20 MB for l = 10^5 and 50 disk slots; the planning uses O(l) doubles more. The
- * action generator itself holds a stack of at most (disk slots + 4) segments and the
- * binomial engine's O(c_ram) state. */
+ * 1. Per-n saturation. Let N_m be the largest N with H(x, m) = H(x, m-1) for every x <= N.
+ *    For n <= N_m + 1, P(n, m+1) and H(n, m+1) use only H(x, m), x <= n - 1 <= N_m, and
+ *    P(j, m+1), j < n, so by induction on n they equal P(n, m) and H(n, m). Column m+1 is
+ *    therefore computed only for n >= lo_{m+1} = N_m + 2; below, it repeats the last column
+ *    that computed n. N_m grows with m (by about the disk-checkpoint period, 66 steps for
+ *    c_ram = 10, wd = 20, rd = 10), and the columns stop once lo > l (full saturation).
+ *
+ * 2. Candidate splits. Write dd_s f(x) = f(x + s) - 2 f(x) + f(x - s). If dd_s U(j) = 0
+ *    and dd_s V(n - j) = 0 with j - s >= 1 and j + s <= n - 2, then g(j) is the mean of
+ *    g(j - s) and g(j + s), so g(j) >= min(g(j - s), g(j + s)); such a j is "skippable
+ *    with step s". The smallest minimiser of g over [1, n-2] is never skippable (a
+ *    neighbour s away would be a smaller minimiser). We use s = 1 (the tables are piecewise
+ *    linear: few kinks) and s = T (the tables are exactly periodic plus linear with period
+ *    T over the saturated range: H(x + T) - H(x) is constant there), so only j that are
+ *    skippable with neither step are evaluated: a kink of U at j or of V at n - j (or an
+ *    end), lying in a band where U or V is not T-periodic (or within T of an end). T is
+ *    taken as lo_m - lo_{m-1} (the period shows up as the growth of the saturated prefix);
+ *    any T >= 1 is correct. The kinks are kept as increasing lists, the non-periodic bands
+ *    as intervals (a handful per column); the search walks the intervals outward from the
+ *    hull bound's minimiser, stopping (as above) once the bound reaches the best value.
+ *    Equalities are tested exactly (==) on doubles: with integer or dyadic costs every
+ *    value is exact; otherwise rounding only makes more points candidates.
+ *
+ * 3. Ties keep the previous entry's split (or its shift by one), which makes the decisions
+ *    of a column a few runs (tens at most in practice); they are stored run-length encoded.
+ *
+ * Reading a decision for (n, m) takes the last column k <= m with lo_k <= n. The walk is
+ * exact because the tables are nonincreasing in m (a column's options contain the previous
+ * column's): the decision from column k costs j + H(n-j, m-1) + rd + P(j, m) <= P(n, k) =
+ * P(n, m) when walked with m slots, and no schedule beats the optimum; rw_two_level_cost
+ * checks the walked cost against the table value.
+ *
+ * Cost and memory: for l = 10^5 and c_ram = 10 (wd = 20, rd = 10), 50 disk slots take about
+ * 1.5 s, 200 about 5 s, 1000 and full saturation (1511 columns) about 16-19 s on one core;
+ * the planner holds O(l) doubles and lists (about 15 MB at l = 10^5) and the plan keeps
+ * the runs and two int64 per column. Unlimited disk keeps one int32 decision per n. The
+ * action generator holds a stack of at most (disk slots + 4) segments and the binomial
+ * engine's O(c_ram) state. */
 #include "rewind/rw_context.h"
 #include "rw_schedule_impl.h"
 
@@ -156,13 +193,27 @@ static int64_t split_search(int64_t n, const double *U, const double *V, const h
 }
 
 /* --- The plan: decision tables --------------------------------------------------------- */
+
+/* A run of finite-disk decisions in one column: for n0 <= n < the next run's n0, the
+ * decision is v + (n - n0) if SHIFT_BIT is set in v (the right part keeps its length), else
+ * v (the split stays). Decisions: split j of P (0: RAM) | WRITE_BIT if H writes. */
+#define SHIFT_BIT 0x80000000u
+typedef struct {
+  int32_t n0;
+  uint32_t v;
+} dec_run;
+
 typedef struct {
   int64_t l;
   int c_ram, c_disk; /* c_disk: -1 unlimited */
   double wd, rd;
-  int levels;    /* finite: columns kept (m = 1 .. levels); unlimited: 1 */
-  int32_t *dec;  /* finite: dec[(m-1) (l+1) + n]: split j of P(n, m) (0: RAM) | WRITE_BIT
-                    if H(n, m) writes; unlimited: dec[n] = split j of D(n) (0: RAM) */
+  int levels;       /* finite: columns kept (m = 1 .. levels); unlimited: 1 */
+  int32_t *dec;     /* unlimited: dec[n] = split j of D(n) (0: RAM) */
+  int64_t *col_lo;  /* finite: [levels + 1] column m holds n >= col_lo[m]; below, column m
+                       repeats column m - 1 (per-n saturation) */
+  int64_t *col_run; /* finite: [levels + 2] runs of column m: runs[col_run[m] .. col_run[m+1]) */
+  dec_run *runs;
+  int64_t nruns, cap_runs;
   int64_t *ram;  /* R(n), n = 0 .. l (int64: exact) */
   double value;  /* the optimum H(l, c_disk) or D(l) */
   int64_t evals; /* g evaluations while planning (for the record) */
@@ -171,14 +222,346 @@ typedef struct {
 static void plan_free(plan *p)
 {
   rw_free(&p->dec);
+  rw_free(&p->col_lo);
+  rw_free(&p->col_run);
+  rw_free(&p->runs);
   rw_free(&p->ram);
+}
+
+/* Appends the decision d of entry n to the runs of the column being built (which start at
+ * runs[first_run]), extending the last run when d continues it. */
+static int runs_add(plan *p, int64_t first_run, int64_t n, uint32_t d)
+{
+  if (p->nruns > first_run) {
+    dec_run *r = &p->runs[p->nruns - 1];
+    uint32_t base = r->v & ~SHIFT_BIT, step = (uint32_t)(n - r->n0);
+    if (r->v & SHIFT_BIT) {
+      if (d == base + step) return 0;
+    } else if (d == base) {
+      return 0;
+    } else if (step == 1 && d == base + 1) {
+      r->v = base | SHIFT_BIT;
+      return 0;
+    }
+  }
+  if (p->nruns == p->cap_runs) {
+    int64_t cap = p->cap_runs ? 2 * p->cap_runs : 1024;
+    dec_run *bigger = NULL;
+    RW_CALL(rw_calloc((size_t)cap, sizeof *bigger, "two-level decision runs", &bigger));
+    if (p->nruns) memcpy(bigger, p->runs, (size_t)p->nruns * sizeof *bigger);
+    rw_free(&p->runs);
+    p->runs = bigger;
+    p->cap_runs = cap;
+  }
+  p->runs[p->nruns++] = (dec_run){(int32_t)n, d};
+  return 0;
+}
+
+/* --- Finite disk: one column at a time ------------------------------------------------ */
+
+/* The points of U (or V) that the candidate rule of the header comment keeps: p1, the
+ * points with a nonzero second difference of step 1 (or at an end), increasing; [ta, tb],
+ * the maximal intervals of points with a nonzero second difference of step T (or within T
+ * of an end), increasing. */
+typedef struct {
+  int32_t *p1, *ta, *tb;
+  int64_t n1, nt;
+} sparse_set;
+
+static int sparse_init(sparse_set *s, int64_t l)
+{
+  RW_CALL(rw_calloc((size_t)l + 2, sizeof *s->p1, "two-level candidates", &s->p1));
+  RW_CALL(rw_calloc((size_t)l + 2, sizeof *s->ta, "two-level candidates", &s->ta));
+  RW_CALL(rw_calloc((size_t)l + 2, sizeof *s->tb, "two-level candidates", &s->tb));
+  return 0;
+}
+
+static void sparse_free(sparse_set *s)
+{
+  rw_free(&s->p1);
+  rw_free(&s->ta);
+  rw_free(&s->tb);
+}
+
+/* Adds point x (above every point added) to the step-T intervals. */
+static void sparse_add_t(sparse_set *s, int64_t x)
+{
+  if (s->nt > 0 && s->tb[s->nt - 1] == x - 1) {
+    s->tb[s->nt - 1] = (int32_t)x;
+  } else {
+    s->ta[s->nt] = s->tb[s->nt] = (int32_t)x;
+    s->nt++;
+  }
+}
+
+/* Classifies point x of f (f known on [x - T, x + T] unless endT, on [x - 1, x + 1] unless
+ * end1: x is within T, or 1, of an end of the domain) and adds it to s. */
+static void sparse_add(sparse_set *s, const double *f, int64_t x, int64_t T, int end1, int endT)
+{
+  if (end1 || f[x + 1] - f[x] != f[x] - f[x - 1]) s->p1[s->n1++] = (int32_t)x;
+  if (endT || f[x + T] - f[x] != f[x] - f[x - T]) sparse_add_t(s, x);
+}
+
+/* The hull at x with a segment cursor *i (h->x[*i] <= x <= h->x[*i + 1] on return when x
+ * is inside): O(1) amortised when x moves a little between calls. */
+static double hull_at_cur(const hull *h, int64_t x, int *i)
+{
+  int last = h->n - 1, k = *i;
+  if (x <= h->x[0]) return h->y[0];
+  if (x >= h->x[last]) return h->y[last];
+  if (k > last - 1) k = last - 1;
+  if (k < 0) k = 0;
+  while (h->x[k] > x)
+    k--;
+  while (h->x[k + 1] < x)
+    k++;
+  *i = k;
+  double t = (double)(x - h->x[k]) / (double)(h->x[k + 1] - h->x[k]);
+  return h->y[k] + t * (h->y[k + 1] - h->y[k]);
+}
+
+/* First index of the increasing list v[0 .. nv) with v[i] >= x (nv if none). */
+static int64_t lower_bound32(const int32_t *v, int64_t nv, int64_t x)
+{
+  int64_t a = 0, b = nv;
+  while (a < b) {
+    int64_t mid = a + (b - a) / 2;
+    if (v[mid] < x)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  return a;
+}
+
+/* The sparse split search of one entry: the minimum over 1 <= j <= n-2 of g(j) = U[j] +
+ * V[n-j] + add, if below *best (then *bj = j), evaluated only at the candidates of the
+ * header comment (in su's p1 or at n minus a point of sv's p1, and inside an interval of su
+ * or at n minus a point inside an interval of sv), and only while the convex lower bound
+ * hu(j) + hv(n - j) + add is below *best. su holds the j with U known on [j - T, j + T] or
+ * [j - 1, j + 1]; sv all of V. *hint: where the bound's minimiser was last (updated).
+ * Returns the number of g evaluations. */
+static int64_t sparse_search(int64_t n, const double *U, const double *V, const sparse_set *su,
+                             const sparse_set *sv, const hull *hu, const hull *hv, double add,
+                             double *best, int64_t *bj, int64_t *hint)
+{
+  int64_t lo = 1, hi = n - 2, j = *hint, evals = 0;
+  if (hi < lo) return 0;
+  if (j < lo) j = lo;
+  if (j > hi) j = hi;
+  int cu = 0, cv = 0;
+#define LB(k) (hull_at_cur(hu, (k), &cu) + hull_at_cur(hv, n - (k), &cv) + add)
+#define D(k)  (LB((k) + 1) - LB(k))
+  /* move to a minimiser of the convex lower bound: d(k) = LB(k + 1) - LB(k) is nondecreasing;
+   * find k with d(k - 1) <= 0 <= d(k) by galloping from the hint, then bisecting */
+  if (j < hi && D(j) < 0) { /* the first k > j with d(k) >= 0, or hi */
+    int64_t a = j, s = 1, b;
+    for (;;) {
+      b = a + s < hi ? a + s : hi;
+      if (b == hi || D(b) >= 0) break;
+      a = b, s *= 2;
+    }
+    while (b - a > 1) { /* d(a) < 0, and d(b) >= 0 or b = hi */
+      int64_t mid = a + (b - a) / 2;
+      if (D(mid) < 0)
+        a = mid;
+      else
+        b = mid;
+    }
+    j = b;
+  } else if (j > lo && D(j - 1) > 0) { /* the last k < j with d(k - 1) <= 0, or lo */
+    int64_t b = j, s = 1, a;
+    for (;;) {
+      a = b - s > lo ? b - s : lo;
+      if (a == lo || D(a - 1) <= 0) break;
+      b = a, s *= 2;
+    }
+    while (b - a > 1) { /* d(b - 1) > 0, and d(a - 1) <= 0 or a = lo */
+      int64_t mid = a + (b - a) / 2;
+      if (D(mid - 1) > 0)
+        b = mid;
+      else
+        a = mid;
+    }
+    j = a;
+  }
+#undef D
+  *hint = j;
+  int cu0 = cu, cv0 = cv;
+  /* downwards from j: the step-T intervals (of U, and of V reflected) below pos, highest
+   * first; inside each, the step-1 points, highest first */
+  int64_t pos = j;
+  int64_t iu = lower_bound32(su->ta, su->nt, pos + 1) - 1; /* last with ta <= pos */
+  int64_t iv = lower_bound32(sv->tb, sv->nt, n - pos);     /* first with n - tb <= pos */
+  for (;;) {
+    int64_t topu = iu >= 0 ? (su->tb[iu] < pos ? su->tb[iu] : pos) : -1;
+    int64_t topv = iv < sv->nt ? (n - sv->ta[iv] < pos ? n - sv->ta[iv] : pos) : -1;
+    int64_t top = topu > topv ? topu : topv, a;
+    if (top < lo) break;
+    if (topu >= topv)
+      a = su->ta[iu--];
+    else
+      a = n - sv->tb[iv++];
+    if (a < lo) a = lo;
+    if (LB(top) >= *best - tolerance(*best)) break;
+    int64_t p = lower_bound32(su->p1, su->n1, top + 1) - 1,
+            q = lower_bound32(sv->p1, sv->n1, n - top);
+    for (;;) {
+      int64_t ku = p >= 0 && su->p1[p] >= a ? su->p1[p] : -1;
+      int64_t kv = q < sv->n1 && sv->p1[q] <= n - a ? n - sv->p1[q] : -1;
+      int64_t k = ku > kv ? ku : kv;
+      if (k < a) break;
+      if (ku == k) p--;
+      if (kv == k) q++;
+      if (LB(k) >= *best - tolerance(*best)) goto up;
+      double g = U[k] + V[n - k] + add;
+      evals++;
+      if (g < *best) *best = g, *bj = k;
+    }
+    pos = a - 1;
+    while (iu >= 0 && su->ta[iu] > pos)
+      iu--;
+    while (iv < sv->nt && n - sv->tb[iv] > pos)
+      iv++;
+  }
+up:
+  /* upwards from j + 1, the same way */
+  cu = cu0, cv = cv0;
+  pos = j + 1;
+  iu = lower_bound32(su->tb, su->nt, pos);             /* first with tb >= pos */
+  iv = lower_bound32(sv->ta, sv->nt, n - pos + 1) - 1; /* last with n - ta >= pos */
+  for (;;) {
+    int64_t startu = iu < su->nt ? (su->ta[iu] > pos ? su->ta[iu] : pos) : INT64_MAX;
+    int64_t startv = iv >= 0 ? (n - sv->tb[iv] > pos ? n - sv->tb[iv] : pos) : INT64_MAX;
+    int64_t start = startu < startv ? startu : startv, e;
+    if (start > hi) break;
+    if (startu <= startv)
+      e = su->tb[iu++];
+    else
+      e = n - sv->ta[iv--];
+    if (e > hi) e = hi;
+    if (LB(start) >= *best - tolerance(*best)) break;
+    int64_t p = lower_bound32(su->p1, su->n1, start),
+            q = lower_bound32(sv->p1, sv->n1, n - start + 1) - 1;
+    for (;;) {
+      int64_t ku = p < su->n1 && su->p1[p] <= e ? su->p1[p] : INT64_MAX;
+      int64_t kv = q >= 0 && sv->p1[q] >= n - e ? n - sv->p1[q] : INT64_MAX;
+      int64_t k = ku < kv ? ku : kv;
+      if (k > e) break;
+      if (ku == k) p++;
+      if (kv == k) q--;
+      if (LB(k) >= *best - tolerance(*best)) return evals;
+      double g = U[k] + V[n - k] + add;
+      evals++;
+      if (g < *best) *best = g, *bj = k;
+    }
+    pos = e + 1;
+    while (iu < su->nt && su->tb[iu] < pos)
+      iu++;
+    while (iv >= 0 && n - sv->ta[iv] < pos)
+      iv--;
+  }
+#undef LB
+  return evals;
+}
+
+/* The finite-disk columns H(., m), m = 1 .. c_disk, with per-n saturation, sparse candidates
+ * and run-length decisions (header comment). */
+static int plan_columns(plan *p, const double *R)
+{
+  int ierr = 0;
+  int64_t l = p->l, ncols = (int64_t)p->c_disk < l + 1 ? p->c_disk : l + 1;
+  double *U = NULL, *Hp = NULL, *Hc = NULL;
+  sparse_set su = {0}, sv = {0};
+  hull hu = {0}, hv = {0};
+  RW_TRY(rw_calloc((size_t)ncols + 2, sizeof *p->col_lo, "two-level columns", &p->col_lo));
+  RW_TRY(rw_calloc((size_t)ncols + 2, sizeof *p->col_run, "two-level columns", &p->col_run));
+  RW_TRY(rw_calloc((size_t)l + 2, sizeof *U, "two-level U", &U));
+  RW_TRY(rw_calloc((size_t)l + 2, sizeof *Hp, "two-level H", &Hp));
+  RW_TRY(rw_calloc((size_t)l + 2, sizeof *Hc, "two-level H", &Hc));
+  RW_TRY(sparse_init(&su, l));
+  RW_TRY(sparse_init(&sv, l));
+  RW_TRY(hull_init(&hu, (int)l + 1));
+  RW_TRY(hull_init(&hv, (int)l + 1));
+  for (int64_t n = 1; n <= l; n++)
+    Hp[n] = Hc[n] = R[n]; /* H(., 0) */
+  int64_t lo = 1, lo_prev = 1, T = 1;
+  p->levels = 0;
+  p->value = R[l];
+  for (int64_t m = 1; m <= ncols && lo <= l; m++) {
+    /* Hp = H(., m-1); Hc = H(., m-2), equal to H(., m-1) below lo_prev: complete it below lo */
+    for (int64_t n = lo_prev; n < lo; n++)
+      Hc[n] = Hp[n];
+    if (m >= 2 && lo - lo_prev >= 1) T = lo - lo_prev; /* the growth of the saturated prefix */
+    sv.n1 = sv.nt = 0;
+    hv.n = 0;
+    for (int64_t x = 1; x <= l; x++) {
+      hull_push(&hv, x, Hp[x]);
+      if (x >= 2) sparse_add(&sv, Hp, x, T, x == 2 || x == l, x < T + 2 || x + T > l);
+    }
+    /* U = j + P(j, m) is that of column m-1 below lo: its hull and points from there */
+    su.n1 = su.nt = 0;
+    hu.n = 0;
+    for (int64_t j = 1; j < lo; j++)
+      hull_push(&hu, j, U[j]);
+    for (int64_t j = 1; j + 1 < lo; j++) /* step 1 needs U(j + 1), step T U(j + T) */
+      if (j == 1 || U[j + 1] - U[j] != U[j] - U[j - 1]) su.p1[su.n1++] = (int32_t)j;
+    for (int64_t j = 1; j + T < lo; j++)
+      if (j <= T || U[j + T] - U[j] != U[j] - U[j - T]) sparse_add_t(&su, j);
+    int64_t first_run = p->nruns, hint = 1;
+    p->col_lo[m] = lo;
+    p->col_run[m] = first_run;
+    uint32_t last = 0; /* decision at n - 1 */
+    for (int64_t n = lo; n <= l; n++) {
+      double best = R[n];
+      int64_t bj = 0, jp = (int64_t)(last & SPLIT_MASK);
+      /* the previous entry's split, then its shift: kept on ties (longer runs) */
+      for (int64_t k = jp; k <= jp + 1; k++)
+        if (jp > 0 && k <= n - 2) {
+          double g = U[k] + Hp[n - k] + p->rd;
+          if (g < best) best = g, bj = k;
+        }
+      p->evals += sparse_search(n, U, Hp, &su, &sv, &hu, &hv, p->rd, &best, &bj, &hint);
+      int write = p->wd + best < R[n];
+      Hc[n] = write ? p->wd + best : R[n];
+      U[n] = (double)n + best; /* j + P(j, m) */
+      hull_push(&hu, n, U[n]);
+      if (n >= 2 && (n - 1 == 1 || U[n] - U[n - 1] != U[n - 1] - U[n - 2]))
+        su.p1[su.n1++] = (int32_t)(n - 1);
+      if (n - T >= 1 && (n - T <= T || U[n] - U[n - T] != U[n - T] - U[n - 2 * T]))
+        sparse_add_t(&su, n - T);
+      last = (uint32_t)bj | (write ? WRITE_BIT : 0);
+      RW_TRY(runs_add(p, first_run, n, last));
+    }
+    p->col_run[m + 1] = p->nruns;
+    p->levels = (int)m;
+    p->value = Hc[l];
+    /* per-n saturation: H(., m) = H(., m-1) on 1 .. N, so column m+1 starts at N + 2 */
+    int64_t N = lo - 1;
+    while (N + 1 <= l && Hc[N + 1] == Hp[N + 1])
+      N++;
+    double *t = Hp;
+    Hp = Hc;
+    Hc = t;
+    lo_prev = lo;
+    lo = N + 2;
+  }
+cleanup:
+  rw_free(&U);
+  rw_free(&Hp);
+  rw_free(&Hc);
+  sparse_free(&su);
+  sparse_free(&sv);
+  hull_free(&hu);
+  hull_free(&hv);
+  return ierr;
 }
 
 static int plan_build(plan *p)
 {
   int ierr = 0;
   int64_t l = p->l;
-  double *R = NULL, *U = NULL, *Vp = NULL, *Vc = NULL;
+  double *R = NULL, *U = NULL, *V = NULL;
   hull hu = {0}, hv = {0};
   RW_TRY(rw_calloc((size_t)l + 1, sizeof *p->ram, "two-level R(n)", &p->ram));
   RW_TRY(rw_calloc((size_t)l + 1, sizeof *R, "two-level R(n)", &R));
@@ -186,80 +569,66 @@ static int plan_build(plan *p)
     RW_TRY(rw_binomial_advances(n, p->c_ram, NULL, &p->ram[n]));
     R[n] = (double)p->ram[n];
   }
+  if (p->c_disk >= 0) {
+    RW_TRY(plan_columns(p, R));
+    goto cleanup;
+  }
+  /* D: U = wd + rd + j + R(j) (convex: its own hull), V = D online */
   RW_TRY(rw_calloc((size_t)l + 1, sizeof *U, "two-level U", &U));
-  RW_TRY(rw_calloc((size_t)l + 1, sizeof *Vp, "two-level V", &Vp));
+  RW_TRY(rw_calloc((size_t)l + 1, sizeof *V, "two-level V", &V));
   RW_TRY(hull_init(&hu, (int)l + 1));
   RW_TRY(hull_init(&hv, (int)l + 1));
-  if (p->c_disk < 0) { /* D: U = wd + rd + j + R(j) (convex: its own hull), V = D online */
-    p->levels = 1;
-    RW_TRY(rw_calloc((size_t)l + 1, sizeof *p->dec, "two-level decisions", &p->dec));
-    for (int64_t j = 1; j <= l; j++) {
-      U[j] = p->wd + p->rd + (double)j + R[j];
-      hull_push(&hu, j, U[j]);
-    }
-    int64_t hint = 1;
-    for (int64_t n = 1; n <= l; n++) {
-      double best = R[n];
-      int64_t bj = 0;
-      p->evals += split_search(n, U, Vp, &hu, &hv, 0.0, &best, &bj, &hint);
-      Vp[n] = best;
-      p->dec[n] = (int32_t)bj;
-      hull_push(&hv, n, best);
-    }
-    p->value = Vp[l];
-  } else {
-    int M = p->c_disk;
-    RW_TRY(rw_calloc((size_t)l + 1, sizeof *Vc, "two-level V", &Vc));
-    for (int64_t n = 1; n <= l; n++)
-      Vp[n] = R[n]; /* H(., 0) */
-    p->levels = 0;
-    if (M > 0)
-      RW_TRY(
-          rw_calloc((size_t)(l + 1) * (size_t)M, sizeof *p->dec, "two-level decisions", &p->dec));
-    for (int m = 1; m <= M; m++) {
-      int32_t *d = p->dec + (size_t)(m - 1) * (size_t)(l + 1);
-      hv.n = 0;
-      for (int64_t x = 1; x <= l; x++)
-        hull_push(&hv, x, Vp[x]);
-      hu.n = 0;
-      int64_t hint = 1;
-      int same = 1;
-      for (int64_t n = 1; n <= l; n++) {
-        double best = R[n];
-        int64_t bj = 0;
-        p->evals += split_search(n, U, Vp, &hu, &hv, p->rd, &best, &bj, &hint);
-        int write = p->wd + best < R[n];
-        Vc[n] = write ? p->wd + best : R[n];
-        d[n] = (int32_t)bj | (write ? WRITE_BIT : 0);
-        U[n] = (double)n + best; /* j + P(j, m) */
-        hull_push(&hu, n, U[n]);
-        if (Vc[n] != Vp[n]) same = 0;
-      }
-      double *t = Vp;
-      Vp = Vc;
-      Vc = t;
-      p->levels = m;
-      if (same) break; /* saturated: column m repeats column m - 1 (header comment) */
-    }
-    p->value = Vp[l];
+  p->levels = 1;
+  RW_TRY(rw_calloc((size_t)l + 1, sizeof *p->dec, "two-level decisions", &p->dec));
+  for (int64_t j = 1; j <= l; j++) {
+    U[j] = p->wd + p->rd + (double)j + R[j];
+    hull_push(&hu, j, U[j]);
   }
+  int64_t hint = 1;
+  for (int64_t n = 1; n <= l; n++) {
+    double best = R[n];
+    int64_t bj = 0;
+    p->evals += split_search(n, U, V, &hu, &hv, 0.0, &best, &bj, &hint);
+    V[n] = best;
+    p->dec[n] = (int32_t)bj;
+    hull_push(&hv, n, best);
+  }
+  p->value = V[l];
 cleanup:
   rw_free(&R);
   rw_free(&U);
-  rw_free(&Vp);
-  rw_free(&Vc);
+  rw_free(&V);
   hull_free(&hu);
   hull_free(&hv);
   return ierr;
 }
 
-/* Decision of P(n, m) / H(n, m) (finite disk), with m clamped to the kept columns. */
+/* Decision of P(n, m) / H(n, m) (finite disk), with m clamped to the kept columns: from the
+ * last column k <= m that computed n (col_lo[k] <= n), its run holding n. */
 static int32_t plan_dec(const plan *p, int64_t n, int m)
 {
   if (p->c_disk < 0) return p->dec[n];
   if (m > p->levels) m = p->levels;
   if (m <= 0) return 0;
-  return p->dec[(size_t)(m - 1) * (size_t)(p->l + 1) + (size_t)n];
+  int a = 1, b = m; /* col_lo[1] = 1 <= n; find the largest k with col_lo[k] <= n */
+  while (a < b) {
+    int mid = a + (b - a + 1) / 2;
+    if (p->col_lo[mid] <= n)
+      a = mid;
+    else
+      b = mid - 1;
+  }
+  int64_t r0 = p->col_run[a], r1 = p->col_run[a + 1] - 1;
+  while (r0 < r1) {
+    int64_t mid = r0 + (r1 - r0 + 1) / 2;
+    if (p->runs[mid].n0 <= n)
+      r0 = mid;
+    else
+      r1 = mid - 1;
+  }
+  const dec_run *r = &p->runs[r0];
+  if (r->v & SHIFT_BIT) return (int32_t)((r->v & ~SHIFT_BIT) + (uint32_t)(n - r->n0));
+  return (int32_t)r->v;
 }
 
 /* --- Segments: the explicit stack shared by the counter and the action generator ------- */
@@ -378,7 +747,8 @@ int rw_two_level_cost(int64_t steps, int ram_slots, int disk_slots, double write
   int ierr = 0;
   RW_CHECK(counts, RW_ERR_ARG, "rw_two_level_cost: output pointer is NULL");
   RW_CALL(check_args("rw_two_level_cost", steps, ram_slots, disk_slots, write_cost, read_cost));
-  plan p = {steps, ram_slots, disk_slots, write_cost, read_cost, 0, NULL, NULL, 0, 0};
+  plan p = {
+      .l = steps, .c_ram = ram_slots, .c_disk = disk_slots, .wd = write_cost, .rd = read_cost};
   RW_TRY(plan_build(&p));
   RW_TRY(plan_count(&p, counts));
   RW_CHECK_GOTO(fabs(counts->cost - p.value) <= 1e-9 * (p.value > 1 ? p.value : 1), RW_ERR_INTERNAL,
@@ -512,8 +882,8 @@ static void two_level_destroy(rw_schedule s)
  * disk slots or -1 for unlimited, disk write and read costs >= 0 in units of one step.
  * Its advances + write_cost x disk writes + read_cost x disk reads equal the optimum H or D
  * (rw_two_level_cost); rw_schedule_capacity reports the RAM and disk slots it uses at most.
- * Plans in O(l levels) memory. Returns RW_ERR_ARG for bad arguments (as rw_two_level_cost),
- * RW_ERR_MEM when the tables do not fit. Not collective. */
+ * Plans in O(l) memory plus a few decision runs per disk slot. Returns RW_ERR_ARG for bad arguments
+ * (as rw_two_level_cost), RW_ERR_MEM when the tables do not fit. Not collective. */
 int rw_schedule_create_two_level(int64_t steps, int ram_slots, int disk_slots, double write_cost,
                                  double read_cost, rw_schedule *out)
 {
@@ -530,7 +900,8 @@ int rw_schedule_create_two_level(int64_t steps, int ram_slots, int disk_slots, d
   s->steps = steps;
   RW_TRY(rw_calloc(1, sizeof *t, "two-level schedule", &t));
   s->content = t;
-  t->p = (plan){steps, ram_slots, disk_slots, write_cost, read_cost, 0, NULL, NULL, 0, 0};
+  t->p = (plan){
+      .l = steps, .c_ram = ram_slots, .c_disk = disk_slots, .wd = write_cost, .rd = read_cost};
   RW_TRY(plan_build(&t->p));
   RW_TRY(plan_count(&t->p, &c));
   int cap = steps - 1 < (int64_t)ram_slots ? (int)(steps - 1) : ram_slots;

@@ -241,8 +241,8 @@ typedef struct {
  * and FREE carry level RW_LEVEL_DISK for disk slots (indices in [0, disk capacity)). A disk
  * slot is freed right after its last read; a segment reversed in RAM after a disk read
  * stores its start in RAM again. rw_schedule_capacity gives the RAM slots and the disk
- * slots actually used at most (<= disk_slots). Planning is exact, in O(l levels) memory
- * (one int32 per step and disk slot); the kind is "two_level". Not collective. */
+ * slots actually used at most (<= disk_slots). Planning is exact, in O(l) memory plus a
+ * few run-length-encoded decisions per disk slot; the kind is "two_level". Not collective. */
 int rw_schedule_create_two_level(int64_t steps, int ram_slots, int disk_slots, double write_cost,
                                  double read_cost, rw_schedule *out);
 

@@ -12,9 +12,10 @@
 
 TestSuite(schedule_disk, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
 
-/* --- The independent optimum: the recurrences evaluated in full, O(l^2 m). R(n) from the
- * closed form (itself checked against a DP in test_schedule.c). out[n] = optimum for n
- * steps, n = 1 .. L. disk = -1: unlimited (D), else H(n, disk). */
+/* --- The independent optimum: the recurrences evaluated in full, O(l^2 m) (stopping only
+ * when a whole column repeats the previous one). R(n) from the closed form (itself checked
+ * against a DP in test_schedule.c). out[n] = optimum for n steps, n = 1 .. L. disk = -1:
+ * unlimited (D), else H(n, disk). */
 static void full_dp(int64_t L, int c, int disk, double wd, double rd, double *out)
 {
   double *R = calloc((size_t)L + 1, sizeof *R), *P = calloc((size_t)L + 1, sizeof *P);
@@ -38,6 +39,7 @@ static void full_dp(int64_t L, int c, int disk, double wd, double rd, double *ou
     for (int64_t n = 1; n <= L; n++)
       Hp[n] = R[n];
     for (int m = 1; m <= disk; m++) {
+      int same = 1;
       for (int64_t n = 1; n <= L; n++) {
         double best = R[n];
         for (int64_t j = 1; j <= n - 2; j++) {
@@ -46,10 +48,12 @@ static void full_dp(int64_t L, int c, int disk, double wd, double rd, double *ou
         }
         P[n] = best;
         Hc[n] = R[n] < wd + best ? R[n] : wd + best;
+        if (Hc[n] != Hp[n]) same = 0;
       }
       double *t = Hp;
       Hp = Hc;
       Hc = t;
+      if (same) break; /* every further column repeats this one */
     }
     for (int64_t n = 1; n <= L; n++)
       out[n] = Hp[n];
@@ -104,13 +108,16 @@ Test(schedule_disk, cost_equals_full_dynamic_program)
           cells++;
         }
       }
-  /* larger cells: thousands of steps, and l = 10^4 (H with 2 disk slots, D) */
+  /* larger cells: thousands of steps, and l = 10^4 (H with 2 disk slots, D); many disk
+   * slots (up to saturation: every column of the planner's per-n saturation and sparse
+   * candidates is exercised) */
   static const struct {
     int64_t l;
     int c, disk;
     double wd, rd;
-  } big[] = {{2500, 4, 6, 3, 1},      {3000, 10, 8, 2, 2}, {4000, 3, -1, 5, 5},
-             {3500, 2, 4, 0.75, 1.5}, {10000, 5, 2, 2, 2}, {10000, 10, -1, 20, 10.5}};
+  } big[] = {{2500, 4, 6, 3, 1},       {3000, 10, 8, 2, 2},    {4000, 3, -1, 5, 5},
+             {3500, 2, 4, 0.75, 1.5},  {10000, 5, 2, 2, 2},    {10000, 10, -1, 20, 10.5},
+             {2000, 10, 1000, 20, 10}, {1500, 3, 500, 20, 10}, {1200, 4, 200, 0.5, 7.25}};
   for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
     double *w = calloc((size_t)big[i].l + 1, sizeof *w);
     cr_assert(w);
@@ -353,4 +360,43 @@ Test(schedule_disk, large_planning_time)
             "%" PRId64 "), %" PRId64 " writes, %" PRId64 " reads, %d disk slots (%.2f s)\n",
             disks[i], n.cost, t, n.disk_writes, n.disk_reads, n.disk_slots_used, rw_wtime() - t0);
   }
+}
+
+/* Many disk slots, up to saturation (the full-DP comparison above covers l <= 2000). Checks
+ * that need no second planner: the optimum never increases with more slots, never exceeds
+ * Disk-Revolve's D(l) (computed by its own recurrence and code path: H's options contain
+ * D's, so H <= D by induction; H can be lower, as the left part may use the disk again),
+ * saturates below the slots given, and the schedule replays to the planned counts. */
+Test(schedule_disk, many_disk_slots)
+{
+  static const struct {
+    int64_t l;
+    int c;
+    double wd, rd;
+  } cases[] = {{6000, 10, 20, 10}, {3000, 3, 20, 10}, {5000, 30, 20, 10}, {3000, 5, 2.5, 0.75}};
+  static const int disks[] = {10, 50, 200, 1000, 5000};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    double t0 = rw_wtime();
+    int64_t l = cases[i].l;
+    int c = cases[i].c;
+    double wd = cases[i].wd, rd = cases[i].rd, prev = INFINITY;
+    rw_two_level_counts d, h;
+    RW_TEST_OK(rw_two_level_cost(l, c, -1, wd, rd, &d));
+    for (size_t k = 0; k < sizeof disks / sizeof disks[0]; k++) {
+      RW_TEST_OK(rw_two_level_cost(l, c, disks[k], wd, rd, &h));
+      cr_assert(h.cost <= prev, "l=%" PRId64 " c=%d: cost %.17g with %d disk slots > %.17g", l, c,
+                h.cost, disks[k], prev);
+      cr_assert(disks[k] < 5000 || h.cost <= d.cost + 1e-9 * d.cost,
+                "l=%" PRId64 " c=%d disk=%d: %.17g > D %.17g", l, c, disks[k], h.cost, d.cost);
+      cr_assert(h.disk_slots_used <= disks[k]);
+      prev = h.cost;
+    }
+    cr_assert(h.disk_slots_used < 5000); /* saturated */
+    fprintf(stderr,
+            "schedule_disk: l = %" PRId64 ", c_ram = %d, wd = %g, rd = %g: H = %.17g with %d disk "
+            "slots, D = %.17g (%.2f s)\n",
+            l, c, wd, rd, h.cost, h.disk_slots_used, d.cost, rw_wtime() - t0);
+  }
+  check_stream(6000, 10, 100, 20, 10);
+  check_stream(3000, 3, 5000, 20, 10);
 }
