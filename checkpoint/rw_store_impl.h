@@ -34,4 +34,9 @@ struct rw_store_s {
 int rw_store_alloc(const char *kind, const rw_store_ops *ops, int nslots, int nvec,
                    size_t snapshot_bytes, rw_store *out);
 
+/* HDF5 store: the Fletcher32 of `len` bytes (even) computed piece by piece (`piece` bytes,
+ * even) and joined, as the store's parallel chunk reads do; equal to
+ * rw_checksum_fletcher32(data, len). Exposed for test_store. */
+uint32_t rw_checksum_fletcher32_pieces(const void *data, size_t len, size_t piece);
+
 #endif

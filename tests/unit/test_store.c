@@ -3,6 +3,7 @@
  * byte, a truncated file) on read, refuses a missing or occupied directory, and leaves no
  * file behind unless told to keep it. */
 #define _XOPEN_SOURCE 700
+#include "../checkpoint/rw_store_impl.h" /* rw_checksum_fletcher32_pieces */
 #include "rewind/rw_store.h"
 #include "rw_test.h"
 
@@ -230,11 +231,13 @@ Test(store, hdf5_budget_above_free_space)
   teardown(&f);
 }
 
-/* A fault injected after the k-th write is found when that snapshot is read back. */
-static void fault_case(const char *kind)
+/* A fault injected after the k-th write is found when that snapshot is read back; n values
+ * per vector (more than a read piece of 1 MiB: the fault is in a piece the I/O thread or the
+ * caller may read, and the checksum is joined from the pieces' sums). */
+static void fault_case(const char *kind, long n)
 {
   fixture f;
-  setup(&f, 5000);
+  setup(&f, n);
   rw_store st = NULL;
   rw_store_hdf5_options o = h5opt(&f, kind, 0);
   RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 3, &o, &st));
@@ -255,8 +258,10 @@ static void fault_case(const char *kind)
   teardown(&f);
 }
 
-Test(store, hdf5_detects_flipped_byte) { fault_case("flip"); }
-Test(store, hdf5_detects_truncation) { fault_case("truncate"); }
+Test(store, hdf5_detects_flipped_byte) { fault_case("flip", 5000); }
+Test(store, hdf5_detects_truncation) { fault_case("truncate", 5000); }
+Test(store, hdf5_detects_flipped_byte_in_pieces) { fault_case("flip", 300001); }
+Test(store, hdf5_detects_truncation_in_pieces) { fault_case("truncate", 300001); }
 
 /* Read-ahead returns what a plain read returns; a slot rewritten after its prefetch gives the
  * new data (the stale read is dropped), and sync reports no error. */
@@ -328,6 +333,37 @@ Test(store, fletcher32_matches_hdf5)
       free(raw);
     }
   unlink(path);
+}
+
+/* The checksum of a chunk read in pieces by two threads, each piece summed from zero and the
+ * sums joined, is rw_checksum_fletcher32's (HDF5's, above) for pieces ending anywhere on a word,
+ * on the folding's edges: all 0xff (sums that are multiples of 65535), all zero, zeros then
+ * 0xff and the reverse, and mixed data. */
+Test(store, fletcher32_in_pieces)
+{
+  size_t lens[] = {2, 718, 720, 722, 1440, 65536, 400002, 3u << 20};
+  size_t pieces[] = {2, 4, 358, 360, 718, 720, 722, 4096, 65534, 1u << 20};
+  for (int pat = 0; pat < 5; pat++)
+    for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+      size_t n = lens[i];
+      unsigned char *buf = malloc(n);
+      for (size_t j = 0; j < n; j++) {
+        unsigned char mixed = (unsigned char)((j * 2654435761u) >> 13);
+        buf[j] = pat == 0   ? 0xff
+                 : pat == 1 ? 0
+                 : pat == 2 ? (j < n / 2 ? 0 : 0xff)
+                 : pat == 3 ? (j < n / 2 ? 0xff : 0)
+                            : mixed;
+      }
+      uint32_t want = rw_checksum_fletcher32(buf, n);
+      for (size_t p = 0; p < sizeof pieces / sizeof *pieces; p++) {
+        if (pieces[p] > n || (pieces[p] < 64 && n > 65536)) continue;
+        uint32_t got = rw_checksum_fletcher32_pieces(buf, n, pieces[p]);
+        cr_assert_eq(got, want, "n = %zu, piece %zu, pattern %d: %08x vs %08x", n, pieces[p], pat,
+                     got, want);
+      }
+      free(buf);
+    }
 }
 
 /* Restart: a kept file is reopened with its slot count, tags (step, time, step size, running
