@@ -525,10 +525,12 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
     const rw_adjoint_options *o = &app->opt;
     rw_log(ctx, RW_LOG_SUMMARY,
            "  adjoint mode %s: %ld states rebuilt; %ld anchors every %ld steps + %d fallback "
-           "slots (store mode would hold %ld states); rhs evaluations %ld forward, %ld backward\n",
+           "slots (store mode would hold %ld states; binomial checkpointing in these %ld slots "
+           "would recompute %ld steps); rhs evaluations %ld forward, %ld backward\n",
            o->mode == RW_ADJOINT_REVERSIBLE ? "reversible" : "backsolve", st->rebuilt_steps,
-           st->anchors, st->anchor_interval, st->fallback_slots, st->steps, st->rhs_forward,
-           st->rhs_backward);
+           st->anchors, st->anchor_interval, st->fallback_slots, st->steps,
+           st->anchors + st->fallback_slots, st->optimal_advances - (st->steps - 1),
+           st->rhs_forward, st->rhs_backward);
     rw_log(ctx, RW_LOG_SUMMARY,
            "  drift: max %.3e, mean %.3e over %ld segments (drift_tol %.3g, drift_action %s); "
            "%ld segments fell back, %ld steps recomputed\n",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The memory-free adjoint modes (reversible, backsolve) against store mode, run through the
 # apps with mpiexec. Each case asserts numbers read from the summary and from /stats.
+# Every case with NP > 1 also runs the mode on one rank: the gradient must agree to 1e-12.
 # Usage: rebuild.sh MPIEXEC NP CASE APP [app args...]
 #   fallback:   backsolve on a diffusive problem: every segment drifts past drift_tol, falls
 #               back, and the gradient equals store mode's bit for bit (h5diff, exact); abort
@@ -35,6 +36,19 @@ segs=$(attr "$work/m.h5" drift_segments)
 fb=$(attr "$work/m.h5" drift_fallbacks)
 dmax=$(attr "$work/m.h5" drift_max)
 [ -n "$segs" ] && [ "$segs" -ge 2 ] || die "expected >= 2 drift segments in /stats, got '$segs'"
+# Rank invariance: the same mode on one rank gives the same gradient (fields bit for bit, the
+# dJ/dp sums up to their order over ranks: 1e-12 relative 2-norm covers both)
+# (with the same anchors: a byte budget gives each rank count its own slot count)
+if [ "$np" -gt 1 ]; then
+  k=$(attr "$work/m.h5" anchor_interval)
+  nslots=$(( $(attr "$work/m.h5" anchors) + $(attr "$work/m.h5" fallback_slots) ))
+  o1=$("$mpiexec" -n 1 "$app" "$@" -adjoint_mode "$mode" -progress off -output "$work/one.h5" \
+    -checkpoint_ram 0 -checkpoint_slots "$nslots" -drift_interval "$k" 2>&1) ||
+    { echo "$o1"; die "$mode run on 1 rank failed"; }
+  "$relnorm" "$work/one.h5" "$work/m.h5" /gradient 1e-12 >"$work/d.txt" 2>&1 ||
+    { cat "$work/d.txt"; die "$mode gradient on $np ranks differs from 1 rank"; }
+  echo "ranks: $(tail -1 "$work/d.txt") against 1 rank"
+fi
 case $case in
 fallback)
   [ "$fb" = "$segs" ] || die "every segment should fall back: $fb of $segs did"
