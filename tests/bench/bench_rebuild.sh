@@ -2,7 +2,8 @@
 # Benchmark (issue 8, "Figures"): peak memory and time of the memory-free adjoint modes against
 # binomial checkpointing at equal memory, through the apps as a user runs them.
 #   wave:  rewind-wave NX x NX, leapfrog, STEPS steps: reversible (inverse step, drift checks at
-#          anchors), binomial checkpointing with the same number of state slots, and store mode
+#          anchors), reversible with the exact fixed-point leapfrog, binomial checkpointing with
+#          the same number of state slots, and store mode
 #          when its states fit in MAX_STORE_MIB.
 #   heat:  rewind-heat NH x NH, RK4: backsolve with drift checks (diffusive: every segment
 #          falls back, so this is the fallback's cost), binomial at equal memory, store mode.
@@ -83,6 +84,11 @@ echo "wave ${nx}^2, $steps leapfrog steps (dt $wdt)"
 row wave_binomial "$wave" "${wargs[@]}" -adjoint_mode checkpoint
 row wave_reversible "$wave" "${wargs[@]}" -adjoint_mode reversible
 same wave_binomial wave_reversible 1e-10
+# the fixed-point leapfrog: drift exactly 0; its gradient is that of a scheme rounded to
+# 2^-s, within about the rounding of the plain one's
+row wave_exact_rev "$wave" "${wargs[@]}" -adjoint_mode reversible -leapfrog_exact true \
+  -leapfrog_exact_range 16
+same wave_binomial wave_exact_rev 1e-8
 store_mib=$((nx * nx * 16 * steps / 1048576))
 if [ "$store_mib" -le "$maxstore" ]; then
   row wave_store "$wave" "${wargs[@]}" -adjoint_mode store
