@@ -89,6 +89,21 @@ int rw_call_monitor(const rw_adjoint_options *opt, long n, double t, N_Vector y)
   return ierr;
 }
 
+void rw_stats_sweeps(rw_adjoint_stats *s, long N, double last, double g, double q,
+                     const rw_problem_counts *c0, const rw_problem_counts *c1,
+                     const rw_problem_counts *c2)
+{
+  s->steps = N;
+  s->last_dt = last;
+  s->J_terminal = g;
+  s->J_running = q;
+  s->J = g + q;
+  s->rhs_forward = c1->rhs - c0->rhs;
+  s->rhs_backward = c2->rhs - c1->rhs;
+  s->vjp_y = c2->vjp_y - c1->vjp_y;
+  s->vjp_p = c2->vjp_p - c1->vjp_p;
+}
+
 int rw_sum_over_ranks(rw_context ctx, double *v, int n)
 {
   if (n <= 0) return 0;
@@ -210,15 +225,7 @@ static int rw_adjoint_solve_store(rw_problem prob, rw_stepper st, const rw_adjoi
 
   if (dJdp) memcpy(dJdp, pbar, (size_t)np * sizeof *pbar);
   if (dJdy0) rw_vec_copy(lambda, dJdy0);
-  s.steps = N;
-  s.last_dt = last;
-  s.J_terminal = g;
-  s.J_running = q;
-  s.J = g + q;
-  s.rhs_forward = c1.rhs - c0.rhs;
-  s.rhs_backward = c2.rhs - c1.rhs;
-  s.vjp_y = c2.vjp_y - c1.vjp_y;
-  s.vjp_p = c2.vjp_p - c1.vjp_p;
+  rw_stats_sweeps(&s, N, last, g, q, &c0, &c1, &c2);
   s.time_forward = tB - tA;
   s.time_backward = tC - tB;
   s.advances = N - 1;
@@ -992,15 +999,8 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
   rw_vec_copy(ynext, y);
   if (dJdp) memcpy(dJdp, pbar, (size_t)np * sizeof *pbar);
   if (dJdy0) rw_vec_copy(lambda, dJdy0);
-  s.steps = N;
-  s.last_dt = N >= 1 ? rw_grid_end(opt, N) - rw_grid_t(opt, N, N - 1) : 0.0;
-  s.J_terminal = g;
-  s.J_running = q;
-  s.J = g + q;
-  s.rhs_forward = c1.rhs - c0.rhs;
-  s.rhs_backward = c2.rhs - c1.rhs;
-  s.vjp_y = c2.vjp_y - c1.vjp_y;
-  s.vjp_p = c2.vjp_p - c1.vjp_p;
+  rw_stats_sweeps(&s, N, N >= 1 ? rw_grid_end(opt, N) - rw_grid_t(opt, N, N - 1) : 0.0, g, q, &c0,
+                  &c1, &c2);
   s.snapshots = (long)ss.stores;
   s.advances = (long)ss.advances;
   s.optimal_advances = (long)topt;

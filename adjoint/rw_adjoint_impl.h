@@ -15,6 +15,12 @@ double rw_grid_t(const rw_adjoint_options *opt, long N, long n);
 double rw_grid_end(const rw_adjoint_options *opt, long N);
 int rw_call_monitor(const rw_adjoint_options *opt, long n, double t, N_Vector y);
 int rw_sum_over_ranks(rw_context ctx, double *v, int n);
+/* The statistics every adjoint path fills alike: N, the last step, J and its parts, and the
+ * evaluations of each sweep from the problem's counters before the forward sweep (c0), after
+ * it (c1) and after the backward sweep (c2). */
+void rw_stats_sweeps(rw_adjoint_stats *s, long N, double last, double g, double q,
+                     const rw_problem_counts *c0, const rw_problem_counts *c1,
+                     const rw_problem_counts *c2);
 
 /* Memory-free modes (RW_ADJOINT_REVERSIBLE, RW_ADJOINT_BACKSOLVE); see rw_adjoint.h. */
 int rw_adjoint_solve_rebuild(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt,

@@ -264,15 +264,7 @@ int rw_adjoint_solve_rebuild(rw_problem prob, rw_stepper st, const rw_adjoint_op
 
   if (dJdp) memcpy(dJdp, pbar, (size_t)np * sizeof *pbar);
   if (dJdy0) rw_vec_copy(lambda, dJdy0);
-  s.steps = N;
-  s.last_dt = last;
-  s.J_terminal = g;
-  s.J_running = q;
-  s.J = g + q;
-  s.rhs_forward = c1.rhs - c0.rhs;
-  s.rhs_backward = c2.rhs - c1.rhs;
-  s.vjp_y = c2.vjp_y - c1.vjp_y;
-  s.vjp_p = c2.vjp_p - c1.vjp_p;
+  rw_stats_sweeps(&s, N, last, g, q, &c0, &c1, &c2);
   s.time_forward = tB - tA;
   s.time_backward = tC - tB;
   s.advances = N - 1;
