@@ -89,6 +89,18 @@ int rw_call_monitor(const rw_adjoint_options *opt, long n, double t, N_Vector y)
   return ierr;
 }
 
+int rw_objective(rw_problem prob, const rw_adjoint_options *opt, double t_end, N_Vector y,
+                 double *q, double *g)
+{
+  RW_CALL(rw_sum_over_ranks(rw_problem_context(prob), q, 1));
+  RW_CALL(rw_problem_terminal(prob, t_end, y, g));
+  RW_CHECK(isfinite(*g + *q), RW_ERR_STEP,
+           "the objective is not finite (J = %g): the solution blew up; reduce dt (%g) or check "
+           "the parameters",
+           *g + *q, opt->dt);
+  return 0;
+}
+
 void rw_stats_sweeps(rw_adjoint_stats *s, long N, double last, double g, double q,
                      const rw_problem_counts *c0, const rw_problem_counts *c1,
                      const rw_problem_counts *c2)
@@ -150,12 +162,7 @@ int rw_forward_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   rw_problem_get_counts(prob, &c0);
   double t0 = rw_wtime(), q = 0.0, g = 0.0;
   RW_CALL(rw_forward_sweep(st, opt, N, y, NULL, 0, &q));
-  RW_CALL(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
-  RW_CALL(rw_problem_terminal(prob, rw_grid_end(opt, N), y, &g));
-  RW_CHECK(isfinite(g + q), RW_ERR_STEP,
-           "the objective is not finite (J = %g): the solution blew up; reduce dt (%g) or check "
-           "the parameters",
-           g + q, opt->dt);
+  RW_CALL(rw_objective(prob, opt, rw_grid_end(opt, N), y, &q, &g));
   rw_problem_get_counts(prob, &c1);
   s.steps = N;
   s.last_dt = last;
@@ -200,12 +207,7 @@ static int rw_adjoint_solve_store(rw_problem prob, rw_stepper st, const rw_adjoi
 
   double tA = rw_wtime(), q = 0.0, g = 0.0;
   RW_TRY(rw_forward_sweep(st, opt, N, y, traj, per, &q));
-  RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
-  RW_TRY(rw_problem_terminal(prob, rw_grid_end(opt, N), y, &g));
-  RW_CHECK_GOTO(isfinite(g + q), RW_ERR_STEP,
-                "the objective is not finite (J = %g): the solution blew up; reduce dt (%g) or "
-                "check the parameters",
-                g + q, opt->dt);
+  RW_TRY(rw_objective(prob, opt, rw_grid_end(opt, N), y, &q, &g));
   double tB = rw_wtime();
   rw_problem_get_counts(prob, &c1);
 
@@ -959,12 +961,7 @@ static int rw_adjoint_solve_checkpoint(rw_problem prob, rw_stepper st,
         pend_slot = -1;
       }
       if (a.first_sweep && opt->monitor) RW_TRY(rw_call_monitor(opt, N, tend, ynext));
-      RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
-      RW_TRY(rw_problem_terminal(prob, tend, ynext, &g));
-      RW_CHECK_GOTO(isfinite(g + q), RW_ERR_STEP,
-                    "the objective is not finite (J = %g): the solution blew up; reduce dt (%g) "
-                    "or check the parameters",
-                    g + q, opt->dt);
+      RW_TRY(rw_objective(prob, opt, tend, ynext, &q, &g));
       tB = rw_wtime();
       rw_problem_get_counts(prob, &c1);
       RW_TRY(rw_problem_terminal_grad(prob, tend, ynext, lambda, pbar));

@@ -15,6 +15,11 @@ double rw_grid_t(const rw_adjoint_options *opt, long N, long n);
 double rw_grid_end(const rw_adjoint_options *opt, long N);
 int rw_call_monitor(const rw_adjoint_options *opt, long n, double t, N_Vector y);
 int rw_sum_over_ranks(rw_context ctx, double *v, int n);
+/* J at the end of a forward sweep: *q (this rank's running-cost sum) becomes the global sum,
+ * *g = g(y(t_end)), and a non-finite J is RW_ERR_STEP (reached by every rank alike).
+ * Collective. */
+int rw_objective(rw_problem prob, const rw_adjoint_options *opt, double t_end, N_Vector y,
+                 double *q, double *g);
 /* The statistics every adjoint path fills alike: N, the last step, J and its parts, and the
  * evaluations of each sweep from the problem's counters before the forward sweep (c0), after
  * it (c1) and after the backward sweep (c2). */

@@ -195,12 +195,7 @@ int rw_adjoint_solve_rebuild(rw_problem prob, rw_stepper st, const rw_adjoint_op
     if (opt->progress) opt->progress(opt->progress_ctx, 0, n + 1, t + h, 0);
   }
   s.snapshots = A;
-  RW_TRY(rw_sum_over_ranks(rw_problem_context(prob), &q, 1));
-  RW_TRY(rw_problem_terminal(prob, rw_grid_end(opt, N), y, &g));
-  RW_CHECK_GOTO(isfinite(g + q), RW_ERR_STEP,
-                "the objective is not finite (J = %g): the solution blew up; reduce dt (%g) or "
-                "check the parameters",
-                g + q, opt->dt);
+  RW_TRY(rw_objective(prob, opt, rw_grid_end(opt, N), y, &q, &g));
   double tB = rw_wtime();
   rw_problem_get_counts(prob, &c1);
 
