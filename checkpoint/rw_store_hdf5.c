@@ -96,6 +96,7 @@ typedef struct {
   /* fault injection (I/O thread) */
   char fault[16];
   long fault_after, nwritten;
+  long kill_after, nput; /* "kill": the put after which rank 0 dies (caller's thread) */
   /* the I/O thread and what it shares with the caller, under mu */
   pthread_t thread;
   pthread_mutex_t mu;
@@ -438,10 +439,6 @@ static int rw_h5_fault(rw_h5store *h, int slot)
     close(fd);
     return 0;
   }
-  if (!strcmp(h->fault, "kill")) {
-    if (h->rank == 0) raise(SIGKILL);
-    return 0;
-  }
   if (!strcmp(h->fault, "term")) { /* every rank, as a batch system ends a job */
     raise(SIGTERM);
     return 0;
@@ -752,6 +749,17 @@ static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
     rw_h5_stage(h, h->wbuf[b], k, rw_vec_data(v[k]), 0);
   pthread_mutex_lock(&h->mu);
   rw_h5_enqueue(h, RW_H5_WRITE, slot, tag, b);
+  if (h->kill_after > 0 && ++h->nput == h->kill_after) {
+    /* "kill": once this snapshot is on disk on every rank, rank 0 dies (puts are collective,
+     * so every rank is here); the others block in their next collective until the launcher
+     * ends them. Waiting makes the test's "resumed from this step" deterministic. */
+    while (h->nq > 0 || h->busy)
+      pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+    MPI_Barrier(h->comm);
+    if (h->rank == 0) raise(SIGKILL);
+    pthread_mutex_lock(&h->mu);
+  }
   pthread_mutex_unlock(&h->mu);
   return rw_h5_agree(h, 0);
 }
@@ -874,8 +882,12 @@ static int rw_h5_inject(rw_store st, const char *kind, long after)
            kind);
   RW_CHECK(after >= 1, RW_ERR_ARG, "fault injection: after = %ld must be >= 1", after);
   pthread_mutex_lock(&h->mu);
-  snprintf(h->fault, sizeof h->fault, "%s", kind);
-  h->fault_after = h->nwritten + after;
+  if (!strcmp(kind, "kill")) {
+    h->kill_after = h->nput + after;
+  } else {
+    snprintf(h->fault, sizeof h->fault, "%s", kind);
+    h->fault_after = h->nwritten + after;
+  }
   pthread_mutex_unlock(&h->mu);
   return 0;
 }

@@ -145,11 +145,11 @@ const char *rw_store_path(rw_store st);
  * hardware or another process would: "flip" flips one byte inside the snapshot's data on
  * disk, "truncate" truncates the file in the middle of it, "fill" fills the file system of
  * the checkpoint directory with a file named rewind-fault-fill (the test removes it), "kill"
- * kills rank 0 with SIGKILL once the write is on disk (a crash or a lost node; the other
- * ranks go on until the MPI launcher ends them, so they may have written more), "term"
- * sends SIGTERM to every rank after its write (a batch system ending the job), "torn" flips
- * a byte of the snapshot on rank 0 and then kills it (a write the crash interrupted). The
- * apps set it from the environment variable REWIND_FAULT_INJECT=kind@after (e.g. flip@2).
+ * kills rank 0 with SIGKILL once that write is on disk on every rank (a crash or a lost
+ * node; the other ranks block in their next collective until the MPI launcher ends them),
+ * "term" sends SIGTERM to every rank after its write (a batch system ending the job),
+ * "torn" flips a byte of the snapshot on rank 0 and then kills it (a write the crash
+ * interrupted). The apps set it from the environment variable REWIND_FAULT_INJECT=kind@after (e.g. flip@2).
  * Returns RW_ERR_ARG for an unknown kind or a RAM store. Not collective. */
 int rw_store_inject_fault(rw_store st, const char *kind, long after);
 
