@@ -1042,11 +1042,18 @@ cleanup:
 static int rw_check_gradient(rw_problem prob, const double *dJdp, N_Vector dJdy0)
 {
   int np = rw_problem_nparams(prob);
-  for (int k = 0; dJdp && k < np; k++)
-    RW_CHECK(isfinite(dJdp[k]), RW_ERR_STEP,
-             "the gradient is not finite (dJ/d%s = %g) although J is: an overflow in the "
-             "adjoint sweep; check the parameters and the initial state",
-             rw_problem_param_name(prob, k), dJdp[k]);
+  for (int k = 0; dJdp && k < np; k++) {
+    if (isfinite(dJdp[k])) continue;
+    char what[80];
+    if (rw_problem_params_named(prob))
+      snprintf(what, sizeof what, "dJ/d%s", rw_problem_param_name(prob, k));
+    else
+      snprintf(what, sizeof what, "dJ/dtheta[%d]", k);
+    return RW_ERROR(RW_ERR_STEP,
+                    "the gradient is not finite (%s = %g) although J is: an overflow in the "
+                    "adjoint sweep; check the parameters and the initial state",
+                    what, dJdp[k]);
+  }
   if (dJdy0) {
     double n2 = N_VDotProd(dJdy0, dJdy0);
     RW_CHECK(isfinite(n2), RW_ERR_STEP,

@@ -407,7 +407,14 @@ int rw_app_write_results(rw_app *app, rw_problem prob, double J, const double *d
   rw_output out = app->out;
   int np = rw_problem_nparams(prob);
   RW_CALL(rw_output_attr_double(out, "/", "objective", J));
-  if (np > 0) {
+  if (np > 0 && !rw_problem_params_named(prob)) {
+    /* one parameter vector theta (any length): the array and its norm */
+    double n2 = 0.0;
+    for (int k = 0; k < np; k++)
+      n2 += dJdp[k] * dJdp[k];
+    RW_CALL(rw_output_array(out, "/gradient/dJdtheta", dJdp, np));
+    RW_CALL(rw_output_attr_double(out, "/gradient/dJdtheta", "norm2", sqrt(n2)));
+  } else if (np > 0) {
     char names[1024] = "";
     RW_CALL(rw_output_array(out, "/gradient/dJdp", dJdp, np));
     for (int k = 0; k < np; k++) {
@@ -505,7 +512,16 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   rw_log(ctx, RW_LOG_SUMMARY, "%s: %s on %d ranks, %s, %ld steps, T = %g\n", app->info->name,
          rw_problem_name(prob), rw_context_size(ctx), app->stepper, st->steps, app->opt.tf);
   rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.15e\n", "objective J", J);
-  for (int k = 0; k < rw_problem_nparams(prob); k++) {
+  int np = rw_problem_nparams(prob);
+  if (np > 0 && !rw_problem_params_named(prob)) {
+    double n2 = 0.0;
+    for (int k = 0; k < np; k++)
+      n2 += dJdp[k] * dJdp[k];
+    char label[96];
+    snprintf(label, sizeof label, "|dJ/dtheta|_2 (%d)", np);
+    rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.15e\n", label, sqrt(n2));
+  }
+  for (int k = 0; rw_problem_params_named(prob) && k < np; k++) {
     char label[96];
     snprintf(label, sizeof label, "dJ/d%s", rw_problem_param_name(prob, k));
     rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.15e\n", label, dJdp[k]);

@@ -128,8 +128,7 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
     if (n == 0) continue; /* this stage does not influence y_{n+1} */
     RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, e->Kbar));
     double ti = t + e->c[i] * h;
-    RW_CALL(rw_problem_vjp_y(st->prob, ti, Y[i], e->Kbar, e->Ybar[i]));
-    RW_CALL(rw_problem_vjp_p(st->prob, ti, Y[i], e->Kbar, pbar));
+    RW_CALL(rw_problem_vjp(st->prob, ti, Y[i], e->Kbar, e->Ybar[i], pbar));
     if (e->b[i] != 0.0)
       RW_CALL(rw_problem_running_grad(st->prob, ti, Y[i], h * e->b[i], e->Ybar[i], pbar));
   }

@@ -37,11 +37,13 @@ int rw_problem_create(rw_context ctx, const char *name, const rw_problem_ops *op
   prob->local_n = local_n;
   prob->np = nparams;
   snprintf(prob->name, sizeof prob->name, "%s", name ? name : "problem");
-  RW_TRY(rw_calloc((size_t)nparams + 1, sizeof *prob->pnames, "parameter names", &prob->pnames));
   RW_TRY(rw_calloc((size_t)nparams + 1, sizeof *prob->p, "parameters", &prob->p));
-  for (int k = 0; k < nparams; k++)
-    snprintf(prob->pnames[k], sizeof prob->pnames[k], "%s",
-             param_names && param_names[k] ? param_names[k] : "p");
+  if (param_names) { /* named scalars; without names the parameters are one vector, theta */
+    RW_TRY(rw_calloc((size_t)nparams + 1, sizeof *prob->pnames, "parameter names", &prob->pnames));
+    for (int k = 0; k < nparams; k++)
+      snprintf(prob->pnames[k], sizeof prob->pnames[k], "%s",
+               param_names[k] ? param_names[k] : "p");
+  }
   *out = prob;
   return 0;
 cleanup:
@@ -68,12 +70,13 @@ rw_context rw_problem_context(rw_problem prob) { return prob->ctx; }
 int rw_problem_nparams(rw_problem prob) { return prob->np; }
 const char *rw_problem_param_name(rw_problem prob, int k)
 {
-  return (k >= 0 && k < prob->np) ? prob->pnames[k] : NULL;
+  return (prob->pnames && k >= 0 && k < prob->np) ? prob->pnames[k] : NULL;
 }
+int rw_problem_params_named(rw_problem prob) { return prob->pnames != NULL; }
 double *rw_problem_params(rw_problem prob) { return prob->p; }
 int rw_problem_param_index(rw_problem prob, const char *name)
 {
-  for (int k = 0; k < prob->np; k++)
+  for (int k = 0; prob->pnames && k < prob->np; k++)
     if (strcmp(prob->pnames[k], name) == 0) return k;
   return -1;
 }
@@ -115,6 +118,22 @@ int rw_problem_vjp_p(rw_problem prob, double t, N_Vector y, N_Vector w, double *
   RW_NEED(vjp_p);
   prob->counts.vjp_p++;
   RW_CALL(prob->ops.vjp_p(prob->content, t, y, prob->p, w, out));
+  return 0;
+}
+
+int rw_problem_vjp(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector out_y, double *out_p)
+{
+  if (!prob->ops.vjp) {
+    RW_CALL(rw_problem_vjp_y(prob, t, y, w, out_y));
+    return rw_problem_vjp_p(prob, t, y, w, out_p);
+  }
+  if (prob->field) {
+    RW_NEED(vjp_field);
+    RW_CALL(prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, w, prob->field_bar));
+  }
+  prob->counts.vjp_y++;
+  if (prob->np > 0) prob->counts.vjp_p++;
+  RW_CALL(prob->ops.vjp(prob->content, t, y, prob->p, w, out_y, prob->np > 0 ? out_p : NULL));
   return 0;
 }
 

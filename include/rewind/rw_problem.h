@@ -26,6 +26,11 @@ typedef struct {
   int (*vjp_y)(void *content, double t, N_Vector y, const double *p, N_Vector w, N_Vector out);
   /* out[k] += local part of (df/dp_k)^T w, k < nparams. Required for dJ/dp. */
   int (*vjp_p)(void *content, double t, N_Vector y, const double *p, N_Vector w, double *out);
+  /* Both VJPs in one pass: out_y += (df/dy)^T w and, when out_p is not NULL, out_p[k] +=
+   * local part of (df/dp_k)^T w. Optional; for problems whose two VJPs share work (an MLP
+   * recomputes its activations once for both). Without it, vjp_y then vjp_p. */
+  int (*vjp)(void *content, double t, N_Vector y, const double *p, N_Vector w, N_Vector out_y,
+             double *out_p);
   /* out = (df/dy) v + (df/dp) dp (dp may be NULL). Optional. */
   int (*jvp)(void *content, double t, N_Vector y, const double *p, N_Vector v, const double *dp,
              N_Vector out);
@@ -48,8 +53,11 @@ typedef struct {
   void (*destroy)(void *content);
 } rw_problem_ops;
 
-/* Creates a problem with `nparams` named parameters (names copied, values set to 0) and a
- * state layout given by `local_n` entries on this rank. The problem takes ownership of
+/* Creates a problem with `nparams` parameters (values set to 0) and a state layout given by
+ * `local_n` entries on this rank. With `param_names` (copied) the parameters are named
+ * scalars (mu, kappa, ...); with NULL they are one unnamed vector theta (an MLP's weights,
+ * any length: nothing per parameter is allocated, and outputs report the vector as a whole,
+ * /gradient/dJdtheta and |dJ/dtheta|_2). The problem takes ownership of
  * `content` (released by ops->destroy). Collective. */
 int rw_problem_create(rw_context ctx, const char *name, const rw_problem_ops *ops, void *content,
                       sunindextype local_n, int nparams, const char *const *param_names,
@@ -59,7 +67,10 @@ int rw_problem_destroy(rw_problem *prob);
 const char *rw_problem_name(rw_problem prob);
 rw_context rw_problem_context(rw_problem prob);
 int rw_problem_nparams(rw_problem prob);
+/* Name of parameter k, or NULL when out of range or when the parameters are unnamed. */
 const char *rw_problem_param_name(rw_problem prob, int k);
+/* 1 when the parameters are named scalars, 0 when they are one vector theta. */
+int rw_problem_params_named(rw_problem prob);
 /* The parameter values (length nparams), owned by the problem, writable. */
 double *rw_problem_params(rw_problem prob);
 /* Index of parameter `name`, or -1. */
@@ -95,6 +106,10 @@ int rw_problem_vjp_y(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector
 /* Scalar parameters: out[k] += ...; and, when the problem has a field, its adjoint
  * (rw_problem_field_adjoint) += (df/dfield)^T w. */
 int rw_problem_vjp_p(rw_problem prob, double t, N_Vector y, N_Vector w, double *out);
+/* out_y += (df/dy)^T w and the parameter VJP of rw_problem_vjp_p into out_p (field adjoint
+ * included), through ops->vjp when the problem has it. */
+int rw_problem_vjp(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector out_y,
+                   double *out_p);
 int rw_problem_jvp(rw_problem prob, double t, N_Vector y, N_Vector v, const double *dp,
                    N_Vector out);
 /* g and r are global values (r summed over ranks). Collective. */
