@@ -1,8 +1,14 @@
-/* Private: what the adjoint driver's units share. Each way of getting y_n in the backward
- * sweep is its own unit:
- *   rw_adjoint.c          stored (store mode) and recomputed under a schedule (checkpoint);
- *   rw_adjoint_rebuild.c  rebuilt from y_{n+1} by the stepper's inverse step (reversible) or a
- *                         step of negative size (backsolve), checked against anchors;
+/* Private: what the adjoint driver's units share.
+ *
+ * The driver (rw_adjoint.c) runs one forward sweep, the objective, and one backward loop of
+ * adjoint steps for every mode. What differs between the modes is only how the backward sweep
+ * gets y_n, and that is a state source (rw_state_source below), one unit per way:
+ *   rw_source_store.c       stored: every state (or every step's stages) kept in RAM;
+ *   rw_source_checkpoint.c  recomputed under a schedule from checkpoint/ (RAM + disk stores,
+ *                           adaptive steps, read-ahead, restart);
+ *   rw_source_rebuild.c     rebuilt from y_{n+1} by the stepper's inverse step (reversible) or
+ *                           a step of negative size (backsolve), checked against anchors, with
+ *                           the exact fallback of a segment that drifted too far;
  * and they share the time grid, the monitor call and the reductions below. */
 #ifndef REWIND_RW_ADJOINT_IMPL_H
 #define REWIND_RW_ADJOINT_IMPL_H
@@ -20,16 +26,85 @@ int rw_sum_over_ranks(rw_context ctx, double *v, int n);
  * Collective. */
 int rw_objective(rw_problem prob, const rw_adjoint_options *opt, double t_end, N_Vector y,
                  double *q, double *g);
-/* The statistics every adjoint path fills alike: N, the last step, J and its parts, and the
- * evaluations of each sweep from the problem's counters before the forward sweep (c0), after
- * it (c1) and after the backward sweep (c2). */
-void rw_stats_sweeps(rw_adjoint_stats *s, long N, double last, double g, double q,
-                     const rw_problem_counts *c0, const rw_problem_counts *c1,
-                     const rw_problem_counts *c2);
 
-/* Memory-free modes (RW_ADJOINT_REVERSIBLE, RW_ADJOINT_BACKSOLVE); see rw_adjoint.h. */
-int rw_adjoint_solve_rebuild(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt,
-                             N_Vector y, double *J, double *dJdp, N_Vector dJdy0,
-                             rw_adjoint_stats *stats);
+/* --- State sources: how the backward sweep gets y_n ---------------------------------------
+ *
+ * Life of a source, driven by rw_adjoint_solve:
+ *   create   (per mode: rw_source_*_create) checks the options, plans the budget, may measure
+ *            (disk costs); allocates nothing the run's peak should count but the handle;
+ *   alloc    every snapshot, slot and work vector, before the first step (a budget problem
+ *            shows at start-up; the driver counts the peak from here);
+ *   forward  the forward sweep y_0 -> y_N (y in, y_N out), keeping what the mode keeps; adds
+ *            this rank's running cost to *q (the accumulator stays the driver's: a source may
+ *            keep the pointer, the checkpoint tags record it); sets N and the grid (opt);
+ *   fetch    called for n = N-1 .. 0: makes y_n (and the stage inputs of step n when it holds
+ *            them) ready for the adjoint step of step n, doing whatever the mode needs first
+ *            (nothing, schedule actions, a rebuild step). It may also rewind: set the adjoint
+ *            state back to its value before the adjoint step of a later step m and ask the loop
+ *            to go on from m (the rebuild modes' fallback, which reverses a drifted segment
+ *            again from exact states);
+ *   end      after the adjoint step of step 0: what is left (the schedule's last actions, the
+ *            disk's write-behind), before any result exists;
+ *   stats    the mode's statistics (the driver fills the sweeps', times and peak);
+ *   destroy  frees everything (also half-built sources).
+ * The driver keeps the one backward loop (terminal gradient, adjoint steps, the sum of dJ/dp
+ * over ranks once at the end, the finiteness check of the gradient); it has no branch on the
+ * mode. */
+
+/* The adjoint state the backward loop carries (a source that rewinds saves and restores it). */
+typedef struct {
+  N_Vector lambda; /* dJ/dy_n */
+  double *pbar;    /* this rank's dJ/dp so far */
+  int np;
+  N_Vector field; /* the problem's field adjoint, or NULL */
+} rw_adjoint_state;
+
+/* What fetch(n) returns. */
+typedef struct {
+  N_Vector y;       /* y_n, valid until the next call */
+  N_Vector *stages; /* the stage inputs of step n when held, else NULL (recomputed from y) */
+  long resume;      /* -1; or >= n: the adjoint state was set back to its value before step
+                       `resume`'s adjoint step, and the loop goes on from there */
+} rw_fetch;
+
+typedef struct rw_state_source rw_state_source;
+
+typedef struct {
+  int (*alloc)(rw_state_source *src, N_Vector y);
+  int (*forward)(rw_state_source *src, N_Vector y, double *q);
+  /* Used by rw_source_forward_steps: before step n from y = y_n; may point *stages at the
+   * vectors the step should fill with its stage inputs. */
+  int (*record)(rw_state_source *src, long n, N_Vector y, N_Vector **stages);
+  int (*fetch)(rw_state_source *src, long n, rw_adjoint_state *adj, rw_fetch *out);
+  int (*end)(rw_state_source *src);
+  int (*stats)(rw_state_source *src, rw_adjoint_stats *s);
+  void (*destroy)(rw_state_source *src);
+} rw_state_source_ops;
+
+/* The common part of every source (the first member of each concrete one). */
+struct rw_state_source {
+  const rw_state_source_ops *ops;
+  rw_problem prob;
+  rw_stepper st;
+  const rw_adjoint_options *opt; /* the grid the sweeps walk (an adaptive run's record) */
+  long N;                        /* steps (known after forward for adaptive runs) */
+  long recomputed;               /* forward steps taken again so far (progress reports) */
+  rw_adjoint_stats *s;           /* the run's statistics, filled during the run */
+};
+
+/* The plain forward sweep for sources that follow the grid step by step (store, rebuild):
+ * monitor, progress, running cost; ops->record before each step (src may be NULL: nothing
+ * kept). */
+int rw_source_forward_steps(rw_state_source *src, rw_stepper st, const rw_adjoint_options *opt,
+                            long N, N_Vector y, double *q);
+/* Time and size of step n of src's grid. */
+void rw_source_step(const rw_state_source *src, long n, double *t, double *h);
+
+int rw_source_store_create(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt,
+                           N_Vector y, rw_adjoint_stats *s, rw_state_source **out);
+int rw_source_checkpoint_create(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt,
+                                N_Vector y, rw_adjoint_stats *s, rw_state_source **out);
+int rw_source_rebuild_create(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt,
+                             N_Vector y, rw_adjoint_stats *s, rw_state_source **out);
 
 #endif
