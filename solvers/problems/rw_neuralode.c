@@ -16,10 +16,13 @@
  * by its Taylor polynomial to degree 13 (truncation below 2e-17 relative), and
  * expm1(z) = 2^k (e^r - 1) + (2^k - 1), which cancels only for k = 0, where it is exact.
  * |a| is clamped at 40 (tanh is 1 to the last bit well before); a NaN stays a NaN.
- * Branch-free, so the compiler vectorises the loop (with -fno-trapping-math); no fused
- * multiply-adds are asked for, so the AVX2 and the generic builds give the same bits. */
-static inline __attribute__((always_inline)) void rw_tanh_body(const double *restrict x,
-                                                               double *restrict y, long n)
+ * Branch-free, so the compiler vectorises the loop (with -fno-trapping-math). On CPUs with
+ * AVX2 and FMA (x86-64 since 2013) the polynomial runs on fused multiply-adds; the generic
+ * path rounds each product, so the two may differ in the last bit (a run repeats bit for bit
+ * on one machine either way). */
+#define RW_MADD(fused, a, b, c) ((fused) ? fma((a), (b), (c)) : (a) * (b) + (c))
+static inline __attribute__((always_inline)) void
+rw_tanh_body(const double *restrict x, double *restrict y, long n, const int fused)
 {
   const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
   const double inv_ln2 = 1.44269504088896338700e+00, magic = 6755399441055744.0; /* 1.5 2^52 */
@@ -33,45 +36,58 @@ static inline __attribute__((always_inline)) void rw_tanh_body(const double *res
     kd -= magic;
     double r = (z - kd * ln2_hi) - kd * ln2_lo;
     double q = 1.0 / 6227020800.0; /* 1/13! */
-    q = q * r + 1.0 / 479001600.0;
-    q = q * r + 1.0 / 39916800.0;
-    q = q * r + 1.0 / 3628800.0;
-    q = q * r + 1.0 / 362880.0;
-    q = q * r + 1.0 / 40320.0;
-    q = q * r + 1.0 / 5040.0;
-    q = q * r + 1.0 / 720.0;
-    q = q * r + 1.0 / 120.0;
-    q = q * r + 1.0 / 24.0;
-    q = q * r + 1.0 / 6.0;
-    q = q * r + 0.5;
-    q = q * r * r + r;                          /* e^r - 1 */
+    q = RW_MADD(fused, q, r, 1.0 / 479001600.0);
+    q = RW_MADD(fused, q, r, 1.0 / 39916800.0);
+    q = RW_MADD(fused, q, r, 1.0 / 3628800.0);
+    q = RW_MADD(fused, q, r, 1.0 / 362880.0);
+    q = RW_MADD(fused, q, r, 1.0 / 40320.0);
+    q = RW_MADD(fused, q, r, 1.0 / 5040.0);
+    q = RW_MADD(fused, q, r, 1.0 / 720.0);
+    q = RW_MADD(fused, q, r, 1.0 / 120.0);
+    q = RW_MADD(fused, q, r, 1.0 / 24.0);
+    q = RW_MADD(fused, q, r, 1.0 / 6.0);
+    q = RW_MADD(fused, q, r, 0.5);
+    q = RW_MADD(fused, q * r, r, r);            /* e^r - 1 */
     int64_t k = (int64_t)(int32_t)(uint32_t)kb; /* the low bits hold k */
     int64_t eb = (k + 1023) << 52;
     double s;
     memcpy(&s, &eb, sizeof s);
-    double m = s * q + (s - 1.0);
+    double m = RW_MADD(fused, s, q, s - 1.0);
     double t = -m / (2.0 + m);
     y[i] = copysign(t, x[i]);
   }
 }
 
-__attribute__((target("avx2"))) static void rw_tanh_avx2(const double *restrict x,
-                                                         double *restrict y, long n)
+__attribute__((target("avx2,fma"))) static void rw_tanh_avx2(const double *restrict x,
+                                                             double *restrict y, long n)
 {
-  rw_tanh_body(x, y, n);
+  rw_tanh_body(x, y, n, 1);
+}
+
+__attribute__((target("avx512f,avx512dq,fma"))) static void
+rw_tanh_avx512(const double *restrict x, double *restrict y, long n)
+{
+  rw_tanh_body(x, y, n, 1);
 }
 
 static void rw_tanh_generic(const double *restrict x, double *restrict y, long n)
 {
-  rw_tanh_body(x, y, n);
+  rw_tanh_body(x, y, n, 0);
 }
 
 void rw_tanh_v(const double *x, double *y, long n)
 {
-  static int avx2 = -1;
-  if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+  static int isa = -1; /* 2: AVX-512, 1: AVX2 + FMA, 0: generic */
+  if (isa < 0) {
+    int fma = __builtin_cpu_supports("fma");
+    isa = fma && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") ? 2
+          : fma && __builtin_cpu_supports("avx2")                                        ? 1
+                                                                                         : 0;
+  }
   /* in place is allowed: the body reads x[i] before it writes y[i] and nothing else */
-  if (avx2)
+  if (isa == 2)
+    rw_tanh_avx512(x, y, n);
+  else if (isa == 1)
     rw_tanh_avx2(x, y, n);
   else
     rw_tanh_generic(x, y, n);
