@@ -21,6 +21,7 @@
 #include "rewind/rw_app.h"
 #include "rewind/rw_neuralode.h"
 #include "rewind/rw_neuralode_io.h"
+#include "rewind/rw_revheun.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -31,8 +32,9 @@
 static const rw_deck_key keys[] = {
     {"mode", RW_KEY_ENUM, "train", NULL, 0, 0, 0, "train,gradient", 0,
      "train: fit the data set with Adam; gradient: one loss and dL/dtheta"},
-    {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0, "euler,heun,ssprk3,rk4,rk38,dopri5", 0,
-     "explicit Runge-Kutta time stepper"},
+    {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0, "euler,heun,ssprk3,rk4,rk38,dopri5,revheun", 0,
+     "explicit Runge-Kutta time stepper, or revheun (reversible Heun: a partner state and an "
+     "exact inverse step, for adjoint_mode reversible)"},
     {"theta_file", RW_KEY_STRING, "", NULL, 0, 0, 0, NULL, 0,
      "weights in the reference format (NODEMLP1); the architecture then comes from it (empty: "
      "the keys widths, activation, time_input, damping and Glorot weights from seed)"},
@@ -41,6 +43,8 @@ static const rw_deck_key keys[] = {
      "first mini-batch of the data set"},
     {"compare_gradient", RW_KEY_STRING, "", NULL, 0, 0, 0, NULL, 0,
      "mode gradient: a reference dL/dtheta (NODEGRD1) to compare with (relative 2-norm)"},
+    {"gradient_out", RW_KEY_STRING, "", NULL, 0, 0, 0, NULL, 0,
+     "mode gradient: also write dL/dtheta to this file in the reference format (NODEGRD1)"},
     {"theta_out", RW_KEY_STRING, "", NULL, 0, 0, 0, NULL, 0,
      "write the (trained) weights to this file in the reference format (NODEMLP1)"},
     {"widths", RW_KEY_REAL_ARRAY, "2,32,32,2", NULL, 1, 1e6, 0, NULL, RW_MLP_MAX_LAYERS + 1,
@@ -165,8 +169,10 @@ typedef struct {
   double *theta; /* P values (from the file, or Glorot from seed) */
   long P;
   rw_problem prob;
+  rw_problem pair; /* revheun: the partnered problem the solve runs on (state (h, h^)) */
   rw_stepper st;
   N_Vector y, dJdy0;
+  N_Vector Y, L; /* revheun: the partnered state and its adjoint */
   double *grad;
 } model;
 
@@ -217,7 +223,14 @@ static int model_create(rw_app *app, model *m, long batch)
 {
   RW_CALL(rw_neuralode_create(app->ctx, &m->arch, batch, &m->prob));
   memcpy(rw_problem_params(m->prob), m->theta, (size_t)m->P * sizeof(double));
-  RW_CALL(rw_stepper_create_erk(m->prob, rw_tableau_find(app->stepper), &m->st));
+  if (strcmp(app->stepper, "revheun") == 0) {
+    RW_CALL(rw_problem_create_partnered(m->prob, &m->pair));
+    RW_CALL(rw_stepper_create_revheun(m->pair, &m->st));
+    RW_CALL(rw_problem_new_state(m->pair, &m->Y));
+    RW_CALL(rw_problem_new_state(m->pair, &m->L));
+  } else {
+    RW_CALL(rw_stepper_create_erk(m->prob, rw_tableau_find(app->stepper), &m->st));
+  }
   RW_CALL(rw_problem_new_state(m->prob, &m->y));
   RW_CALL(rw_problem_new_state(m->prob, &m->dJdy0));
   RW_CALL(rw_calloc((size_t)m->P, sizeof(double), "dL/dtheta", &m->grad));
@@ -228,7 +241,10 @@ static void model_destroy(model *m)
 {
   rw_vec_destroy(&m->y);
   rw_vec_destroy(&m->dJdy0);
+  rw_vec_destroy(&m->Y);
+  rw_vec_destroy(&m->L);
   rw_stepper_destroy(&m->st);
+  rw_problem_destroy(&m->pair);
   rw_problem_destroy(&m->prob);
   rw_free(&m->theta);
   rw_free(&m->grad);
@@ -244,15 +260,30 @@ static void model_load(model *m, const double *y0, const double *targets)
   memcpy(rw_neuralode_targets(m->prob), targets + first * D, (size_t)(count * D) * sizeof(double));
 }
 
-/* Writes theta_out (rank 0) when the deck names one; every rank learns the outcome. */
-static int model_save(rw_app *app, model *m)
+/* Loss and gradient at the loaded batch: J, m->grad, m->dJdy0 (y is left at y(T)). With
+ * revheun the solve runs on the partnered state (y0, y0). */
+static int model_solve(rw_app *app, model *m, double *J, rw_adjoint_stats *stats)
+{
+  if (!m->pair)
+    return rw_app_solve(app, m->prob, m->st, m->y, NULL, NULL, J, m->grad, m->dJdy0, stats);
+  rw_revheun_initial_state(m->y, m->Y);
+  RW_CALL(rw_app_solve(app, m->pair, m->st, m->Y, NULL, NULL, J, m->grad, m->L, stats));
+  rw_revheun_initial_adjoint(m->L, m->dJdy0);
+  return 0;
+}
+
+/* Writes the weights (key theta_out) or dL/dtheta (key gradient_out) on rank 0 when the deck
+ * names a file; every rank learns the outcome. */
+static int model_save(rw_app *app, model *m, const char *key)
 {
   char path[4096];
-  RW_CALL(rw_deck_get_string(app->deck, "theta_out", path, sizeof path));
+  int gradient = strcmp(key, "gradient_out") == 0;
+  RW_CALL(rw_deck_get_string(app->deck, key, path, sizeof path));
   if (!path[0]) return 0;
   int ierr = 0;
   if (rw_context_rank(app->ctx) == 0)
-    ierr = rw_mlp_file_write(path, 0, &m->arch, rw_problem_params(m->prob));
+    ierr = rw_mlp_file_write(path, gradient, &m->arch,
+                             gradient ? m->grad : rw_problem_params(m->prob));
   return rw_error_agree(rw_context_comm(app->ctx), ierr);
 }
 
@@ -340,11 +371,12 @@ static int run_gradient(rw_app *app, model *m, const dataset *data)
   RW_TRY(write_model(app, m));
   double J = 0.0, rel = -1.0;
   rw_adjoint_stats stats;
-  RW_TRY(rw_app_solve(app, m->prob, m->st, m->y, NULL, NULL, &J, m->grad, m->dJdy0, &stats));
+  RW_TRY(model_solve(app, m, &J, &stats));
   RW_TRY(compare_reference(app, m, &rel));
   RW_TRY(rw_output_vector(app->out, "/gradient/dJdy0", m->dJdy0));
   RW_TRY(rw_output_attr_double(app->out, "/", "loss", J));
-  RW_TRY(model_save(app, m));
+  RW_TRY(model_save(app, m, "theta_out"));
+  RW_TRY(model_save(app, m, "gradient_out"));
   RW_TRY(rw_app_finish(app, m->prob, J, m->grad, m->dJdy0, &stats));
   if (rel >= 0.0)
     rw_log(app->ctx, RW_LOG_SUMMARY, "  reference gradient: |dL/dtheta - ref|_2 / |ref|_2 = %.3e\n",
@@ -402,6 +434,7 @@ static int write_trajectories(rw_app *app, model *m, const dataset *d)
   long first, count;
   rw_neuralode_local_batch(one.prob, &first, &count);
   if (count) memcpy(rw_vec_data(one.y), y, sizeof y);
+  if (one.pair) rw_revheun_initial_state(one.y, one.Y); /* (h, h^) = (y0, y0) */
   rw_adjoint_options o;
   rw_adjoint_options_default(&o);
   o.dt = app->opt.dt;
@@ -414,7 +447,12 @@ static int write_trajectories(rw_app *app, model *m, const dataset *d)
     if (k == K) break;
     o.t0 = t;
     o.tf = d->span * (k + 1) / K;
-    RW_TRY(rw_forward_solve(one.prob, one.st, &o, one.y, &J, NULL));
+    if (one.pair) { /* the partnered state's first half is h */
+      RW_TRY(rw_forward_solve(one.pair, one.st, &o, one.Y, &J, NULL));
+      if (count) memcpy(rw_vec_data(one.y), rw_vec_data(one.Y), sizeof y);
+    } else {
+      RW_TRY(rw_forward_solve(one.prob, one.st, &o, one.y, &J, NULL));
+    }
     true_advance(d->lv, y, o.tf - o.t0);
   }
 cleanup:
@@ -470,7 +508,7 @@ static int run_train(rw_app *app, model *m, const dataset *d)
         memcpy(bt + 2 * i, d->end + 2 * j, 2 * sizeof(double));
       }
       model_load(m, bx, bt);
-      RW_TRY(rw_app_solve(app, m->prob, m->st, m->y, NULL, NULL, &J, m->grad, m->dJdy0, &stats));
+      RW_TRY(model_solve(app, m, &J, &stats));
       sum += J;
       adam_step(&opt, rw_problem_params(m->prob), m->grad, m->P);
     }
@@ -487,10 +525,10 @@ static int run_train(rw_app *app, model *m, const dataset *d)
   }
   RW_TRY(write_model(app, m));
   RW_TRY(write_trajectories(app, m, d));
-  RW_TRY(model_save(app, m));
+  RW_TRY(model_save(app, m, "theta_out"));
   /* the loss and gradient of the trained weights on the last mini-batch */
   model_load(m, bx, bt);
-  RW_TRY(rw_app_solve(app, m->prob, m->st, m->y, NULL, NULL, &J, m->grad, m->dJdy0, &stats));
+  RW_TRY(model_solve(app, m, &J, &stats));
   RW_TRY(rw_output_attr_double(app->out, "/", "loss", J));
   RW_TRY(rw_app_finish(app, m->prob, J, m->grad, m->dJdy0, &stats));
   if (epochs > 0)
