@@ -2,6 +2,7 @@
 #include "rewind/rw_neuralode_io.h"
 
 #include <errno.h>
+#include <hdf5.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -221,4 +222,100 @@ void rw_node_problem_free(rw_node_problem_file *pf)
 {
   rw_free(&pf->y0);
   rw_free(&pf->targets);
+}
+
+/* One dataset of doubles (rank 1) of length at most `max` into v; *n its length. */
+static int rw_h5_read_vector(hid_t file, const char *path, const char *name, double *v, long max,
+                             long *n)
+{
+  int ierr = 0;
+  hid_t d = -1, sp = -1;
+  hsize_t len = 0;
+  H5E_BEGIN_TRY { d = H5Dopen2(file, name, H5P_DEFAULT); }
+  H5E_END_TRY;
+  RW_CHECK_GOTO(d >= 0, RW_ERR_ARG, "'%s' has no dataset %s: not a rewind-neuralode result file",
+                path, name);
+  sp = H5Dget_space(d);
+  RW_CHECK_GOTO(sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+                    H5Sget_simple_extent_dims(sp, &len, NULL) == 1 && (long)len <= max,
+                RW_ERR_ARG, "'%s': dataset %s is not a vector of at most %ld values", path, name,
+                max);
+  RW_CHECK_GOTO(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0, RW_ERR_IO,
+                "'%s': reading %s failed", path, name);
+  *n = (long)len;
+cleanup:
+  if (sp >= 0) H5Sclose(sp);
+  if (d >= 0) H5Dclose(d);
+  return ierr;
+}
+
+/* An attribute of /model/theta: a double, a long, or a string (buf, len). */
+static int rw_h5_read_attr(hid_t file, const char *path, const char *name, hid_t type, void *v,
+                           size_t len)
+{
+  int ierr = 0;
+  hid_t a = -1, t = -1;
+  H5E_BEGIN_TRY { a = H5Aopen_by_name(file, "/model/theta", name, H5P_DEFAULT, H5P_DEFAULT); }
+  H5E_END_TRY;
+  RW_CHECK_GOTO(a >= 0, RW_ERR_ARG, "'%s': /model/theta has no attribute '%s'", path, name);
+  if (type == H5T_C_S1) {
+    t = H5Aget_type(a);
+    RW_CHECK_GOTO(
+        t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) && H5Tget_size(t) < len,
+        RW_ERR_ARG, "'%s': attribute '%s' of /model/theta is not a short string", path, name);
+    memset(v, 0, len);
+    RW_CHECK_GOTO(H5Aread(a, t, v) >= 0, RW_ERR_IO, "'%s': reading attribute '%s' failed", path,
+                  name);
+  } else {
+    RW_CHECK_GOTO(H5Aread(a, type, v) >= 0, RW_ERR_IO, "'%s': reading attribute '%s' failed", path,
+                  name);
+  }
+cleanup:
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  return ierr;
+}
+
+int rw_mlp_h5_read(const char *path, rw_mlp_arch *arch, double **values, long *P)
+{
+  int ierr = 0;
+  hid_t file = -1;
+  double w[RW_MLP_MAX_LAYERS + 2];
+  long nw = 0, ti = 0, np = 0;
+  char act[32];
+  *values = NULL;
+  memset(arch, 0, sizeof *arch);
+  RW_CHECK(path && path[0], RW_ERR_ARG, "neural-ODE weights: no file name given");
+  H5E_BEGIN_TRY { file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); }
+  H5E_END_TRY;
+  RW_CHECK(file >= 0, RW_ERR_IO, "neural-ODE weights '%s': cannot be opened as an HDF5 file", path);
+  RW_TRY(rw_h5_read_vector(file, path, "/model/widths", w, RW_MLP_MAX_LAYERS + 1, &nw));
+  RW_CHECK_GOTO(nw >= 2, RW_ERR_ARG, "'%s': /model/widths has %ld entries; at least 2", path, nw);
+  arch->nlayers = (int)nw - 1;
+  for (long l = 0; l < nw; l++)
+    arch->widths[l] = (int)w[l];
+  RW_TRY(rw_h5_read_attr(file, path, "activation", H5T_C_S1, act, sizeof act));
+  int a = rw_activation_parse(act);
+  RW_CHECK_GOTO(a >= 0, RW_ERR_ARG, "'%s': activation '%s'; known: %s", path, act,
+                rw_activation_names());
+  arch->activation = (rw_activation)a;
+  RW_TRY(rw_h5_read_attr(file, path, "time_input", H5T_NATIVE_LONG, &ti, 0));
+  arch->time_input = ti != 0;
+  RW_TRY(rw_h5_read_attr(file, path, "damping", H5T_NATIVE_DOUBLE, &arch->damping, 0));
+  {
+    char where[4200];
+    snprintf(where, sizeof where, "'%s'", path);
+    RW_TRY(rw_mlp_check(arch, where));
+  }
+  np = rw_mlp_nparams(arch);
+  RW_TRY(rw_calloc((size_t)np, sizeof(double), "neural-ODE weights", values));
+  long got = 0;
+  RW_TRY(rw_h5_read_vector(file, path, "/model/theta", *values, np, &got));
+  RW_CHECK_GOTO(got == np, RW_ERR_ARG, "'%s': /model/theta has %ld values, the widths give %ld",
+                path, got, np);
+  *P = np;
+cleanup:
+  if (file >= 0) H5Fclose(file);
+  if (ierr) rw_free(values);
+  return ierr;
 }

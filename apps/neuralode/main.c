@@ -24,6 +24,7 @@
 #include "rewind/rw_revheun.h"
 
 #include <cblas.h>
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,8 +37,9 @@ static const rw_deck_key keys[] = {
      "explicit Runge-Kutta time stepper, or revheun (reversible Heun: a partner state and an "
      "exact inverse step, for adjoint_mode reversible)"},
     {"theta_file", RW_KEY_STRING, "", NULL, 0, 0, 0, NULL, 0,
-     "weights in the reference format (NODEMLP1); the architecture then comes from it (empty: "
-     "the keys widths, activation, time_input, damping and Glorot weights from seed)"},
+     "weights in the reference format (NODEMLP1) or a result file of this app (HDF5, "
+     "/model); the architecture then comes from it (empty: the keys widths, activation, "
+     "time_input, damping and Glorot weights from seed)"},
     {"problem_file", RW_KEY_STRING, "", NULL, 0, 0, 0, NULL, 0,
      "mode gradient: B, D, T, y0 and targets in the reference format (NODEPRB1); empty: the "
      "first mini-batch of the data set"},
@@ -205,8 +207,12 @@ static int model_weights(rw_app *app, model *m)
 {
   char path[4096];
   RW_CALL(rw_deck_get_string(app->deck, "theta_file", path, sizeof path));
-  if (path[0]) {
-    if (rw_mlp_file_read(path, 0, &m->arch, &m->theta, &m->P))
+  if (path[0]) { /* an HDF5 result of this app (by its signature), or the reference format */
+    htri_t h5 = 0;
+    H5E_BEGIN_TRY { h5 = H5Fis_hdf5(path); }
+    H5E_END_TRY;
+    if (h5 > 0 ? rw_mlp_h5_read(path, &m->arch, &m->theta, &m->P)
+               : rw_mlp_file_read(path, 0, &m->arch, &m->theta, &m->P))
       return rw_app_deck_error(app, "theta_file");
     return 0;
   }

@@ -25,6 +25,9 @@ extern "C" {
 /* Reads a weights (gradient = 0) or gradient (gradient = 1) file: the architecture and P
  * values in *values (allocated with rw_calloc; the caller frees with rw_free). */
 int rw_mlp_file_read(const char *path, int gradient, rw_mlp_arch *arch, double **values, long *P);
+/* Reads the weights of a rewind-neuralode result file (HDF5: /model/theta, /model/widths and
+ * the attributes activation, time_input and damping of /model/theta). */
+int rw_mlp_h5_read(const char *path, rw_mlp_arch *arch, double **values, long *P);
 /* Writes one. Not collective (call it on one rank). */
 int rw_mlp_file_write(const char *path, int gradient, const rw_mlp_arch *arch,
                       const double *values);

@@ -10,7 +10,9 @@ set(NODE_OUT ${CMAKE_CURRENT_BINARY_DIR}/out/neuralode)
 file(MAKE_DIRECTORY ${NODE_OUT})
 set(NODE_P0 -mode gradient -theta_file ${NODE_DATA}/p0_theta.bin
   -problem_file ${NODE_DATA}/problem_T1.bin -stepper rk38)
-set(NODE_OK "objective J += 2\\.4370192902[23].*reference gradient: [^=]*= [0-9.]+e-(1[1-9]|[2-9][0-9])")
+set(NODE_J "objective J += 2\\.4370192902[23]")
+set(NODE_GRAD "reference gradient: [^=]*= [0-9.]+e-(1[1-9]|[2-9][0-9])")
+set(NODE_OK "${NODE_J}.*${NODE_GRAD}")
 foreach(np 1 2)
   rewind_mpi_expect(neuralode_p0_n100_store_np${np} NP ${np} RC zero REGEX "${NODE_OK}"
     COMMAND ${NODE} ${NODE_P0} -dt 0.01 -adjoint_mode store
@@ -41,9 +43,37 @@ set_tests_properties(neuralode_output_readable PROPERTIES DEPENDS neuralode_p0_n
 # gradient mode reads back.
 rewind_mpi_expect(neuralode_train_short NP 2 RC zero REGEX "training: 20 epochs.*x lower"
   COMMAND ${NODE} -epochs 20 -theta_out ${NODE_OUT}/trained.bin -output ${NODE_OUT}/train.h5)
+# The weights saved in the reference format and in the HDF5 result give the same gradient,
+# bit for bit.
 rewind_mpi_expect(neuralode_trained_reload NP 1 RC zero REGEX "objective J.*theta"
-  COMMAND ${NODE} -mode gradient -theta_file ${NODE_OUT}/trained.bin -output ${NODE_OUT}/reload.h5)
+  COMMAND ${NODE} -mode gradient -theta_file ${NODE_OUT}/trained.bin
+    -gradient_out ${NODE_OUT}/trained_grad.bin -output ${NODE_OUT}/reload.h5)
 set_tests_properties(neuralode_trained_reload PROPERTIES DEPENDS neuralode_train_short)
+rewind_mpi_expect(neuralode_trained_reload_h5 NP 1 RC zero
+  REGEX "reference gradient: [^=]*= 0.000e\\+00"
+  COMMAND ${NODE} -mode gradient -theta_file ${NODE_OUT}/train.h5
+    -compare_gradient ${NODE_OUT}/trained_grad.bin -output ${NODE_OUT}/reload2.h5)
+set_tests_properties(neuralode_trained_reload_h5 PROPERTIES DEPENDS neuralode_trained_reload)
+
+# The other adjoint modes on P0 (N = 100, 2 ranks): backward reconstruction with drift checks,
+# the disk tier, and adaptive Dormand-Prince under the online schedule (rtol 1e-6: within
+# 1e-5 of the fixed-step reference, which differs from the exact gradient by its own
+# discretisation error only).
+file(MAKE_DIRECTORY ${NODE_OUT}/ckpt)
+set(NODE_REF100 -compare_gradient ${NODE_DATA}/p0_grad_rk38_N100_T1.bin)
+rewind_mpi_expect(neuralode_p0_backsolve NP 2 RC zero
+  REGEX "${NODE_J}.*drift: max [0-9.e+-]+.*${NODE_GRAD}"
+  COMMAND ${NODE} ${NODE_P0} -dt 0.01 -adjoint_mode backsolve ${NODE_REF100}
+    -output ${NODE_OUT}/backsolve.h5)
+rewind_mpi_expect(neuralode_p0_disk NP 2 RC zero REGEX "${NODE_J}.*disk tier: 4 slots.*${NODE_GRAD}"
+  COMMAND ${NODE} ${NODE_P0} -dt 0.01 -adjoint_mode checkpoint -checkpoint_slots 2
+    -checkpoint_disk_slots 4 -checkpoint_dir ${NODE_OUT}/ckpt ${NODE_REF100}
+    -output ${NODE_OUT}/disk.h5)
+rewind_mpi_expect(neuralode_p0_adaptive NP 2 RC zero
+  REGEX "adaptive: [0-9]+ accepted.*reference gradient: [^=]*= [0-9.]+e-(0[5-9]|[1-9][0-9])"
+  COMMAND ${NODE} ${NODE_P0} -stepper dopri5 -adaptive true -rtol 1e-6 -atol 1e-6 -dt 0.01
+    -adjoint_mode checkpoint -checkpoint_schedule online -checkpoint_slots 4
+    -compare_gradient ${NODE_DATA}/p0_grad_rk38_N1000_T1.bin -output ${NODE_OUT}/adaptive.h5)
 
 # Bad input: a message naming the file or key, a non-zero exit on every rank, no output.
 function(node_bad name regex)
