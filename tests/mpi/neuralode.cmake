@@ -34,8 +34,8 @@ set_tests_properties(neuralode_p0_n1000_binomial_np2 PROPERTIES
 # The gradient file is complete and readable (checksums verified by h5dump).
 add_test(NAME neuralode_output_readable
   COMMAND ${CMAKE_COMMAND} -DFILE=${NODE_OUT}/n100_np2.h5
-          "-DNEEDLES=norm2\;objective\;deck\;reference_gradient_reldiff\;activation"
-          "-DDATASETS=/gradient/dJdtheta\;/gradient/dJdy0\;/model/theta"
+          "-DNEEDLES=norm2,objective,deck,reference_gradient_reldiff,activation"
+          "-DDATASETS=/gradient/dJdtheta,/gradient/dJdy0,/model/theta"
           -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
 set_tests_properties(neuralode_output_readable PROPERTIES DEPENDS neuralode_p0_n100_store_np2)
 

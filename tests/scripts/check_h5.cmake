@@ -1,7 +1,7 @@
 # Checks a result file: with EXPECT_MISSING, neither FILE nor FILE.partial may exist;
 # otherwise FILE must exist, FILE.partial must not, and h5dump must read every dataset
 # (which verifies the Fletcher32 checksums) and find the gradient. NEEDLES (attributes) and
-# DATASETS default to those of rewind-ode's file.
+# DATASETS (comma-separated) default to those of rewind-ode's file.
 if(EXPECT_MISSING)
   if(EXISTS "${FILE}" OR EXISTS "${FILE}.partial")
     message(FATAL_ERROR "a failed run left output behind: ${FILE}(.partial)")
@@ -19,11 +19,13 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "h5dump -A failed on ${FILE}: ${err}")
 endif()
 if(NOT DEFINED NEEDLES)
-  set(NEEDLES "dJ/dmu;objective;deck;checkpoint_bytes_ram")
+  set(NEEDLES "dJ/dmu,objective,deck,checkpoint_bytes_ram")
 endif()
 if(NOT DEFINED DATASETS)
-  set(DATASETS "/gradient/dJdy0;/trajectory/y")
+  set(DATASETS "/gradient/dJdy0,/trajectory/y")
 endif()
+string(REPLACE "," ";" NEEDLES "${NEEDLES}")
+string(REPLACE "," ";" DATASETS "${DATASETS}")
 foreach(needle IN LISTS NEEDLES)
   string(FIND "${out}" "${needle}" pos)
   if(pos EQUAL -1)
