@@ -384,6 +384,8 @@ static int run_gradient(rw_app *app, model *m, const dataset *data)
   RW_TRY(model_save(app, m, "theta_out"));
   RW_TRY(model_save(app, m, "gradient_out"));
   RW_TRY(rw_app_finish(app, m->prob, J, m->grad, m->dJdy0, &stats));
+  rw_log(app->ctx, RW_LOG_SUMMARY, "  loss L = J = %.15e (mean squared error at T = %g)\n", J,
+         app->opt.tf - app->opt.t0);
   if (rel >= 0.0)
     rw_log(app->ctx, RW_LOG_SUMMARY, "  reference gradient: |dL/dtheta - ref|_2 / |ref|_2 = %.3e\n",
            rel);

@@ -70,9 +70,9 @@ long rw_neuralode_batch(rw_problem prob);
 /* This rank's targets (count x D, trajectory-major), writable. */
 double *rw_neuralode_targets(rw_problem prob);
 
-/* y = tanh(x) for n values, vectorised (AVX2 and FMA where the CPU has them); absolute error
- * below 4.5e-16 (4 units in the last place of 1), relative error below 1e-15. x and y may be the
- * same array. */
+/* y = tanh(x) for n values, vectorised (AVX-512 or AVX2, with FMA, where the CPU has them);
+ * absolute error below 4.5e-16 (4 units in the last place of 1), relative error below 1e-15. x and
+ * y may be the same array. */
 void rw_tanh_v(const double *x, double *y, long n);
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
 /* Neural-ODE problem: an MLP vector field on a batch of trajectories, through BLAS (see
- * rw_neuralode.h). Every product is one cblas_dgemm over this rank's trajectories; nothing
- * loops over trajectories or parameters one by one except the bias sums and the
- * element-wise activations. */
+ * rw_neuralode.h). Every product is one matrix product over this rank's trajectories
+ * (cblas_dgemm, or node_gemm's loops for the skinny ones); nothing loops over trajectories or
+ * parameters one at a time except the bias sums and the element-wise activations. */
 #include "rewind/rw_neuralode.h"
 
 #include <cblas.h>
@@ -188,6 +188,7 @@ typedef struct {
   double *g[2]; /* back-propagated gradients (nloc * maxw each) */
   double *dx;   /* tangents (nloc * maxw), for jvp */
   double *dz;
+  double *tmp;        /* a small transposed operand of node_gemm (4 * maxw) */
   double *theta_seen; /* the theta the cached entries were computed with */
   rw_node_entry cache[RW_NODE_CACHE];
   int next;
@@ -202,6 +203,7 @@ static void node_destroy(void *c)
   rw_free(&o->g[1]);
   rw_free(&o->dx);
   rw_free(&o->dz);
+  rw_free(&o->tmp);
   rw_free(&o->theta_seen);
   for (int k = 0; k < RW_NODE_CACHE; k++) {
     rw_free(&o->cache[k].y);
@@ -253,14 +255,98 @@ static void node_activate_grad(rw_activation a, const double *restrict x, double
   }
 }
 
+/* C (M x N, row-major) = beta C + op(A) op(B), beta 0 or 1, op(X) = X or X^T (ta, tb).
+ * OpenBLAS is fast on the hidden layers' products and slow on the skinny ones of the input
+ * and output layers (a dimension of D = 2 or 3: packing costs more than the arithmetic), so
+ * those run here, as loops whose innermost index walks a long contiguous row (vectorised),
+ * or as dot products with a vectorised reduction. */
+#define RW_NODE_SKINNY 4
+static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const double *A, int lda,
+                      const double *B, int ldb, double beta, double *C, int ldc)
+{
+  int skinny = K <= RW_NODE_SKINNY || N <= RW_NODE_SKINNY || M <= RW_NODE_SKINNY;
+  if (!skinny || M == 0 || N == 0) {
+    if (M > 0 && N > 0)
+      cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
+                  N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  if (beta == 0.0)
+    for (int i = 0; i < M; i++)
+      memset(C + (size_t)i * ldc, 0, (size_t)N * sizeof(double));
+  double *t = o->tmp;
+  if (!ta && K <= RW_NODE_SKINNY) { /* C[i,:] += sum_k A[i,k] B(k,:): rows of B contiguous */
+    const double *Bk = B;
+    int ldk = ldb;
+    if (tb) { /* B(k, j) = B[j ldb + k]: transpose the K x N operand first */
+      for (int k = 0; k < K; k++)
+        for (int j = 0; j < N; j++)
+          t[k * N + j] = B[(size_t)j * ldb + k];
+      Bk = t, ldk = N;
+    }
+    for (int i = 0; i < M; i++) {
+      double *restrict c = C + (size_t)i * ldc;
+      for (int k = 0; k < K; k++) {
+        const double a = A[(size_t)i * lda + k], *restrict b = Bk + (size_t)k * ldk;
+        for (int j = 0; j < N; j++)
+          c[j] += a * b[j];
+      }
+    }
+  } else if (!ta && N <= RW_NODE_SKINNY) { /* C[i,j] += A[i,:] . B(:,j): dot products */
+    const double *Bj = B;
+    int ldj = ldb;
+    if (!tb) { /* B(k, j) = B[k ldb + j]: transpose the K x N operand first */
+      for (int j = 0; j < N; j++)
+        for (int k = 0; k < K; k++)
+          t[j * K + k] = B[(size_t)k * ldb + j];
+      Bj = t, ldj = K;
+    }
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        const double *restrict a = A + (size_t)i * lda, *restrict b = Bj + (size_t)j * ldj;
+        double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+        for (int k = 0; k < K; k++)
+          sum += a[k] * b[k];
+        C[(size_t)i * ldc + j] += sum;
+      }
+  } else if (ta && !tb && M <= RW_NODE_SKINNY) { /* C[m,:] += sum_k A[k,m] B[k,:] */
+    for (int k = 0; k < K; k++) {
+      const double *restrict b = B + (size_t)k * ldb;
+      for (int m = 0; m < M; m++) {
+        const double a = A[(size_t)k * lda + m];
+        double *restrict c = C + (size_t)m * ldc;
+        for (int j = 0; j < N; j++)
+          c[j] += a * b[j];
+      }
+    }
+  } else if (ta && !tb && N <= RW_NODE_SKINNY) { /* C^T[j,:] = sum_k B[k,j] A[k,:], then add */
+    memset(t, 0, (size_t)N * M * sizeof(double));
+    for (int k = 0; k < K; k++) {
+      const double *restrict a = A + (size_t)k * lda;
+      for (int j = 0; j < N; j++) {
+        const double b = B[(size_t)k * ldb + j];
+        double *restrict c = t + (size_t)j * M;
+        for (int m = 0; m < M; m++)
+          c[m] += b * a[m];
+      }
+    }
+    for (int m = 0; m < M; m++)
+      for (int j = 0; j < N; j++)
+        C[(size_t)m * ldc + j] += t[(size_t)j * M + m];
+  } else {
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
+                K, 1.0, A, lda, B, ldb, 1.0, C, ldc);
+  }
+}
+
 /* out (nloc x dout) = x (nloc x din, leading dimension din) W^T + 1 b^T. */
-static void node_affine(const rw_node *o, const double *x, const double *W, const double *b,
-                        int din, int dout, double *out)
+static void node_affine(rw_node *o, const double *x, const double *W, const double *b, int din,
+                        int dout, double *out)
 {
   for (long i = 0; i < o->nloc; i++)
     memcpy(out + i * dout, b, (size_t)dout * sizeof(double));
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)o->nloc, dout, din, 1.0, x, din, W, din,
-              1.0, out, dout);
+  node_gemm(o, 0, 1, (int)o->nloc, dout, din, x, din, W, din, 1.0, out, dout);
 }
 
 /* The hidden activations at (t, y), from the cache or computed into a fresh entry; f (when
@@ -332,8 +418,7 @@ static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv,
     const double *x = l > 0 ? act + o->offh[l] * n : node_input(o, t, yd);
     int din = w[l], dout = w[l + 1];
     if (out_p) {
-      cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, dout, din, (int)n, 1.0, G, dout, x, din,
-                  1.0, out_p + o->offw[l], din);
+      node_gemm(o, 1, 0, dout, din, (int)n, G, dout, x, din, 1.0, out_p + o->offw[l], din);
       double *db = out_p + o->offb[l];
       for (long i = 0; i < n; i++)
         for (int j = 0; j < dout; j++)
@@ -343,14 +428,12 @@ static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv,
     if (l > 0) {
       double *gn = o->g[cur];
       cur ^= 1;
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, din, dout, 1.0, G, dout, W,
-                  din, 0.0, gn, din);
+      node_gemm(o, 0, 0, (int)n, din, dout, G, dout, W, din, 0.0, gn, din);
       node_activate_grad(o->a.activation, x, gn, n * din);
       G = gn;
     } else if (out_y) {
       /* the time column of W_0 (when there is one) is left out: t is not a state */
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, o->D, dout, 1.0, G, dout, W,
-                  din, 1.0, rw_vec_data(out_y), o->D);
+      node_gemm(o, 0, 0, (int)n, o->D, dout, G, dout, W, din, 1.0, rw_vec_data(out_y), o->D);
     }
   }
   if (out_y && o->a.damping != 0.0) {
@@ -394,8 +477,8 @@ static int node_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, 
     double *target = l == o->L - 1 ? rw_vec_data(out) : dz;
     /* dz = dx W^T (+ x dW^T + db) */
     if (dp) node_affine(o, x, dp + o->offw[l], dp + o->offb[l], din, dout, target);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, dout, din, 1.0, dx, din,
-                p + o->offw[l], din, dp ? 1.0 : 0.0, target, dout);
+    node_gemm(o, 0, 1, (int)n, dout, din, dx, din, p + o->offw[l], din, dp ? 1.0 : 0.0, target,
+              dout);
     if (l < o->L - 1) {
       /* dx_{l+1} = act'(z) dz: node_activate_grad scales in place */
       const double *xn = act + o->offh[l + 1] * n;
@@ -451,6 +534,7 @@ static int node_alloc(rw_node *o)
     RW_TRY(rw_calloc((size_t)(n * o->maxw), sizeof(double), "MLP gradients", &o->g[k]));
   RW_TRY(rw_calloc((size_t)(n * o->maxw), sizeof(double), "MLP tangents", &o->dx));
   RW_TRY(rw_calloc((size_t)(n * o->maxw), sizeof(double), "MLP tangents", &o->dz));
+  RW_TRY(rw_calloc((size_t)(RW_NODE_SKINNY * o->maxw), sizeof(double), "MLP scratch", &o->tmp));
   RW_TRY(rw_calloc((size_t)o->P, sizeof(double), "MLP weights seen", &o->theta_seen));
   for (int k = 0; k < RW_NODE_CACHE; k++) {
     RW_TRY(rw_calloc((size_t)(n * o->D), sizeof(double), "MLP cache", &o->cache[k].y));
