@@ -9,6 +9,8 @@ if(NOT HDF5_IS_PARALLEL)
 endif()
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PETSC REQUIRED IMPORTED_TARGET PETSc)
+# OpenBLAS for the neural-ODE MLP's matrix products (cblas_dgemm; Debian: libopenblas-dev).
+set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
 find_library(REWIND_LIBM m)
 

@@ -325,9 +325,11 @@ int rw_problem_create_partnered(rw_problem inner, rw_problem *out)
   RW_TRY(rw_vec_view_create(tmpl, &pc->b));
   RW_TRY(rw_vec_view_create(tmpl, &pc->c));
   RW_TRY(rw_vec_view_create(tmpl, &pc->d));
-  RW_TRY(rw_calloc((size_t)inner->np + 1, sizeof *names, "parameter names", &names));
-  for (int k = 0; k < inner->np; k++)
-    names[k] = inner->pnames[k];
+  if (inner->pnames) { /* named scalars keep their names; a vector theta stays unnamed */
+    RW_TRY(rw_calloc((size_t)inner->np + 1, sizeof *names, "parameter names", &names));
+    for (int k = 0; k < inner->np; k++)
+      names[k] = inner->pnames[k];
+  }
   rw_problem_ops ops = {.rhs = rw_partner_rhs, .destroy = rw_partner_destroy};
   if (inner->ops.terminal) {
     ops.terminal = rw_partner_terminal;

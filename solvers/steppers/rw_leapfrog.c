@@ -110,8 +110,7 @@ static int rw_leapfrog_adjoint_step(rw_stepper st, double t, double h, N_Vector 
     wc[2 * i + 1] = 0.0;
   }
   N_VConst(0.0, lf->G);
-  RW_CALL(rw_problem_vjp_y(st->prob, t, y_n, lf->Wc, lf->G));
-  RW_CALL(rw_problem_vjp_p(st->prob, t, y_n, lf->Wc, pbar));
+  RW_CALL(rw_problem_vjp(st->prob, t, y_n, lf->Wc, lf->G, pbar));
   const double *g = rw_vec_data(lf->G);
   for (sunindextype i = 0; i < nn; i++) {
     double lu = l[2 * i], lv = l[2 * i + 1];

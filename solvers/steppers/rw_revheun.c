@@ -100,15 +100,13 @@ static int rw_revheun_adjoint_step(rw_stepper st, double t, double h, N_Vector y
   /* a = lh + J1^T (h/2 ly) */
   N_VScale(0.5 * h, r->o, r->G);
   rw_vec_copy(r->oh, r->A);
-  RW_CALL(rw_problem_vjp_y(r->inner, t + h, r->W, r->G, r->A));
-  RW_CALL(rw_problem_vjp_p(r->inner, t + h, r->W, r->G, pbar));
+  RW_CALL(rw_problem_vjp(r->inner, t + h, r->W, r->G, r->A, pbar));
   /* W0 = (h/2) ly + h a (into G) */
   N_VLinearSum(0.5 * h, r->o, h, r->A, r->G);
   /* ly <- ly + 2 a;  lh <- -a + J0^T W0 + (h/2) dr/dy(t, yhat_n) */
   N_VLinearSum(1.0, r->o, 2.0, r->A, r->o);
   N_VScale(-1.0, r->A, r->oh);
-  RW_CALL(rw_problem_vjp_y(r->inner, t, r->yh, r->G, r->oh));
-  RW_CALL(rw_problem_vjp_p(r->inner, t, r->yh, r->G, pbar));
+  RW_CALL(rw_problem_vjp(r->inner, t, r->yh, r->G, r->oh, pbar));
   RW_CALL(rw_problem_running_grad(r->inner, t, r->yh, 0.5 * h, r->oh, pbar));
   return 0;
 }

@@ -1,6 +1,7 @@
 # Checks a result file: with EXPECT_MISSING, neither FILE nor FILE.partial may exist;
 # otherwise FILE must exist, FILE.partial must not, and h5dump must read every dataset
-# (which verifies the Fletcher32 checksums) and find the gradient.
+# (which verifies the Fletcher32 checksums) and find the gradient. NEEDLES (attributes) and
+# DATASETS (comma-separated) default to those of rewind-ode's file.
 if(EXPECT_MISSING)
   if(EXISTS "${FILE}" OR EXISTS "${FILE}.partial")
     message(FATAL_ERROR "a failed run left output behind: ${FILE}(.partial)")
@@ -17,13 +18,25 @@ execute_process(COMMAND h5dump -A "${FILE}" RESULT_VARIABLE rc OUTPUT_VARIABLE o
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "h5dump -A failed on ${FILE}: ${err}")
 endif()
-foreach(needle "dJ/dmu" "objective" "deck" "checkpoint_bytes_ram")
+if(NOT DEFINED NEEDLES)
+  set(NEEDLES "dJ/dmu,objective,deck,checkpoint_bytes_ram")
+endif()
+if(NOT DEFINED DATASETS)
+  set(DATASETS "/gradient/dJdy0,/trajectory/y")
+endif()
+string(REPLACE "," ";" NEEDLES "${NEEDLES}")
+string(REPLACE "," ";" DATASETS "${DATASETS}")
+foreach(needle IN LISTS NEEDLES)
   string(FIND "${out}" "${needle}" pos)
   if(pos EQUAL -1)
     message(FATAL_ERROR "${FILE}: attribute ${needle} missing")
   endif()
 endforeach()
-execute_process(COMMAND h5dump -d /gradient/dJdy0 -d /trajectory/y "${FILE}" RESULT_VARIABLE rc
+set(dargs)
+foreach(d IN LISTS DATASETS)
+  list(APPEND dargs -d ${d})
+endforeach()
+execute_process(COMMAND h5dump ${dargs} "${FILE}" RESULT_VARIABLE rc
   OUTPUT_QUIET ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "h5dump could not read the datasets of ${FILE}: ${err}")

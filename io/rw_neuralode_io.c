@@ -1,0 +1,321 @@
+/* Readers and writers of the shared neural-ODE reference files (see rw_neuralode_io.h). */
+#include "rewind/rw_neuralode_io.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The files are little endian; so is every machine Rewind builds on today (x86-64, aarch64),
+ * and the readers refuse to run elsewhere rather than misread. */
+static int rw_little_endian(void)
+{
+  uint32_t one = 1;
+  unsigned char b;
+  memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+typedef struct {
+  FILE *f;
+  const char *path;
+  long size;
+} rw_rfile;
+
+static int rw_ropen(rw_rfile *r, const char *path, const char *what)
+{
+  RW_CHECK(rw_little_endian(), RW_ERR_IO, "%s '%s': this machine is not little endian", what, path);
+  struct stat sb;
+  RW_CHECK(path && path[0], RW_ERR_ARG, "%s: no file name given", what);
+  RW_CHECK(stat(path, &sb) == 0, RW_ERR_IO, "%s '%s': %s", what, path, strerror(errno));
+  RW_CHECK(S_ISREG(sb.st_mode), RW_ERR_IO, "%s '%s': not a regular file", what, path);
+  r->f = fopen(path, "rb");
+  RW_CHECK(r->f, RW_ERR_IO, "%s '%s': %s", what, path, strerror(errno));
+  r->path = path;
+  r->size = (long)sb.st_size;
+  return 0;
+}
+
+static int rw_rbytes(rw_rfile *r, void *dst, size_t n, const char *field)
+{
+  RW_CHECK(fread(dst, 1, n, r->f) == n, RW_ERR_ARG,
+           "'%s': the file ends inside field '%s' (%ld bytes in all): truncated or not this "
+           "format",
+           r->path, field, r->size);
+  return 0;
+}
+
+static int rw_ru32(rw_rfile *r, uint32_t *v, const char *field)
+{
+  return rw_rbytes(r, v, sizeof *v, field);
+}
+
+/* The header's magic and version. */
+static int rw_rmagic(rw_rfile *r, const char *magic, const char *what)
+{
+  char m[9] = {0};
+  uint32_t version = 0;
+  RW_CALL(rw_rbytes(r, m, 8, "magic"));
+  RW_CHECK(!memcmp(m, magic, 8), RW_ERR_ARG, "'%s' is not a %s file: magic '%.8s', expected '%s'",
+           r->path, what, m, magic);
+  RW_CALL(rw_ru32(r, &version, "version"));
+  RW_CHECK(version == 1, RW_ERR_ARG, "'%s': %s format version %u; this Rewind reads version 1",
+           r->path, what, version);
+  return 0;
+}
+
+int rw_mlp_file_read(const char *path, int gradient, rw_mlp_arch *arch, double **values, long *P)
+{
+  int ierr = 0;
+  const char *magic = gradient ? "NODEGRD1" : "NODEMLP1";
+  const char *what = gradient ? "neural-ODE gradient" : "neural-ODE weights";
+  rw_rfile r = {0};
+  uint32_t L = 0, w = 0, flags = 0, act = 0;
+  uint64_t np = 0;
+  *values = NULL;
+  memset(arch, 0, sizeof *arch);
+  RW_CALL(rw_ropen(&r, path, what));
+  RW_TRY(rw_rmagic(&r, magic, what));
+  RW_TRY(rw_ru32(&r, &L, "L (number of layers)"));
+  RW_CHECK_GOTO(L >= 1 && L <= RW_MLP_MAX_LAYERS, RW_ERR_ARG,
+                "'%s': field L (number of layers) = %u; allowed 1 to %d", path, L,
+                RW_MLP_MAX_LAYERS);
+  arch->nlayers = (int)L;
+  for (uint32_t l = 0; l <= L; l++) {
+    RW_TRY(rw_ru32(&r, &w, "widths"));
+    RW_CHECK_GOTO(w >= 1 && w <= 1000000, RW_ERR_ARG, "'%s': width d_%u = %u; allowed 1 to 1000000",
+                  path, l, w);
+    arch->widths[l] = (int)w;
+  }
+  RW_TRY(rw_ru32(&r, &flags, "flags"));
+  RW_CHECK_GOTO(flags <= 1, RW_ERR_ARG, "'%s': flags = %u; only bit 0 (time input) is defined",
+                path, flags);
+  arch->time_input = (int)(flags & 1u);
+  RW_TRY(rw_ru32(&r, &act, "activation"));
+  RW_CHECK_GOTO(act <= RW_ACT_RELU, RW_ERR_ARG,
+                "'%s': activation code %u; allowed 0 (identity), 1 (tanh), 2 (softplus), 3 (relu)",
+                path, act);
+  arch->activation = (rw_activation)act;
+  RW_TRY(rw_rbytes(&r, &arch->damping, sizeof arch->damping, "damping"));
+  RW_TRY(rw_rbytes(&r, &np, sizeof np, "P"));
+  {
+    char where[4200];
+    snprintf(where, sizeof where, "'%s'", path);
+    RW_TRY(rw_mlp_check(arch, where));
+  }
+  RW_CHECK_GOTO(np == (uint64_t)rw_mlp_nparams(arch), RW_ERR_ARG,
+                "'%s': P = %llu, but the widths give %ld parameters", path, (unsigned long long)np,
+                rw_mlp_nparams(arch));
+  long want = 40 + 4 * ((long)L + 1) + 8 * (long)np;
+  RW_CHECK_GOTO(r.size == want, RW_ERR_ARG,
+                "'%s' has %ld bytes; its header (L = %u, P = %llu) says %ld: truncated or with "
+                "trailing data",
+                path, r.size, L, (unsigned long long)np, want);
+  RW_TRY(rw_calloc((size_t)np, sizeof(double), "neural-ODE weights", values));
+  RW_TRY(rw_rbytes(&r, *values, (size_t)np * sizeof(double), "values"));
+  *P = (long)np;
+cleanup:
+  if (r.f) fclose(r.f);
+  if (ierr) rw_free(values);
+  return ierr;
+}
+
+/* Opens <path>.partial for writing. */
+static int rw_wopen(const char *path, char *tmp, size_t len, FILE **f)
+{
+  RW_CHECK(path && path[0], RW_ERR_ARG, "no file name given for writing");
+  snprintf(tmp, len, "%s.partial", path);
+  *f = fopen(tmp, "wb");
+  RW_CHECK(*f, RW_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+  return 0;
+}
+
+/* Closes, checks every write reached the file, renames into place (or removes on error). */
+static int rw_wclose(FILE *f, int ok, const char *tmp, const char *path)
+{
+  int bad = !ok || ferror(f);
+  bad |= fclose(f) != 0;
+  if (bad) {
+    remove(tmp);
+    return RW_ERROR(RW_ERR_IO, "writing '%s' failed (disk full or unwritable?)", path);
+  }
+  RW_CHECK(rename(tmp, path) == 0, RW_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
+           strerror(errno));
+  return 0;
+}
+
+int rw_mlp_file_write(const char *path, int gradient, const rw_mlp_arch *arch, const double *values)
+{
+  char tmp[4200];
+  FILE *f = NULL;
+  RW_CALL(rw_mlp_check(arch, path));
+  RW_CALL(rw_wopen(path, tmp, sizeof tmp, &f));
+  uint32_t h[4 + RW_MLP_MAX_LAYERS + 1];
+  int n = 0;
+  h[n++] = 1;
+  h[n++] = (uint32_t)arch->nlayers;
+  for (int l = 0; l <= arch->nlayers; l++)
+    h[n++] = (uint32_t)arch->widths[l];
+  h[n++] = arch->time_input ? 1u : 0u;
+  h[n++] = (uint32_t)arch->activation;
+  uint64_t np = (uint64_t)rw_mlp_nparams(arch);
+  int ok = fwrite(gradient ? "NODEGRD1" : "NODEMLP1", 1, 8, f) == 8;
+  ok = ok && fwrite(h, sizeof *h, (size_t)n, f) == (size_t)n;
+  ok = ok && fwrite(&arch->damping, sizeof(double), 1, f) == 1;
+  ok = ok && fwrite(&np, sizeof np, 1, f) == 1;
+  ok = ok && fwrite(values, sizeof(double), (size_t)np, f) == (size_t)np;
+  return rw_wclose(f, ok, tmp, path);
+}
+
+int rw_node_problem_read(const char *path, rw_node_problem_file *pf)
+{
+  int ierr = 0;
+  rw_rfile r = {0};
+  uint32_t B = 0, D = 0, reserved = 0;
+  memset(pf, 0, sizeof *pf);
+  RW_CALL(rw_ropen(&r, path, "neural-ODE problem"));
+  RW_TRY(rw_rmagic(&r, "NODEPRB1", "neural-ODE problem"));
+  RW_TRY(rw_ru32(&r, &B, "B"));
+  RW_TRY(rw_ru32(&r, &D, "D"));
+  RW_TRY(rw_ru32(&r, &reserved, "reserved"));
+  RW_TRY(rw_rbytes(&r, &pf->T, sizeof pf->T, "T"));
+  RW_CHECK_GOTO(B >= 1 && D >= 1 && (uint64_t)B * D <= (1ULL << 32), RW_ERR_ARG,
+                "'%s': B = %u, D = %u; both must be >= 1", path, B, D);
+  RW_CHECK_GOTO(isfinite(pf->T) && pf->T > 0.0, RW_ERR_ARG, "'%s': T = %g; must be finite and > 0",
+                path, pf->T);
+  long nv = (long)B * (long)D, want = 32 + 16 * nv;
+  RW_CHECK_GOTO(r.size == want, RW_ERR_ARG,
+                "'%s' has %ld bytes; its header (B = %u, D = %u) says %ld: truncated or with "
+                "trailing data",
+                path, r.size, B, D, want);
+  pf->B = B, pf->D = D;
+  RW_TRY(rw_calloc((size_t)nv, sizeof(double), "initial states", &pf->y0));
+  RW_TRY(rw_calloc((size_t)nv, sizeof(double), "targets", &pf->targets));
+  RW_TRY(rw_rbytes(&r, pf->y0, (size_t)nv * sizeof(double), "y0"));
+  RW_TRY(rw_rbytes(&r, pf->targets, (size_t)nv * sizeof(double), "targets"));
+  for (long i = 0; i < nv; i++)
+    RW_CHECK_GOTO(isfinite(pf->y0[i]) && isfinite(pf->targets[i]), RW_ERR_ARG,
+                  "'%s': value %ld of y0 or targets is not finite", path, i);
+cleanup:
+  if (r.f) fclose(r.f);
+  if (ierr) rw_node_problem_free(pf);
+  return ierr;
+}
+
+int rw_node_problem_write(const char *path, const rw_node_problem_file *pf)
+{
+  char tmp[4200];
+  FILE *f = NULL;
+  RW_CALL(rw_wopen(path, tmp, sizeof tmp, &f));
+  uint32_t h[4] = {1, (uint32_t)pf->B, (uint32_t)pf->D, 0};
+  size_t nv = (size_t)(pf->B * pf->D);
+  int ok = fwrite("NODEPRB1", 1, 8, f) == 8 && fwrite(h, sizeof *h, 4, f) == 4 &&
+           fwrite(&pf->T, sizeof pf->T, 1, f) == 1 && fwrite(pf->y0, sizeof(double), nv, f) == nv &&
+           fwrite(pf->targets, sizeof(double), nv, f) == nv;
+  return rw_wclose(f, ok, tmp, path);
+}
+
+void rw_node_problem_free(rw_node_problem_file *pf)
+{
+  rw_free(&pf->y0);
+  rw_free(&pf->targets);
+}
+
+/* One dataset of doubles (rank 1) of length at most `max` into v; *n its length. */
+static int rw_h5_read_vector(hid_t file, const char *path, const char *name, double *v, long max,
+                             long *n)
+{
+  int ierr = 0;
+  hid_t d = -1, sp = -1;
+  hsize_t len = 0;
+  H5E_BEGIN_TRY { d = H5Dopen2(file, name, H5P_DEFAULT); }
+  H5E_END_TRY;
+  RW_CHECK_GOTO(d >= 0, RW_ERR_ARG, "'%s' has no dataset %s: not a rewind-neuralode result file",
+                path, name);
+  sp = H5Dget_space(d);
+  RW_CHECK_GOTO(sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+                    H5Sget_simple_extent_dims(sp, &len, NULL) == 1 && (long)len <= max,
+                RW_ERR_ARG, "'%s': dataset %s is not a vector of at most %ld values", path, name,
+                max);
+  RW_CHECK_GOTO(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0, RW_ERR_IO,
+                "'%s': reading %s failed", path, name);
+  *n = (long)len;
+cleanup:
+  if (sp >= 0) H5Sclose(sp);
+  if (d >= 0) H5Dclose(d);
+  return ierr;
+}
+
+/* An attribute of /model/theta: a double, a long, or a string (buf, len). */
+static int rw_h5_read_attr(hid_t file, const char *path, const char *name, hid_t type, void *v,
+                           size_t len)
+{
+  int ierr = 0;
+  hid_t a = -1, t = -1;
+  H5E_BEGIN_TRY { a = H5Aopen_by_name(file, "/model/theta", name, H5P_DEFAULT, H5P_DEFAULT); }
+  H5E_END_TRY;
+  RW_CHECK_GOTO(a >= 0, RW_ERR_ARG, "'%s': /model/theta has no attribute '%s'", path, name);
+  if (type == H5T_C_S1) {
+    t = H5Aget_type(a);
+    RW_CHECK_GOTO(
+        t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) && H5Tget_size(t) < len,
+        RW_ERR_ARG, "'%s': attribute '%s' of /model/theta is not a short string", path, name);
+    memset(v, 0, len);
+    RW_CHECK_GOTO(H5Aread(a, t, v) >= 0, RW_ERR_IO, "'%s': reading attribute '%s' failed", path,
+                  name);
+  } else {
+    RW_CHECK_GOTO(H5Aread(a, type, v) >= 0, RW_ERR_IO, "'%s': reading attribute '%s' failed", path,
+                  name);
+  }
+cleanup:
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  return ierr;
+}
+
+int rw_mlp_h5_read(const char *path, rw_mlp_arch *arch, double **values, long *P)
+{
+  int ierr = 0;
+  hid_t file = -1;
+  double w[RW_MLP_MAX_LAYERS + 2];
+  long nw = 0, ti = 0, np = 0;
+  char act[32];
+  *values = NULL;
+  memset(arch, 0, sizeof *arch);
+  RW_CHECK(path && path[0], RW_ERR_ARG, "neural-ODE weights: no file name given");
+  H5E_BEGIN_TRY { file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); }
+  H5E_END_TRY;
+  RW_CHECK(file >= 0, RW_ERR_IO, "neural-ODE weights '%s': cannot be opened as an HDF5 file", path);
+  RW_TRY(rw_h5_read_vector(file, path, "/model/widths", w, RW_MLP_MAX_LAYERS + 1, &nw));
+  RW_CHECK_GOTO(nw >= 2, RW_ERR_ARG, "'%s': /model/widths has %ld entries; at least 2", path, nw);
+  arch->nlayers = (int)nw - 1;
+  for (long l = 0; l < nw; l++)
+    arch->widths[l] = (int)w[l];
+  RW_TRY(rw_h5_read_attr(file, path, "activation", H5T_C_S1, act, sizeof act));
+  int a = rw_activation_parse(act);
+  RW_CHECK_GOTO(a >= 0, RW_ERR_ARG, "'%s': activation '%s'; known: %s", path, act,
+                rw_activation_names());
+  arch->activation = (rw_activation)a;
+  RW_TRY(rw_h5_read_attr(file, path, "time_input", H5T_NATIVE_LONG, &ti, 0));
+  arch->time_input = ti != 0;
+  RW_TRY(rw_h5_read_attr(file, path, "damping", H5T_NATIVE_DOUBLE, &arch->damping, 0));
+  {
+    char where[4200];
+    snprintf(where, sizeof where, "'%s'", path);
+    RW_TRY(rw_mlp_check(arch, where));
+  }
+  np = rw_mlp_nparams(arch);
+  RW_TRY(rw_calloc((size_t)np, sizeof(double), "neural-ODE weights", values));
+  long got = 0;
+  RW_TRY(rw_h5_read_vector(file, path, "/model/theta", *values, np, &got));
+  RW_CHECK_GOTO(got == np, RW_ERR_ARG, "'%s': /model/theta has %ld values, the widths give %ld",
+                path, got, np);
+  *P = np;
+cleanup:
+  if (file >= 0) H5Fclose(file);
+  if (ierr) rw_free(values);
+  return ierr;
+}

@@ -1,0 +1,614 @@
+/* Neural-ODE problem: an MLP vector field on a batch of trajectories, through BLAS (see
+ * rw_neuralode.h). Every product is one matrix product over this rank's trajectories
+ * (cblas_dgemm, or node_gemm's loops for the skinny ones); nothing loops over trajectories or
+ * parameters one at a time except the bias sums and the element-wise activations. */
+#include "rewind/rw_neuralode.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- vectorised tanh ----------------------------------------------------------------------
+ * tanh(a) = -m / (2 + m) with m = expm1(-2|a|), the sign of a restored. expm1(z) by range
+ * reduction z = k ln2 + r (|r| <= ln2/2, k by the round-to-nearest magic constant), e^r - 1
+ * by its Taylor polynomial to degree 13 (truncation below 2e-17 relative), and
+ * expm1(z) = 2^k (e^r - 1) + (2^k - 1), which cancels only for k = 0, where it is exact.
+ * |a| is clamped at 40 (tanh is 1 to the last bit well before); a NaN stays a NaN.
+ * Branch-free, so the compiler vectorises the loop (with -fno-trapping-math). On CPUs with
+ * AVX2 and FMA (x86-64 since 2013) the polynomial runs on fused multiply-adds; the generic
+ * path rounds each product, so the two may differ in the last bit (a run repeats bit for bit
+ * on one machine either way). */
+#define RW_MADD(fused, a, b, c) ((fused) ? fma((a), (b), (c)) : (a) * (b) + (c))
+static inline __attribute__((always_inline)) void
+rw_tanh_body(const double *restrict x, double *restrict y, long n, const int fused)
+{
+  const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+  const double inv_ln2 = 1.44269504088896338700e+00, magic = 6755399441055744.0; /* 1.5 2^52 */
+  for (long i = 0; i < n; i++) {
+    double a = fabs(x[i]);
+    a = a > 40.0 ? 40.0 : a; /* a NaN stays a NaN */
+    double z = -2.0 * a;
+    double kd = z * inv_ln2 + magic;
+    int64_t kb;
+    memcpy(&kb, &kd, sizeof kb);
+    kd -= magic;
+    double r = (z - kd * ln2_hi) - kd * ln2_lo;
+    double q = 1.0 / 6227020800.0; /* 1/13! */
+    q = RW_MADD(fused, q, r, 1.0 / 479001600.0);
+    q = RW_MADD(fused, q, r, 1.0 / 39916800.0);
+    q = RW_MADD(fused, q, r, 1.0 / 3628800.0);
+    q = RW_MADD(fused, q, r, 1.0 / 362880.0);
+    q = RW_MADD(fused, q, r, 1.0 / 40320.0);
+    q = RW_MADD(fused, q, r, 1.0 / 5040.0);
+    q = RW_MADD(fused, q, r, 1.0 / 720.0);
+    q = RW_MADD(fused, q, r, 1.0 / 120.0);
+    q = RW_MADD(fused, q, r, 1.0 / 24.0);
+    q = RW_MADD(fused, q, r, 1.0 / 6.0);
+    q = RW_MADD(fused, q, r, 0.5);
+    q = RW_MADD(fused, q * r, r, r);            /* e^r - 1 */
+    int64_t k = (int64_t)(int32_t)(uint32_t)kb; /* the low bits hold k */
+    int64_t eb = (k + 1023) << 52;
+    double s;
+    memcpy(&s, &eb, sizeof s);
+    double m = RW_MADD(fused, s, q, s - 1.0);
+    double t = -m / (2.0 + m);
+    y[i] = copysign(t, x[i]);
+  }
+}
+
+__attribute__((target("avx2,fma"))) static void rw_tanh_avx2(const double *restrict x,
+                                                             double *restrict y, long n)
+{
+  rw_tanh_body(x, y, n, 1);
+}
+
+__attribute__((target("avx512f,avx512dq,fma"))) static void
+rw_tanh_avx512(const double *restrict x, double *restrict y, long n)
+{
+  rw_tanh_body(x, y, n, 1);
+}
+
+static void rw_tanh_generic(const double *restrict x, double *restrict y, long n)
+{
+  rw_tanh_body(x, y, n, 0);
+}
+
+void rw_tanh_v(const double *x, double *y, long n)
+{
+  static int isa = -1; /* 2: AVX-512, 1: AVX2 + FMA, 0: generic */
+  if (isa < 0) {
+    int fma = __builtin_cpu_supports("fma");
+    isa = fma && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") ? 2
+          : fma && __builtin_cpu_supports("avx2")                                        ? 1
+                                                                                         : 0;
+  }
+  /* in place is allowed: the body reads x[i] before it writes y[i] and nothing else */
+  if (isa == 2)
+    rw_tanh_avx512(x, y, n);
+  else if (isa == 1)
+    rw_tanh_avx2(x, y, n);
+  else
+    rw_tanh_generic(x, y, n);
+}
+
+/* ---- architecture -------------------------------------------------------------------- */
+static const char *const act_names[] = {"identity", "tanh", "softplus", "relu"};
+
+const char *rw_activation_names(void) { return "identity, tanh, softplus, relu"; }
+int rw_activation_parse(const char *name)
+{
+  for (int k = 0; k < 4; k++)
+    if (!strcmp(name, act_names[k])) return k;
+  return -1;
+}
+const char *rw_activation_name(rw_activation a)
+{
+  return (a >= 0 && a <= RW_ACT_RELU) ? act_names[a] : "unknown";
+}
+
+int rw_mlp_dim(const rw_mlp_arch *a) { return a->widths[a->nlayers]; }
+
+long rw_mlp_nparams(const rw_mlp_arch *a)
+{
+  long P = 0;
+  for (int l = 0; l < a->nlayers; l++)
+    P += (long)a->widths[l + 1] * (a->widths[l] + 1);
+  return P;
+}
+
+int rw_mlp_check(const rw_mlp_arch *a, const char *what)
+{
+  RW_CHECK(a->nlayers >= 1 && a->nlayers <= RW_MLP_MAX_LAYERS, RW_ERR_ARG,
+           "%s: %d layers; allowed 1 to %d", what, a->nlayers, RW_MLP_MAX_LAYERS);
+  for (int l = 0; l <= a->nlayers; l++)
+    RW_CHECK(a->widths[l] >= 1 && a->widths[l] <= 1000000, RW_ERR_ARG,
+             "%s: width d_%d = %d; allowed 1 to 1000000", what, l, a->widths[l]);
+  int D = a->widths[a->nlayers];
+  RW_CHECK(a->widths[0] == D + (a->time_input ? 1 : 0), RW_ERR_ARG,
+           "%s: the input width d_0 = %d must be the state dimension d_L = %d%s", what,
+           a->widths[0], D, a->time_input ? " plus 1 for the time input" : "");
+  RW_CHECK(a->activation >= RW_ACT_IDENTITY && a->activation <= RW_ACT_RELU, RW_ERR_ARG,
+           "%s: activation code %d; allowed 0 (identity), 1 (tanh), 2 (softplus), 3 (relu)", what,
+           (int)a->activation);
+  RW_CHECK(isfinite(a->damping) && a->damping >= 0.0, RW_ERR_ARG,
+           "%s: damping c = %g; must be finite and >= 0", what, a->damping);
+  RW_CHECK(rw_mlp_nparams(a) <= (1L << 31) - 1, RW_ERR_ARG, "%s: %ld parameters; at most 2^31-1",
+           what, rw_mlp_nparams(a));
+  return 0;
+}
+
+/* splitmix64 (Steele, Lea & Flood 2014): a stateless stream from a seed, the same on every
+ * rank. */
+static uint64_t rw_splitmix(uint64_t *s)
+{
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void rw_mlp_init_theta(const rw_mlp_arch *a, unsigned long seed, double *theta)
+{
+  uint64_t s = seed;
+  long o = 0;
+  for (int l = 0; l < a->nlayers; l++) {
+    long nw = (long)a->widths[l + 1] * a->widths[l];
+    double lim = sqrt(6.0 / (a->widths[l] + a->widths[l + 1]));
+    for (long k = 0; k < nw; k++) {
+      double u = (double)(rw_splitmix(&s) >> 11) * 0x1.0p-53; /* [0, 1) */
+      theta[o++] = (2.0 * u - 1.0) * lim;
+    }
+    for (int k = 0; k < a->widths[l + 1]; k++)
+      theta[o++] = 0.0;
+  }
+}
+
+/* ---- the problem ------------------------------------------------------------------------ */
+#define RW_NODE_CACHE 8 /* recent forward passes kept (>= the stages of any tableau) */
+
+typedef struct {
+  double *y;   /* the state it was evaluated at (nloc * D) */
+  double *act; /* hidden activations x_1 .. x_{L-1}, layer after layer (nloc * nh) */
+  double t;
+  int valid;
+} rw_node_entry;
+
+typedef struct {
+  rw_mlp_arch a;
+  int D, L, maxw;
+  long B, first, nloc, P;
+  long offw[RW_MLP_MAX_LAYERS], offb[RW_MLP_MAX_LAYERS];
+  long offh[RW_MLP_MAX_LAYERS + 1]; /* offset of x_l in an entry's act (units of nloc) */
+  long nh;                          /* sum of the hidden widths */
+  MPI_Comm comm;
+  double *targets;
+  double *x0;   /* the input with the time column (nloc * d_0), time_input only */
+  double *g[2]; /* back-propagated gradients (nloc * maxw each) */
+  double *dx;   /* tangents (nloc * maxw), for jvp */
+  double *dz;
+  double *tmp;        /* a small transposed operand of node_gemm (4 * maxw) */
+  double *theta_seen; /* the theta the cached entries were computed with */
+  rw_node_entry cache[RW_NODE_CACHE];
+  int next;
+} rw_node;
+
+static void node_destroy(void *c)
+{
+  rw_node *o = c;
+  rw_free(&o->targets);
+  rw_free(&o->x0);
+  rw_free(&o->g[0]);
+  rw_free(&o->g[1]);
+  rw_free(&o->dx);
+  rw_free(&o->dz);
+  rw_free(&o->tmp);
+  rw_free(&o->theta_seen);
+  for (int k = 0; k < RW_NODE_CACHE; k++) {
+    rw_free(&o->cache[k].y);
+    rw_free(&o->cache[k].act);
+  }
+  rw_free(&o);
+}
+
+/* x_0 for the state y at time t: y itself, or y with the time column appended. */
+static const double *node_input(rw_node *o, double t, const double *y)
+{
+  if (!o->a.time_input) return y;
+  int D = o->D;
+  for (long i = 0; i < o->nloc; i++) {
+    memcpy(o->x0 + i * (D + 1), y + i * D, (size_t)D * sizeof(double));
+    o->x0[i * (D + 1) + D] = t;
+  }
+  return o->x0;
+}
+
+/* out = act(out) in place, n values. */
+static void node_activate(rw_activation a, double *v, long n)
+{
+  if (a == RW_ACT_TANH) {
+    rw_tanh_v(v, v, n);
+  } else if (a == RW_ACT_RELU) {
+    for (long i = 0; i < n; i++)
+      v[i] = v[i] > 0.0 ? v[i] : 0.0;
+  } else if (a == RW_ACT_SOFTPLUS) {
+    for (long i = 0; i < n; i++)
+      v[i] = (v[i] > 0.0 ? v[i] : 0.0) + log1p(exp(-fabs(v[i])));
+  }
+}
+
+/* g *= act'(z), from the activation x = act(z) alone (tanh' = 1 - x^2; relu' = [x > 0];
+ * softplus' = sigmoid(z) = 1 - e^{-x}). */
+static void node_activate_grad(rw_activation a, const double *restrict x, double *restrict g,
+                               long n)
+{
+  if (a == RW_ACT_TANH) {
+    for (long i = 0; i < n; i++)
+      g[i] *= 1.0 - x[i] * x[i];
+  } else if (a == RW_ACT_RELU) {
+    for (long i = 0; i < n; i++)
+      g[i] = x[i] > 0.0 ? g[i] : 0.0;
+  } else if (a == RW_ACT_SOFTPLUS) {
+    for (long i = 0; i < n; i++)
+      g[i] *= -expm1(-x[i]);
+  }
+}
+
+/* C (M x N, row-major) = beta C + op(A) op(B), beta 0 or 1, op(X) = X or X^T (ta, tb).
+ * OpenBLAS is fast on the hidden layers' products and slow on the skinny ones of the input
+ * and output layers (a dimension of D = 2 or 3: packing costs more than the arithmetic), so
+ * those run here, as loops whose innermost index walks a long contiguous row (vectorised),
+ * or as dot products with a vectorised reduction. */
+#define RW_NODE_SKINNY 4
+static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const double *A, int lda,
+                      const double *B, int ldb, double beta, double *C, int ldc)
+{
+  int skinny = K <= RW_NODE_SKINNY || N <= RW_NODE_SKINNY || M <= RW_NODE_SKINNY;
+  if (!skinny || M == 0 || N == 0) {
+    if (M > 0 && N > 0)
+      cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
+                  N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  if (beta == 0.0)
+    for (int i = 0; i < M; i++)
+      memset(C + (size_t)i * ldc, 0, (size_t)N * sizeof(double));
+  double *t = o->tmp;
+  if (!ta && K <= RW_NODE_SKINNY) { /* C[i,:] += sum_k A[i,k] B(k,:): rows of B contiguous */
+    const double *Bk = B;
+    int ldk = ldb;
+    if (tb) { /* B(k, j) = B[j ldb + k]: transpose the K x N operand first */
+      for (int k = 0; k < K; k++)
+        for (int j = 0; j < N; j++)
+          t[k * N + j] = B[(size_t)j * ldb + k];
+      Bk = t, ldk = N;
+    }
+    for (int i = 0; i < M; i++) {
+      double *restrict c = C + (size_t)i * ldc;
+      for (int k = 0; k < K; k++) {
+        const double a = A[(size_t)i * lda + k], *restrict b = Bk + (size_t)k * ldk;
+        for (int j = 0; j < N; j++)
+          c[j] += a * b[j];
+      }
+    }
+  } else if (!ta && N <= RW_NODE_SKINNY) { /* C[i,j] += A[i,:] . B(:,j): dot products */
+    const double *Bj = B;
+    int ldj = ldb;
+    if (!tb) { /* B(k, j) = B[k ldb + j]: transpose the K x N operand first */
+      for (int j = 0; j < N; j++)
+        for (int k = 0; k < K; k++)
+          t[j * K + k] = B[(size_t)k * ldb + j];
+      Bj = t, ldj = K;
+    }
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        const double *restrict a = A + (size_t)i * lda, *restrict b = Bj + (size_t)j * ldj;
+        double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+        for (int k = 0; k < K; k++)
+          sum += a[k] * b[k];
+        C[(size_t)i * ldc + j] += sum;
+      }
+  } else if (ta && !tb && M <= RW_NODE_SKINNY) { /* C[m,:] += sum_k A[k,m] B[k,:] */
+    for (int k = 0; k < K; k++) {
+      const double *restrict b = B + (size_t)k * ldb;
+      for (int m = 0; m < M; m++) {
+        const double a = A[(size_t)k * lda + m];
+        double *restrict c = C + (size_t)m * ldc;
+        for (int j = 0; j < N; j++)
+          c[j] += a * b[j];
+      }
+    }
+  } else if (ta && !tb && N <= RW_NODE_SKINNY) { /* C^T[j,:] = sum_k B[k,j] A[k,:], then add */
+    memset(t, 0, (size_t)N * M * sizeof(double));
+    for (int k = 0; k < K; k++) {
+      const double *restrict a = A + (size_t)k * lda;
+      for (int j = 0; j < N; j++) {
+        const double b = B[(size_t)k * ldb + j];
+        double *restrict c = t + (size_t)j * M;
+        for (int m = 0; m < M; m++)
+          c[m] += b * a[m];
+      }
+    }
+    for (int m = 0; m < M; m++)
+      for (int j = 0; j < N; j++)
+        C[(size_t)m * ldc + j] += t[(size_t)j * M + m];
+  } else {
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
+                K, 1.0, A, lda, B, ldb, 1.0, C, ldc);
+  }
+}
+
+/* out (nloc x dout) = x (nloc x din, leading dimension din) W^T + 1 b^T. */
+static void node_affine(rw_node *o, const double *x, const double *W, const double *b, int din,
+                        int dout, double *out)
+{
+  for (long i = 0; i < o->nloc; i++)
+    memcpy(out + i * dout, b, (size_t)dout * sizeof(double));
+  node_gemm(o, 0, 1, (int)o->nloc, dout, din, x, din, W, din, 1.0, out, dout);
+}
+
+/* The hidden activations at (t, y), from the cache or computed into a fresh entry; f (when
+ * not NULL) receives the MLP's output (without the damping). */
+static double *node_forward(rw_node *o, double t, const double *y, const double *theta, double *f)
+{
+  size_t ybytes = (size_t)o->nloc * o->D * sizeof(double);
+  if (memcmp(o->theta_seen, theta, (size_t)o->P * sizeof(double))) {
+    memcpy(o->theta_seen, theta, (size_t)o->P * sizeof(double));
+    for (int k = 0; k < RW_NODE_CACHE; k++)
+      o->cache[k].valid = 0;
+  }
+  rw_node_entry *e = NULL;
+  for (int k = 0; k < RW_NODE_CACHE && !e; k++) {
+    rw_node_entry *c = &o->cache[k];
+    if (c->valid && c->t == t && !memcmp(c->y, y, ybytes)) e = c;
+  }
+  const int *w = o->a.widths;
+  int L = o->L;
+  if (e && !f) return e->act;
+  if (!e) {
+    e = &o->cache[o->next];
+    o->next = (o->next + 1) % RW_NODE_CACHE;
+    const double *x = node_input(o, t, y);
+    for (int l = 0; l < L - 1; l++) {
+      double *out = e->act + o->offh[l + 1] * o->nloc;
+      node_affine(o, x, theta + o->offw[l], theta + o->offb[l], w[l], w[l + 1], out);
+      node_activate(o->a.activation, out, o->nloc * w[l + 1]);
+      x = out;
+    }
+    memcpy(e->y, y, ybytes);
+    e->t = t;
+    e->valid = 1;
+  }
+  if (f) {
+    const double *x = L > 1 ? e->act + o->offh[L - 1] * o->nloc : node_input(o, t, y);
+    node_affine(o, x, theta + o->offw[L - 1], theta + o->offb[L - 1], w[L - 1], w[L], f);
+  }
+  return e->act;
+}
+
+static int node_rhs(void *c, double t, N_Vector y, const double *p, N_Vector f)
+{
+  rw_node *o = c;
+  if (o->nloc == 0) return 0;
+  double *fd = rw_vec_data(f);
+  const double *yd = rw_vec_data(y);
+  node_forward(o, t, yd, p, fd);
+  if (o->a.damping != 0.0)
+    for (long i = 0; i < o->nloc * o->D; i++)
+      fd[i] -= o->a.damping * yd[i];
+  return 0;
+}
+
+/* out_y += (df/dy)^T w, out_p += (df/dtheta)^T w (either may be NULL): back-propagation
+ * through the layers from the activations of one forward pass. */
+static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv, N_Vector out_y,
+                    double *out_p)
+{
+  rw_node *o = c;
+  long n = o->nloc;
+  if (n == 0) return 0;
+  const double *yd = rw_vec_data(y), *wd = rw_vec_data(wv);
+  const int *w = o->a.widths;
+  const double *act = node_forward(o, t, yd, p, NULL);
+  const double *G = wd; /* d/dz_L */
+  int cur = 0;
+  for (int l = o->L - 1; l >= 0; l--) {
+    const double *x = l > 0 ? act + o->offh[l] * n : node_input(o, t, yd);
+    int din = w[l], dout = w[l + 1];
+    if (out_p) {
+      node_gemm(o, 1, 0, dout, din, (int)n, G, dout, x, din, 1.0, out_p + o->offw[l], din);
+      double *db = out_p + o->offb[l];
+      for (long i = 0; i < n; i++)
+        for (int j = 0; j < dout; j++)
+          db[j] += G[i * dout + j];
+    }
+    const double *W = p + o->offw[l];
+    if (l > 0) {
+      double *gn = o->g[cur];
+      cur ^= 1;
+      node_gemm(o, 0, 0, (int)n, din, dout, G, dout, W, din, 0.0, gn, din);
+      node_activate_grad(o->a.activation, x, gn, n * din);
+      G = gn;
+    } else if (out_y) {
+      /* the time column of W_0 (when there is one) is left out: t is not a state */
+      node_gemm(o, 0, 0, (int)n, o->D, dout, G, dout, W, din, 1.0, rw_vec_data(out_y), o->D);
+    }
+  }
+  if (out_y && o->a.damping != 0.0) {
+    double *od = rw_vec_data(out_y);
+    for (long i = 0; i < n * o->D; i++)
+      od[i] -= o->a.damping * wd[i];
+  }
+  return 0;
+}
+
+static int node_vjp_y(void *c, double t, N_Vector y, const double *p, N_Vector w, N_Vector out)
+{
+  return node_vjp(c, t, y, p, w, out, NULL);
+}
+
+static int node_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w, double *out)
+{
+  return node_vjp(c, t, y, p, w, NULL, out);
+}
+
+/* out = (df/dy) v + (df/dtheta) dp: tangents pushed forward through the layers. */
+static int node_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, const double *dp,
+                    N_Vector out)
+{
+  rw_node *o = c;
+  long n = o->nloc;
+  if (n == 0) return 0;
+  const double *yd = rw_vec_data(y), *vd = rw_vec_data(v);
+  const int *w = o->a.widths;
+  const double *act = node_forward(o, t, yd, p, NULL);
+  /* dx_0 = (v, 0) */
+  double *dx = o->dx, *dz = o->dz;
+  int d0 = w[0];
+  for (long i = 0; i < n; i++) {
+    memcpy(dx + i * d0, vd + i * o->D, (size_t)o->D * sizeof(double));
+    if (o->a.time_input) dx[i * d0 + o->D] = 0.0;
+  }
+  for (int l = 0; l < o->L; l++) {
+    int din = w[l], dout = w[l + 1];
+    const double *x = l > 0 ? act + o->offh[l] * n : node_input(o, t, yd);
+    double *target = l == o->L - 1 ? rw_vec_data(out) : dz;
+    /* dz = dx W^T (+ x dW^T + db) */
+    if (dp) node_affine(o, x, dp + o->offw[l], dp + o->offb[l], din, dout, target);
+    node_gemm(o, 0, 1, (int)n, dout, din, dx, din, p + o->offw[l], din, dp ? 1.0 : 0.0, target,
+              dout);
+    if (l < o->L - 1) {
+      /* dx_{l+1} = act'(z) dz: node_activate_grad scales in place */
+      const double *xn = act + o->offh[l + 1] * n;
+      node_activate_grad(o->a.activation, xn, dz, n * dout);
+      double *tmp = dx;
+      dx = dz;
+      dz = tmp;
+    }
+  }
+  if (o->a.damping != 0.0) {
+    double *od = rw_vec_data(out);
+    for (long i = 0; i < n * o->D; i++)
+      od[i] -= o->a.damping * vd[i];
+  }
+  return 0;
+}
+
+static int node_terminal(void *c, double t, N_Vector y, const double *p, double *g)
+{
+  (void)t, (void)p;
+  rw_node *o = c;
+  const double *yd = rw_vec_data(y);
+  double s = 0.0;
+  for (long i = 0; i < o->nloc * o->D; i++) {
+    double d = yd[i] - o->targets[i];
+    s += d * d;
+  }
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM, o->comm));
+  *g = s / ((double)o->B * o->D);
+  return 0;
+}
+
+static int node_terminal_grad(void *c, double t, N_Vector y, const double *p, N_Vector gy,
+                              double *gp)
+{
+  (void)t, (void)p, (void)gp;
+  rw_node *o = c;
+  const double *yd = rw_vec_data(y);
+  double *gd = rw_vec_data(gy), s = 2.0 / ((double)o->B * o->D);
+  for (long i = 0; i < o->nloc * o->D; i++)
+    gd[i] = s * (yd[i] - o->targets[i]);
+  return 0;
+}
+
+static int node_alloc(rw_node *o)
+{
+  int ierr = 0;
+  long n = o->nloc > 0 ? o->nloc : 1;
+  RW_TRY(rw_calloc((size_t)(n * o->D), sizeof(double), "neural-ODE targets", &o->targets));
+  if (o->a.time_input)
+    RW_TRY(rw_calloc((size_t)(n * o->a.widths[0]), sizeof(double), "MLP input", &o->x0));
+  for (int k = 0; k < 2; k++)
+    RW_TRY(rw_calloc((size_t)(n * o->maxw), sizeof(double), "MLP gradients", &o->g[k]));
+  RW_TRY(rw_calloc((size_t)(n * o->maxw), sizeof(double), "MLP tangents", &o->dx));
+  RW_TRY(rw_calloc((size_t)(n * o->maxw), sizeof(double), "MLP tangents", &o->dz));
+  RW_TRY(rw_calloc((size_t)(RW_NODE_SKINNY * o->maxw), sizeof(double), "MLP scratch", &o->tmp));
+  RW_TRY(rw_calloc((size_t)o->P, sizeof(double), "MLP weights seen", &o->theta_seen));
+  for (int k = 0; k < RW_NODE_CACHE; k++) {
+    RW_TRY(rw_calloc((size_t)(n * o->D), sizeof(double), "MLP cache", &o->cache[k].y));
+    RW_TRY(rw_calloc((size_t)(n * (o->nh > 0 ? o->nh : 1)), sizeof(double), "MLP activations",
+                     &o->cache[k].act));
+  }
+cleanup:
+  return ierr;
+}
+
+int rw_neuralode_create(rw_context ctx, const rw_mlp_arch *arch, long batch, rw_problem *out)
+{
+  int ierr = 0;
+  rw_node *o = NULL;
+  RW_CALL(rw_mlp_check(arch, "neural-ODE architecture"));
+  RW_CHECK(batch >= 1, RW_ERR_ARG, "neural-ODE batch size %ld must be >= 1", batch);
+  RW_CALL(rw_calloc(1, sizeof *o, "neural-ODE problem", &o));
+  o->a = *arch;
+  o->L = arch->nlayers;
+  o->D = rw_mlp_dim(arch);
+  o->P = rw_mlp_nparams(arch);
+  o->B = batch;
+  o->comm = rw_context_comm(ctx);
+  int rank = rw_context_rank(ctx), size = rw_context_size(ctx);
+  long q = batch / size, rem = batch % size;
+  o->nloc = q + (rank < rem ? 1 : 0);
+  o->first = rank * q + (rank < rem ? rank : rem);
+  long off = 0;
+  for (int l = 0; l <= o->L; l++) {
+    if (arch->widths[l] > o->maxw) o->maxw = arch->widths[l];
+    if (l < o->L) {
+      o->offw[l] = off;
+      o->offb[l] = off + (long)arch->widths[l + 1] * arch->widths[l];
+      off = o->offb[l] + arch->widths[l + 1];
+    }
+    if (l >= 1 && l < o->L) {
+      o->offh[l] = o->nh;
+      o->nh += arch->widths[l];
+    }
+  }
+  RW_TRY(node_alloc(o));
+  /* theta_seen starts at 0 like theta, and nothing is cached yet */
+  rw_problem_ops ops = {0};
+  ops.rhs = node_rhs;
+  ops.vjp_y = node_vjp_y;
+  ops.vjp_p = node_vjp_p;
+  ops.vjp = node_vjp;
+  ops.jvp = node_jvp;
+  ops.terminal = node_terminal;
+  ops.terminal_grad = node_terminal_grad;
+  ops.destroy = node_destroy;
+  RW_TRY(rw_problem_create(ctx, "neuralode", &ops, o, (sunindextype)(o->nloc * o->D), (int)o->P,
+                           NULL, out));
+  return 0;
+cleanup:
+  if (o) node_destroy(o);
+  return ierr;
+}
+
+const rw_mlp_arch *rw_neuralode_arch(rw_problem prob)
+{
+  return &((rw_node *)rw_problem_content(prob))->a;
+}
+
+void rw_neuralode_local_batch(rw_problem prob, long *first, long *count)
+{
+  rw_node *o = rw_problem_content(prob);
+  *first = o->first;
+  *count = o->nloc;
+}
+
+long rw_neuralode_batch(rw_problem prob) { return ((rw_node *)rw_problem_content(prob))->B; }
+
+double *rw_neuralode_targets(rw_problem prob)
+{
+  return ((rw_node *)rw_problem_content(prob))->targets;
+}

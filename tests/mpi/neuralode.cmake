@@ -1,0 +1,113 @@
+# rewind-neuralode (issue 9). Gradients of the shared reference problem P0 (tests/data/
+# neuralode, from an independent float64 implementation; B 256, MLP 2-64-64-2 tanh, Kutta's
+# 3/8 rule, T 1) must match the reference dL/dtheta to 1e-10 relative (the app prints
+# |dL/dtheta - ref|_2 / |ref|_2; the regex accepts exponents -10 and below... only mantissas
+# below 1e-10: e-11 or smaller) and the loss to 11 digits, at N = 100 and 1000, in store mode
+# and under binomial checkpointing, at 1 and 2 ranks.
+set(NODE $<TARGET_FILE:rewind-neuralode>)
+set(NODE_DATA ${PROJECT_SOURCE_DIR}/tests/data/neuralode)
+set(NODE_OUT ${CMAKE_CURRENT_BINARY_DIR}/out/neuralode)
+file(MAKE_DIRECTORY ${NODE_OUT})
+set(NODE_P0 -mode gradient -theta_file ${NODE_DATA}/p0_theta.bin
+  -problem_file ${NODE_DATA}/problem_T1.bin -stepper rk38)
+set(NODE_J "objective J += 2\\.4370192902[23]")
+set(NODE_GRAD "reference gradient: [^=]*= [0-9.]+e-(1[1-9]|[2-9][0-9])")
+set(NODE_OK "${NODE_J}.*${NODE_GRAD}")
+foreach(np 1 2)
+  rewind_mpi_expect(neuralode_p0_n100_store_np${np} NP ${np} RC zero REGEX "${NODE_OK}"
+    COMMAND ${NODE} ${NODE_P0} -dt 0.01 -adjoint_mode store
+      -compare_gradient ${NODE_DATA}/p0_grad_rk38_N100_T1.bin -output ${NODE_OUT}/n100_np${np}.h5)
+  rewind_mpi_expect(neuralode_p0_n100_binomial_np${np} NP ${np} RC zero REGEX "${NODE_OK}"
+    COMMAND ${NODE} ${NODE_P0} -dt 0.01 -adjoint_mode checkpoint -checkpoint_slots 10
+      -compare_gradient ${NODE_DATA}/p0_grad_rk38_N100_T1.bin -output ${NODE_OUT}/n100b_np${np}.h5)
+endforeach()
+rewind_mpi_expect(neuralode_p0_n1000_store_np1 NP 1 RC zero REGEX "${NODE_OK}"
+  COMMAND ${NODE} ${NODE_P0} -dt 0.001 -adjoint_mode store
+    -compare_gradient ${NODE_DATA}/p0_grad_rk38_N1000_T1.bin -output ${NODE_OUT}/n1000.h5)
+# The example deck: N = 1000 under binomial checkpointing with sqrt(N) slots, 2 ranks (run
+# from the project root, where its relative paths point).
+rewind_mpi_expect(neuralode_p0_n1000_binomial_np2 NP 2 RC zero REGEX "${NODE_OK}"
+  COMMAND ${NODE} ${PROJECT_SOURCE_DIR}/apps/neuralode/decks/p0_gradient.yaml
+    -output ${NODE_OUT}/n1000b.h5)
+set_tests_properties(neuralode_p0_n1000_binomial_np2 PROPERTIES
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# The gradient file is complete and readable (checksums verified by h5dump).
+add_test(NAME neuralode_output_readable
+  COMMAND ${CMAKE_COMMAND} -DFILE=${NODE_OUT}/n100_np2.h5
+          "-DNEEDLES=norm2,objective,deck,reference_gradient_reldiff,activation"
+          "-DDATASETS=/gradient/dJdtheta,/gradient/dJdy0,/model/theta"
+          -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
+set_tests_properties(neuralode_output_readable PROPERTIES DEPENDS neuralode_p0_n100_store_np2)
+
+# Training: a short run of the default deck lowers the loss and saves weights that the
+# gradient mode reads back.
+rewind_mpi_expect(neuralode_train_short NP 2 RC zero REGEX "training: 20 epochs.*x lower"
+  COMMAND ${NODE} -epochs 20 -theta_out ${NODE_OUT}/trained.bin -output ${NODE_OUT}/train.h5)
+# The weights saved in the reference format and in the HDF5 result give the same gradient,
+# bit for bit.
+rewind_mpi_expect(neuralode_trained_reload NP 1 RC zero REGEX "objective J.*theta"
+  COMMAND ${NODE} -mode gradient -theta_file ${NODE_OUT}/trained.bin
+    -gradient_out ${NODE_OUT}/trained_grad.bin -output ${NODE_OUT}/reload.h5)
+set_tests_properties(neuralode_trained_reload PROPERTIES DEPENDS neuralode_train_short)
+rewind_mpi_expect(neuralode_trained_reload_h5 NP 1 RC zero
+  REGEX "reference gradient: [^=]*= 0.000e\\+00"
+  COMMAND ${NODE} -mode gradient -theta_file ${NODE_OUT}/train.h5
+    -compare_gradient ${NODE_OUT}/trained_grad.bin -output ${NODE_OUT}/reload2.h5)
+set_tests_properties(neuralode_trained_reload_h5 PROPERTIES DEPENDS neuralode_trained_reload)
+
+# The other adjoint modes on P0 (N = 100, 2 ranks): backward reconstruction with drift checks,
+# the disk tier, and adaptive Dormand-Prince under the online schedule (rtol 1e-6: within
+# 1e-5 of the fixed-step reference, which differs from the exact gradient by its own
+# discretisation error only).
+file(MAKE_DIRECTORY ${NODE_OUT}/ckpt)
+set(NODE_REF100 -compare_gradient ${NODE_DATA}/p0_grad_rk38_N100_T1.bin)
+rewind_mpi_expect(neuralode_p0_backsolve NP 2 RC zero
+  REGEX "${NODE_J}.*drift: max [0-9.e+-]+.*${NODE_GRAD}"
+  COMMAND ${NODE} ${NODE_P0} -dt 0.01 -adjoint_mode backsolve ${NODE_REF100}
+    -output ${NODE_OUT}/backsolve.h5)
+rewind_mpi_expect(neuralode_p0_disk NP 2 RC zero REGEX "${NODE_J}.*disk tier: 4 slots.*${NODE_GRAD}"
+  COMMAND ${NODE} ${NODE_P0} -dt 0.01 -adjoint_mode checkpoint -checkpoint_slots 2
+    -checkpoint_disk_slots 4 -checkpoint_dir ${NODE_OUT}/ckpt ${NODE_REF100}
+    -output ${NODE_OUT}/disk.h5)
+rewind_mpi_expect(neuralode_p0_adaptive NP 2 RC zero
+  REGEX "adaptive: [0-9]+ accepted.*reference gradient: [^=]*= [0-9.]+e-(0[5-9]|[1-9][0-9])"
+  COMMAND ${NODE} ${NODE_P0} -stepper dopri5 -adaptive true -rtol 1e-6 -atol 1e-6 -dt 0.01
+    -adjoint_mode checkpoint -checkpoint_schedule online -checkpoint_slots 4
+    -compare_gradient ${NODE_DATA}/p0_grad_rk38_N1000_T1.bin -output ${NODE_OUT}/adaptive.h5)
+
+# Bad input: a message naming the file or key, a non-zero exit on every rank, no output.
+function(node_bad name regex)
+  rewind_mpi_expect(neuralode_bad_${name} NP 2 RC nonzero REGEX "${regex}"
+    COMMAND ${NODE} ${ARGN} -output ${NODE_OUT}/bad_${name}.h5)
+  add_test(NAME neuralode_bad_${name}_no_output
+    COMMAND ${CMAKE_COMMAND} -DFILE=${NODE_OUT}/bad_${name}.h5 -DEXPECT_MISSING=1
+            -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
+  set_tests_properties(neuralode_bad_${name}_no_output PROPERTIES DEPENDS neuralode_bad_${name})
+endfunction()
+node_bad(missing_theta "weights .*nosuch.bin.: No such file.*theta_file from command line" -mode gradient
+  -theta_file ${NODE_OUT}/nosuch.bin)
+node_bad(wrong_magic "problem_T1.bin' is not a neural-ODE weights file: magic 'NODEPRB1'"
+  -mode gradient -theta_file ${NODE_DATA}/problem_T1.bin)
+node_bad(theta_as_problem "p0_theta.bin' is not a neural-ODE problem file"
+  ${NODE_P0} -problem_file ${NODE_DATA}/p0_theta.bin)
+node_bad(tf_conflict "key 'tf' = 2 \\(from command line\\) differs from T = 1" ${NODE_P0} -tf 2)
+node_bad(widths "d_0 = 3 must be the state dimension d_L = 2" -widths 3,16,2)
+node_bad(gradient_mismatch "compare_gradient.*another architecture" -mode gradient -widths 2,8,2
+  -compare_gradient ${NODE_DATA}/p0_grad_rk38_N100_T1.bin)
+node_bad(batch_too_large "key 'batch' = 1000 .* larger than data_points = 512" -batch 1000)
+
+# Reversible Heun on the neural ODE (issue 8): adjoint_mode reversible (states rebuilt by the
+# exact inverse step, drift checked against anchors) against store mode with the same
+# stepper: dL/dtheta to 1e-10 relative, at 1 and 2 ranks.
+set(NODE_RH ${NODE_P0} -stepper revheun -dt 0.005)
+rewind_mpi_expect(neuralode_revheun_store NP 1 RC zero REGEX "objective J"
+  COMMAND ${NODE} ${NODE_RH} -adjoint_mode store -gradient_out ${NODE_OUT}/revheun_store.bin
+    -output ${NODE_OUT}/revheun_store.h5)
+foreach(np 1 2)
+  rewind_mpi_expect(neuralode_revheun_reversible_np${np} NP ${np} RC zero
+    REGEX "drift: max [0-9.e+-]+.*0 segments fell back.*reference gradient: [^=]*= [0-9.]+e-(1[1-9]|[2-9][0-9])"
+    COMMAND ${NODE} ${NODE_RH} -adjoint_mode reversible
+      -compare_gradient ${NODE_OUT}/revheun_store.bin -output ${NODE_OUT}/revheun_rev${np}.h5)
+  set_tests_properties(neuralode_revheun_reversible_np${np} PROPERTIES
+    DEPENDS neuralode_revheun_store)
+endforeach()

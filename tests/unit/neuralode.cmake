@@ -1,0 +1,3 @@
+# The neural-ODE problem (issue 9): vectorised tanh, dot-product and finite-difference tests
+# of the MLP's VJPs, Taylor remainders of the loss gradient, checkpointed = store bit for bit.
+rewind_unit_test(test_neuralode SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_neuralode.c)

@@ -1,0 +1,304 @@
+/* The neural-ODE problem (rw_neuralode.h):
+ *  - the vectorised tanh against libm's, to 4.5e-16 absolute (4 units in the last place of
+ *    1) and 1e-15 relative, NaN kept;
+ *  - dot-product tests of the VJPs against the JVP (to rounding) and against central
+ *    differences of the MLP (smooth activations), for several architectures (1 to 3 layers,
+ *    time input, damping, every activation);
+ *  - Taylor remainders of the gradient of the loss through 3/8-rule steps, in theta and y0:
+ *    second order;
+ *  - store mode, stored stages and binomial checkpointing give the same bits (the cache of
+ *    activations is exact), and a change of theta invalidates the cache. */
+#include "rewind/rw_adjoint.h"
+#include "rewind/rw_neuralode.h"
+#include "rw_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(neuralode, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
+
+static double urand(unsigned *s)
+{
+  *s = *s * 1103515245u + 12345u;
+  return ((double)((*s >> 8) & 0xffffff) / (double)0x1000000) * 2.0 - 1.0;
+}
+
+static void fill(double *d, long n, unsigned *s, double scale)
+{
+  for (long i = 0; i < n; i++)
+    d[i] = scale * urand(s);
+}
+
+Test(neuralode, tanh_matches_libm)
+{
+  enum { N = 200000 };
+  static double x[N], y[N];
+  unsigned s = 3;
+  for (long i = 0; i < N; i++) {
+    double m = pow(10.0, -20.0 + 22.0 * (0.5 + 0.5 * urand(&s))); /* 1e-20 .. 100 */
+    x[i] = (i % 3 == 0) ? 60.0 * urand(&s) : (i % 2 ? m : -m);
+  }
+  x[0] = 0.0, x[1] = -0.0, x[2] = 1e-310, x[3] = 800.0, x[4] = -INFINITY, x[5] = 0.25;
+  rw_tanh_v(x, y, N);
+  double amax = 0.0, rmax = 0.0;
+  for (long i = 0; i < N; i++) {
+    double r = tanh(x[i]), d = fabs(y[i] - r);
+    amax = fmax(amax, d);
+    if (r != 0.0) rmax = fmax(rmax, d / fabs(r));
+    cr_assert(signbit(y[i]) == signbit(r), "tanh(%.17g): sign of %.17g", x[i], y[i]);
+  }
+  cr_assert(amax <= 4.5e-16 && rmax <= 1e-15, "tanh: max abs error %.3g, max rel error %.3g", amax,
+            rmax);
+  double nan[3] = {NAN, 1.0, -NAN}, out[3];
+  rw_tanh_v(nan, out, 3);
+  cr_assert(isnan(out[0]) && isnan(out[2]) && out[1] == tanh(1.0), "tanh must keep NaN");
+  /* in place */
+  memcpy(y, x, sizeof x);
+  rw_tanh_v(y, y, N);
+  for (long i = 0; i < N; i += 997)
+    cr_assert(fabs(y[i] - tanh(x[i])) <= 4.5e-16);
+}
+
+typedef struct {
+  const char *name;
+  rw_mlp_arch a;
+  long batch;
+  int smooth; /* finite differences apply */
+} arch_case;
+
+static const arch_case cases[] = {
+    {"2-16-16-2 tanh", {3, {2, 16, 16, 2}, RW_ACT_TANH, 0, 0.0}, 7, 1},
+    {"3-8-2 softplus, time input, damping", {2, {3, 8, 2}, RW_ACT_SOFTPLUS, 1, 0.3}, 5, 1},
+    {"3-3 identity", {1, {3, 3}, RW_ACT_IDENTITY, 0, 0.1}, 4, 1},
+    {"2-8-8-8-2 relu", {4, {2, 8, 8, 8, 2}, RW_ACT_RELU, 0, 0.0}, 6, 0},
+};
+
+static rw_problem make(rw_context ctx, const arch_case *c, unsigned *s)
+{
+  rw_problem prob;
+  RW_TEST_OK(rw_neuralode_create(ctx, &c->a, c->batch, &prob));
+  long P = rw_problem_nparams(prob);
+  cr_assert_eq(P, rw_mlp_nparams(&c->a));
+  cr_assert(!rw_problem_params_named(prob) && rw_problem_param_name(prob, 0) == NULL);
+  fill(rw_problem_params(prob), P, s, 0.6);
+  long first, count;
+  rw_neuralode_local_batch(prob, &first, &count);
+  fill(rw_neuralode_targets(prob), count * rw_mlp_dim(&c->a), s, 1.0);
+  return prob;
+}
+
+Test(neuralode, vjps_against_jvp_and_finite_differences)
+{
+  rw_context ctx;
+  RW_TEST_OK(rw_context_create(MPI_COMM_WORLD, &ctx));
+  unsigned s = 17;
+  for (size_t m = 0; m < sizeof cases / sizeof *cases; m++) {
+    rw_problem prob = make(ctx, &cases[m], &s);
+    long P = rw_problem_nparams(prob);
+    double *p = rw_problem_params(prob), *p0 = malloc(P * sizeof(double));
+    double *dp = malloc(P * sizeof(double)), *pt = calloc(P, sizeof(double));
+    N_Vector y, v, w, jv, vt, yp, fp, fm, vt2;
+    RW_TEST_OK(rw_problem_new_state(prob, &y));
+    RW_TEST_OK(rw_vec_clone(y, &v));
+    RW_TEST_OK(rw_vec_clone(y, &w));
+    RW_TEST_OK(rw_vec_clone(y, &jv));
+    RW_TEST_OK(rw_vec_clone(y, &vt));
+    RW_TEST_OK(rw_vec_clone(y, &vt2));
+    RW_TEST_OK(rw_vec_clone(y, &yp));
+    RW_TEST_OK(rw_vec_clone(y, &fp));
+    RW_TEST_OK(rw_vec_clone(y, &fm));
+    long n = rw_vec_local_length(y);
+    for (int trial = 0; trial < 4; trial++) {
+      fill(rw_vec_data(y), n, &s, 1.5);
+      fill(rw_vec_data(v), n, &s, 1.0);
+      fill(rw_vec_data(w), n, &s, 1.0);
+      fill(dp, P, &s, 1.0);
+      memset(pt, 0, P * sizeof(double));
+      N_VConst(0.0, vt);
+      N_VConst(0.0, vt2);
+      double t = 0.37;
+      RW_TEST_OK(rw_problem_jvp(prob, t, y, v, dp, jv));
+      RW_TEST_OK(rw_problem_vjp(prob, t, y, w, vt, pt));
+      double lhs = N_VDotProd(w, jv), rhs = N_VDotProd(vt, v), rp = 0.0;
+      for (long k = 0; k < P; k++)
+        rp += pt[k] * dp[k];
+      MPI_Allreduce(MPI_IN_PLACE, &rp, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      rhs += rp;
+      cr_assert(rw_test_relerr(lhs, rhs) < 1e-12, "%s: <w,Jv> = %.17g, <J^T w,v> = %.17g",
+                cases[m].name, lhs, rhs);
+      /* the separate VJPs equal the combined one bit for bit */
+      RW_TEST_OK(rw_problem_vjp_y(prob, t, y, w, vt2));
+      cr_assert(memcmp(rw_vec_data(vt), rw_vec_data(vt2), n * sizeof(double)) == 0,
+                "%s: vjp_y differs from the combined VJP", cases[m].name);
+      if (!cases[m].smooth) continue;
+      double e = 1e-6;
+      memcpy(p0, p, P * sizeof(double));
+      for (long k = 0; k < P; k++)
+        p[k] = p0[k] + e * dp[k];
+      N_VLinearSum(1.0, y, e, v, yp);
+      RW_TEST_OK(rw_problem_rhs(prob, t, yp, fp));
+      for (long k = 0; k < P; k++)
+        p[k] = p0[k] - e * dp[k];
+      N_VLinearSum(1.0, y, -e, v, yp);
+      RW_TEST_OK(rw_problem_rhs(prob, t, yp, fm));
+      memcpy(p, p0, P * sizeof(double));
+      N_VLinearSum(1.0 / (2 * e), fp, -1.0 / (2 * e), fm, jv);
+      double fd = N_VDotProd(w, jv);
+      cr_assert(rw_test_relerr(fd, rhs) < 1e-7, "%s: FD <w,Jv> = %.17g, <J^T w,v> = %.17g",
+                cases[m].name, fd, rhs);
+    }
+    rw_vec_destroy(&y), rw_vec_destroy(&v), rw_vec_destroy(&w), rw_vec_destroy(&jv);
+    rw_vec_destroy(&vt), rw_vec_destroy(&vt2), rw_vec_destroy(&yp), rw_vec_destroy(&fp);
+    rw_vec_destroy(&fm);
+    free(p0), free(dp), free(pt);
+    rw_problem_destroy(&prob);
+  }
+  rw_context_destroy(&ctx);
+}
+
+typedef struct {
+  rw_context ctx;
+  rw_problem prob;
+  rw_stepper st;
+  rw_adjoint_options opt;
+  N_Vector y0, y, gy;
+  long P;
+} fx;
+
+static void fx_create(fx *f, const arch_case *c, unsigned *s)
+{
+  memset(f, 0, sizeof *f);
+  RW_TEST_OK(rw_context_create(MPI_COMM_WORLD, &f->ctx));
+  f->prob = make(f->ctx, c, s);
+  f->P = rw_problem_nparams(f->prob);
+  RW_TEST_OK(rw_stepper_create_erk(f->prob, rw_tableau_find("rk38"), &f->st));
+  RW_TEST_OK(rw_problem_new_state(f->prob, &f->y0));
+  RW_TEST_OK(rw_problem_new_state(f->prob, &f->y));
+  RW_TEST_OK(rw_problem_new_state(f->prob, &f->gy));
+  fill(rw_vec_data(f->y0), rw_vec_local_length(f->y0), s, 1.0);
+  rw_adjoint_options_default(&f->opt);
+  f->opt.tf = 0.5;
+  f->opt.dt = 0.025;
+}
+
+static void fx_destroy(fx *f)
+{
+  rw_vec_destroy(&f->y0), rw_vec_destroy(&f->y), rw_vec_destroy(&f->gy);
+  rw_stepper_destroy(&f->st);
+  rw_problem_destroy(&f->prob);
+  rw_context_destroy(&f->ctx);
+}
+
+static double fx_grad(fx *f, double *g, N_Vector gy)
+{
+  double J;
+  N_VScale(1.0, f->y0, f->y);
+  RW_TEST_OK(rw_adjoint_solve(f->prob, f->st, &f->opt, f->y, &J, g, gy, NULL));
+  return J;
+}
+
+Test(neuralode, taylor_remainders_of_the_loss_gradient)
+{
+  unsigned s = 5;
+  for (size_t m = 0; m < 2; m++) {
+    fx f;
+    fx_create(&f, &cases[m], &s);
+    long P = f.P, n = rw_vec_local_length(f.y0);
+    double *g = malloc(P * sizeof(double)), *dp = malloc(P * sizeof(double));
+    double *p0 = malloc(P * sizeof(double)), *p = rw_problem_params(f.prob);
+    N_Vector dy, y00;
+    RW_TEST_OK(rw_vec_clone(f.y0, &dy));
+    RW_TEST_OK(rw_vec_clone(f.y0, &y00));
+    double J0 = fx_grad(&f, g, f.gy);
+    fill(dp, P, &s, 1.0);
+    fill(rw_vec_data(dy), n, &s, 1.0);
+    double dJ = N_VDotProd(f.gy, dy);
+    for (long k = 0; k < P; k++)
+      dJ += g[k] * dp[k];
+    memcpy(p0, p, P * sizeof(double));
+    N_VScale(1.0, f.y0, y00);
+    double rem[4];
+    for (int i = 0; i < 4; i++) {
+      double e = 1e-2 / (1 << i), J;
+      for (long k = 0; k < P; k++)
+        p[k] = p0[k] + e * dp[k];
+      N_VLinearSum(1.0, y00, e, dy, f.y);
+      RW_TEST_OK(rw_forward_solve(f.prob, f.st, &f.opt, f.y, &J, NULL));
+      rem[i] = fabs(J - J0 - e * dJ);
+    }
+    memcpy(p, p0, P * sizeof(double));
+    for (int i = 1; i < 4; i++) {
+      double order = log2(rem[i - 1] / rem[i]);
+      cr_assert(order > 1.8 && order < 2.2, "%s: Taylor remainders %.3e %.3e: order %.2f",
+                cases[m].name, rem[i - 1], rem[i], order);
+    }
+    rw_vec_destroy(&dy), rw_vec_destroy(&y00);
+    free(g), free(dp), free(p0);
+    fx_destroy(&f);
+  }
+}
+
+Test(neuralode, checkpointed_and_stored_stages_equal_store_bit_for_bit)
+{
+  unsigned s = 9;
+  fx f;
+  fx_create(&f, &cases[0], &s);
+  long P = f.P, n = rw_vec_local_length(f.y0);
+  double *g0 = malloc(P * sizeof(double)), *g1 = malloc(P * sizeof(double));
+  N_Vector gy1;
+  RW_TEST_OK(rw_vec_clone(f.y0, &gy1));
+  double J0 = fx_grad(&f, g0, f.gy);
+  for (int variant = 0; variant < 2; variant++) {
+    if (variant == 0) {
+      f.opt.store_stages = 1;
+    } else {
+      f.opt.store_stages = 0;
+      f.opt.mode = RW_ADJOINT_CHECKPOINT;
+      f.opt.schedule = RW_SCHEDULE_BINOMIAL;
+      f.opt.ram_slots = 3;
+    }
+    double J1 = fx_grad(&f, g1, gy1);
+    cr_assert(J0 == J1 && !memcmp(g0, g1, P * sizeof(double)), "variant %d: dJ/dtheta differs",
+              variant);
+    cr_assert(!memcmp(rw_vec_data(f.gy), rw_vec_data(gy1), n * sizeof(double)),
+              "variant %d: dJ/dy0 differs", variant);
+  }
+  /* a new theta invalidates the cached activations: the rhs equals a fresh problem's */
+  N_Vector f1, f2;
+  RW_TEST_OK(rw_vec_clone(f.y0, &f1));
+  RW_TEST_OK(rw_vec_clone(f.y0, &f2));
+  RW_TEST_OK(rw_problem_rhs(f.prob, 0.1, f.y0, f1));
+  rw_problem_params(f.prob)[3] += 0.25;
+  RW_TEST_OK(rw_problem_rhs(f.prob, 0.1, f.y0, f1));
+  rw_problem fresh;
+  RW_TEST_OK(rw_neuralode_create(f.ctx, &cases[0].a, cases[0].batch, &fresh));
+  memcpy(rw_problem_params(fresh), rw_problem_params(f.prob), P * sizeof(double));
+  RW_TEST_OK(rw_problem_rhs(fresh, 0.1, f.y0, f2));
+  cr_assert(!memcmp(rw_vec_data(f1), rw_vec_data(f2), n * sizeof(double)),
+            "a change of theta did not reach the rhs");
+  rw_problem_destroy(&fresh);
+  rw_vec_destroy(&f1), rw_vec_destroy(&f2), rw_vec_destroy(&gy1);
+  free(g0), free(g1);
+  fx_destroy(&f);
+}
+
+Test(neuralode, bad_architectures_are_refused)
+{
+  rw_context ctx;
+  rw_problem prob = NULL;
+  RW_TEST_OK(rw_context_create(MPI_COMM_WORLD, &ctx));
+  rw_mlp_arch a = {2, {3, 8, 2}, RW_ACT_TANH, 0, 0.0}; /* d_0 = 3 without a time input */
+  cr_assert_eq(rw_neuralode_create(ctx, &a, 4, &prob), RW_ERR_ARG);
+  cr_assert(strstr(rw_error_message(), "d_0 = 3") != NULL, "%s", rw_error_message());
+  rw_error_clear();
+  a.widths[0] = 2;
+  a.damping = -1.0;
+  cr_assert_eq(rw_neuralode_create(ctx, &a, 4, &prob), RW_ERR_ARG);
+  rw_error_clear();
+  a.damping = 0.0;
+  cr_assert_eq(rw_neuralode_create(ctx, &a, 0, &prob), RW_ERR_ARG);
+  rw_error_clear();
+  cr_assert(prob == NULL);
+  rw_context_destroy(&ctx);
+}
