@@ -42,9 +42,12 @@ static const char *rw_mode_name(rw_adjoint_mode m)
   return m == RW_ADJOINT_REVERSIBLE ? "reversible" : "backsolve";
 }
 
-/* Checks the options against the stepper; sets the budget split. */
+/* Checks the options against the stepper; sets the budget split. With a disk budget
+ * (checkpoint_disk or checkpoint_disk_slots) the anchors live in the HDF5 store, as many as it
+ * holds (or every drift_interval steps), and every RAM slot goes to the fallback; without one
+ * the RAM budget holds both. *disk is 1 for anchors on disk. */
 static int rw_rebuild_plan(rw_stepper st, const rw_adjoint_options *opt, long N, N_Vector y,
-                           long *k, long *A, int *F)
+                           long *k, long *A, int *F, int *disk)
 {
   const char *mode = rw_mode_name(opt->mode);
   rw_reverse_kind want =
@@ -60,9 +63,9 @@ static int rw_rebuild_plan(rw_stepper st, const rw_adjoint_options *opt, long N,
            "adjoint mode %s runs a fixed or replayed grid; adaptive stepping runs in checkpoint "
            "mode under the online schedule",
            mode);
-  RW_CHECK(!opt->restart_dir && opt->disk_slots == 0 && opt->disk_bytes == 0, RW_ERR_ARG,
-           "adjoint mode %s keeps its anchors in RAM: disk checkpoints and restarts need "
-           "adjoint mode checkpoint",
+  RW_CHECK(!opt->restart_dir, RW_ERR_ARG,
+           "adjoint mode %s cannot restart from disk checkpoints; restarts need adjoint mode "
+           "checkpoint",
            mode);
   RW_CHECK(!opt->store_stages, RW_ERR_ARG,
            "adjoint mode %s stores no stages (store_stages applies to store and checkpoint mode)",
@@ -71,6 +74,26 @@ static int rw_rebuild_plan(rw_stepper st, const rw_adjoint_options *opt, long N,
            "drift_tol = %g must be a finite number > 0", opt->drift_tol);
   int S = opt->ram_slots;
   if (opt->ram_bytes > 0) RW_CALL(rw_store_slots_for_budget(opt->ram_bytes, rw_vec_bytes(y), &S));
+  *disk = opt->disk_slots > 0 || opt->disk_bytes > 0;
+  if (*disk) {
+    int D = opt->disk_slots;
+    if (opt->disk_bytes > 0)
+      RW_CALL(
+          rw_store_slots_for_budget_named("checkpoint_disk", opt->disk_bytes, rw_vec_bytes(y), &D));
+    RW_CHECK(S >= 1, RW_ERR_BUDGET,
+             "adjoint mode %s with anchors on disk needs at least 1 RAM slot for the fallback; "
+             "the RAM budget holds none",
+             mode);
+    *k = opt->drift_interval > 0 ? opt->drift_interval : (N + D - 1) / D;
+    if (*k > N) *k = N;
+    *A = (N + *k - 1) / *k;
+    RW_CHECK(*A <= D, RW_ERR_BUDGET,
+             "drift_interval = %ld needs %ld anchors for %ld steps; the disk budget holds %d "
+             "states (raise it, or the interval to at least %ld)",
+             opt->drift_interval, *A, N, D, (N + D - 1) / D);
+    *F = (int)(S < *k ? S : *k); /* a segment needs no more than one slot per step */
+    return 0;
+  }
   RW_CHECK(S >= 2, RW_ERR_BUDGET,
            "adjoint mode %s needs at least 2 state slots (one anchor and one for the fallback); "
            "the budget holds %d",
@@ -104,10 +127,14 @@ static double rw_drift(N_Vector x, N_Vector ref, N_Vector d)
 
 typedef struct {
   rw_state_source base;
-  long k, A;   /* anchor spacing and count */
-  int F;       /* fallback slots */
-  size_t snap; /* bytes of one state on this rank */
-  N_Vector *anchors, *slots;
+  long k, A;     /* anchor spacing and count */
+  int F;         /* fallback slots */
+  size_t snap;   /* bytes of one state on this rank */
+  int disk;      /* anchors in the HDF5 store (else the RAM store) */
+  rw_store anch; /* anchor j in slot j, written by the forward sweep, read once backward */
+  N_Vector aval; /* the anchor read last (anchor aget) */
+  long aget;
+  N_Vector *slots;
   N_Vector cur, prev, diff; /* the rebuilt state and the one before; drift work space */
   N_Vector lsave, fsave;    /* lambda and the field adjoint when the segment started */
   double *psave;            /* dJ/dp when the segment started */
@@ -130,7 +157,20 @@ static int rb_alloc(rw_state_source *src, N_Vector y)
   int np = rw_problem_nparams(src->prob);
   N_Vector field = rw_problem_field_adjoint(src->prob);
   /* Everything is allocated here, before the first step. */
-  RW_CALL(rw_vec_clone_array(y, (int)r->A, &r->anchors));
+  const rw_adjoint_options *opt = src->opt;
+  if (r->disk) {
+    rw_store_hdf5_options ho = {.dir = opt->disk_dir ? opt->disk_dir : ".",
+                                .run_id = opt->run_id ? opt->run_id : "run",
+                                .contents = "anchor",
+                                .keep = opt->disk_keep,
+                                .deck = opt->run_deck,
+                                .decomposition = opt->run_decomposition};
+    RW_CALL(rw_store_create_hdf5(y, 1, (int)r->A, &ho, &r->anch));
+  } else {
+    RW_CALL(rw_store_create_ram(y, 1, (int)r->A, &r->anch));
+  }
+  RW_CALL(rw_vec_clone(y, &r->aval));
+  r->aget = -1;
   RW_CALL(rw_vec_clone_array(y, r->F, &r->slots));
   RW_CALL(rw_vec_clone(y, &r->cur));
   RW_CALL(rw_vec_clone(y, &r->prev));
@@ -146,7 +186,23 @@ static int rb_record(rw_state_source *src, long n, N_Vector y, N_Vector **stages
 {
   rw_rebuild *r = (rw_rebuild *)src;
   (void)stages;
-  if (n % r->k == 0) rw_vec_copy(y, r->anchors[n / r->k]);
+  if (n % r->k) return 0;
+  rw_snapshot_tag tag = {.step = n, .t = rw_grid_t(src->opt, src->N, n)};
+  return rw_store_put(r->anch, (int)(n / r->k), &tag, &y);
+}
+
+/* Anchor j into r->aval (each is read once: anchor j serves segment j's check and then
+ * segment j - 1's start from aval), and the read of anchor j - 1 started behind it. */
+static int rb_anchor(rw_rebuild *r, long j)
+{
+  if (r->aget == j) return 0;
+  rw_snapshot_tag tag;
+  RW_CALL(rw_store_get(r->anch, (int)j, &tag, &r->aval));
+  RW_CHECK(tag.step == j * r->k, RW_ERR_INTERNAL, "anchor %ld holds step %lld, expected %ld", j,
+           (long long)tag.step, j * r->k);
+  RW_CALL(rw_store_release(r->anch, (int)j));
+  r->aget = j;
+  if (j > 0) RW_CALL(rw_store_prefetch(r->anch, (int)(j - 1), (int64_t)((j - 1) * r->k)));
   return 0;
 }
 
@@ -157,6 +213,7 @@ static int rb_forward(rw_state_source *src, N_Vector y, double *q)
   RW_CALL(rw_source_forward_steps(src, src->st, src->opt, src->N, y, q));
   rw_vec_copy(y, r->cur);
   r->j = r->A;
+  if (r->A > 0) RW_CALL(rw_store_prefetch(r->anch, (int)(r->A - 1), (int64_t)((r->A - 1) * r->k)));
   return 0;
 }
 
@@ -245,7 +302,10 @@ static void rb_restore(const rw_rebuild *r, rw_adjoint_state *adj)
 static int rb_segment_start(rw_rebuild *r, long j, rw_adjoint_state *adj)
 {
   RW_CALL(rb_fallback_finish(r));
-  if (j + 1 < r->A) rw_vec_copy(r->anchors[j + 1], r->cur);
+  if (j + 1 < r->A) {
+    RW_CALL(rb_anchor(r, j + 1));
+    rw_vec_copy(r->aval, r->cur);
+  }
   r->j = j;
   rb_save(r, adj);
   return 0;
@@ -261,7 +321,8 @@ static int rb_segment_check(rw_rebuild *r, rw_adjoint_state *adj, rw_fetch *out)
   rw_source_step(&r->base, a, &t, &h);
   RW_CALL(rw_stepper_reverse_step(r->base.st, t, h, r->cur, r->prev));
   s->rebuilt_steps++;
-  double d = rw_drift(r->prev, r->anchors[j], r->diff);
+  RW_CALL(rb_anchor(r, j));
+  double d = rw_drift(r->prev, r->aval, r->diff);
   int ok = d <= opt->drift_tol; /* false for NaN */
   s->drift_segments++;
   r->dsum += isfinite(d) ? d : 0.0;
@@ -275,13 +336,13 @@ static int rb_segment_check(rw_rebuild *r, rw_adjoint_state *adj, rw_fetch *out)
            opt->drift_tol);
   if (ok || opt->drift_action == RW_DRIFT_WARN) {
     if (d > s->drift_accepted_max || !isfinite(d)) s->drift_accepted_max = d;
-    out->y = r->anchors[j]; /* the adjoint step of step a at the anchor itself */
+    out->y = r->aval; /* the adjoint step of step a at the anchor itself */
     return 0;
   }
   /* Fallback: drop the segment's contributions and reverse it exactly. */
   rb_restore(r, adj);
   RW_CALL(rw_schedule_create_binomial(b - a, r->F, &r->fb));
-  rw_vec_copy(r->anchors[j], r->cur);
+  rw_vec_copy(r->aval, r->cur);
   r->exact = 1;
   s->drift_fallbacks++;
   out->resume = b - 1;
@@ -318,13 +379,19 @@ static int rb_end_sweep(rw_state_source *src)
 static int rb_stats(rw_state_source *src, rw_adjoint_stats *s)
 {
   rw_rebuild *r = (rw_rebuild *)src;
-  long N = src->N, slots = r->A + r->F;
+  long N = src->N, slots = r->A + r->F, ram = r->disk ? r->F : slots;
   s->anchors = r->A;
   s->anchor_interval = r->k;
   s->fallback_slots = r->F;
-  s->ram_slots = (int)slots;
+  s->ram_slots = (int)ram;
   s->snapshot_bytes = r->snap;
-  s->checkpoint_bytes = (size_t)slots * r->snap;
+  s->checkpoint_bytes = (size_t)ram * r->snap;
+  if (r->disk) {
+    s->disk_slots = (int)r->A;
+    s->disk_bytes = rw_store_bytes(r->anch);
+    s->disk_writes = rw_store_writes(r->anch);
+    s->disk_reads = rw_store_reads(r->anch);
+  }
   s->snapshots = r->A;
   s->advances = N - 1;
   s->fallback_steps = src->recomputed;
@@ -341,7 +408,8 @@ static void rb_destroy(rw_state_source *src)
   rw_rebuild *r = (rw_rebuild *)src;
   if (!r) return;
   rw_schedule_destroy(&r->fb);
-  rw_vec_destroy_array(&r->anchors, (int)r->A);
+  rw_store_destroy(&r->anch);
+  rw_vec_destroy(&r->aval);
   rw_vec_destroy_array(&r->slots, r->F);
   rw_vec_destroy(&r->cur);
   rw_vec_destroy(&r->prev);
@@ -364,10 +432,10 @@ int rw_source_rebuild_create(rw_problem prob, rw_stepper st, const rw_adjoint_op
                              N_Vector y, rw_adjoint_stats *s, rw_state_source **out)
 {
   long N = 0, k = 0, A = 0;
-  int F = 0;
+  int F = 0, disk = 0;
   double last;
   RW_CALL(rw_grid_setup(opt, &N, &last));
-  RW_CALL(rw_rebuild_plan(st, opt, N, y, &k, &A, &F));
+  RW_CALL(rw_rebuild_plan(st, opt, N, y, &k, &A, &F, &disk));
   rw_rebuild *r = NULL;
   RW_CALL(rw_calloc(1, sizeof *r, "memory-free mode", &r));
   r->base =
@@ -375,6 +443,7 @@ int rw_source_rebuild_create(rw_problem prob, rw_stepper st, const rw_adjoint_op
   r->k = k;
   r->A = A;
   r->F = F;
+  r->disk = disk;
   *out = &r->base;
   return 0;
 }

@@ -199,12 +199,14 @@ static int rw_app_read_common(rw_app *app)
     return rw_app_deck_error(app, "t0,tf,dt");
   if (opt->disk_slots > 0 || opt->disk_bytes > 0) {
     const char *dk = opt->disk_bytes > 0 ? "checkpoint_disk" : "checkpoint_disk_slots";
-    RW_CHECK(opt->mode == RW_ADJOINT_CHECKPOINT &&
-                 ((opt->schedule == RW_SCHEDULE_BINOMIAL && !opt->adaptive) ||
-                  opt->schedule == RW_SCHEDULE_ONLINE),
+    int rebuild = opt->mode == RW_ADJOINT_REVERSIBLE || opt->mode == RW_ADJOINT_BACKSOLVE;
+    RW_CHECK(rebuild || (opt->mode == RW_ADJOINT_CHECKPOINT &&
+                         ((opt->schedule == RW_SCHEDULE_BINOMIAL && !opt->adaptive) ||
+                          opt->schedule == RW_SCHEDULE_ONLINE)),
              RW_ERR_DECK,
              "key '%s' (from %s) asks for disk checkpoints: they need adjoint_mode: checkpoint "
-             "with checkpoint_schedule: binomial (fixed step) or online (fixed or adaptive step)",
+             "with checkpoint_schedule: binomial (fixed step) or online (fixed or adaptive step), "
+             "or adjoint_mode reversible or backsolve (anchors on disk)",
              dk, rw_deck_source(deck, dk));
   }
   if (app->restart_from[0]) {
@@ -540,13 +542,13 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   else if (app->opt.mode == RW_ADJOINT_REVERSIBLE || app->opt.mode == RW_ADJOINT_BACKSOLVE) {
     const rw_adjoint_options *o = &app->opt;
     rw_log(ctx, RW_LOG_SUMMARY,
-           "  adjoint mode %s: %ld states rebuilt; %ld anchors every %ld steps + %d fallback "
+           "  adjoint mode %s: %ld states rebuilt; %ld anchors%s every %ld steps + %d fallback "
            "slots (store mode would hold %ld states; binomial checkpointing in these %ld slots "
            "would recompute %ld steps); rhs evaluations %ld forward, %ld backward\n",
            o->mode == RW_ADJOINT_REVERSIBLE ? "reversible" : "backsolve", st->rebuilt_steps,
-           st->anchors, st->anchor_interval, st->fallback_slots, st->steps,
-           st->anchors + st->fallback_slots, st->optimal_advances - (st->steps - 1),
-           st->rhs_forward, st->rhs_backward);
+           st->anchors, st->disk_slots > 0 ? " on disk" : "", st->anchor_interval,
+           st->fallback_slots, st->steps, st->anchors + st->fallback_slots,
+           st->optimal_advances - (st->steps - 1), st->rhs_forward, st->rhs_backward);
     rw_log(ctx, RW_LOG_SUMMARY,
            "  drift: max %.3e, mean %.3e over %ld segments (drift_tol %.3g, drift_action %s); "
            "%ld segments fell back, %ld steps recomputed\n",

@@ -113,7 +113,9 @@ typedef struct {
   /* Memory-free modes (reversible, backsolve): the anchors and the fallback's slots share the
    * checkpoint budget (ram_slots, or ram_bytes / state bytes). drift_interval > 0 puts an
    * anchor every drift_interval steps and leaves the other slots to the fallback (at least
-   * one must be left); 0 gives half the budget to anchors, evenly spaced. */
+   * one must be left); 0 gives half the budget to anchors, evenly spaced. With disk_slots
+   * or disk_bytes the anchors live in the HDF5 store (disk_dir), as many as it holds or one
+   * every drift_interval steps, and every RAM slot goes to the fallback. */
   double drift_tol; /* relative; default 1e-6 */
   rw_drift_action drift_action;
   long drift_interval;

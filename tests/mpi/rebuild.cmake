@@ -16,6 +16,22 @@ foreach(np 1 2 4)
   rebuild_case(wave_reversible ${np} reversible wave -nx 33 -ny 33 -dt 0.004 -tf 4.0
     -output_every 0)
 endforeach()
+# Anchors on disk (the HDF5 store; RAM holds the fallback's slots only): the same assertions,
+# and each anchor written and read once with no file left.
+foreach(c heat_fallback wave_reversible)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/out/rebuild_disk_${c})
+  file(MAKE_DIRECTORY ${dir})
+  if(c STREQUAL heat_fallback)
+    rebuild_case(${c}_disk 2 fallback heat -tf 0.5 -drift_interval 40)
+    set(n 8)
+  else()
+    rebuild_case(${c}_disk 2 reversible wave -nx 33 -ny 33 -dt 0.004 -tf 4.0 -output_every 0)
+    set(n 6)
+  endif()
+  set_property(TEST rebuild_${c}_disk_np2 APPEND PROPERTY ENVIRONMENT REBUILD_DISK_DIR=${dir}
+    "REBUILD_DISK_ARGS=-checkpoint_disk_slots ${n} -checkpoint_dir ${dir}"
+    REBUILD_SKIP_ALL_FALLBACK=1)
+endforeach()
 # The fixed-point leapfrog: zero drift, bit for bit (1, 2, 4 ranks; 10^4 steps at 2).
 foreach(np 1 2 4)
   rebuild_case(wave_exact ${np} exact wave -nx 33 -ny 33 -dt 0.004 -tf 4.0 -output_every 0
@@ -67,3 +83,8 @@ rebuild_bad(wave_exact_range wave
   "exact \\(fixed-point\\) leapfrog: \\|u\\| reached .* beyond the range 0.01 .*raise leapfrog_exact_range"
   -leapfrog_exact true -leapfrog_exact_range 0.01 -tf 0.4)
 rebuild_bad(heat_drift_tol heat "drift_tol" -adjoint_mode backsolve -drift_tol 0 -tf 0.05)
+# A disk budget too small for the anchors at the asked interval names both.
+rebuild_bad(heat_disk_interval heat
+  "drift_interval = 2 needs 10 anchors for 20 steps; the disk budget holds 4 states"
+  -adjoint_mode backsolve -tf 0.05 -drift_interval 2 -checkpoint_disk_slots 4
+  -checkpoint_dir ${REBUILD_OUT})

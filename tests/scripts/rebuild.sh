@@ -13,6 +13,8 @@
 #               (skipped when REBUILD_SKIP_ALL_FALLBACK=1).
 #   exact:      the fixed-point leapfrog (-leapfrog_exact true in the app args): drift exactly
 #               0, no fallback, and the gradient equals store mode's (same stepper) bit for bit.
+#   With REBUILD_DISK_ARGS (disk options for the memory-free runs) and REBUILD_DISK_DIR the
+#   anchors live in the HDF5 store: each is written and read once, and no file is left.
 #   close:      backsolve on a smooth ODE: no fallback at the default tolerance and the
 #               gradient within 1e-6 of store mode (relative 2-norm of each dataset).
 set -u
@@ -30,19 +32,34 @@ attr() { # file name -> value of /stats attribute
 out=$(run "$@" -adjoint_mode store -output "$work/ref.h5") || { echo "$out"; echo "FAIL: store run"; exit 1; }
 mode=backsolve
 [ "$case" = reversible ] || [ "$case" = exact ] && mode=reversible
-o=$(run "$@" -adjoint_mode "$mode" -output "$work/m.h5") || { echo "$o"; echo "FAIL: $mode run"; exit 1; }
+# shellcheck disable=SC2206 # REBUILD_DISK_ARGS: options, split on blanks
+disk=(${REBUILD_DISK_ARGS:-})
+o=$(run "$@" "${disk[@]}" -adjoint_mode "$mode" -output "$work/m.h5") || { echo "$o"; echo "FAIL: $mode run"; exit 1; }
 echo "$o" | grep -E "adjoint mode|drift:"
 segs=$(attr "$work/m.h5" drift_segments)
 fb=$(attr "$work/m.h5" drift_fallbacks)
 dmax=$(attr "$work/m.h5" drift_max)
 [ -n "$segs" ] && [ "$segs" -ge 2 ] || die "expected >= 2 drift segments in /stats, got '$segs'"
+# Anchors on disk (REBUILD_DISK_ARGS, e.g. "-checkpoint_disk_slots 8 -checkpoint_dir D", given
+# to the memory-free runs, and REBUILD_DISK_DIR = D): every anchor went through the HDF5
+# store, written once and read once, and the files are gone.
+if [ -n "${REBUILD_DISK_DIR:-}" ]; then
+  na=$(attr "$work/m.h5" anchors)
+  dw=$(attr "$work/m.h5" disk_writes)
+  dr=$(attr "$work/m.h5" disk_reads)
+  ds=$(attr "$work/m.h5" checkpoint_disk_slots)
+  [ -n "$na" ] && [ "$ds" = "$na" ] && [ "$dw" = "$na" ] && [ "$dr" = "$na" ] ||
+    die "disk anchors: $na anchors, $ds disk slots, $dw writes, $dr reads (expected all equal)"
+  [ -z "$(ls -A "$REBUILD_DISK_DIR")" ] || die "anchor files left in $REBUILD_DISK_DIR"
+  echo "disk anchors: $na written and read once each"
+fi
 # Rank invariance: the same mode on one rank gives the same gradient (fields bit for bit, the
 # dJ/dp sums up to their order over ranks: 1e-12 relative 2-norm covers both)
 # (with the same anchors: a byte budget gives each rank count its own slot count)
 if [ "$np" -gt 1 ]; then
   k=$(attr "$work/m.h5" anchor_interval)
   nslots=$(( $(attr "$work/m.h5" anchors) + $(attr "$work/m.h5" fallback_slots) ))
-  o1=$("$mpiexec" -n 1 "$app" "$@" -adjoint_mode "$mode" -progress off -output "$work/one.h5" \
+  o1=$("$mpiexec" -n 1 "$app" "$@" "${disk[@]}" -adjoint_mode "$mode" -progress off -output "$work/one.h5" \
     -checkpoint_ram 0 -checkpoint_slots "$nslots" -drift_interval "$k" 2>&1) ||
     { echo "$o1"; die "$mode run on 1 rank failed"; }
   "$relnorm" "$work/one.h5" "$work/m.h5" /gradient 1e-12 >"$work/d.txt" 2>&1 ||
