@@ -4,6 +4,7 @@
 # The tool writes the loss and the two trajectory PNGs, and fails clearly (exit 1, a message
 # naming the file) on a missing file, a file that is not HDF5 and a gradient-mode result.
 # Exit 77 from the tool (numpy, h5py or matplotlib missing) skips: "SKIPPED:".
+include(${CMAKE_CURRENT_LIST_DIR}/png.cmake)
 if(NOT PYTHON)
   message("SKIPPED: no python3 found")
   return()
@@ -26,13 +27,7 @@ foreach(png train_loss trajectory_phase trajectory_components)
   if(NOT out MATCHES "${png}\\.png")
     message(FATAL_ERROR "rewind_neuralode_plot.py did not print ${png}.png")
   endif()
-  if(NOT EXISTS "${OUT}/${png}.png")
-    message(FATAL_ERROR "rewind_neuralode_plot.py did not write ${OUT}/${png}.png")
-  endif()
-  file(READ "${OUT}/${png}.png" magic LIMIT 4 HEX)
-  if(NOT magic STREQUAL "89504e47")
-    message(FATAL_ERROR "${OUT}/${png}.png is not a PNG")
-  endif()
+  rewind_check_png("${OUT}/${png}.png" rewind_neuralode_plot.py)
 endforeach()
 # Clear failures: a missing file, a file that is not HDF5, a result without training history.
 execute_process(COMMAND ${PYTHON} ${TOOL} ${OUT}/no-such-file.h5 -o ${OUT}

@@ -4,6 +4,7 @@
 #  MODE=plot PYTHON=python3 TOOL=rewind_plot.py H5=result.h5 OUT=dir: the plotting tool writes
 #            PNGs of the fields, the gradient and the series; it fails clearly on a missing file
 #            and on a file that is not a Rewind result. Exit 77 from the tool: modules missing.
+include(${CMAKE_CURRENT_LIST_DIR}/png.cmake)
 if(MODE STREQUAL "xmf")
   if(NOT EXISTS "${XMF}" OR EXISTS "${XMF}.partial")
     message(FATAL_ERROR "missing ${XMF}, or ${XMF}.partial left behind")
@@ -36,13 +37,7 @@ elseif(MODE STREQUAL "plot")
   message("${out}")
   foreach(png snapshots_000000_u snapshots_000002_v state_final_u state_final_v
               gradient_dJdkappa_kappa trajectory_y gradient_dJdp)
-    if(NOT EXISTS "${OUT}/${png}.png")
-      message(FATAL_ERROR "rewind_plot.py did not write ${OUT}/${png}.png")
-    endif()
-    file(READ "${OUT}/${png}.png" magic LIMIT 4 HEX)
-    if(NOT magic STREQUAL "89504e47")
-      message(FATAL_ERROR "${OUT}/${png}.png is not a PNG")
-    endif()
+    rewind_check_png("${OUT}/${png}.png" rewind_plot.py)
   endforeach()
   # Clear failures: a missing file, and a file that is not a Rewind result.
   execute_process(COMMAND ${PYTHON} ${TOOL} ${OUT}/no-such-file.h5 -o ${OUT}
