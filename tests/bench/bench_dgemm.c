@@ -59,8 +59,8 @@ typedef struct {
   double *x[MAXL + 1]; /* activations, B x w[l] */
   double *W[MAXL];     /* w[l+1] x w[l] */
   double *dW[MAXL];
-  double *seed;        /* B x w[L]: the cotangent of the output */
-  double *g[2];        /* B x max width */
+  double *seed; /* B x w[L]: the cotangent of the output */
+  double *g[2]; /* B x max width */
 } mlp;
 
 /* the products of one forward pass: x_{l+1} = x_l W_l^T (the app adds the bias with beta = 1;
@@ -133,18 +133,24 @@ int main(int argc, char **argv)
   const char *widths = "2,64,64,2";
   for (int i = 1; i < argc; i++) {
     double *num = NULL;
-    if (!strcmp(argv[i], "--n")) num = &n;
-    else if (!strcmp(argv[i], "--batch")) num = &batch;
-    else if (!strcmp(argv[i], "--threads")) num = &threads;
-    else if (!strcmp(argv[i], "--min_time")) num = &min_time;
-    else if (!strcmp(argv[i], "--repeat")) num = &repeat;
+    if (!strcmp(argv[i], "--n"))
+      num = &n;
+    else if (!strcmp(argv[i], "--batch"))
+      num = &batch;
+    else if (!strcmp(argv[i], "--threads"))
+      num = &threads;
+    else if (!strcmp(argv[i], "--min_time"))
+      num = &min_time;
+    else if (!strcmp(argv[i], "--repeat"))
+      num = &repeat;
     else if (!strcmp(argv[i], "--widths") && i + 1 < argc) {
       widths = argv[++i];
       continue;
     } else {
-      fprintf(stderr, "bench_dgemm: unknown flag '%s'\n"
-                      "usage: bench_dgemm [--n N] [--batch B] [--widths d0,d1,...] [--threads T] "
-                      "[--min_time S] [--repeat R]\n",
+      fprintf(stderr,
+              "bench_dgemm: unknown flag '%s'\n"
+              "usage: bench_dgemm [--n N] [--batch B] [--widths d0,d1,...] [--threads T] "
+              "[--min_time S] [--repeat R]\n",
               argv[i]);
       return 2;
     }
