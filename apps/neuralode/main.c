@@ -566,6 +566,16 @@ static int run(rw_app *app)
   RW_TRY(rw_deck_get_int(app->deck, "blas_threads", &threads));
   openblas_set_num_threads((int)threads);
   RW_TRY(model_weights(app, &m));
+  /* the files written at the end can be written: checked before any work */
+  for (int k = 0; k < 2; k++) {
+    const char *key = k ? "gradient_out" : "theta_out";
+    char path[4096];
+    RW_TRY(rw_deck_get_string(app->deck, key, path, sizeof path));
+    if (path[0] && rw_output_check_path(rw_context_comm(app->ctx), path)) {
+      ierr = rw_app_deck_error(app, key);
+      goto cleanup;
+    }
+  }
   RW_TRY(dataset_create(app->deck, app->opt.tf - app->opt.t0, &d));
   if (strcmp(mode, "gradient") == 0)
     RW_TRY(run_gradient(app, &m, &d));

@@ -94,6 +94,8 @@ node_bad(tf_conflict "key 'tf' = 2 \\(from command line\\) differs from T = 1" $
 node_bad(widths "d_0 = 3 must be the state dimension d_L = 2" -widths 3,16,2)
 node_bad(gradient_mismatch "compare_gradient.*another architecture" -mode gradient -widths 2,8,2
   -compare_gradient ${NODE_DATA}/p0_grad_rk38_N100_T1.bin)
+node_bad(theta_out_unwritable "nonexistent.*theta_out from command line" -epochs 1
+  -theta_out /nonexistent/x.bin)
 node_bad(batch_too_large "key 'batch' = 1000 .* larger than data_points = 512" -batch 1000)
 
 # Reversible Heun on the neural ODE (issue 8): adjoint_mode reversible (states rebuilt by the
