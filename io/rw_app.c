@@ -36,6 +36,11 @@ static const rw_deck_key rw_app_common_keys[] = {
      "reversible/backsolve: steps between anchors (exact states kept for the drift checks); 0 = "
      "half the checkpoint budget (checkpoint_slots or checkpoint_ram) as evenly spaced anchors, "
      "the other half for the fallback"},
+    {"differentiate", RW_KEY_STRING, "all", NULL, 0, 0, 0, NULL, 0,
+     "what the gradient is taken of: all, or a comma-separated list of y0 (the initial state), "
+     "params (every scalar parameter, or the neural ODE's theta), parameter names (e.g. D_u) "
+     "and the parameter field's name; what is not listed is frozen: its VJPs are not computed "
+     "and it is not reported"},
     {"adjoint_store_stages", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
      "snapshots hold the RK stages too: no recomputation when a step is reversed from its "
      "snapshot, s x the memory per snapshot"},
@@ -172,6 +177,8 @@ static int rw_app_read_common(rw_app *app)
                                                                   : RW_LOG_SUMMARY);
   app->progress = strcmp(prog, "on") == 0 ? 1 : strcmp(prog, "off") == 0 ? 0 : isatty(2);
   if (rw_context_rank(app->ctx) != 0) app->progress = 0;
+  app->diff_y0 = app->diff_field = 1; /* key differentiate, read by rw_app_solve */
+  memset(app->diff_p, 1, sizeof app->diff_p);
   opt->store_stages = store_stages;
   opt->mode = strcmp(mode, "checkpoint") == 0   ? RW_ADJOINT_CHECKPOINT
               : strcmp(mode, "reversible") == 0 ? RW_ADJOINT_REVERSIBLE
@@ -325,10 +332,70 @@ cleanup:
   return ierr;
 }
 
+/* The key `differentiate`: sets app->diff_* and tells the problem what is frozen. The deck
+ * is the same on every rank, so an error here is met by all of them. */
+int rw_app_differentiate(rw_app *app, rw_problem prob)
+{
+  char val[1024], allowed[1024];
+  int np = rw_problem_nparams(prob), named = rw_problem_params_named(prob);
+  const char *field = rw_problem_field(prob) ? rw_problem_field_name(prob) : NULL;
+  RW_CALL(rw_deck_get_string(app->deck, "differentiate", val, sizeof val));
+  snprintf(allowed, sizeof allowed, "all, y0%s", np > 0 ? ", params" : "");
+  if (np > 0 && !named)
+    snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), ", theta");
+  for (int k = 0; named && k < np; k++)
+    snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), ", %s",
+             rw_problem_param_name(prob, k));
+  if (field) snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), ", %s", field);
+  app->diff_y0 = app->diff_field = 0;
+  memset(app->diff_p, 0, sizeof app->diff_p);
+  int any = 0;
+  for (char *tok = strtok(val, ",[] \t"); tok; tok = strtok(NULL, ",[] \t")) {
+    int k = named ? rw_problem_param_index(prob, tok) : -1;
+    any = 1;
+    if (strcmp(tok, "all") == 0) {
+      app->diff_y0 = 1, app->diff_field = field != NULL;
+      memset(app->diff_p, 1, sizeof app->diff_p);
+    } else if (strcmp(tok, "y0") == 0) {
+      app->diff_y0 = 1;
+    } else if (np > 0 && (strcmp(tok, "params") == 0 || (!named && strcmp(tok, "theta") == 0))) {
+      memset(app->diff_p, 1, sizeof app->diff_p);
+    } else if (k >= 0 && k < (int)sizeof app->diff_p) {
+      app->diff_p[k] = 1;
+    } else if (field && strcmp(tok, field) == 0) {
+      app->diff_field = 1;
+    } else {
+      (void)RW_ERROR(RW_ERR_DECK,
+                     "key 'differentiate': '%s' is not an input of this problem; allowed: %s "
+                     "(comma-separated)",
+                     tok, allowed);
+      return rw_app_deck_error(app, "differentiate");
+    }
+  }
+  if (!any) {
+    (void)RW_ERROR(RW_ERR_DECK, "key 'differentiate' is empty; allowed: %s (comma-separated)",
+                   allowed);
+    return rw_app_deck_error(app, "differentiate");
+  }
+  int params = 0;
+  for (int k = 0; k < np && k < (int)sizeof app->diff_p; k++)
+    params = params || app->diff_p[k];
+  rw_problem_set_active(prob, params, app->diff_field);
+  return 0;
+}
+
+int rw_app_param_reported(rw_app *app, rw_problem prob, int k)
+{
+  if (k < 0 || k >= rw_problem_nparams(prob)) return 0;
+  if (!rw_problem_params_named(prob)) return app->diff_p[0];
+  return k < (int)sizeof app->diff_p && app->diff_p[k];
+}
+
 int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_monitor_fn monitor,
                  void *mctx, double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats)
 {
   rw_adjoint_options opt = app->opt;
+  RW_CALL(rw_app_differentiate(app, prob));
   if (opt.mode == RW_ADJOINT_REVERSIBLE || opt.mode == RW_ADJOINT_BACKSOLVE) {
     rw_reverse_kind want =
         opt.mode == RW_ADJOINT_REVERSIBLE ? RW_REVERSE_INVERSE : RW_REVERSE_BACKWARD;
@@ -409,24 +476,31 @@ int rw_app_write_results(rw_app *app, rw_problem prob, double J, const double *d
   rw_output out = app->out;
   int np = rw_problem_nparams(prob);
   RW_CALL(rw_output_attr_double(out, "/", "objective", J));
-  if (np > 0 && !rw_problem_params_named(prob)) {
+  if (np > 0 && !rw_problem_params_named(prob) && rw_app_param_reported(app, prob, 0)) {
     /* one parameter vector theta (any length): the array and its norm */
     double n2 = 0.0;
     for (int k = 0; k < np; k++)
       n2 += dJdp[k] * dJdp[k];
     RW_CALL(rw_output_array(out, "/gradient/dJdtheta", dJdp, np));
     RW_CALL(rw_output_attr_double(out, "/gradient/dJdtheta", "norm2", sqrt(n2)));
-  } else if (np > 0) {
+  } else if (np > 0 && rw_problem_params_named(prob)) {
+    /* the differentiated parameters only (key differentiate), in the problem's order */
     char names[1024] = "";
-    RW_CALL(rw_output_array(out, "/gradient/dJdp", dJdp, np));
+    double sel[64];
+    int m = 0;
     for (int k = 0; k < np; k++) {
+      if (!rw_app_param_reported(app, prob, k)) continue;
       char an[80];
       snprintf(an, sizeof an, "dJ/d%s", rw_problem_param_name(prob, k));
       RW_CALL(rw_output_attr_double(out, "/gradient", an, dJdp[k]));
       size_t l = strlen(names);
-      snprintf(names + l, sizeof names - l, "%s%s", k ? "," : "", rw_problem_param_name(prob, k));
+      snprintf(names + l, sizeof names - l, "%s%s", m ? "," : "", rw_problem_param_name(prob, k));
+      sel[m++] = dJdp[k];
     }
-    RW_CALL(rw_output_attr_string(out, "/gradient/dJdp", "names", names));
+    if (m > 0) {
+      RW_CALL(rw_output_array(out, "/gradient/dJdp", sel, m));
+      RW_CALL(rw_output_attr_string(out, "/gradient/dJdp", "names", names));
+    }
   }
   RW_CALL(rw_output_group(out, "/stats"));
   struct {
@@ -515,25 +589,47 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
          rw_problem_name(prob), rw_context_size(ctx), app->stepper, st->steps, app->opt.tf);
   rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.15e\n", "objective J", J);
   int np = rw_problem_nparams(prob);
+  char frozen[1024] = "";
   if (np > 0 && !rw_problem_params_named(prob)) {
-    double n2 = 0.0;
-    for (int k = 0; k < np; k++)
-      n2 += dJdp[k] * dJdp[k];
-    char label[96];
-    snprintf(label, sizeof label, "|dJ/dtheta|_2 (%d)", np);
-    rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.15e\n", label, sqrt(n2));
+    if (rw_app_param_reported(app, prob, 0)) {
+      double n2 = 0.0;
+      for (int k = 0; k < np; k++)
+        n2 += dJdp[k] * dJdp[k];
+      char label[96];
+      snprintf(label, sizeof label, "|dJ/dtheta|_2 (%d)", np);
+      rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.15e\n", label, sqrt(n2));
+    } else {
+      snprintf(frozen, sizeof frozen, "theta");
+    }
   }
   for (int k = 0; rw_problem_params_named(prob) && k < np; k++) {
+    if (!rw_app_param_reported(app, prob, k)) {
+      size_t l = strlen(frozen);
+      snprintf(frozen + l, sizeof frozen - l, "%s%s", l ? ", " : "",
+               rw_problem_param_name(prob, k));
+      continue;
+    }
     char label[96];
     snprintf(label, sizeof label, "dJ/d%s", rw_problem_param_name(prob, k));
     rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.15e\n", label, dJdp[k]);
   }
-  if (dJdy0) rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.6e\n", "|dJ/dy0|_2", ny0);
-  if (fb) {
+  if (dJdy0 && app->diff_y0) rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.6e\n", "|dJ/dy0|_2", ny0);
+  if (fb && app->diff_field) {
     char label[96];
     snprintf(label, sizeof label, "|dJ/d%s|_2", rw_problem_field_name(prob));
     rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.6e\n", label, nf);
   }
+  if (dJdy0 && !app->diff_y0) {
+    size_t l = strlen(frozen);
+    snprintf(frozen + l, sizeof frozen - l, "%sy0", l ? ", " : "");
+  }
+  if (fb && !app->diff_field) {
+    size_t l = strlen(frozen);
+    snprintf(frozen + l, sizeof frozen - l, "%s%s", l ? ", " : "", rw_problem_field_name(prob));
+  }
+  if (frozen[0])
+    rw_log(ctx, RW_LOG_SUMMARY, "  %-18s   %s (key differentiate)\n", "not differentiated",
+           frozen);
   if (app->opt.mode == RW_ADJOINT_STORE)
     rw_log(ctx, RW_LOG_SUMMARY,
            "  adjoint mode store%s: recomputed steps 0 (optimum 0), rhs evaluations %ld "

@@ -17,7 +17,8 @@ struct rw_problem_s {
   rw_problem_counts counts;
   N_Vector field, field_bar;
   char field_name[64];
-  rw_problem inner; /* partnered problem: field, counters and parameters are inner's */
+  rw_problem inner;           /* partnered problem: field, counters and parameters are inner's */
+  int frozen_p, frozen_field; /* not differentiated (rw_problem_set_active) */
 };
 
 int rw_problem_create(rw_context ctx, const char *name, const rw_problem_ops *ops, void *content,
@@ -108,13 +109,26 @@ int rw_problem_vjp_y(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector
   return 0;
 }
 
+void rw_problem_set_active(rw_problem prob, int params, int field)
+{
+  prob->frozen_p = !params;
+  prob->frozen_field = !field;
+  if (prob->inner) rw_problem_set_active(prob->inner, params, field);
+}
+
+int rw_problem_params_active(rw_problem prob) { return prob->np > 0 && !prob->frozen_p; }
+int rw_problem_field_active(rw_problem prob)
+{
+  return rw_problem_field(prob) && !prob->frozen_field;
+}
+
 int rw_problem_vjp_p(rw_problem prob, double t, N_Vector y, N_Vector w, double *out)
 {
-  if (prob->field) {
+  if (prob->field && !prob->frozen_field) {
     RW_NEED(vjp_field);
     RW_CALL(prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, w, prob->field_bar));
   }
-  if (prob->np == 0) return 0;
+  if (prob->np == 0 || prob->frozen_p) return 0;
   RW_NEED(vjp_p);
   prob->counts.vjp_p++;
   RW_CALL(prob->ops.vjp_p(prob->content, t, y, prob->p, w, out));
@@ -127,13 +141,14 @@ int rw_problem_vjp(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector o
     RW_CALL(rw_problem_vjp_y(prob, t, y, w, out_y));
     return rw_problem_vjp_p(prob, t, y, w, out_p);
   }
-  if (prob->field) {
+  if (prob->field && !prob->frozen_field) {
     RW_NEED(vjp_field);
     RW_CALL(prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, w, prob->field_bar));
   }
   prob->counts.vjp_y++;
-  if (prob->np > 0) prob->counts.vjp_p++;
-  RW_CALL(prob->ops.vjp(prob->content, t, y, prob->p, w, out_y, prob->np > 0 ? out_p : NULL));
+  int active = prob->np > 0 && !prob->frozen_p;
+  if (active) prob->counts.vjp_p++;
+  RW_CALL(prob->ops.vjp(prob->content, t, y, prob->p, w, out_y, active ? out_p : NULL));
   return 0;
 }
 

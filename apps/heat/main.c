@@ -243,8 +243,9 @@ static int run(rw_app *app)
   RW_TRY(rw_output_grid_field(app->out, "/fields", g, u0, u0n, 1));
   RW_TRY(rw_output_grid_field(app->out, "/state", g, y, u_name, 1));
   RW_TRY(rw_output_attr_double(app->out, "/state/u", "t", app->opt.tf));
-  RW_TRY(rw_output_grid_field(app->out, "/gradient", g, rw_problem_field_adjoint(prob), gkn, 1));
-  RW_TRY(rw_output_grid_field(app->out, "/gradient", g, dJdy0, gyn, 1));
+  if (app->diff_field)
+    RW_TRY(rw_output_grid_field(app->out, "/gradient", g, rw_problem_field_adjoint(prob), gkn, 1));
+  if (app->diff_y0) RW_TRY(rw_output_grid_field(app->out, "/gradient", g, dJdy0, gyn, 1));
   const double *dtimes, *dvals;
   int ns = rw_heat_num_sensors(prob);
   long nt = rw_heat_data(prob, &dtimes, &dvals);

@@ -379,7 +379,7 @@ static int run_gradient(rw_app *app, model *m, const dataset *data)
   rw_adjoint_stats stats;
   RW_TRY(model_solve(app, m, &J, &stats));
   RW_TRY(compare_reference(app, m, &rel));
-  RW_TRY(rw_output_vector(app->out, "/gradient/dJdy0", m->dJdy0));
+  if (app->diff_y0) RW_TRY(rw_output_vector(app->out, "/gradient/dJdy0", m->dJdy0));
   RW_TRY(rw_output_attr_double(app->out, "/", "loss", J));
   RW_TRY(model_save(app, m, "theta_out"));
   RW_TRY(model_save(app, m, "gradient_out"));
@@ -492,6 +492,11 @@ static int run_train(rw_app *app, model *m, const dataset *d)
            rw_deck_source(app->deck, "batch"), d->npts);
   long iters = d->npts / batch; /* mini-batches per epoch */
   RW_TRY(model_create(app, m, batch));
+  RW_TRY(rw_app_differentiate(app, m->prob));
+  RW_CHECK_GOTO(rw_problem_params_active(m->prob), RW_ERR_DECK,
+                "mode train learns theta, so key 'differentiate' (from %s) must list theta, "
+                "params or all",
+                rw_deck_source(app->deck, "differentiate"));
   RW_TRY(rw_calloc((size_t)m->P, sizeof(double), "Adam moments", &opt.mom));
   RW_TRY(rw_calloc((size_t)m->P, sizeof(double), "Adam moments", &opt.vel));
   RW_TRY(rw_calloc((size_t)(epochs > 0 ? epochs : 1), sizeof(double), "loss history", &loss));

@@ -125,7 +125,7 @@ static int run(rw_app *app)
 
   RW_TRY(rw_output_vector(app->out, "/state/y_final", y));
   RW_TRY(rw_output_attr_double(app->out, "/state/y_final", "t", app->opt.tf));
-  RW_TRY(rw_output_vector(app->out, "/gradient/dJdy0", dJdy0));
+  if (app->diff_y0) RW_TRY(rw_output_vector(app->out, "/gradient/dJdy0", dJdy0));
   RW_TRY(rw_app_finish(app, prob, J, dJdp, dJdy0, &stats));
 cleanup:
   rw_vec_destroy(&y);

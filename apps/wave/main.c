@@ -229,9 +229,11 @@ static int run(rw_app *app)
 
   RW_TRY(rw_output_grid_field(app->out, "/state/final", gs, y, state_comps, 1));
   RW_TRY(rw_output_attr_double(app->out, "/state/final", "t", app->opt.tf));
-  RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdc", gf, rw_problem_field_adjoint(prob),
-                              g_comp, 1));
-  RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdy0", gs, dJdy0, state_comps, 1));
+  if (app->diff_field)
+    RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdc", gf, rw_problem_field_adjoint(prob),
+                                g_comp, 1));
+  if (app->diff_y0)
+    RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdy0", gs, dJdy0, state_comps, 1));
   RW_TRY(rw_app_finish(app, prob, J, dJdp, dJdy0, &stats));
 cleanup:
   rw_vec_destroy(&y);

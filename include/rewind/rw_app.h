@@ -56,11 +56,24 @@ struct rw_app_s {
   int collective; /* 0 while inside the solve */
   rw_output out;  /* open result file, or NULL */
   int progress;   /* progress line on */
+  /* key `differentiate` (read by rw_app_solve): what the gradient is taken of. diff_p[k]
+   * for named parameter k (k < 64); for a vector theta diff_p[0] stands for all of it. */
+  int diff_y0, diff_field;
+  unsigned char diff_p[64];
   double progress_last;
 };
 
 /* Runs the app; returns the process exit code. Calls MPI_Init/MPI_Finalize. */
 int rw_app_main(int argc, char **argv, const rw_app_info *info);
+
+/* Reads the key `differentiate` into app->diff_* and freezes in `prob` what is not listed
+ * (rw_problem_set_active). rw_app_solve calls it; an app may call it earlier to check.
+ * Returns RW_ERR_DECK naming the key, its source and the allowed inputs. Collective in effect
+ * (every rank reads the same deck). */
+int rw_app_differentiate(rw_app *app, rw_problem prob);
+
+/* 1 when parameter k's derivative was computed and is reported (key `differentiate`). */
+int rw_app_param_reported(rw_app *app, rw_problem prob, int k);
 
 /* Opens the result file (app->output) and writes the app name, the effective deck and the
  * rank count as root attributes. Collective. */

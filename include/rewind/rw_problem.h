@@ -97,6 +97,17 @@ N_Vector rw_problem_field_adjoint(rw_problem prob);
 int rw_problem_create_partnered(rw_problem inner, rw_problem *out);
 rw_problem rw_problem_partner_inner(rw_problem prob);
 
+/* What the adjoint differentiates ("frozen" inputs cost nothing). params = 0 freezes the
+ * scalar parameters (or the vector theta): the VJPs are asked for no parameter part (vjp_p is
+ * not called, vjp gets out_p = NULL), so dJ/dp stays as the caller initialised it (0).
+ * field = 0 freezes the parameter field: vjp_field is not called and its adjoint stays 0.
+ * dJ/dy0 is the adjoint state itself and is always computed. Both active at creation; a
+ * partnered problem passes the setting to its inner problem. */
+void rw_problem_set_active(rw_problem prob, int params, int field);
+/* 1 when the problem has parameters (a field) and they are differentiated. */
+int rw_problem_params_active(rw_problem prob);
+int rw_problem_field_active(rw_problem prob);
+
 /* A zeroed state vector with the problem's layout. Collective. */
 int rw_problem_new_state(rw_problem prob, N_Vector *out);
 

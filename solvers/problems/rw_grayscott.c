@@ -10,11 +10,13 @@
  * Reaction Jacobian R = [[-v^2 - gamma, -2 u v], [v^2, 2 u v - gamma - kappa]] (rows f_u, f_v;
  * columns u, v), and df/dp columns:
  *   D_u: (lap u, 0),  D_v: (0, lap v),  gamma: (1 - u, -v),  kappa: (0, -v).
- * The state VJP applies R^T per node and the transpose of the Laplacian as a scatter: each
- * owned node adds D w / h^2 to its neighbours (ghosts included) and -2 dim D w / h^2 to
- * itself in a zeroed ghosted array; rw_grid_exchange_adjoint then adds the ghost entries to
- * the nodes they copy (on whichever rank owns them). No symmetry of the stencil is used. */
+ * The state VJP applies R^T per node and the transpose of the Laplacian. The grid is periodic
+ * and the stencil symmetric, so L^T = L: the transpose gathers the neighbours of w through a
+ * halo exchange of w, exactly as the forward gathers y (no zeroed scatter array, no reverse
+ * exchange), and each node's value is the same expression whatever the decomposition. */
 #include "rewind/rw_grayscott.h"
+
+#include "rewind/rw_kernels.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,10 +32,11 @@ typedef struct {
   long pidx; /* this rank's local index of the point node, -1 when another rank owns it */
   long start[3], cnt[3], gn[3];
   size_t glen, sy, sz; /* ghosted length; strides of y and z in the ghosted array */
-  double *gy, *gv, *gadj;
+  double *gy, *gv;
   const double *p;   /* parameters of the current call (kernel argument) */
   const double *dp;  /* jvp: parameter direction (may be NULL) */
   const double *gyk; /* jvp: the ghosted state (the kernel's own array is the direction) */
+  const double *yk;  /* vjp: the owned state (the kernel's own array is the ghosted w) */
 } rw_gs;
 
 static const char *const rw_gs_param_names[] = {"D_u", "D_v", "gamma", "kappa"};
@@ -83,21 +86,66 @@ static inline size_t gs_ox(const rw_gs *s, long i, long j, long k)
   return (size_t)(((k * s->cnt[1] + j) * s->cnt[0] + i) * 2);
 }
 
+/* One row of f: m nodes from ghosted index a (the first node), results to q. The 2-D and
+ * 3-D rows are separate loops (no dimension test inside) over restrict pointers, so the
+ * compiler vectorises them; each node's arithmetic is gs_lap's, in its order. */
+typedef struct {
+  double Du, Dv, ga, gk, ih2, nd;
+  size_t sy, sz;
+} gs_coef;
+
+static inline gs_coef gs_coefs(const rw_gs *s, const double *p)
+{
+  gs_coef k = {p[0], p[1], p[2], p[2] + p[3], s->ih2, 2.0 * s->dim, s->sy, s->sz};
+  return k;
+}
+
+RW_SIMD_CLONES static void gs_rhs_row2(const gs_coef *k, const double *restrict a,
+                                       double *restrict q, long m)
+{
+  const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
+  const size_t sy = k->sy;
+  for (long i = 0; i < 2 * m; i += 2) {
+    double u = a[i], v = a[i + 1], uvv = u * v * v;
+    double tu = a[i - 2] + a[i + 2] + a[i - sy] + a[i + sy];
+    double tv = a[i - 1] + a[i + 3] + a[i + 1 - sy] + a[i + 1 + sy];
+    q[i] = Du * ((tu - nd * u) * ih2) - uvv + ga * (1.0 - u);
+    q[i + 1] = Dv * ((tv - nd * v) * ih2) + uvv - gk * v;
+  }
+}
+
+RW_SIMD_CLONES static void gs_rhs_row3(const gs_coef *k, const double *restrict a,
+                                       double *restrict q, long m)
+{
+  const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
+  const size_t sy = k->sy, sz = k->sz;
+  for (long i = 0; i < 2 * m; i += 2) {
+    double u = a[i], v = a[i + 1], uvv = u * v * v;
+    double tu = a[i - 2] + a[i + 2] + a[i - sy] + a[i + sy];
+    double tv = a[i - 1] + a[i + 3] + a[i + 1 - sy] + a[i + 1 + sy];
+    tu += a[i - sz] + a[i + sz];
+    tv += a[i + 1 - sz] + a[i + 1 + sz];
+    q[i] = Du * ((tu - nd * u) * ih2) - uvv + ga * (1.0 - u);
+    q[i + 1] = Dv * ((tv - nd * v) * ih2) + uvv - gk * v;
+  }
+}
+
 /* f on the box [lo, hi): gv is the ghosted state. */
 static void gs_rhs_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
                           const long hi[3])
 {
   const rw_gs *s = kc;
-  const double Du = s->p[0], Dv = s->p[1], ga = s->p[2], ka = s->p[3];
+  const gs_coef k = gs_coefs(s, s->p);
   (void)g;
-  for (long k = lo[2]; k < hi[2]; k++)
-    for (long j = lo[1]; j < hi[1]; j++)
-      for (long i = lo[0]; i < hi[0]; i++) {
-        size_t x = gs_gx(s, i, j, k), o = gs_ox(s, i, j, k);
-        double u = gv[x], v = gv[x + 1], uvv = u * v * v;
-        out[o] = Du * gs_lap(s, gv, x) - uvv + ga * (1.0 - u);
-        out[o + 1] = Dv * gs_lap(s, gv, x + 1) + uvv - (ga + ka) * v;
-      }
+  for (long kk = lo[2]; kk < hi[2]; kk++)
+    for (long j = lo[1]; j < hi[1]; j++) {
+      const double *a = gv + gs_gx(s, lo[0], j, kk);
+      double *q = out + gs_ox(s, lo[0], j, kk);
+      if (s->dim == 2)
+        gs_rhs_row2(&k, a, q, hi[0] - lo[0]);
+      else
+        gs_rhs_row3(&k, a, q, hi[0] - lo[0]);
+    }
 }
 
 /* (df/dy) d + (df/dp) dp on the box: gv is the ghosted direction d, s->gyk the ghosted
@@ -147,38 +195,67 @@ static int gs_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, co
   return 0;
 }
 
-/* out += (df/dy)^T w. The reaction part is local to each node; the diffusion part is the
- * transposed stencil scattered into s->gadj (zeroed, ghosts included), whose ghost entries
- * rw_grid_exchange_adjoint returns to their owners. Collective (neighbours). */
+/* One row of out += (df/dy)^T w: y the owned state row, gw the ghosted w at the row's first
+ * node, q the owned output row. Per node: R^T w (reaction) plus D L^T w; the periodic
+ * 5/7-point Laplacian is symmetric (each neighbour enters with 1/h^2, the node itself with
+ * -2 dim/h^2), so L^T w at a node gathers the neighbours' w exactly as L gathers y. */
+RW_SIMD_CLONES static void gs_vjp_row2(const gs_coef *k, const double *restrict y,
+                                       const double *restrict gw, double *restrict q, long m)
+{
+  const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
+  const size_t sy = k->sy;
+  for (long i = 0; i < 2 * m; i += 2) {
+    double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
+    double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
+    double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
+    q[i] += (vv * wv - (vv + ga) * wu) + Du * ((tu - nd * wu) * ih2);
+    q[i + 1] += ((uv2 - gk) * wv - uv2 * wu) + Dv * ((tv - nd * wv) * ih2);
+  }
+}
+
+RW_SIMD_CLONES static void gs_vjp_row3(const gs_coef *k, const double *restrict y,
+                                       const double *restrict gw, double *restrict q, long m)
+{
+  const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
+  const size_t sy = k->sy, sz = k->sz;
+  for (long i = 0; i < 2 * m; i += 2) {
+    double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
+    double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
+    double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
+    tu += gw[i - sz] + gw[i + sz];
+    tv += gw[i + 1 - sz] + gw[i + 1 + sz];
+    q[i] += (vv * wv - (vv + ga) * wu) + Du * ((tu - nd * wu) * ih2);
+    q[i + 1] += ((uv2 - gk) * wv - uv2 * wu) + Dv * ((tv - nd * wv) * ih2);
+  }
+}
+
+/* out += (df/dy)^T w on the box: gv is the ghosted w, s->yk the owned state. */
+static void gs_vjp_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
+                          const long hi[3])
+{
+  const rw_gs *s = kc;
+  const gs_coef k = gs_coefs(s, s->p);
+  (void)g;
+  for (long kk = lo[2]; kk < hi[2]; kk++)
+    for (long j = lo[1]; j < hi[1]; j++) {
+      size_t o = gs_ox(s, lo[0], j, kk);
+      const double *w = gv + gs_gx(s, lo[0], j, kk);
+      if (s->dim == 2)
+        gs_vjp_row2(&k, s->yk + o, w, out + o, hi[0] - lo[0]);
+      else
+        gs_vjp_row3(&k, s->yk + o, w, out + o, hi[0] - lo[0]);
+    }
+}
+
+/* out += (df/dy)^T w: w's halo is exchanged (the interior runs while it travels) and the
+ * transposed stencil gathers it. Collective (neighbours). */
 static int gs_vjp_y(void *c, double t, N_Vector y, const double *p, N_Vector w, N_Vector out)
 {
   rw_gs *s = c;
   (void)t;
-  const double Du = p[0], Dv = p[1], ga = p[2], ka = p[3], nd = 2.0 * s->dim;
-  const double *yd = rw_vec_data(y), *wd = rw_vec_data(w);
-  double *adj = s->gadj;
-  const size_t off[3] = {2, s->sy, s->sz};
-  memset(adj, 0, s->glen * sizeof(double));
-  for (long k = 0; k < s->cnt[2]; k++)
-    for (long j = 0; j < s->cnt[1]; j++)
-      for (long i = 0; i < s->cnt[0]; i++) {
-        size_t x = gs_gx(s, i, j, k), o = gs_ox(s, i, j, k);
-        double u = yd[o], v = yd[o + 1], wu = wd[o], wv = wd[o + 1];
-        /* R^T w */
-        double ru = -(v * v + ga) * wu + v * v * wv;
-        double rv = -2.0 * u * v * wu + (2.0 * u * v - ga - ka) * wv;
-        /* L^T (D w): node x entered f at itself (-2 dim / h^2) and at each neighbour (1/h^2). */
-        double su = Du * wu * s->ih2, sv = Dv * wv * s->ih2;
-        adj[x] += ru - nd * su;
-        adj[x + 1] += rv - nd * sv;
-        for (int d = 0; d < s->dim; d++) {
-          adj[x - off[d]] += su;
-          adj[x - off[d] + 1] += sv;
-          adj[x + off[d]] += su;
-          adj[x + off[d] + 1] += sv;
-        }
-      }
-  RW_CALL(rw_grid_exchange_adjoint(s->grid, adj, out));
+  s->p = p, s->yk = rw_vec_data(y);
+  RW_CALL(rw_grid_apply(s->grid, w, s->gv, out, gs_vjp_kernel, s));
+  s->yk = NULL;
   return 0;
 }
 
@@ -250,7 +327,6 @@ static void gs_destroy(void *c)
   if (!s) return;
   rw_free(&s->gy);
   rw_free(&s->gv);
-  rw_free(&s->gadj);
   rw_grid_destroy(&s->grid);
   rw_free(&s);
 }
@@ -303,7 +379,6 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   s->pidx = rw_grid_local_index(s->grid, s->point[0], s->point[1], s->point[2]);
   RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted state", &s->gy));
   RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted direction", &s->gv));
-  RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted adjoint", &s->gadj));
 
   rw_problem_ops ops;
   memset(&ops, 0, sizeof ops);

@@ -23,7 +23,9 @@
 #           state and the 4 RK stages of every step (TSTrajectorySet).
 #   Rewind  rewind-grayscott (its embedded default deck is the same set-up) in two modes:
 #           default   the default job: binomial checkpointing with 32 slots, all gradients;
-#           stages    -adjoint_mode store -adjoint_store_stages true (every state and stage kept).
+#           stages    -adjoint_mode store -adjoint_store_stages true -differentiate y0 (every
+#                     state and stage kept; the same output as ex5adj_mf, dJ/d(u0, v0): the
+#                     parameters are frozen, so their VJPs are not computed).
 #           Both with -output_every 0 (no snapshots during the sweeps; PETSc writes none).
 # Times (all from in-process timers; -log_view's rows give the max over ranks):
 #   forward        PETSc: TSStep (500 steps, the trajectory storing not included: TSTrajectorySet
@@ -244,7 +246,7 @@ for np in $ranks; do
     for mode in default stages; do
       n=rewind.$mode.$np.$r
       extra=()
-      [ $mode = stages ] && extra=(-adjoint_mode store -adjoint_store_stages true)
+      [ $mode = stages ] && extra=(-adjoint_mode store -adjoint_store_stages true -differentiate y0)
       if run "$n" "$np" "$app" -tf "$tf" -output_every 0 -progress off \
         -output "$work/$n.h5" "${extra[@]}"; then
         log=$work/$n.log

@@ -23,6 +23,21 @@ rewind_mpi_expect(grayscott_app_opts NP 1 RC zero REGEX "u \\+ v at node \\(10, 
   COMMAND ${GS} ${GS_DECKS}/small.opts -output ${GS_OUT}/gs_small.h5 -tf 2)
 rewind_mpi_expect(grayscott_app_help NP 1 RC zero REGEX "objective_node.*checkpoint_ram|checkpoint_ram.*objective_node"
   COMMAND ${GS} -help)
+# Frozen parameters (key differentiate): only dJ/dy0 is computed and reported, and it is the
+# default run's bit for bit (the parameter VJPs do not feed the adjoint state).
+rewind_mpi_expect(grayscott_app_frozen NP 2 RC zero
+  REGEX "\\|dJ/dy0\\|_2 .*not differentiated +D_u, D_v, gamma, kappa \\(key differentiate\\)"
+  FORBID "dJ/dD_u|dJ/dgamma"
+  COMMAND ${GS} -output ${GS_OUT}/gs_frozen.h5 -tf 10 -N 32 -output_every 5 -differentiate y0)
+rewind_mpi_expect(grayscott_app_frozen_subset NP 1 RC zero
+  REGEX "dJ/dgamma .*\\|dJ/dy0\\|_2 .*not differentiated +D_u, D_v, kappa"
+  FORBID "dJ/dD_u|dJ/dkappa"
+  COMMAND ${GS} -output ${GS_OUT}/gs_frozen_subset.h5 -tf 2 -N 16 -differentiate gamma,y0)
+add_test(NAME grayscott_app_frozen_same_dJdy0
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/h5_relnorm.py
+          ${GS_OUT}/gs_default.h5 ${GS_OUT}/gs_frozen.h5 /gradient/dJdy0 0)
+set_tests_properties(grayscott_app_frozen_same_dJdy0 PROPERTIES
+  DEPENDS "grayscott_app_default;grayscott_app_frozen" SKIP_RETURN_CODE 77)
 # The result files are complete and readable: h5dump verifies the Fletcher32 checksums.
 foreach(f default u2 3d)
   add_test(NAME grayscott_app_${f}_output_readable
@@ -52,4 +67,7 @@ grayscott_bad(bad_dim 2 "dim = 4 \\(from command line\\) must be" -dim 4)
 grayscott_bad(node_outside 2 "objective_node.*index 40 must be an integer in 0..31" -N 32 -objective_node 3,40)
 grayscott_bad(node_wrong_count 2 "objective_node.*has 3 indices; dim = 2 needs 2" -N 32 -objective_node 1,2,3)
 grayscott_bad(unstable 1 "not finite" -N 32 -D_u 1 -tf 20 -stability_check off)
+grayscott_bad(differentiate_unknown 2
+  "key 'differentiate': 'D_w' is not an input of this problem; allowed: all, y0, params, D_u, D_v, gamma, kappa.*differentiate from command line"
+  -N 32 -differentiate y0,D_w)
 grayscott_bad(budget_too_small 2 "smaller than one snapshot" -N 32 -tf 2 -checkpoint_ram 1KiB)

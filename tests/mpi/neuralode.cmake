@@ -96,6 +96,8 @@ node_bad(gradient_mismatch "compare_gradient.*another architecture" -mode gradie
   -compare_gradient ${NODE_DATA}/p0_grad_rk38_N100_T1.bin)
 node_bad(theta_out_unwritable "nonexistent.*theta_out from command line" -epochs 1
   -theta_out /nonexistent/x.bin)
+node_bad(train_frozen_theta "mode train learns theta, so key 'differentiate' \\(from command line\\) must list theta"
+  -epochs 1 -differentiate y0)
 node_bad(batch_too_large "key 'batch' = 1000 .* larger than data_points = 512" -batch 1000)
 
 # Reversible Heun on the neural ODE (issue 8): adjoint_mode reversible (states rebuilt by the
