@@ -13,7 +13,8 @@
  * extensions compiles with -ffp-contract=off). The two-vector case keeps SUNDIALS'
  * N_VLinearSum special forms whose rounding differs from c0 x0 + c1 x1: c (x0 + x1) when
  * c0 == c1 and c (x0 - x1) when c0 == -c1 (|c0| != 1). z may alias X[0] (only X[0]). */
-static inline void rw_lincomb_loop(int n, const double *c, double *const *x, double *z, long len)
+static inline void rw_lincomb_loop(int n, const double *c, const double *const *x, double *z,
+                                   long len)
 {
   switch (n) {
   case 3: {
@@ -59,45 +60,59 @@ static inline void rw_lincomb_loop(int n, const double *c, double *const *x, dou
   }
 }
 
-static int rw_vec_linear_combination(int n, sunrealtype *c, N_Vector *X, N_Vector z)
+void rw_lincomb(int n, const double *c, const double *const *x, double *z, long len)
 {
-  if (n < 1) return -1;
-  const long len = (long)NV_LOCLENGTH_P(z);
-  double *zd = NV_DATA_P(z);
   if (n == 1) {
-    const double c0 = c[0], *x0 = NV_DATA_P(X[0]);
+    const double c0 = c[0], *x0 = x[0];
     for (long i = 0; i < len; i++)
-      zd[i] = c0 * x0[i];
-    return 0;
+      z[i] = c0 * x0[i];
+    return;
   }
   if (n == 2) {
-    const double a = c[0], b = c[1], *x0 = NV_DATA_P(X[0]), *x1 = NV_DATA_P(X[1]);
+    const double a = c[0], b = c[1], *x0 = x[0], *x1 = x[1];
     const int unit = a == 1.0 || a == -1.0 || b == 1.0 || b == -1.0;
     if (!unit && a == b) {
       for (long i = 0; i < len; i++)
-        zd[i] = a * (x0[i] + x1[i]);
+        z[i] = a * (x0[i] + x1[i]);
     } else if (!unit && a == -b) {
       for (long i = 0; i < len; i++)
-        zd[i] = a * (x0[i] - x1[i]);
+        z[i] = a * (x0[i] - x1[i]);
     } else {
       for (long i = 0; i < len; i++)
-        zd[i] = a * x0[i] + b * x1[i];
+        z[i] = a * x0[i] + b * x1[i];
     }
-    return 0;
+    return;
   }
-  double *xd[64];
-  if (n > 64) { /* pass per vector, as SUNDIALS does: the same bits */
-    rw_vec_linear_combination(1, c, X, z);
+  if (n > RW_LINCOMB_MAX) { /* pass per vector, as SUNDIALS does: the same bits */
+    rw_lincomb(1, c, x, z, len);
+    for (int j = 1; j < n; j++) {
+      const double cj = c[j], *xj = x[j];
+      for (long i = 0; i < len; i++)
+        z[i] += cj * xj[i];
+    }
+    return;
+  }
+  rw_lincomb_loop(n, c, x, z, len);
+}
+
+static int rw_vec_linear_combination(int n, sunrealtype *c, N_Vector *X, N_Vector z)
+{
+  const double *xd[RW_LINCOMB_MAX];
+  if (n < 1) return -1;
+  if (n > RW_LINCOMB_MAX) { /* pass per vector, as SUNDIALS does: the same bits */
+    xd[0] = NV_DATA_P(X[0]);
+    rw_lincomb(1, c, xd, NV_DATA_P(z), (long)NV_LOCLENGTH_P(z));
     for (int j = 1; j < n; j++) {
       const double cj = c[j], *xj = NV_DATA_P(X[j]);
-      for (long i = 0; i < len; i++)
+      double *zd = NV_DATA_P(z);
+      for (long i = 0; i < (long)NV_LOCLENGTH_P(z); i++)
         zd[i] += cj * xj[i];
     }
     return 0;
   }
   for (int j = 0; j < n; j++)
     xd[j] = NV_DATA_P(X[j]);
-  rw_lincomb_loop(n, c, xd, zd, len);
+  rw_lincomb(n, c, xd, NV_DATA_P(z), (long)NV_LOCLENGTH_P(z));
   return 0;
 }
 

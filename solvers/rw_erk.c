@@ -39,17 +39,22 @@ static void rw_erk_free(rw_stepper st)
   rw_free(&st->content);
 }
 
-/* Stage inputs and slopes for the step from y over [t, t+h]; adds the local running-cost
- * quadrature h sum b_i r(Y_i) to *q. Y[0] is a bitwise copy of y. This is the single code
- * path for forward steps and adjoint recomputation. The adjoint needs the stage inputs
- * only, so it asks for `slopes_only_before_last` and the last slope K_s (which feeds
- * y_{n+1} alone) is not evaluated: one right-hand side fewer per reversed step. */
+/* Stage slopes for the step from y over [t, t+h], and the stage inputs in keep[i] when keep is
+ * not NULL; adds the local running-cost quadrature h sum b_i r(Y_i) to *q. Each stage input
+ * Y_i = y + h sum_j a_ij K_j is formed by rw_problem_rhs_comb, which lets a grid problem form
+ * it inside its halo copy (no vector of its own written and read back) and keeps a copy only
+ * where one is wanted: the stored stages of a step, the adjoint's recomputation (e->Y), the
+ * running cost. Y_0 is a bitwise copy of y. This is the single code path for forward steps and
+ * adjoint recomputation. The adjoint needs the stage inputs only, so it asks for
+ * `slopes_only_before_last` and the last slope K_s (which feeds y_{n+1} alone) is not
+ * evaluated: one right-hand side fewer per reversed step. */
 static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *q,
-                         int slopes_only_before_last)
+                         int slopes_only_before_last, N_Vector *keep)
 {
   rw_erk *e = st->content;
   int running = rw_problem_has_running(st->prob) && q;
   double dq = 0.0;
+  if (running && !keep) keep = e->Y; /* the running cost reads the stage inputs */
   for (int i = 0; i < e->s; i++) {
     int n = 0;
     e->coef[n] = 1.0;
@@ -61,16 +66,19 @@ static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *
         e->vecs[n++] = e->K[j];
       }
     }
-    if (n == 1)
-      rw_vec_copy(y, e->Y[i]);
-    else
-      RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, e->Y[i]));
     double ti = t + e->c[i] * h;
-    if (slopes_only_before_last && i == e->s - 1) break;
-    RW_CALL(rw_problem_rhs(st->prob, ti, e->Y[i], e->K[i]));
+    if (slopes_only_before_last && i == e->s - 1) {
+      if (n == 1)
+        rw_vec_copy(y, keep[i]);
+      else
+        RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, keep[i]));
+      break;
+    }
+    RW_CALL(rw_problem_rhs_comb(st->prob, ti, n, e->coef, e->vecs, keep ? keep[i] : NULL, e->Y[i],
+                                e->K[i]));
     if (running && e->b[i] != 0.0) {
       double r = 0.0;
-      RW_CALL(rw_problem_running_local(st->prob, ti, e->Y[i], &r));
+      RW_CALL(rw_problem_running_local(st->prob, ti, keep[i], &r));
       dq += h * e->b[i] * r;
     }
   }
@@ -84,7 +92,7 @@ static int rw_erk_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
                        N_Vector *stages, double *q)
 {
   rw_erk *e = st->content;
-  RW_CALL(rw_erk_stages(st, t, h, y_in, q, 0));
+  RW_CALL(rw_erk_stages(st, t, h, y_in, q, 0, stages));
   int n = 0;
   e->coef[n] = 1.0;
   e->vecs[n++] = y_in;
@@ -93,9 +101,6 @@ static int rw_erk_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
       e->coef[n] = h * e->b[i];
       e->vecs[n++] = e->K[i];
     }
-  if (stages)
-    for (int i = 0; i < e->s; i++)
-      rw_vec_copy(e->Y[i], stages[i]);
   /* SUNDIALS allows z == X[0] in N_VLinearCombination, so y_out may alias y_in. */
   RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, y_out));
   return 0;
@@ -109,7 +114,7 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
   if (stages) {
     Y = stages;
   } else {
-    RW_CALL(rw_erk_stages(st, t, h, y_n, NULL, 1));
+    RW_CALL(rw_erk_stages(st, t, h, y_n, NULL, 1, e->Y));
   }
   for (int i = e->s - 1; i >= 0; i--) {
     int n = 0;
@@ -124,11 +129,14 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
         e->vecs[n++] = e->Ybar[j];
       }
     }
-    N_VConst(0.0, e->Ybar[i]);
-    if (n == 0) continue; /* this stage does not influence y_{n+1} */
-    RW_CALL_SUNDIALS(N_VLinearCombination(n, e->coef, e->vecs, e->Kbar));
+    if (n == 0) { /* this stage does not influence y_{n+1} */
+      N_VConst(0.0, e->Ybar[i]);
+      continue;
+    }
     double ti = t + e->c[i] * h;
-    RW_CALL(rw_problem_vjp(st->prob, ti, Y[i], e->Kbar, e->Ybar[i], pbar));
+    /* Ybar_i = f_y(Y_i)^T Kbar_i, Kbar_i = the combination above, formed by the problem */
+    RW_CALL(
+        rw_problem_vjp_comb(st->prob, ti, Y[i], n, e->coef, e->vecs, e->Kbar, e->Ybar[i], pbar));
     if (e->b[i] != 0.0)
       RW_CALL(rw_problem_running_grad(st->prob, ti, Y[i], h * e->b[i], e->Ybar[i], pbar));
   }

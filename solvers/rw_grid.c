@@ -246,10 +246,45 @@ static void rw_grid_copy_owned(rw_grid g, const double *v, double *gv, int add_t
     }
 }
 
+/* gv's owned part = sum_j c[j] X[j], row by row (rw_lincomb's arithmetic); also copied to
+ * `keep` (owned layout) when not NULL, while the row is in cache. */
+static void rw_grid_comb_owned(rw_grid g, int n, const double *c, N_Vector *X, double *gv,
+                               double *keep)
+{
+  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
+  size_t row = (size_t)g->count[0] * (size_t)nc, o = 0;
+  const double *x[RW_LINCOMB_MAX];
+  for (long k = 0; k < g->count[2]; k++)
+    for (long j = 0; j < g->count[1]; j++, o += row) {
+      size_t gx = rw_grid_gidx(g->gn, G, dim, 0, j, k, nc, 0);
+      for (int m = 0; m < n; m++)
+        x[m] = rw_vec_data(X[m]) + o;
+      rw_lincomb(n, c, x, gv + gx, (long)row);
+      if (keep) memcpy(keep + o, gv + gx, row * sizeof(double));
+    }
+}
+
+static int rw_grid_post(rw_grid g, double *gv);
+
 int rw_grid_exchange_begin(rw_grid g, N_Vector v, double *gv)
 {
-  const int G = g->cfg.ghost;
   rw_grid_copy_owned(g, rw_vec_data(v), gv, 0);
+  return rw_grid_post(g, gv);
+}
+
+int rw_grid_exchange_begin_comb(rw_grid g, int n, const double *c, N_Vector *X, double *gv,
+                                N_Vector keep)
+{
+  RW_CHECK(n >= 1 && n <= RW_LINCOMB_MAX, RW_ERR_ARG,
+           "rw_grid_exchange_begin_comb: %d vectors; 1 to %d are supported", n, RW_LINCOMB_MAX);
+  rw_grid_comb_owned(g, n, c, X, gv, keep ? rw_vec_data(keep) : NULL);
+  return rw_grid_post(g, gv);
+}
+
+/* Packs the faces of gv and posts the messages. */
+static int rw_grid_post(rw_grid g, double *gv)
+{
+  const int G = g->cfg.ghost;
   g->nreq = 0;
   for (int d = 0; d < g->cfg.dim; d++) {
     int n = (int)g->face_len[d];
@@ -319,8 +354,8 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
   return 0;
 }
 
-int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kernel_fn kernel,
-                  void *kctx)
+static int rw_grid_apply_impl(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
+                              double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
 {
   const int G = g->cfg.ghost, dim = g->cfg.dim;
   double *o = rw_vec_data(out);
@@ -328,7 +363,10 @@ int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kerne
   int overlap = 1;
   for (int d = 0; d < dim; d++)
     overlap = overlap && g->count[d] > 2 * G;
-  RW_CALL(rw_grid_exchange_begin(g, v, gv));
+  if (c)
+    RW_CALL(rw_grid_exchange_begin_comb(g, n, c, X, gv, keep));
+  else
+    RW_CALL(rw_grid_exchange_begin(g, X[0], gv));
   if (!overlap) {
     RW_CALL(rw_grid_exchange_end(g, gv));
     kernel(kctx, g, gv, o, all_lo, all_hi);
@@ -355,5 +393,19 @@ int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kerne
       hi[d] = s == 0 ? G : g->count[d];
       kernel(kctx, g, gv, o, lo, hi);
     }
+  return 0;
+}
+
+int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kernel_fn kernel,
+                  void *kctx)
+{
+  RW_CALL(rw_grid_apply_impl(g, 1, NULL, &v, NULL, gv, out, kernel, kctx));
+  return 0;
+}
+
+int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep, double *gv,
+                       N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
+{
+  RW_CALL(rw_grid_apply_impl(g, n, c, X, keep, gv, out, kernel, kctx));
   return 0;
 }

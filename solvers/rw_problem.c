@@ -152,6 +152,43 @@ int rw_problem_vjp(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector o
   return 0;
 }
 
+int rw_problem_rhs_comb(rw_problem prob, double t, int n, const double *c, N_Vector *X,
+                        N_Vector keep, N_Vector work, N_Vector f)
+{
+  RW_CHECK(n >= 1 && n <= RW_LINCOMB_MAX, RW_ERR_ARG,
+           "rw_problem_rhs_comb: %d vectors; 1 to %d are supported", n, RW_LINCOMB_MAX);
+  if (!prob->ops.rhs_comb) {
+    N_Vector Y = keep ? keep : work;
+    RW_CALL_SUNDIALS(N_VLinearCombination(n, (double *)c, X, Y));
+    return rw_problem_rhs(prob, t, Y, f);
+  }
+  prob->counts.rhs++;
+  RW_CALL(prob->ops.rhs_comb(prob->content, t, prob->p, n, c, X, keep, f));
+  return 0;
+}
+
+int rw_problem_vjp_comb(rw_problem prob, double t, N_Vector y, int n, const double *c, N_Vector *W,
+                        N_Vector work, N_Vector out_y, double *out_p)
+{
+  RW_CHECK(n >= 1 && n <= RW_LINCOMB_MAX, RW_ERR_ARG,
+           "rw_problem_vjp_comb: %d vectors; 1 to %d are supported", n, RW_LINCOMB_MAX);
+  if (!prob->ops.vjp_comb) {
+    RW_CALL_SUNDIALS(N_VLinearCombination(n, (double *)c, W, work));
+    N_VConst(0.0, out_y);
+    return rw_problem_vjp(prob, t, y, work, out_y, out_p);
+  }
+  if (prob->field && !prob->frozen_field) { /* the field's VJP needs w as a vector */
+    RW_NEED(vjp_field);
+    RW_CALL_SUNDIALS(N_VLinearCombination(n, (double *)c, W, work));
+    RW_CALL(prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, work, prob->field_bar));
+  }
+  int active = prob->np > 0 && !prob->frozen_p;
+  prob->counts.vjp_y++;
+  if (active) prob->counts.vjp_p++;
+  RW_CALL(prob->ops.vjp_comb(prob->content, t, y, prob->p, n, c, W, out_y, active ? out_p : NULL));
+  return 0;
+}
+
 int rw_problem_set_field(rw_problem prob, const char *name, N_Vector field)
 {
   RW_CHECK(field, RW_ERR_ARG, "rw_problem_set_field: NULL field");

@@ -78,6 +78,12 @@ static inline size_t rw_grid_gidx(const long gn[3], int ghost, int dim, long i, 
  * (neighbour values, or the boundary condition). Collective (neighbours). */
 int rw_grid_exchange_begin(rw_grid g, N_Vector v, double *gv);
 int rw_grid_exchange_end(rw_grid g, double *gv);
+/* The same for the combination sum_j c[j] X[j] (n vectors, 1 <= n <= RW_LINCOMB_MAX), formed
+ * while it is copied into gv with the arithmetic of N_VLinearCombination (rw_lincomb): no
+ * vector of its own is written and read again. `keep` (NULL: none) gets a copy of the
+ * combination, written row by row while each row is in cache. */
+int rw_grid_exchange_begin_comb(rw_grid g, int n, const double *c, N_Vector *X, double *gv,
+                                N_Vector keep);
 /* Transpose of the exchange: out += owned part of gadj + ghost entries of gadj sent back to
  * (and added at) the nodes they copy. gadj's ghost entries are consumed. Collective. */
 int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out);
@@ -92,6 +98,11 @@ typedef void (*rw_grid_kernel_fn)(void *kctx, rw_grid g, const double *gv, doubl
  * boundary frame. `gv` is a ghosted work array. Collective. */
 int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kernel_fn kernel,
                   void *kctx);
+
+/* rw_grid_apply on the combination sum_j c[j] X[j] (rw_grid_exchange_begin_comb; `keep` may
+ * be NULL). */
+int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep, double *gv,
+                       N_Vector out, rw_grid_kernel_fn kernel, void *kctx);
 
 /* Global (i, j, k) of local owned node (i, j, k), and the owner rank's local index of a
  * global node if this rank owns it (-1 otherwise). */

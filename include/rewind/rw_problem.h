@@ -31,6 +31,19 @@ typedef struct {
    * recomputes its activations once for both). Without it, vjp_y then vjp_p. */
   int (*vjp)(void *content, double t, N_Vector y, const double *p, N_Vector w, N_Vector out_y,
              double *out_p);
+  /* f = f(t, Y; p) with Y = sum_j c[j] X[j] (n vectors), Y also written to `keep` when not
+   * NULL. The problem may form Y where it needs it (a halo copy) instead of in a vector of its
+   * own; Y must be rounded as rw_lincomb rounds it. Optional: without it rw_problem_rhs_comb
+   * forms Y in a vector and calls rhs. */
+  int (*rhs_comb)(void *content, double t, const double *p, int n, const double *c, N_Vector *X,
+                  N_Vector keep, N_Vector f);
+  /* out_y = (df/dy)^T w with w = sum_j c[j] W[j] (n vectors), out_p += (df/dp)^T w when not
+   * NULL. Overwrites out_y (its old values are not read: the caller need not zero it), and
+   * may form w where it needs it (a halo copy) instead of in a vector of its own; w must be
+   * rounded as rw_lincomb rounds it. Optional: without it rw_problem_vjp_comb forms w in a
+   * work vector, zeroes out_y and calls the accumulating VJPs. */
+  int (*vjp_comb)(void *content, double t, N_Vector y, const double *p, int n, const double *c,
+                  N_Vector *W, N_Vector out_y, double *out_p);
   /* out = (df/dy) v + (df/dp) dp (dp may be NULL). Optional. */
   int (*jvp)(void *content, double t, N_Vector y, const double *p, N_Vector v, const double *dp,
              N_Vector out);
@@ -121,6 +134,16 @@ int rw_problem_vjp_p(rw_problem prob, double t, N_Vector y, N_Vector w, double *
  * included), through ops->vjp when the problem has it. */
 int rw_problem_vjp(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector out_y,
                    double *out_p);
+/* f = f(t, Y) with Y = sum_j c[j] X[j] (1 <= n <= RW_LINCOMB_MAX), Y kept in `keep` when not
+ * NULL: one pass with the problem's rhs_comb, else Y formed in keep (or in `work` when keep is
+ * NULL) and rhs. The same bits either way. */
+int rw_problem_rhs_comb(rw_problem prob, double t, int n, const double *c, N_Vector *X,
+                        N_Vector keep, N_Vector work, N_Vector f);
+/* out_y = (df/dy)^T w (set, not added) and out_p as in rw_problem_vjp, with w = sum_j c[j] W[j]
+ * (1 <= n <= RW_LINCOMB_MAX): one pass with the problem's vjp_comb, else w formed in `work`
+ * (a vector like y), out_y zeroed and rw_problem_vjp. The same bits either way. */
+int rw_problem_vjp_comb(rw_problem prob, double t, N_Vector y, int n, const double *c, N_Vector *W,
+                        N_Vector work, N_Vector out_y, double *out_p);
 int rw_problem_jvp(rw_problem prob, double t, N_Vector y, N_Vector v, const double *dp,
                    N_Vector out);
 /* g and r are global values (r summed over ranks). Collective. */

@@ -40,6 +40,13 @@ sunindextype rw_vec_global_length(N_Vector v);
 /* Bytes of state data this rank holds for one such vector. */
 size_t rw_vec_bytes(N_Vector v);
 
+/* z[i] = sum_j c[j] x[j][i], i < len, in one pass: the arithmetic of the vectors'
+ * N_VLinearCombination (SUNDIALS' operations in SUNDIALS' order, so the same bits). z may
+ * alias x[0]. Lets a kernel form a combination where it needs it (a halo copy) instead of
+ * in a vector of its own. Any n >= 1. */
+#define RW_LINCOMB_MAX 64
+void rw_lincomb(int n, const double *c, const double *const *x, double *z, long len);
+
 /* Bitwise copy x -> y (same layout). Not collective. */
 void rw_vec_copy(N_Vector x, N_Vector y);
 

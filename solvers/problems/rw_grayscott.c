@@ -37,6 +37,7 @@ typedef struct {
   const double *dp;  /* jvp: parameter direction (may be NULL) */
   const double *gyk; /* jvp: the ghosted state (the kernel's own array is the direction) */
   const double *yk;  /* vjp: the owned state (the kernel's own array is the ghosted w) */
+  int vadd;          /* vjp: 1 adds into the output, 0 overwrites it */
 } rw_gs;
 
 static const char *const rw_gs_param_names[] = {"D_u", "D_v", "gamma", "kappa"};
@@ -182,6 +183,17 @@ static int gs_rhs(void *c, double t, N_Vector y, const double *p, N_Vector f)
   return 0;
 }
 
+/* f = f(Y), Y = sum_j c[j] X[j] formed in the halo copy (and kept in `keep` when not NULL). */
+static int gs_rhs_comb(void *c, double t, const double *p, int n, const double *cx, N_Vector *X,
+                       N_Vector keep, N_Vector f)
+{
+  rw_gs *s = c;
+  (void)t;
+  s->p = p;
+  RW_CALL(rw_grid_apply_comb(s->grid, n, cx, X, keep, s->gy, f, gs_rhs_kernel, s));
+  return 0;
+}
+
 static int gs_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, const double *dp,
                   N_Vector out)
 {
@@ -200,7 +212,8 @@ static int gs_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, co
  * 5/7-point Laplacian is symmetric (each neighbour enters with 1/h^2, the node itself with
  * -2 dim/h^2), so L^T w at a node gathers the neighbours' w exactly as L gathers y. */
 RW_SIMD_CLONES static void gs_vjp_row2(const gs_coef *k, const double *restrict y,
-                                       const double *restrict gw, double *restrict q, long m)
+                                       const double *restrict gw, double *restrict q, long m,
+                                       int add)
 {
   const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
   const size_t sy = k->sy;
@@ -208,13 +221,16 @@ RW_SIMD_CLONES static void gs_vjp_row2(const gs_coef *k, const double *restrict 
     double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
     double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
     double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
-    q[i] += (vv * wv - (vv + ga) * wu) + Du * ((tu - nd * wu) * ih2);
-    q[i + 1] += ((uv2 - gk) * wv - uv2 * wu) + Dv * ((tv - nd * wv) * ih2);
+    double fu = (vv * wv - (vv + ga) * wu) + Du * ((tu - nd * wu) * ih2);
+    double fv = ((uv2 - gk) * wv - uv2 * wu) + Dv * ((tv - nd * wv) * ih2);
+    q[i] = add ? q[i] + fu : fu;
+    q[i + 1] = add ? q[i + 1] + fv : fv;
   }
 }
 
 RW_SIMD_CLONES static void gs_vjp_row3(const gs_coef *k, const double *restrict y,
-                                       const double *restrict gw, double *restrict q, long m)
+                                       const double *restrict gw, double *restrict q, long m,
+                                       int add)
 {
   const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
   const size_t sy = k->sy, sz = k->sz;
@@ -224,12 +240,15 @@ RW_SIMD_CLONES static void gs_vjp_row3(const gs_coef *k, const double *restrict 
     double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
     tu += gw[i - sz] + gw[i + sz];
     tv += gw[i + 1 - sz] + gw[i + 1 + sz];
-    q[i] += (vv * wv - (vv + ga) * wu) + Du * ((tu - nd * wu) * ih2);
-    q[i + 1] += ((uv2 - gk) * wv - uv2 * wu) + Dv * ((tv - nd * wv) * ih2);
+    double fu = (vv * wv - (vv + ga) * wu) + Du * ((tu - nd * wu) * ih2);
+    double fv = ((uv2 - gk) * wv - uv2 * wu) + Dv * ((tv - nd * wv) * ih2);
+    q[i] = add ? q[i] + fu : fu;
+    q[i + 1] = add ? q[i + 1] + fv : fv;
   }
 }
 
-/* out += (df/dy)^T w on the box: gv is the ghosted w, s->yk the owned state. */
+/* out += (df/dy)^T w (out = ... when s->vadd is 0) on the box: gv is the ghosted w, s->yk
+ * the owned state. */
 static void gs_vjp_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
                           const long hi[3])
 {
@@ -241,38 +260,42 @@ static void gs_vjp_kernel(void *kc, rw_grid g, const double *gv, double *out, co
       size_t o = gs_ox(s, lo[0], j, kk);
       const double *w = gv + gs_gx(s, lo[0], j, kk);
       if (s->dim == 2)
-        gs_vjp_row2(&k, s->yk + o, w, out + o, hi[0] - lo[0]);
+        gs_vjp_row2(&k, s->yk + o, w, out + o, hi[0] - lo[0], s->vadd);
       else
-        gs_vjp_row3(&k, s->yk + o, w, out + o, hi[0] - lo[0]);
+        gs_vjp_row3(&k, s->yk + o, w, out + o, hi[0] - lo[0], s->vadd);
     }
 }
 
 /* out += (df/dy)^T w: w's halo is exchanged (the interior runs while it travels) and the
  * transposed stencil gathers it. Collective (neighbours). */
-static int gs_vjp_y(void *c, double t, N_Vector y, const double *p, N_Vector w, N_Vector out)
+static int gs_vjp_state(rw_gs *s, N_Vector y, const double *p, N_Vector w, N_Vector out, int add)
 {
-  rw_gs *s = c;
-  (void)t;
-  s->p = p, s->yk = rw_vec_data(y);
+  s->p = p, s->yk = rw_vec_data(y), s->vadd = add;
   RW_CALL(rw_grid_apply(s->grid, w, s->gv, out, gs_vjp_kernel, s));
   s->yk = NULL;
   return 0;
 }
 
-/* out[k] += sum over owned nodes of w . df/dp_k. Needs lap(y): collective (neighbours). */
-static int gs_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w, double *out)
+static int gs_vjp_y(void *c, double t, N_Vector y, const double *p, N_Vector w, N_Vector out)
 {
-  rw_gs *s = c;
-  (void)t, (void)p;
-  const double *wd = rw_vec_data(w), *gy = s->gy;
+  (void)t;
+  return gs_vjp_state(c, y, p, w, out, 1);
+}
+
+/* out[k] += sum over owned nodes of w . df/dp_k, w read from `w` in the owned layout
+ * (ghosted = 0) or from the ghosted array (ghosted = 1). Needs lap(y): collective
+ * (neighbours). */
+static int gs_param_vjp(rw_gs *s, N_Vector y, const double *w, int ghosted, double *out)
+{
+  const double *gy = s->gy;
   double acc[4] = {0.0, 0.0, 0.0, 0.0};
   RW_CALL(rw_grid_exchange_begin(s->grid, y, s->gy));
   RW_CALL(rw_grid_exchange_end(s->grid, s->gy));
   for (long k = 0; k < s->cnt[2]; k++)
     for (long j = 0; j < s->cnt[1]; j++)
       for (long i = 0; i < s->cnt[0]; i++) {
-        size_t x = gs_gx(s, i, j, k), o = gs_ox(s, i, j, k);
-        double u = gy[x], v = gy[x + 1], wu = wd[o], wv = wd[o + 1];
+        size_t x = gs_gx(s, i, j, k), o = ghosted ? x : gs_ox(s, i, j, k);
+        double u = gy[x], v = gy[x + 1], wu = w[o], wv = w[o + 1];
         acc[0] += wu * gs_lap(s, gy, x);
         acc[1] += wv * gs_lap(s, gy, x + 1);
         acc[2] += wu * (1.0 - u) - wv * v;
@@ -280,6 +303,26 @@ static int gs_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w, 
       }
   for (int k = 0; k < 4; k++)
     out[k] += acc[k];
+  return 0;
+}
+
+static int gs_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w, double *out)
+{
+  (void)t, (void)p;
+  return gs_param_vjp(c, y, rw_vec_data(w), 0, out);
+}
+
+/* out_y = (df/dy)^T w (overwritten, not read) with w = sum_j c[j] W[j] formed in the halo
+ * copy; out_p += the parameter VJP (w read back from that ghosted copy) when asked for. */
+static int gs_vjp_comb(void *c, double t, N_Vector y, const double *p, int n, const double *cw,
+                       N_Vector *W, N_Vector out_y, double *out_p)
+{
+  rw_gs *s = c;
+  (void)t;
+  s->p = p, s->yk = rw_vec_data(y), s->vadd = 0;
+  RW_CALL(rw_grid_apply_comb(s->grid, n, cw, W, NULL, s->gv, out_y, gs_vjp_kernel, s));
+  s->yk = NULL;
+  if (out_p) RW_CALL(gs_param_vjp(s, y, s->gv, 1, out_p));
   return 0;
 }
 
@@ -385,6 +428,8 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   ops.rhs = gs_rhs;
   ops.vjp_y = gs_vjp_y;
   ops.vjp_p = gs_vjp_p;
+  ops.vjp_comb = gs_vjp_comb;
+  ops.rhs_comb = gs_rhs_comb;
   ops.jvp = gs_jvp;
   ops.terminal = gs_terminal;
   ops.terminal_grad = gs_terminal_grad;

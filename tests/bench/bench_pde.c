@@ -72,6 +72,7 @@ typedef struct {
   int slots, repeat;
   double dt; /* 0: the problem's default */
   size_t max_store_bytes;
+  long stage; /* --stage K: the stage roofline with K steps per timing (0: the variants) */
 } bench_opts;
 
 static void usage(FILE *f, const char *prog)
@@ -90,7 +91,9 @@ static void usage(FILE *f, const char *prog)
           "                       (default 6GiB)\n"
           "  --repeat R           runs of each variant, median time reported (default 1)\n"
           "  --dt DT              step size (default: grayscott 0.5 min(1, (128/N)^2), heat3d\n"
-          "                       0.9 x the explicit stability limit)\n",
+          "                       0.9 x the explicit stability limit)\n"
+          "  --stage K            instead of the variants: the stage roofline (issue 10), each\n"
+          "                       time the best of --repeat runs (at least 5) of K steps\n",
           prog);
 }
 
@@ -115,7 +118,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
     }
     int known = !strcmp(a, "--problem") || !strcmp(a, "--n") || !strcmp(a, "--steps") ||
                 !strcmp(a, "--slots") || !strcmp(a, "--max-store-bytes") ||
-                !strcmp(a, "--repeat") || !strcmp(a, "--dt");
+                !strcmp(a, "--repeat") || !strcmp(a, "--dt") || !strcmp(a, "--stage");
     if (!known) {
       if (rank == 0) {
         fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
@@ -152,6 +155,9 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
     } else if (!strcmp(a, "--repeat")) {
       bad = parse_long(v, 1, &n) || n > 1000;
       o->repeat = (int)n;
+    } else if (!strcmp(a, "--stage")) {
+      bad = parse_long(v, 1, &n) || n > 100000;
+      o->stage = n;
     } else if (!strcmp(a, "--max-store-bytes")) {
       bad = parse_bytes(v, &o->max_store_bytes);
       expected = "a byte count such as 6GiB";
@@ -342,6 +348,136 @@ static double norm2(MPI_Comm comm, N_Vector v)
   return sqrt(s);
 }
 
+/* --- Stage roofline (issue 10) -------------------------------------------------------------
+ * The memory-bandwidth bound of an RK4 step: the bytes the step must move at least, over the
+ * bandwidth of a plain array copy measured here: memcpy of one state vector to the next around a
+ * ring of 16 of them (the step's working set: y, y_{n+1}, 4 stage inputs, 4 slopes, the ghosted
+ * copy and the adjoint's vectors), read + write counted, best of the runs; when the ring
+ * outgrows the last-level cache this is the DRAM copy bandwidth the step also sees. At least, per
+ * step: stage i reads the vectors of its input combination (y, then y and K_{i-1}) and writes K_i,
+ * and the update reads y, K_1..K_4 and writes y_{n+1}: 12 reads + 5 writes = 17 state vectors; the
+ * heat problem also reads its conductivity field in each of the 4 stages (21). Halo faces are not
+ * counted. The stage time is the step time over 4. The adjoint step is timed with the stages given
+ * (stored), once with every parameter differentiated and once with the parameters and the field
+ * frozen (dJ/dy0 only, what PETSc's ex5adj_mf computes), against the plain forward step. Times are
+ * the max over ranks. Gray-Scott runs here from a state that fills the grid (v = 0.25 + 0.05
+ * sin(0.37 m) at local node m, u = 1 - 2 v), not from ex5adj's compact patch: the diffusing tails
+ * of the patch are subnormal numbers for the first thousands of steps at N = 512, and x86 takes a
+ * slow microcode path for each operation on them, so the timing would measure that path, not the
+ * memory traffic the roofline is about. */
+#define RING 16
+
+static double time_max(MPI_Comm comm, double t0)
+{
+  double t = MPI_Wtime() - t0;
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return t;
+}
+
+static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o, MPI_Comm comm,
+                          int rank)
+{
+  int ierr = 0;
+  N_Vector y = NULL, y2 = NULL, lam = NULL, fill = NULL, *stg = NULL;
+  double *ring = NULL, pbar[MAX_PARAMS];
+  const int reps = o->repeat < 5 ? 5 : o->repeat, ns = rw_stepper_num_stage_vectors(st);
+  const long K = o->stage;
+  RW_TRY(rw_vec_clone(S->y0, &y));
+  RW_TRY(rw_vec_clone(S->y0, &y2));
+  RW_TRY(rw_vec_clone(S->y0, &lam));
+  RW_TRY(rw_vec_clone_array(S->y0, ns, &stg));
+  size_t nb = rw_vec_bytes(y);
+  const size_t len = nb / sizeof(double) + 8;
+  RW_TRY(rw_calloc(len * RING, sizeof(double), "copy bench", &ring));
+  for (size_t m = 0; m < len * RING; m++) /* first touch */
+    ring[m] = (double)(m % 13);
+  N_Vector start = S->y0;
+  if (o->problem == PROB_GRAYSCOTT) {
+    RW_TRY(rw_vec_clone(S->y0, &fill));
+    double *f = rw_vec_data(fill);
+    for (sunindextype m = 0; m + 1 < rw_vec_local_length(fill); m += 2) {
+      double v = 0.25 + 0.05 * sin(0.37 * (double)(m / 2));
+      f[m] = 1.0 - 2.0 * v, f[m + 1] = v;
+    }
+    start = fill;
+  }
+  double tcopy = 1e300, tfwd = 1e300, tfwd_st = 1e300, tadj_all = 1e300, tadj_y0 = 1e300;
+  for (int r = 0; r < reps; r++) { /* a ring of RING vectors: the step's working set */
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    for (long k = 0; k < K * RING; k++) {
+      memcpy(ring + (size_t)((k + 1) % RING) * len, ring + (size_t)(k % RING) * len, nb);
+      ring[(size_t)(k % RING) * len] += 1.0; /* the copies are not dead code */
+    }
+    tcopy = fmin(tcopy, time_max(comm, t0) / (double)(K * RING));
+  }
+  for (int r = 0; r < reps; r++) { /* forward steps, nothing stored */
+    rw_vec_copy(start, y);
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    for (long k = 0; k < K; k++) {
+      RW_TRY(rw_stepper_step(st, (double)k * S->dt, S->dt, k % 2 ? y2 : y, k % 2 ? y : y2, NULL,
+                             NULL));
+    }
+    tfwd = fmin(tfwd, time_max(comm, t0) / (double)K);
+  }
+  for (int r = 0; r < reps; r++) { /* forward steps that keep their stages */
+    rw_vec_copy(start, y);
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    for (long k = 0; k < K; k++)
+      RW_TRY(rw_stepper_step(st, 0.0, S->dt, y, y2, stg, NULL));
+    tfwd_st = fmin(tfwd_st, time_max(comm, t0) / (double)K);
+  }
+  for (int frozen = 0; frozen < 2; frozen++) {
+    rw_problem_set_active(S->prob, !frozen, !frozen);
+    for (int r = 0; r < reps; r++) {
+      rw_vec_copy(start, lam);
+      memset(pbar, 0, sizeof pbar);
+      MPI_Barrier(comm);
+      double t0 = MPI_Wtime();
+      for (long k = 0; k < K; k++)
+        RW_TRY(rw_stepper_adjoint_step(st, 0.0, S->dt, y, stg, lam, pbar));
+      double t = time_max(comm, t0) / (double)K;
+      if (frozen)
+        tadj_y0 = fmin(tadj_y0, t);
+      else
+        tadj_all = fmin(tadj_all, t);
+    }
+  }
+  rw_problem_set_active(S->prob, 1, 1);
+  int passes = o->problem == PROB_HEAT3D ? 21 : 17, size = 1;
+  MPI_Comm_size(comm, &size);
+  size_t vb = max_bytes(comm, nb);
+  double bw = 2.0 * (double)vb / tcopy, tbound = (double)passes * (double)vb / bw;
+  if (rank == 0) {
+    printf("stage roofline: %ld steps per timing, best of %d; state vector %.2f MiB per rank\n", K,
+           reps, mib(vb));
+    printf("  copy bandwidth (memcpy around a ring of %d state vectors, read + write) %.2f GB/s\n",
+           RING, bw * 1e-9);
+    printf("  forward step %.3f ms, per RK stage %.3f ms; bound %d vectors x %.2f MiB / copy "
+           "bandwidth = %.3f ms per step, %.3f ms per stage; step / bound = %.2f (goal <= 1.5)\n",
+           tfwd * 1e3, tfwd * 250.0, passes, mib(vb), tbound * 1e3, tbound * 250.0, tfwd / tbound);
+    printf("  forward step keeping its stages %.3f ms (%.2f x)\n", tfwd_st * 1e3, tfwd_st / tfwd);
+    printf("  adjoint step, stages stored: every gradient %.3f ms (%.2f x forward step), "
+           "dJ/dy0 only %.3f ms (%.2f x; goal <= 1.5)\n",
+           tadj_all * 1e3, tadj_all / tfwd, tadj_y0 * 1e3, tadj_y0 / tfwd);
+    printf("BENCH_JSON {\"bench\":\"pde_stage\",\"problem\":\"%s\",\"n\":%ld,\"ranks\":%d,"
+           "\"vector_bytes\":%zu,\"copy_bw\":%.6e,\"t_step\":%.6e,\"t_bound\":%.6e,"
+           "\"t_step_stages\":%.6e,\"t_adjoint_all\":%.6e,\"t_adjoint_y0\":%.6e}\n",
+           o->problem == PROB_HEAT3D ? "heat3d" : "grayscott", o->n, size, vb, bw, tfwd, tbound,
+           tfwd_st, tadj_all, tadj_y0);
+  }
+cleanup:
+  rw_free(&ring);
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&y2);
+  rw_vec_destroy(&lam);
+  rw_vec_destroy(&fill);
+  rw_vec_destroy_array(&stg, ns);
+  return ierr;
+}
+
 static int bench(const bench_opts *o, int *failed, int *badargs)
 {
   int ierr = 0;
@@ -429,6 +565,10 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
     wo.tf = opt.t0 + 2.0 * opt.dt;
     rw_vec_copy(S.y0, y);
     RW_TRY(rw_forward_solve(S.prob, st, &wo, y, &Jw, NULL));
+  }
+  if (o->stage > 0) {
+    RW_TRY(stage_roofline(&S, st, o, comm, rank));
+    goto cleanup;
   }
   for (int i = 0; i < NVAR; i++) {
     variant *v = &vars[i];
