@@ -36,6 +36,8 @@ typedef struct {
   double *gu, *gk, *ga, *gb; /* ghosted work arrays: state, kappa, state adjoint, kappa adjoint */
   N_Vector kappa;            /* the problem's field (owned by the problem) */
   N_Vector shape;            /* s(x) */
+  int neumann;               /* Neumann sides: the operator is not symmetric */
+  N_Vector wv;               /* Neumann only: work vector of vjp_comb */
   int ns;
   long (*snode)[3]; /* sensor nodes (global) */
   long *sloc;       /* local index of the sensor node, -1 when another rank owns it */
@@ -275,6 +277,41 @@ static int heat_vjp_field(void *content, double t, N_Vector y, const double *p, 
   return 0;
 }
 
+/* out_y = (df/du)^T w (overwritten) with w = sum_j c[j] W[j]; out_p[0] += sum_i w_i s_i when
+ * asked. With Dirichlet or periodic sides the operator on the unknowns is symmetric: the face
+ * term c (k_i + k_j) (u_j - u_i) couples i to j exactly as j to i, and a Dirichlet ghost is a
+ * constant whose face only adds -c (k_i + k_g) to i's diagonal. So the transpose is the
+ * linearised operator itself, applied by gather with zero Dirichlet ghosts (grid lg, the
+ * tangent grid) and w formed in its halo copy, overlapped like the forward; each node's value is
+ * then independent of the decomposition. Neumann sides mirror an interior node into the ghost,
+ * which is not symmetric: there w is formed in a work vector and the scatter VJP runs. */
+static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, int n,
+                         const double *c, N_Vector *W, N_Vector out_y, double *out_p)
+{
+  heat *H = content;
+  if (H->neumann) {
+    RW_CALL_SUNDIALS(N_VLinearCombination(n, (double *)c, W, H->wv));
+    N_VConst(0.0, out_y);
+    RW_CALL(heat_vjp_y(content, t, y, p, H->wv, out_y));
+    if (out_p) RW_CALL(heat_vjp_p(content, t, y, p, H->wv, out_p));
+    return 0;
+  }
+  RW_CALL(heat_apply_comb(H, H->kappa, H->gk, H->lg, n, c, W, NULL, NULL, 0.0, out_y));
+  if (out_p) { /* w from its ghosted copy, summed in heat_vjp_p's order */
+    const double *s = rw_vec_data(H->shape);
+    double acc = 0.0;
+    for (long k = 0; k < H->cnt[2]; k++)
+      for (long j = 0; j < H->cnt[1]; j++) {
+        size_t x = rw_grid_gidx(H->gn, 1, H->dim, 0, j, k, 1, 0);
+        size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
+        for (long i = 0; i < H->cnt[0]; i++)
+          acc += H->gu[x + (size_t)i] * s[o + (size_t)i];
+      }
+    out_p[0] += acc;
+  }
+  return 0;
+}
+
 /* The data at time t for every sensor, into H->sbuf: linear interpolation between the
  * recorded times, constant outside them. */
 static void heat_data_at(heat *H, double t)
@@ -346,6 +383,7 @@ static void heat_destroy(void *content)
   rw_free(&H->ga);
   rw_free(&H->gb);
   rw_vec_destroy(&H->shape);
+  rw_vec_destroy(&H->wv);
   rw_free(&H->snode);
   rw_free(&H->sloc);
   rw_free(&H->sbuf);
@@ -393,6 +431,7 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
                                      .rhs_comb = heat_rhs_comb,
                                      .vjp_y = heat_vjp_y,
                                      .vjp_p = heat_vjp_p,
+                                     .vjp_comb = heat_vjp_comb,
                                      .jvp = heat_jvp,
                                      .running = heat_running,
                                      .running_grad = heat_running_grad,
@@ -457,6 +496,8 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
   RW_TRY(rw_calloc((size_t)H->ns, sizeof *H->sbuf, "heat sensors", &H->sbuf));
   RW_TRY(heat_place_sensors(H, cfg, H->ug));
   RW_TRY(rw_grid_new_field(H->ug, &H->shape));
+  H->neumann = cfg->bc == RW_BC_NEUMANN;
+  if (H->neumann) RW_TRY(rw_grid_new_field(H->ug, &H->wv));
   RW_TRY(rw_problem_create(ctx, "heat", &ops, H, rw_grid_local_length(H->ug), 1, names, &prob));
   H = NULL; /* owned by the problem from here */
   {
