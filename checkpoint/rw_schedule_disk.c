@@ -77,7 +77,7 @@
  * 4. The saturated column. With unbounded disk slots the recurrence has one column:
  *    H(n) = min(R(n), wd + P(n)), P(n) = min(R(n), min_j j + H(n-j) + rd + P(j)), and by
  *    induction on n, H(n, m) >= H(n) for every m. It is computed first (one pass, U and V
- *    both online, T = the online-disk period rw_online_disk_period: any T is exact); if the
+ *    both online, T = the online-disk period, any T being exact); if the
  *    schedule its decisions describe, walked with as many slots as it wants, holds at most
  *    c_disk disk slots, it is optimal for c_disk too and is the plan (one column). Else it
  *    is dropped (about one column's work lost) and the columns below are computed.
@@ -645,14 +645,15 @@ static int plan_count(const plan *p, rw_two_level_counts *c);
 /* Finite disk: the saturated column when its schedule fits in c_disk slots, else the
  * columns m = 1 .. c_disk. The saturated column costs about one column, so it is tried
  * whenever c_disk > 2 (a wrong guess only costs that). T: the disk period of the
- * saturated tables, guessed as the online-disk period (any T >= 1 is exact). */
+ * saturated tables, guessed as the x <= l minimising (R(x) + wd + rd) / x, the online-disk
+ * period (rw_online_disk_period); any T >= 1 is exact. */
 static int plan_finite(plan *p, const double *R)
 {
   if (p->c_disk > 2) {
     int64_t T = 1;
     rw_two_level_counts cnt;
-    RW_CALL(rw_online_disk_period(p->c_ram, p->wd, p->rd, &T, NULL));
-    if (T > p->l) T = p->l;
+    for (int64_t x = 2; x <= p->l; x++) /* argmin (R(x) + wd + rd) / x: the disk period */
+      if ((R[x] + p->wd + p->rd) * (double)T < (R[T] + p->wd + p->rd) * (double)x) T = x;
     RW_CALL(plan_saturated(p, R, T));
     plan unbounded = *p; /* walked with as many slots as it wants: how many does it hold? */
     unbounded.c_disk = INT32_MAX;
