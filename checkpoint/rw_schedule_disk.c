@@ -74,18 +74,28 @@
  * 3. Ties keep the previous entry's split (or its shift by one), which makes the decisions
  *    of a column a few runs (tens at most in practice); they are stored run-length encoded.
  *
+ * 4. The saturated column. With unbounded disk slots the recurrence has one column:
+ *    H(n) = min(R(n), wd + P(n)), P(n) = min(R(n), min_j j + H(n-j) + rd + P(j)), and by
+ *    induction on n, H(n, m) >= H(n) for every m. It is computed first (one pass, U and V
+ *    both online, T = the online-disk period, any T being exact); if the
+ *    schedule its decisions describe, walked with as many slots as it wants, holds at most
+ *    c_disk disk slots, it is optimal for c_disk too and is the plan (one column). Else it
+ *    is dropped (about one column's work lost) and the columns below are computed.
+ *
  * Reading a decision for (n, m) takes the last column k <= m with lo_k <= n. The walk is
  * exact because the tables are nonincreasing in m (a column's options contain the previous
  * column's): the decision from column k costs j + H(n-j, m-1) + rd + P(j, m) <= P(n, k) =
  * P(n, m) when walked with m slots, and no schedule beats the optimum; rw_two_level_cost
  * checks the walked cost against the table value.
  *
- * Cost and memory: for l = 10^5 and c_ram = 10 (wd = 20, rd = 10), 50 disk slots take about
- * 1.5 s, 200 about 5 s, 1000 and full saturation (1511 columns) about 16-19 s on one core;
- * the planner holds O(l) doubles and lists (about 15 MB at l = 10^5) and the plan keeps
- * the runs and two int64 per column. Unlimited disk keeps one int32 decision per n. The
- * action generator holds a stack of at most (disk slots + 4) segments and the binomial
- * engine's O(c_ram) state. */
+ * Cost (l = 10^5, wd = 20, rd = 10, Release, one core of a shared VM): at or above the
+ * saturated slot count (1511 for c_ram = 10, 3332 for c_ram = 3) about 0.15 s (was 19 s and
+ * 55-82 s); below it the columns: c_ram = 10: 50 slots ~0.7 s, 200 ~4 s, 1000 ~8 s;
+ * c_ram = 3: 50 ~1.2 s, 200 ~5 s, 1000 ~20 s, 3331 ~30 s (rewind-plan plans twice, so its
+ * times are about double). The planner holds O(l) doubles and lists (about 15 MB at
+ * l = 10^5) and the plan keeps the runs and two int64 per column. Unlimited disk keeps one
+ * int32 decision per n. The action generator holds a stack of at most (disk slots + 4)
+ * segments and the binomial engine's O(c_ram) state. */
 #include "rewind/rw_context.h"
 #include "rw_schedule_impl.h"
 
@@ -557,6 +567,106 @@ cleanup:
   return ierr;
 }
 
+/* The saturated column: H and P with unbounded disk slots, H(n) = min(R(n), wd + P(n)),
+ * P(n) = min(R(n), min_j j + H(n - j) + rd + P(j)) (the finite-disk recurrence with m - 1 and
+ * m replaced by "as many as needed"). By induction on n, H(n, m) >= H(n) for every m (the
+ * options of P(n, m) are those of P(n) with larger or equal values), so when the schedule
+ * that this column's decisions describe holds at most c_disk disk slots (counted by walking
+ * it) it is optimal for c_disk as well: one column instead of one per slot. U = j + P(j) and
+ * V = H are both filled online here, so their candidate points are classified as soon as
+ * their neighbours are known; the points not yet classified (within T of the top) are
+ * covered by the other side's ends (n - x <= T), as in plan_columns. The decisions go to
+ * column 1 (levels = 1): plan_dec returns them for every m >= 1. */
+static int plan_saturated(plan *p, const double *R, int64_t T)
+{
+  int ierr = 0;
+  int64_t l = p->l;
+  double *U = NULL, *V = NULL;
+  sparse_set su = {0}, sv = {0};
+  hull hu = {0}, hv = {0};
+  RW_TRY(rw_calloc(3, sizeof *p->col_lo, "two-level columns", &p->col_lo));
+  RW_TRY(rw_calloc(3, sizeof *p->col_run, "two-level columns", &p->col_run));
+  RW_TRY(rw_calloc((size_t)l + 2, sizeof *U, "two-level U", &U));
+  RW_TRY(rw_calloc((size_t)l + 2, sizeof *V, "two-level H", &V));
+  RW_TRY(sparse_init(&su, l));
+  RW_TRY(sparse_init(&sv, l));
+  RW_TRY(hull_init(&hu, (int)l + 1));
+  RW_TRY(hull_init(&hv, (int)l + 1));
+  if (T < 1) T = 1;
+  p->col_lo[1] = 1;
+  p->col_run[1] = 0;
+  int64_t hint = 1;
+  uint32_t last = 0;
+  for (int64_t n = 1; n <= l; n++) {
+    double best = R[n];
+    int64_t bj = 0, jp = (int64_t)(last & SPLIT_MASK);
+    for (int64_t k = jp; k <= jp + 1; k++)
+      if (jp > 0 && k <= n - 2) {
+        double g = U[k] + V[n - k] + p->rd;
+        if (g < best) best = g, bj = k;
+      }
+    p->evals += sparse_search(n, U, V, &su, &sv, &hu, &hv, p->rd, &best, &bj, &hint);
+    int write = p->wd + best < R[n];
+    V[n] = write ? p->wd + best : R[n];
+    U[n] = (double)n + best;
+    hull_push(&hu, n, U[n]);
+    hull_push(&hv, n, V[n]);
+    /* classify the points whose step-1 or step-T neighbours are now all known */
+    if (n >= 2 && (n - 1 == 1 || U[n] - U[n - 1] != U[n - 1] - U[n - 2]))
+      su.p1[su.n1++] = (int32_t)(n - 1);
+    if (n <= T) /* an end: a candidate at once */
+      sparse_add_t(&su, n);
+    else if (n - T > T && U[n] - U[n - T] != U[n - T] - U[n - 2 * T])
+      sparse_add_t(&su, n - T);
+    if (n >= 3 && (n - 1 == 2 || V[n] - V[n - 1] != V[n - 1] - V[n - 2]))
+      sv.p1[sv.n1++] = (int32_t)(n - 1);
+    if (n >= 2 && n < T + 2)
+      sparse_add_t(&sv, n);
+    else if (n - T >= T + 2 && V[n] - V[n - T] != V[n - T] - V[n - 2 * T])
+      sparse_add_t(&sv, n - T);
+    last = (uint32_t)bj | (write ? WRITE_BIT : 0);
+    RW_TRY(runs_add(p, 0, n, last));
+  }
+  p->col_run[2] = p->nruns;
+  p->levels = 1;
+  p->value = V[l];
+cleanup:
+  rw_free(&U);
+  rw_free(&V);
+  sparse_free(&su);
+  sparse_free(&sv);
+  hull_free(&hu);
+  hull_free(&hv);
+  return ierr;
+}
+
+static int plan_count(const plan *p, rw_two_level_counts *c);
+
+/* Finite disk: the saturated column when its schedule fits in c_disk slots, else the
+ * columns m = 1 .. c_disk. The saturated column costs about one column, so it is tried
+ * whenever c_disk > 2 (a wrong guess only costs that). T: the disk period of the
+ * saturated tables, guessed as the x <= l minimising (R(x) + wd + rd) / x, the online-disk
+ * period (rw_online_disk_period); any T >= 1 is exact. */
+static int plan_finite(plan *p, const double *R)
+{
+  if (p->c_disk > 2) {
+    int64_t T = 1;
+    rw_two_level_counts cnt;
+    for (int64_t x = 2; x <= p->l; x++) /* argmin (R(x) + wd + rd) / x: the disk period */
+      if ((R[x] + p->wd + p->rd) * (double)T < (R[T] + p->wd + p->rd) * (double)x) T = x;
+    RW_CALL(plan_saturated(p, R, T));
+    plan unbounded = *p; /* walked with as many slots as it wants: how many does it hold? */
+    unbounded.c_disk = INT32_MAX;
+    RW_CALL(plan_count(&unbounded, &cnt));
+    if (cnt.disk_slots_used <= p->c_disk) return 0;
+    rw_free(&p->col_lo);
+    rw_free(&p->col_run);
+    p->nruns = 0;
+    p->levels = 0;
+  }
+  return plan_columns(p, R);
+}
+
 static int plan_build(plan *p)
 {
   int ierr = 0;
@@ -570,7 +680,7 @@ static int plan_build(plan *p)
     R[n] = (double)p->ram[n];
   }
   if (p->c_disk >= 0) {
-    RW_TRY(plan_columns(p, R));
+    RW_TRY(plan_finite(p, R));
     goto cleanup;
   }
   /* D: U = wd + rd + j + R(j) (convex: its own hull), V = D online */

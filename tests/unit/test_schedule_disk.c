@@ -115,9 +115,20 @@ Test(schedule_disk, cost_equals_full_dynamic_program)
     int64_t l;
     int c, disk;
     double wd, rd;
-  } big[] = {{2500, 4, 6, 3, 1},       {3000, 10, 8, 2, 2},    {4000, 3, -1, 5, 5},
-             {3500, 2, 4, 0.75, 1.5},  {10000, 5, 2, 2, 2},    {10000, 10, -1, 20, 10.5},
-             {2000, 10, 1000, 20, 10}, {1500, 3, 500, 20, 10}, {1200, 4, 200, 0.5, 7.25}};
+  } big[] = {{2500, 4, 6, 3, 1},
+             {3000, 10, 8, 2, 2},
+             {4000, 3, -1, 5, 5},
+             {3500, 2, 4, 0.75, 1.5},
+             {10000, 5, 2, 2, 2},
+             {10000, 10, -1, 20, 10.5},
+             {2000, 10, 1000, 20, 10},
+             {1500, 3, 500, 20, 10},
+             {1200, 4, 200, 0.5, 7.25},
+             /* c_ram = 3 around the saturated column's slot count (about l / 30 here):
+              * below it the columns, at and above it the saturated column alone */
+             {2500, 3, 81, 20, 10},
+             {2500, 3, 82, 20, 10},
+             {2500, 3, 2000, 20, 10}};
   for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
     double *w = calloc((size_t)big[i].l + 1, sizeof *w);
     cr_assert(w);
