@@ -628,8 +628,7 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
     snprintf(frozen + l, sizeof frozen - l, "%s%s", l ? ", " : "", rw_problem_field_name(prob));
   }
   if (frozen[0])
-    rw_log(ctx, RW_LOG_SUMMARY, "  %-18s   %s (key differentiate)\n", "not differentiated",
-           frozen);
+    rw_log(ctx, RW_LOG_SUMMARY, "  %-18s   %s (key differentiate)\n", "not differentiated", frozen);
   if (app->opt.mode == RW_ADJOINT_STORE)
     rw_log(ctx, RW_LOG_SUMMARY,
            "  adjoint mode store%s: recomputed steps 0 (optimum 0), rhs evaluations %ld "
