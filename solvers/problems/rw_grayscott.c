@@ -268,18 +268,14 @@ static void gs_vjp_kernel(void *kc, rw_grid g, const double *gv, double *out, co
 
 /* out += (df/dy)^T w: w's halo is exchanged (the interior runs while it travels) and the
  * transposed stencil gathers it. Collective (neighbours). */
-static int gs_vjp_state(rw_gs *s, N_Vector y, const double *p, N_Vector w, N_Vector out, int add)
+static int gs_vjp_y(void *c, double t, N_Vector y, const double *p, N_Vector w, N_Vector out)
 {
-  s->p = p, s->yk = rw_vec_data(y), s->vadd = add;
+  rw_gs *s = c;
+  (void)t;
+  s->p = p, s->yk = rw_vec_data(y), s->vadd = 1;
   RW_CALL(rw_grid_apply(s->grid, w, s->gv, out, gs_vjp_kernel, s));
   s->yk = NULL;
   return 0;
-}
-
-static int gs_vjp_y(void *c, double t, N_Vector y, const double *p, N_Vector w, N_Vector out)
-{
-  (void)t;
-  return gs_vjp_state(c, y, p, w, out, 1);
 }
 
 /* out[k] += sum over owned nodes of w . df/dp_k, w read from `w` in the owned layout
