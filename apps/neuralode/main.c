@@ -19,6 +19,7 @@
  * Every stepper, adjoint mode and checkpoint key of the app kit applies to each gradient. */
 #include "app_default_deck.h"
 #include "rewind/rw_app.h"
+#include "rewind/rw_blas.h"
 #include "rewind/rw_neuralode.h"
 #include "rewind/rw_neuralode_io.h"
 #include "rewind/rw_revheun.h"
@@ -83,8 +84,6 @@ static const rw_deck_key keys[] = {
     {"output", RW_KEY_STRING, "rewind-neuralode.h5", NULL, 0, 0, 0, NULL, 0,
      "HDF5 result file (written as <output>.partial, renamed when complete)"},
 };
-
-extern void openblas_set_num_threads(int);
 
 /* ---- the training data: one true trajectory, sampled densely ---------------------------- */
 typedef struct {
@@ -569,7 +568,13 @@ static int run(rw_app *app)
   m.app = app;
   RW_TRY(rw_deck_get_string(app->deck, "mode", mode, sizeof mode));
   RW_TRY(rw_deck_get_int(app->deck, "blas_threads", &threads));
-  openblas_set_num_threads((int)threads);
+  RW_TRY(rw_blas_set_threads((int)threads));
+  {
+    char line[160];
+    rw_blas_describe(line, sizeof line);
+    rw_log(app->ctx, RW_LOG_SUMMARY, "  BLAS: %s, %ld thread%s\n", line, threads,
+           threads == 1 ? "" : "s");
+  }
   RW_TRY(model_weights(app, &m));
   /* the files written at the end can be written: checked before any work */
   for (int k = 0; k < 2; k++) {

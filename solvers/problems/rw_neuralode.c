@@ -4,6 +4,8 @@
  * parameters one at a time except the bias sums and the element-wise activations. */
 #include "rewind/rw_neuralode.h"
 
+#include "rewind/rw_kernels.h"
+
 #include <cblas.h>
 #include <math.h>
 #include <stdint.h>
@@ -240,8 +242,8 @@ static void node_activate(rw_activation a, double *v, long n)
 
 /* g *= act'(z), from the activation x = act(z) alone (tanh' = 1 - x^2; relu' = [x > 0];
  * softplus' = sigmoid(z) = 1 - e^{-x}). */
-static void node_activate_grad(rw_activation a, const double *restrict x, double *restrict g,
-                               long n)
+RW_SIMD_CLONES static void node_activate_grad(rw_activation a, const double *restrict x,
+                                              double *restrict g, long n)
 {
   if (a == RW_ACT_TANH) {
     for (long i = 0; i < n; i++)
@@ -255,11 +257,136 @@ static void node_activate_grad(rw_activation a, const double *restrict x, double
   }
 }
 
+/* The skinny products' kernels. Each is compiled for AVX-512, AVX2 and the baseline
+ * (RW_SIMD_CLONES); none reduces across vector lanes in a width-dependent order, so every
+ * clone gives the same bits (the dot products keep RW_NODE_LANES partial sums in a fixed
+ * order, whatever the vector width). */
+#define RW_NODE_LANES 8
+
+/* C[i,:] += sum_k A[i,k] B[k,:], k < K, rows of B contiguous (ldb), i < M, j < N. */
+RW_SIMD_CLONES static void node_k_rows(int M, int N, int K, const double *restrict A, int lda,
+                                       const double *restrict B, int ldb, double *restrict C,
+                                       int ldc)
+{
+  for (int i = 0; i < M; i++) {
+    double *restrict c = C + (size_t)i * ldc;
+    for (int k = 0; k < K; k++) {
+      const double a = A[(size_t)i * lda + k], *restrict b = B + (size_t)k * ldb;
+      for (int j = 0; j < N; j++)
+        c[j] += a * b[j];
+    }
+  }
+}
+
+/* C[i,:] = b + sum_k A[i,k] B[k,:] (k ascending after the bias), rows of B contiguous. */
+RW_SIMD_CLONES static void node_k_affine_rows(int M, int N, int K, const double *restrict A,
+                                              int lda, const double *restrict B, int ldb,
+                                              const double *restrict b, double *restrict C, int ldc)
+{
+  for (int i = 0; i < M; i++) {
+    double *restrict c = C + (size_t)i * ldc;
+    for (int j = 0; j < N; j++)
+      c[j] = b[j];
+    for (int k = 0; k < K; k++) {
+      const double a = A[(size_t)i * lda + k], *restrict r = B + (size_t)k * ldb;
+      for (int j = 0; j < N; j++)
+        c[j] += a * r[j];
+    }
+  }
+}
+
+/* G[i,:] = (sum_k A[i,k] B[k,:]) * act'(X[i,:]) for tanh (act' = 1 - x^2), k ascending from
+ * the first product: back-propagation through a skinny layer and a tanh in one pass, the
+ * same bits as node_k_rows into a zeroed G followed by node_activate_grad (up to the sign of
+ * a zero). */
+RW_SIMD_CLONES static void node_k_rows_tanh_grad(int M, int N, int K, const double *restrict A,
+                                                 int lda, const double *restrict B, int ldb,
+                                                 const double *restrict X, double *restrict G)
+{
+  for (int i = 0; i < M; i++) {
+    double *restrict g = G + (size_t)i * N;
+    const double *restrict x = X + (size_t)i * N;
+    const double a0 = A[(size_t)i * lda];
+    for (int j = 0; j < N; j++)
+      g[j] = a0 * B[j];
+    for (int k = 1; k < K; k++) {
+      const double a = A[(size_t)i * lda + k], *restrict r = B + (size_t)k * ldb;
+      for (int j = 0; j < N; j++)
+        g[j] += a * r[j];
+    }
+    for (int j = 0; j < N; j++)
+      g[j] *= 1.0 - x[j] * x[j];
+  }
+}
+
+/* C[i,j] += A[i,:] . Bt[j,:] (length K), i < M, j < N: dot products, each summed in
+ * RW_NODE_LANES interleaved partial sums combined by a fixed tree. */
+RW_SIMD_CLONES static void node_k_dots(int M, int N, int K, const double *restrict A, int lda,
+                                       const double *restrict Bt, int ldbt, double *restrict C,
+                                       int ldc)
+{
+  const int K8 = K - K % RW_NODE_LANES;
+  for (int i = 0; i < M; i++) {
+    const double *restrict a = A + (size_t)i * lda;
+    for (int j = 0; j < N; j++) {
+      const double *restrict b = Bt + (size_t)j * ldbt;
+      double s[RW_NODE_LANES] = {0.0};
+      for (int k = 0; k < K8; k += RW_NODE_LANES)
+        for (int l = 0; l < RW_NODE_LANES; l++)
+          s[l] += a[k + l] * b[k + l];
+      for (int k = K8; k < K; k++)
+        s[k - K8] += a[k] * b[k];
+      C[(size_t)i * ldc + j] += ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+    }
+  }
+}
+
+/* C[m,:] += sum_k A[k,m] B[k,:], m < M, k < K, j < N. */
+RW_SIMD_CLONES static void node_k_outer(int M, int N, int K, const double *restrict A, int lda,
+                                        const double *restrict B, int ldb, double *restrict C,
+                                        int ldc)
+{
+  for (int k = 0; k < K; k++) {
+    const double *restrict b = B + (size_t)k * ldb;
+    for (int m = 0; m < M; m++) {
+      const double a = A[(size_t)k * lda + m];
+      double *restrict c = C + (size_t)m * ldc;
+      for (int j = 0; j < N; j++)
+        c[j] += a * b[j];
+    }
+  }
+}
+
+/* T[j,:] = sum_k B[k,j] A[k,:] (T is N x M, zeroed here), m < M, k < K, j < N. */
+RW_SIMD_CLONES static void node_k_outer_t(int M, int N, int K, const double *restrict A, int lda,
+                                          const double *restrict B, int ldb, double *restrict T)
+{
+  memset(T, 0, (size_t)N * M * sizeof(double));
+  for (int k = 0; k < K; k++) {
+    const double *restrict a = A + (size_t)k * lda;
+    for (int j = 0; j < N; j++) {
+      const double b = B[(size_t)k * ldb + j];
+      double *restrict t = T + (size_t)j * M;
+      for (int m = 0; m < M; m++)
+        t[m] += b * a[m];
+    }
+  }
+}
+
+/* db[j] += sum_i G[i,j], i < n, j < m (G row-major, n x m). */
+RW_SIMD_CLONES static void node_k_colsum(long n, int m, const double *restrict G,
+                                         double *restrict db)
+{
+  for (long i = 0; i < n; i++)
+    for (int j = 0; j < m; j++)
+      db[j] += G[i * m + j];
+}
+
 /* C (M x N, row-major) = beta C + op(A) op(B), beta 0 or 1, op(X) = X or X^T (ta, tb).
  * OpenBLAS is fast on the hidden layers' products and slow on the skinny ones of the input
  * and output layers (a dimension of D = 2 or 3: packing costs more than the arithmetic), so
- * those run here, as loops whose innermost index walks a long contiguous row (vectorised),
- * or as dot products with a vectorised reduction. */
+ * those run in the kernels above, whose innermost index walks a long contiguous row
+ * (vectorised), or as dot products with a lane-wise reduction. */
 #define RW_NODE_SKINNY 4
 static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const double *A, int lda,
                       const double *B, int ldb, double beta, double *C, int ldc)
@@ -284,14 +411,7 @@ static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const dou
           t[k * N + j] = B[(size_t)j * ldb + k];
       Bk = t, ldk = N;
     }
-    for (int i = 0; i < M; i++) {
-      double *restrict c = C + (size_t)i * ldc;
-      for (int k = 0; k < K; k++) {
-        const double a = A[(size_t)i * lda + k], *restrict b = Bk + (size_t)k * ldk;
-        for (int j = 0; j < N; j++)
-          c[j] += a * b[j];
-      }
-    }
+    node_k_rows(M, N, K, A, lda, Bk, ldk, C, ldc);
   } else if (!ta && N <= RW_NODE_SKINNY) { /* C[i,j] += A[i,:] . B(:,j): dot products */
     const double *Bj = B;
     int ldj = ldb;
@@ -301,36 +421,11 @@ static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const dou
           t[j * K + k] = B[(size_t)k * ldb + j];
       Bj = t, ldj = K;
     }
-    for (int i = 0; i < M; i++)
-      for (int j = 0; j < N; j++) {
-        const double *restrict a = A + (size_t)i * lda, *restrict b = Bj + (size_t)j * ldj;
-        double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-        for (int k = 0; k < K; k++)
-          sum += a[k] * b[k];
-        C[(size_t)i * ldc + j] += sum;
-      }
+    node_k_dots(M, N, K, A, lda, Bj, ldj, C, ldc);
   } else if (ta && !tb && M <= RW_NODE_SKINNY) { /* C[m,:] += sum_k A[k,m] B[k,:] */
-    for (int k = 0; k < K; k++) {
-      const double *restrict b = B + (size_t)k * ldb;
-      for (int m = 0; m < M; m++) {
-        const double a = A[(size_t)k * lda + m];
-        double *restrict c = C + (size_t)m * ldc;
-        for (int j = 0; j < N; j++)
-          c[j] += a * b[j];
-      }
-    }
+    node_k_outer(M, N, K, A, lda, B, ldb, C, ldc);
   } else if (ta && !tb && N <= RW_NODE_SKINNY) { /* C^T[j,:] = sum_k B[k,j] A[k,:], then add */
-    memset(t, 0, (size_t)N * M * sizeof(double));
-    for (int k = 0; k < K; k++) {
-      const double *restrict a = A + (size_t)k * lda;
-      for (int j = 0; j < N; j++) {
-        const double b = B[(size_t)k * ldb + j];
-        double *restrict c = t + (size_t)j * M;
-        for (int m = 0; m < M; m++)
-          c[m] += b * a[m];
-      }
-    }
+    node_k_outer_t(M, N, K, A, lda, B, ldb, t);
     for (int m = 0; m < M; m++)
       for (int j = 0; j < N; j++)
         C[(size_t)m * ldc + j] += t[(size_t)j * M + m];
@@ -340,10 +435,20 @@ static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const dou
   }
 }
 
-/* out (nloc x dout) = x (nloc x din, leading dimension din) W^T + 1 b^T. */
+/* out (nloc x dout) = x (nloc x din, leading dimension din) W^T + 1 b^T. With din skinny the
+ * bias and the product go in one pass over each output row (the same sums in the same order
+ * as the bias copy followed by node_gemm). */
 static void node_affine(rw_node *o, const double *x, const double *W, const double *b, int din,
                         int dout, double *out)
 {
+  if (din <= RW_NODE_SKINNY && dout > RW_NODE_SKINNY) {
+    double *t = o->tmp; /* W^T, din x dout */
+    for (int k = 0; k < din; k++)
+      for (int j = 0; j < dout; j++)
+        t[k * dout + j] = W[(size_t)j * din + k];
+    node_k_affine_rows((int)o->nloc, dout, din, x, din, t, dout, b, out, dout);
+    return;
+  }
   for (long i = 0; i < o->nloc; i++)
     memcpy(out + i * dout, b, (size_t)dout * sizeof(double));
   node_gemm(o, 0, 1, (int)o->nloc, dout, din, x, din, W, din, 1.0, out, dout);
@@ -419,17 +524,18 @@ static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv,
     int din = w[l], dout = w[l + 1];
     if (out_p) {
       node_gemm(o, 1, 0, dout, din, (int)n, G, dout, x, din, 1.0, out_p + o->offw[l], din);
-      double *db = out_p + o->offb[l];
-      for (long i = 0; i < n; i++)
-        for (int j = 0; j < dout; j++)
-          db[j] += G[i * dout + j];
+      node_k_colsum(n, dout, G, out_p + o->offb[l]);
     }
     const double *W = p + o->offw[l];
     if (l > 0) {
       double *gn = o->g[cur];
       cur ^= 1;
-      node_gemm(o, 0, 0, (int)n, din, dout, G, dout, W, din, 0.0, gn, din);
-      node_activate_grad(o->a.activation, x, gn, n * din);
+      if (dout <= RW_NODE_SKINNY && din > RW_NODE_SKINNY && o->a.activation == RW_ACT_TANH) {
+        node_k_rows_tanh_grad((int)n, din, dout, G, dout, W, din, x, gn);
+      } else {
+        node_gemm(o, 0, 0, (int)n, din, dout, G, dout, W, din, 0.0, gn, din);
+        node_activate_grad(o->a.activation, x, gn, n * din);
+      }
       G = gn;
     } else if (out_y) {
       /* the time column of W_0 (when there is one) is left out: t is not a state */
