@@ -36,6 +36,10 @@
 # Usage: bench_neuralode.sh BUILD_DIR [--smoke]
 #   --smoke: N = 100 only, 1 rank with 1 BLAS thread, one repeat, a short DGEMM measurement
 #   env: REPEAT (3), NS ("100 1000 10000"), MPIEXEC (mpiexec), DATA (tests/data/neuralode)
+#   BLAS kernels: the runs inherit OPENBLAS_CORETYPE; the output names the kernels used. Some
+#   machines pin it (this project's test VMs pin Haswell, AVX2, on an AVX-512 CPU); to measure
+#   with OpenBLAS's own choice run the script under `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`
+#   (the loss and gradient checks below catch kernels that compute wrong results).
 # Output: the table, the comparison with torchdiffeq and the issue's goal (<= 1.0 s and
 # <= 140 MB at N = 1000 on one core), and one "BENCH_JSON {...}" line; exit 1 when a run or a
 # check fails, 2 on a bad command line.
@@ -250,5 +254,8 @@ if [ -n "${res_grad[$st]:-}" ] && [ -n "${res_grad[$bi]:-}" ]; then
     -v d="${res_rss[$bi]}" 'BEGIN { printf "\"goal_met_store\":%s,\"goal_met_binomial\":%s,",
       (a <= 1.0 && b <= 140) ? "true" : "false", (c <= 1.0 && d <= 140) ? "true" : "false" }')
 fi
-echo "BENCH_JSON {\"batch\":$batch,\"widths\":\"$widths\",\"repeat\":$repeat,\"dgemm_square_gflops\":$gsq,\"dgemm_mlp_gflops\":$gmlp,$goal_json$json\"checks_passed\":$([ $fail -eq 0 ] && echo true || echo false)}"
+# the kernels OpenBLAS runs (the app's summary line; OPENBLAS_CORETYPE pins them when set)
+blas=$(cat "$work"/*.out 2>/dev/null | sed -n 's/^ *BLAS: \(.*\), [0-9]* threads*$/\1/p' | head -1)
+echo "BLAS of the runs: ${blas:-not reported}"
+echo "BENCH_JSON {\"blas\":\"${blas:-unknown}\",\"batch\":$batch,\"widths\":\"$widths\",\"repeat\":$repeat,\"dgemm_square_gflops\":$gsq,\"dgemm_mlp_gflops\":$gmlp,$goal_json$json\"checks_passed\":$([ $fail -eq 0 ] && echo true || echo false)}"
 exit $fail
