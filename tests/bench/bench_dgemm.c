@@ -22,6 +22,7 @@
 #include <time.h>
 
 extern void openblas_set_num_threads(int);
+extern char *openblas_get_corename(void);
 
 #define MAXL 16
 
@@ -208,8 +209,8 @@ int main(int argc, char **argv)
   double gf = rate(k_fwd, &m, ffwd, min_time, rep);
   double gv = rate(k_vjp, &m, fvjp, min_time, rep);
   double gm = rate(k_mix, &m, ffwd + fvjp, min_time, rep);
-  printf("bench_dgemm: OpenBLAS, %d thread(s), best of %d runs of >= %.2g s each\n", (int)threads,
-         rep, min_time);
+  printf("bench_dgemm: OpenBLAS (%s kernels), %d thread(s), best of %d runs of >= %.2g s each\n",
+         openblas_get_corename(), (int)threads, rep, min_time);
   printf("  square %dx%dx%d                     %8.2f GFLOP/s\n", sq.n, sq.n, sq.n, gsq);
   printf("  MLP %s, batch %d: forward (%.4g MFLOP) %8.2f GFLOP/s\n", widths, m.B, ffwd * 1e-6, gf);
   printf("  MLP %s, batch %d: VJP     (%.4g MFLOP) %8.2f GFLOP/s\n", widths, m.B, fvjp * 1e-6, gv);
