@@ -33,11 +33,13 @@ typedef struct {
   long start[3], cnt[3], gn[3];
   size_t glen, sy, sz; /* ghosted length; strides of y and z in the ghosted array */
   double *gy, *gv;
-  const double *p;   /* parameters of the current call (kernel argument) */
-  const double *dp;  /* jvp: parameter direction (may be NULL) */
-  const double *gyk; /* jvp: the ghosted state (the kernel's own array is the direction) */
-  const double *yk;  /* vjp: the owned state (the kernel's own array is the ghosted w) */
-  int vadd;          /* vjp: 1 adds into the output, 0 overwrites it */
+  const double *p;     /* parameters of the current call (kernel argument) */
+  const double *dp;    /* jvp: parameter direction (may be NULL) */
+  const double *gyk;   /* jvp: the ghosted state (the kernel's own array is the direction) */
+  const double *yk;    /* vjp: the owned state (the kernel's own array is the ghosted w) */
+  int vadd;            /* vjp: 1 adds into the output, 0 overwrites it */
+  double *pacc;        /* vjp: parameter VJP lane sums (GS_LANES x 4), NULL when not wanted */
+  double lanes[4 * 8]; /* the lane sums (4 x GS_LANES), zero between calls */
 } rw_gs;
 
 static const char *const rw_gs_param_names[] = {"D_u", "D_v", "gamma", "kappa"};
@@ -207,48 +209,99 @@ static int gs_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, co
   return 0;
 }
 
-/* One row of out += (df/dy)^T w: y the owned state row, gw the ghosted w at the row's first
- * node, q the owned output row. Per node: R^T w (reaction) plus D L^T w; the periodic
+/* The parameter VJP by the symmetry of the periodic Laplacian: sum_x w_u (L u)(x) =
+ * sum_x u (L w_u)(x), so with L w, which the state VJP gathers anyway, the four sums
+ *   D_u: sum u (L w_u),  D_v: sum v (L w_v),  gamma: sum w_u (1 - u) - w_v v,  kappa: -sum w_v v
+ * need neither a ghosted copy of y nor a pass of their own. Each sum is kept in GS_LANES
+ * lane partial sums (node m of a row block adds to lane m mod GS_LANES), folded by a fixed tree
+ * at the end (gs_lanes_fold), so every SIMD width gives the same bits. */
+#define GS_LANES 8
+
+/* One row of out += (df/dy)^T w, or out = when add is 0: y the owned state row, gw the ghosted
+ * w at the row's first node, q the owned output row (NULL: not written), acc the lane sums of
+ * the parameter VJP (NULL: not computed). Per node: R^T w (reaction) plus D L^T w; the periodic
  * 5/7-point Laplacian is symmetric (each neighbour enters with 1/h^2, the node itself with
- * -2 dim/h^2), so L^T w at a node gathers the neighbours' w exactly as L gathers y. */
+ * -2 dim/h^2), so L^T w at a node gathers the neighbours' w exactly as L gathers y. The flags
+ * are constants at each call site below, so each variant is a branch-free loop. */
+static inline __attribute__((always_inline)) void
+gs_vjp_row(const gs_coef *k, const double *restrict y, const double *restrict gw,
+           double *restrict q, long m, const int add, const int three, double *restrict acc)
+{
+  const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
+  const size_t sy = k->sy, sz = k->sz;
+  for (long b = 0; b < m; b += GS_LANES) {
+    const long nl = m - b < GS_LANES ? m - b : GS_LANES;
+    for (long l = 0; l < nl; l++) {
+      const long i = 2 * (b + l);
+      double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
+      double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
+      double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
+      if (three) {
+        tu += gw[i - sz] + gw[i + sz];
+        tv += gw[i + 1 - sz] + gw[i + 1 + sz];
+      }
+      double lu = (tu - nd * wu) * ih2, lv = (tv - nd * wv) * ih2;
+      if (q) {
+        double fu = (vv * wv - (vv + ga) * wu) + Du * lu;
+        double fv = ((uv2 - gk) * wv - uv2 * wu) + Dv * lv;
+        q[i] = add ? q[i] + fu : fu;
+        q[i + 1] = add ? q[i + 1] + fv : fv;
+      }
+      if (acc) {
+        acc[l] += u * lu;
+        acc[GS_LANES + l] += v * lv;
+        acc[2 * GS_LANES + l] += wu * (1.0 - u) - wv * v;
+        acc[3 * GS_LANES + l] -= wv * v;
+      }
+    }
+  }
+}
+
 RW_SIMD_CLONES static void gs_vjp_row2(const gs_coef *k, const double *restrict y,
                                        const double *restrict gw, double *restrict q, long m,
                                        int add)
 {
-  const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
-  const size_t sy = k->sy;
-  for (long i = 0; i < 2 * m; i += 2) {
-    double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
-    double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
-    double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
-    double fu = (vv * wv - (vv + ga) * wu) + Du * ((tu - nd * wu) * ih2);
-    double fv = ((uv2 - gk) * wv - uv2 * wu) + Dv * ((tv - nd * wv) * ih2);
-    q[i] = add ? q[i] + fu : fu;
-    q[i + 1] = add ? q[i + 1] + fv : fv;
-  }
+  if (add)
+    gs_vjp_row(k, y, gw, q, m, 1, 0, NULL);
+  else
+    gs_vjp_row(k, y, gw, q, m, 0, 0, NULL);
 }
 
 RW_SIMD_CLONES static void gs_vjp_row3(const gs_coef *k, const double *restrict y,
                                        const double *restrict gw, double *restrict q, long m,
                                        int add)
 {
-  const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
-  const size_t sy = k->sy, sz = k->sz;
-  for (long i = 0; i < 2 * m; i += 2) {
-    double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
-    double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
-    double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
-    tu += gw[i - sz] + gw[i + sz];
-    tv += gw[i + 1 - sz] + gw[i + 1 + sz];
-    double fu = (vv * wv - (vv + ga) * wu) + Du * ((tu - nd * wu) * ih2);
-    double fv = ((uv2 - gk) * wv - uv2 * wu) + Dv * ((tv - nd * wv) * ih2);
-    q[i] = add ? q[i] + fu : fu;
-    q[i + 1] = add ? q[i + 1] + fv : fv;
-  }
+  if (add)
+    gs_vjp_row(k, y, gw, q, m, 1, 1, NULL);
+  else
+    gs_vjp_row(k, y, gw, q, m, 0, 1, NULL);
+}
+
+/* The same rows with the parameter VJP's lane sums: q written (overwritten) and acc
+ * accumulated, or (q NULL) acc alone. */
+RW_SIMD_CLONES static void gs_vjp_row2_p(const gs_coef *k, const double *restrict y,
+                                         const double *restrict gw, double *restrict q, long m,
+                                         double *restrict acc)
+{
+  if (q)
+    gs_vjp_row(k, y, gw, q, m, 0, 0, acc);
+  else
+    gs_vjp_row(k, y, gw, NULL, m, 0, 0, acc);
+}
+
+RW_SIMD_CLONES static void gs_vjp_row3_p(const gs_coef *k, const double *restrict y,
+                                         const double *restrict gw, double *restrict q, long m,
+                                         double *restrict acc)
+{
+  if (q)
+    gs_vjp_row(k, y, gw, q, m, 0, 1, acc);
+  else
+    gs_vjp_row(k, y, gw, NULL, m, 0, 1, acc);
 }
 
 /* out += (df/dy)^T w (out = ... when s->vadd is 0) on the box: gv is the ghosted w, s->yk
- * the owned state. */
+ * the owned state; with s->pacc the parameter VJP's lane sums too (out overwritten, or not
+ * written at all when out is NULL). */
 static void gs_vjp_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
                           const long hi[3])
 {
@@ -259,11 +312,38 @@ static void gs_vjp_kernel(void *kc, rw_grid g, const double *gv, double *out, co
     for (long j = lo[1]; j < hi[1]; j++) {
       size_t o = gs_ox(s, lo[0], j, kk);
       const double *w = gv + gs_gx(s, lo[0], j, kk);
-      if (s->dim == 2)
-        gs_vjp_row2(&k, s->yk + o, w, out + o, hi[0] - lo[0], s->vadd);
-      else
-        gs_vjp_row3(&k, s->yk + o, w, out + o, hi[0] - lo[0], s->vadd);
+      double *q = out ? out + o : NULL;
+      long m = hi[0] - lo[0];
+      if (s->pacc) {
+        if (s->dim == 2)
+          gs_vjp_row2_p(&k, s->yk + o, w, q, m, s->pacc);
+        else
+          gs_vjp_row3_p(&k, s->yk + o, w, q, m, s->pacc);
+      } else if (s->dim == 2) {
+        gs_vjp_row2(&k, s->yk + o, w, q, m, s->vadd);
+      } else {
+        gs_vjp_row3(&k, s->yk + o, w, q, m, s->vadd);
+      }
     }
+}
+
+/* out[c] += the lane sums of parameter c folded by a fixed tree; the sums are zeroed. */
+static void gs_lanes_fold(double *acc, double *out)
+{
+  for (int c = 0; c < 4; c++) {
+    double *a = acc + c * GS_LANES;
+    out[c] += ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+    for (int l = 0; l < GS_LANES; l++)
+      a[l] = 0.0;
+  }
+}
+
+/* The kernel for rw_grid_apply when only the parameter VJP is wanted: out is not written. */
+static void gs_vjp_p_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
+                            const long hi[3])
+{
+  (void)out;
+  gs_vjp_kernel(kc, g, gv, NULL, lo, hi);
 }
 
 /* out += (df/dy)^T w: w's halo is exchanged (the interior runs while it travels) and the
@@ -278,47 +358,34 @@ static int gs_vjp_y(void *c, double t, N_Vector y, const double *p, N_Vector w, 
   return 0;
 }
 
-/* out[k] += sum over owned nodes of w . df/dp_k, w read from `w` in the owned layout
- * (ghosted = 0) or from the ghosted array (ghosted = 1). Needs lap(y): collective
- * (neighbours). */
-static int gs_param_vjp(rw_gs *s, N_Vector y, const double *w, int ghosted, double *out)
+/* out[k] += this rank's sum over owned nodes of w . df/dp_k (see the symmetry note above):
+ * w's halo is exchanged and the rows gather L w as the state VJP does, with the same lane
+ * sums in the same box order, so this equals the parameter part of gs_vjp_comb bit for bit.
+ * Collective (neighbours). */
+static int gs_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w, double *out)
 {
-  const double *gy = s->gy;
-  double acc[4] = {0.0, 0.0, 0.0, 0.0};
-  RW_CALL(rw_grid_exchange_begin(s->grid, y, s->gy));
-  RW_CALL(rw_grid_exchange_end(s->grid, s->gy));
-  for (long k = 0; k < s->cnt[2]; k++)
-    for (long j = 0; j < s->cnt[1]; j++)
-      for (long i = 0; i < s->cnt[0]; i++) {
-        size_t x = gs_gx(s, i, j, k), o = ghosted ? x : gs_ox(s, i, j, k);
-        double u = gy[x], v = gy[x + 1], wu = w[o], wv = w[o + 1];
-        acc[0] += wu * gs_lap(s, gy, x);
-        acc[1] += wv * gs_lap(s, gy, x + 1);
-        acc[2] += wu * (1.0 - u) - wv * v;
-        acc[3] -= wv * v;
-      }
-  for (int k = 0; k < 4; k++)
-    out[k] += acc[k];
+  rw_gs *s = c;
+  (void)t;
+  s->p = p, s->yk = rw_vec_data(y), s->pacc = s->lanes;
+  int ierr = rw_grid_apply(s->grid, w, s->gv, w, gs_vjp_p_kernel, s);
+  s->yk = NULL, s->pacc = NULL;
+  RW_CALL(ierr);
+  gs_lanes_fold(s->lanes, out);
   return 0;
 }
 
-static int gs_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w, double *out)
-{
-  (void)t, (void)p;
-  return gs_param_vjp(c, y, rw_vec_data(w), 0, out);
-}
-
 /* out_y = (df/dy)^T w (overwritten, not read) with w = sum_j c[j] W[j] formed in the halo
- * copy; out_p += the parameter VJP (w read back from that ghosted copy) when asked for. */
+ * copy; out_p += the parameter VJP, computed in the same rows, when asked for. */
 static int gs_vjp_comb(void *c, double t, N_Vector y, const double *p, int n, const double *cw,
                        N_Vector *W, N_Vector out_y, double *out_p)
 {
   rw_gs *s = c;
   (void)t;
-  s->p = p, s->yk = rw_vec_data(y), s->vadd = 0;
-  RW_CALL(rw_grid_apply_comb(s->grid, n, cw, W, NULL, s->gv, out_y, gs_vjp_kernel, s));
-  s->yk = NULL;
-  if (out_p) RW_CALL(gs_param_vjp(s, y, s->gv, 1, out_p));
+  s->p = p, s->yk = rw_vec_data(y), s->vadd = 0, s->pacc = out_p ? s->lanes : NULL;
+  int ierr = rw_grid_apply_comb(s->grid, n, cw, W, NULL, s->gv, out_y, gs_vjp_kernel, s);
+  s->yk = NULL, s->pacc = NULL;
+  RW_CALL(ierr);
+  if (out_p) gs_lanes_fold(s->lanes, out_p);
   return 0;
 }
 
