@@ -288,17 +288,24 @@ static int rw_grid_post(rw_grid g, double *gv)
   g->nreq = 0;
   for (int d = 0; d < g->cfg.dim; d++) {
     int n = (int)g->face_len[d];
-    /* low face to the low neighbour (its high ghosts), high face to the high neighbour */
-    rw_grid_face(g, d, 0, gv, g->sendbuf[d][0], 0);
-    rw_grid_face(g, d, g->count[d] - G, gv, g->sendbuf[d][1], 0);
-    RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 2 * d + 1, g->cart,
-                          &g->req[g->nreq++]));
-    RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 2 * d, g->cart,
-                          &g->req[g->nreq++]));
-    RW_CALL_MPI(MPI_Isend(g->sendbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 2 * d, g->cart,
-                          &g->req[g->nreq++]));
-    RW_CALL_MPI(MPI_Isend(g->sendbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 2 * d + 1, g->cart,
-                          &g->req[g->nreq++]));
+    /* low face to the low neighbour (its high ghosts), high face to the high neighbour; a
+     * physical boundary (no neighbour) sends and receives nothing, so nothing is packed */
+    if (g->nbr[d][0] != MPI_PROC_NULL) {
+      rw_grid_face(g, d, 0, gv, g->sendbuf[d][0], 0);
+      RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 2 * d + 1, g->cart,
+                            &g->req[g->nreq++]));
+    }
+    if (g->nbr[d][1] != MPI_PROC_NULL) {
+      rw_grid_face(g, d, g->count[d] - G, gv, g->sendbuf[d][1], 0);
+      RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 2 * d, g->cart,
+                            &g->req[g->nreq++]));
+    }
+    if (g->nbr[d][0] != MPI_PROC_NULL)
+      RW_CALL_MPI(MPI_Isend(g->sendbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 2 * d, g->cart,
+                            &g->req[g->nreq++]));
+    if (g->nbr[d][1] != MPI_PROC_NULL)
+      RW_CALL_MPI(MPI_Isend(g->sendbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 2 * d + 1, g->cart,
+                            &g->req[g->nreq++]));
   }
   return 0;
 }
@@ -332,16 +339,15 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
   g->nreq = 0;
   for (int d = 0; d < g->cfg.dim; d++) {
     int n = (int)g->face_len[d];
-    rw_grid_face(g, d, -G, gadj, g->sendbuf[d][0], 0);
-    rw_grid_face(g, d, g->count[d], gadj, g->sendbuf[d][1], 0);
-    RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 100 + 2 * d + 1, g->cart,
-                          &g->req[g->nreq++]));
-    RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 100 + 2 * d, g->cart,
-                          &g->req[g->nreq++]));
-    RW_CALL_MPI(MPI_Isend(g->sendbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 100 + 2 * d, g->cart,
-                          &g->req[g->nreq++]));
-    RW_CALL_MPI(MPI_Isend(g->sendbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 100 + 2 * d + 1, g->cart,
-                          &g->req[g->nreq++]));
+    for (int side = 0; side < 2; side++) {
+      int nb = g->nbr[d][side];
+      if (nb == MPI_PROC_NULL) continue; /* a physical boundary: nothing to send or receive */
+      rw_grid_face(g, d, side ? g->count[d] : -G, gadj, g->sendbuf[d][side], 0);
+      RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][side], n, MPI_DOUBLE, nb, 100 + 2 * d + (1 - side),
+                            g->cart, &g->req[g->nreq++]));
+      RW_CALL_MPI(MPI_Isend(g->sendbuf[d][side], n, MPI_DOUBLE, nb, 100 + 2 * d + side, g->cart,
+                            &g->req[g->nreq++]));
+    }
   }
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
   g->nreq = 0;
