@@ -144,6 +144,7 @@ int rw_source_forward_steps(rw_state_source *src, rw_stepper st, const rw_adjoin
     double h = rw_grid_t(opt, N, n + 1) - t;
     N_Vector *stages = NULL;
     if (src) RW_CALL(src->ops->record(src, n, y, &stages));
+    rw_stepper_set_step_index(st, n);
     RW_CALL(rw_stepper_step(st, t, h, y, y, stages, q));
     if (opt->monitor) RW_CALL(rw_call_monitor(opt, n + 1, t + h, y));
     if (opt->progress) opt->progress(opt->progress_ctx, 0, n + 1, t + h, 0);
@@ -199,6 +200,7 @@ static int rw_backward_sweep(rw_state_source *src, N_Vector yN, rw_adjoint_state
     }
     double t, h;
     rw_source_step(src, n, &t, &h);
+    rw_stepper_set_step_index(src->st, n);
     RW_CALL(rw_stepper_adjoint_step(src->st, t, h, f.y, f.stages, adj->lambda, adj->pbar));
     if (opt->progress) opt->progress(opt->progress_ctx, 1, n, t, src->recomputed);
   }

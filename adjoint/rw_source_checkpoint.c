@@ -110,6 +110,7 @@ static int rw_adaptive_advance(rw_stepper st, const rw_adjoint_options *opt, N_V
              "singular there",
              h, t);
     double dq = 0.0;
+    rw_stepper_set_step_index(st, rec->n); /* a retried step is the same step: same noise */
     RW_CALL(rw_stepper_try_step(st, t, h, cur, trial, stages, &dq, opt->rtol, opt->atol, &err));
     RW_CHECK(isfinite(err), RW_ERR_STEP, "non-finite error estimate at t = %.17g (h = %g)", t, h);
     if (err <= 1.0) {
@@ -173,6 +174,7 @@ static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N
   RW_TRY(rw_store_create_hdf5(y, per, 1, &ho, &probe));
   double t = rw_grid_t(opt, 1, 0), h = opt->dt > 0.0 ? opt->dt : 1e-3, times[3];
   double w0 = rw_wtime();
+  rw_stepper_set_step_index(st, 0);
   RW_TRY(rw_stepper_step(st, t, h, y, tmp, NULL, NULL));
   double w1 = rw_wtime();
   rw_snapshot_tag tg = {.step = 0, .t = t, .h = h};
@@ -679,6 +681,7 @@ static int ckpt_next(rw_ckpt *c, rw_action *a)
                              a->step == c->pend_step)) {
     double t = rw_grid_t(&c->o, N, c->pend_step);
     double h = rw_grid_t(&c->o, N, c->pend_step + 1) - t;
+    rw_stepper_set_step_index(c->base.st, (long)c->pend_step);
     RW_CALL(rw_stepper_step(c->base.st, t, h, c->cur, c->ynext, c->stages, NULL));
     RW_CALL(ckpt_put_pending(c));
     c->staged = -1;
@@ -724,6 +727,7 @@ static int ckpt_advance(rw_ckpt *c, const rw_action *a)
     if (opt->adaptive) opt->times = c->rec.t; /* replay: the record may have moved */
     double t, h;
     rw_source_step(&c->base, (long)i, &t, &h);
+    rw_stepper_set_step_index(c->base.st, (long)i);
     RW_CALL(
         rw_stepper_step(c->base.st, t, h, c->cur, c->cur, capture, a->first_sweep ? c->q : NULL));
     if (capture) RW_CALL(ckpt_put_pending(c));
@@ -774,6 +778,7 @@ static int ckpt_last_step(rw_ckpt *c, const rw_action *a)
   long N = c->base.N;
   double t = rw_grid_t(opt, N, a->step), tend = rw_grid_end(opt, N);
   double h = tend - t;
+  rw_stepper_set_step_index(c->base.st, (long)a->step);
   RW_CALL(
       rw_stepper_step(c->base.st, t, h, c->cur, c->ynext, c->stages, a->first_sweep ? c->q : NULL));
   if (c->pend_slot >= 0) RW_CALL(ckpt_put_pending(c));

@@ -227,6 +227,7 @@ static int rb_fallback_action(rw_rebuild *r, const rw_action *act)
     for (long i = (long)act->step; i < (long)act->to; i++) {
       double t, h;
       rw_source_step(&r->base, a + i, &t, &h);
+      rw_stepper_set_step_index(r->base.st, a + i);
       RW_CALL(rw_stepper_step(r->base.st, t, h, r->cur, r->cur, NULL, NULL));
       r->base.recomputed++;
     }
@@ -319,6 +320,7 @@ static int rb_segment_check(rw_rebuild *r, rw_adjoint_state *adj, rw_fetch *out)
   long j = r->j, a = rb_begin(r, j), b = rb_end(r, j);
   double t, h;
   rw_source_step(&r->base, a, &t, &h);
+  rw_stepper_set_step_index(r->base.st, a);
   RW_CALL(rw_stepper_reverse_step(r->base.st, t, h, r->cur, r->prev));
   s->rebuilt_steps++;
   RW_CALL(rb_anchor(r, j));
@@ -359,6 +361,7 @@ static int rb_fetch(rw_state_source *src, long n, rw_adjoint_state *adj, rw_fetc
   if (n == rb_begin(r, j)) return rb_segment_check(r, adj, out);
   double t, h;
   rw_source_step(src, n, &t, &h);
+  rw_stepper_set_step_index(src->st, n);
   RW_CALL(rw_stepper_reverse_step(src->st, t, h, r->cur, r->prev));
   N_Vector sw = r->cur;
   r->cur = r->prev;

@@ -245,16 +245,28 @@ int rw_stepper_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y
 {
   RW_CHECK(isfinite(h) && h > 0.0, RW_ERR_ARG, "stepper '%s': step size %g must be > 0", st->name,
            h);
-  RW_CALL(st->ops.step(st, t, h, y_in, y_out, stages, q));
+  int ierr = st->ops.step(st, t, h, y_in, y_out, stages, q);
+  st->indexed = 0; /* an index is good for one call */
+  RW_CALL(ierr);
   return 0;
 }
+
+void rw_stepper_set_step_index(rw_stepper st, long n)
+{
+  st->step_index = n;
+  st->indexed = n >= 0;
+}
+
+long rw_stepper_step_index(rw_stepper st) { return rw_stepper_current_index(st); }
 
 int rw_stepper_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_Vector *stages,
                             N_Vector lambda, double *pbar)
 {
   RW_CHECK(st->ops.adjoint_step, RW_ERR_NOT_IMPLEMENTED, "stepper '%s' has no adjoint step",
            st->name);
-  RW_CALL(st->ops.adjoint_step(st, t, h, y_n, stages, lambda, pbar));
+  int ierr = st->ops.adjoint_step(st, t, h, y_n, stages, lambda, pbar);
+  st->indexed = 0;
+  RW_CALL(ierr);
   return 0;
 }
 
@@ -277,7 +289,9 @@ int rw_stepper_reverse_step(rw_stepper st, double t, double h, N_Vector y_next, 
   RW_CHECK(isfinite(h) && h > 0.0, RW_ERR_ARG, "stepper '%s': step size %g must be > 0", st->name,
            h);
   RW_CHECK(y_next != y_prev, RW_ERR_ARG, "rw_stepper_reverse_step: y_prev must differ from y_next");
-  RW_CALL(st->ops.reverse(st, t, h, y_next, y_prev));
+  int ierr = st->ops.reverse(st, t, h, y_next, y_prev);
+  st->indexed = 0;
+  RW_CALL(ierr);
   return 0;
 }
 

@@ -2,6 +2,9 @@
  * counts evaluations (the counts feed the run statistics and the recomputation tests). */
 #include "rewind/rw_problem.h"
 
+#include "rewind/rw_rng.h"
+
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +22,11 @@ struct rw_problem_s {
   char field_name[64];
   rw_problem inner;           /* partnered problem: field, counters and parameters are inner's */
   int frozen_p, frozen_field; /* not differentiated (rw_problem_set_active) */
+  /* noise (rw_problem_set_noise) */
+  uint64_t seed;
+  double amplitude;
+  long refine;
+  sunindextype noise_offset; /* global index of this rank's first entry */
 };
 
 int rw_problem_create(rw_context ctx, const char *name, const rw_problem_ops *ops, void *content,
@@ -38,6 +46,13 @@ int rw_problem_create(rw_context ctx, const char *name, const rw_problem_ops *op
   prob->local_n = local_n;
   prob->np = nparams;
   snprintf(prob->name, sizeof prob->name, "%s", name ? name : "problem");
+  prob->amplitude = 1.0;
+  prob->refine = 1;
+  if (ctx) { /* the default noise mapping: this rank's block of the global index range */
+    long long ln = (long long)local_n, off = 0;
+    RW_TRY_MPI(MPI_Exscan(&ln, &off, 1, MPI_LONG_LONG, MPI_SUM, rw_context_comm(ctx)));
+    prob->noise_offset = rw_context_rank(ctx) == 0 ? 0 : (sunindextype)off;
+  }
   RW_TRY(rw_calloc((size_t)nparams + 1, sizeof *prob->p, "parameters", &prob->p));
   if (param_names) { /* named scalars; without names the parameters are one vector, theta */
     RW_TRY(rw_calloc((size_t)nparams + 1, sizeof *prob->pnames, "parameter names", &prob->pnames));
@@ -263,6 +278,83 @@ int rw_problem_running_grad(rw_problem prob, double t, N_Vector y, double w, N_V
 }
 
 int rw_problem_has_running(rw_problem prob) { return prob->ops.running != NULL; }
+
+int rw_problem_set_noise(rw_problem prob, uint64_t seed, double amplitude, long refine)
+{
+  RW_CHECK(isfinite(amplitude), RW_ERR_ARG, "problem '%s': noise amplitude %g must be finite",
+           prob->name, amplitude);
+  RW_CHECK(refine >= 1 && refine <= (1L << 20), RW_ERR_ARG,
+           "problem '%s': noise refinement %ld must be between 1 and 2^20", prob->name, refine);
+  prob->seed = seed;
+  prob->amplitude = amplitude;
+  prob->refine = refine;
+  return 0;
+}
+
+void rw_problem_get_noise(rw_problem prob, uint64_t *seed, double *amplitude, long *refine)
+{
+  if (seed) *seed = prob->seed;
+  if (amplitude) *amplitude = prob->amplitude;
+  if (refine) *refine = prob->refine;
+}
+
+int rw_problem_has_noise(rw_problem prob) { return prob->ops.diffusion != NULL; }
+sunindextype rw_problem_noise_offset(rw_problem prob) { return prob->noise_offset; }
+
+/* z = the normals of noise step m for this rank's entries. */
+static int rw_problem_noise_fill(rw_problem prob, uint64_t m, N_Vector z)
+{
+  prob->counts.noise++;
+  if (prob->ops.noise_fill) {
+    RW_CALL(prob->ops.noise_fill(prob->content, prob->seed, m, z));
+    return 0;
+  }
+  RW_CALL(rw_rng_normal_fill(prob->seed, m, 0, RW_RNG_STREAM_FORCING, (uint64_t)prob->noise_offset,
+                             (size_t)rw_vec_local_length(z), rw_vec_data(z)));
+  return 0;
+}
+
+int rw_problem_noise_increment(rw_problem prob, long n, double h, N_Vector dW, N_Vector work)
+{
+  RW_CHECK(n >= 0, RW_ERR_ARG,
+           "problem '%s': the noise of a step needs its index (got %ld); the driver sets it with "
+           "rw_stepper_set_step_index",
+           prob->name, n);
+  RW_CHECK(isfinite(h) && h > 0.0, RW_ERR_ARG, "problem '%s': noise of a step of size %g",
+           prob->name, h);
+  long R = prob->refine;
+  RW_CHECK(R == 1 || work, RW_ERR_ARG, "rw_problem_noise_increment: refinement %ld needs `work`",
+           R);
+  RW_CHECK((uint64_t)n < RW_RNG_STEP_LIMIT / (uint64_t)R, RW_ERR_ARG,
+           "problem '%s': step %ld with noise refinement %ld is past the generator's step range",
+           prob->name, n, R);
+  uint64_t m0 = (uint64_t)n * (uint64_t)R;
+  RW_CALL(rw_problem_noise_fill(prob, m0, dW));
+  for (long r = 1; r < R; r++) {
+    RW_CALL(rw_problem_noise_fill(prob, m0 + (uint64_t)r, work));
+    N_VLinearSum(1.0, dW, 1.0, work, dW);
+  }
+  N_VScale(prob->amplitude * sqrt(h / (double)R), dW, dW);
+  return 0;
+}
+
+int rw_problem_diffusion(rw_problem prob, double t, N_Vector y, N_Vector g)
+{
+  RW_NEED(diffusion);
+  prob->counts.diffusion++;
+  RW_CALL(prob->ops.diffusion(prob->content, t, y, prob->p, g));
+  return 0;
+}
+
+int rw_problem_diffusion_vjp(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector out_y,
+                             double *out_p)
+{
+  RW_NEED(diffusion_vjp);
+  prob->counts.diffusion_vjp++;
+  int active = prob->np > 0 && !prob->frozen_p;
+  RW_CALL(prob->ops.diffusion_vjp(prob->content, t, y, prob->p, w, out_y, active ? out_p : NULL));
+  return 0;
+}
 int rw_problem_has_terminal(rw_problem prob) { return prob->ops.terminal != NULL; }
 
 /* A partnered problem's evaluations are its inner problem's (the reversible Heun stepper calls
@@ -275,6 +367,7 @@ void rw_problem_get_counts(rw_problem prob, rw_problem_counts *c)
     rw_problem_get_counts(prob->inner, &ic);
     c->rhs += ic.rhs, c->vjp_y += ic.vjp_y, c->vjp_p += ic.vjp_p, c->jvp += ic.jvp;
     c->running += ic.running, c->running_grad += ic.running_grad;
+    c->diffusion += ic.diffusion, c->diffusion_vjp += ic.diffusion_vjp, c->noise += ic.noise;
   }
 }
 void rw_problem_reset_counts(rw_problem prob)

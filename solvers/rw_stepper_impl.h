@@ -22,6 +22,16 @@ struct rw_stepper_s {
   rw_stepper_ops ops;
   int nstage_vectors;
   void *content;
+  /* The global index of the step the next call is about (rw_stepper_set_step_index): valid
+   * when `indexed`; every step, trial step, adjoint step and reverse step clears it. */
+  int indexed;
+  long step_index;
 };
+
+/* The step index the driver set for the current call, or -1 when it set none. */
+static inline long rw_stepper_current_index(rw_stepper st)
+{
+  return st->indexed ? st->step_index : -1;
+}
 
 #endif

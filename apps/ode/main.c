@@ -1,5 +1,7 @@
 /* rewind-ode: forward run, objective and adjoint sensitivities for an ensemble of small ODEs
- * (Van der Pol or Lotka-Volterra), distributed over MPI ranks by ensemble member.
+ * (Van der Pol or Lotka-Volterra), distributed over MPI ranks by ensemble member, or of scalar
+ * SDE paths (Ornstein-Uhlenbeck, geometric Brownian motion) with the SDE steppers em and sheun
+ * and pathwise gradients for the noise of `noise_seed`.
  *
  *   mpirun -n 2 rewind-ode [deck.yaml|deck.opts] [-key value ...]
  *
@@ -11,17 +13,31 @@
 #include "rewind/rw_app.h"
 #include "rewind/rw_ode_problems.h"
 #include "rewind/rw_revheun.h"
+#include "rewind/rw_sde.h"
+#include "rewind/rw_sde_problems.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 static const rw_deck_key keys[] = {
-    {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0, "euler,heun,ssprk3,rk4,rk38,dopri5,revheun", 0,
+    {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0,
+     "euler,heun,ssprk3,rk4,rk38,dopri5,revheun,em,sheun", 0,
      "time stepper: explicit Runge-Kutta, or revheun (reversible Heun: carries a partner state "
-     "and has an exact inverse step, for adjoint_mode reversible)"},
-    {"problem", RW_KEY_ENUM, "vanderpol", NULL, 0, 0, 0, "vanderpol,lotkavolterra", 0, "ODE model"},
-    {"mu", RW_KEY_REAL, "1.0", NULL, -1e6, 1e6, 0, NULL, 0, "Van der Pol damping mu"},
+     "and has an exact inverse step, for adjoint_mode reversible); for the SDE problems em "
+     "(Euler-Maruyama, Ito) or sheun (stochastic Heun, Stratonovich)"},
+    {"problem", RW_KEY_ENUM, "vanderpol", NULL, 0, 0, 0, "vanderpol,lotkavolterra,ou,gbm", 0,
+     "model: ODEs vanderpol, lotkavolterra; SDEs ou (Ornstein-Uhlenbeck dY = -theta Y dt + sigma "
+     "dW), gbm (geometric Brownian motion dY = mu Y dt + sigma Y dW), one scalar path per "
+     "ensemble member"},
+    {"mu", RW_KEY_REAL, "1.0", NULL, -1e6, 1e6, 0, NULL, 0,
+     "Van der Pol damping mu; gbm drift rate mu"},
+    {"theta", RW_KEY_REAL, "1.0", NULL, -1e6, 1e6, 0, NULL, 0, "ou mean-reversion rate theta"},
+    {"sigma", RW_KEY_REAL, "0.5", NULL, -1e6, 1e6, 0, NULL, 0, "ou / gbm noise intensity sigma"},
+    {"noise_seed", RW_KEY_INT, "0", NULL, 0, 1e18, 0, NULL, 0,
+     "SDE problems: the seed of the Brownian paths (the gradient is pathwise, for this seed)"},
+    {"noise_amplitude", RW_KEY_REAL, "1.0", NULL, -1e6, 1e6, 0, NULL, 0,
+     "SDE problems: a fixed factor on every Brownian increment (not differentiated)"},
     {"alpha", RW_KEY_REAL, "1.5", NULL, -1e6, 1e6, 0, NULL, 0, "Lotka-Volterra prey growth"},
     {"beta", RW_KEY_REAL, "1.0", NULL, -1e6, 1e6, 0, NULL, 0, "Lotka-Volterra predation"},
     {"gamma", RW_KEY_REAL, "3.0", NULL, -1e6, 1e6, 0, NULL, 0, "Lotka-Volterra predator death"},
@@ -31,14 +47,14 @@ static const rw_deck_key keys[] = {
     {"ensemble_spread", RW_KEY_REAL, "0.1", NULL, -1e6, 1e6, 0, NULL, 0,
      "member e starts at y0 + e * spread * (1, 0)"},
     {"y0", RW_KEY_REAL_ARRAY, "2.0,0.0", NULL, -1e12, 1e12, 0, NULL, 2,
-     "initial state (x, y) of member 0"},
+     "initial state (x, y) of member 0 (SDE problems: the first value)"},
     {"tf", RW_KEY_REAL, "10.0", "time", -1e300, 1e300, 0, NULL, 0, "final time T (> t0)"},
     {"objective_terminal_weight", RW_KEY_REAL, "1.0", NULL, -1e300, 1e300, 0, NULL, 0,
      "wT in J = wT/2 sum |y(T) - target|^2 + wR/2 int sum |y|^2 dt"},
     {"objective_running_weight", RW_KEY_REAL, "0.0", NULL, -1e300, 1e300, 0, NULL, 0,
      "wR in J (running cost weight)"},
     {"target", RW_KEY_REAL_ARRAY, "0.0,0.0", NULL, -1e300, 1e300, 0, NULL, 2,
-     "terminal target (x, y)"},
+     "terminal target (x, y) (SDE problems: the first value)"},
     {"output", RW_KEY_STRING, "rewind-ode.h5", NULL, 0, 0, 0, NULL, 0,
      "HDF5 result file (written as <output>.partial, renamed when complete)"},
 };
@@ -92,13 +108,45 @@ static int run(rw_app *app)
   RW_TRY(rw_deck_get_real(deck, "objective_terminal_weight", &cfg.terminal_weight));
   RW_TRY(rw_deck_get_real(deck, "objective_running_weight", &cfg.running_weight));
 
-  RW_TRY(rw_ode_problem_create(app->ctx, &cfg, &prob));
+  int sde = strcmp(model, "ou") == 0 || strcmp(model, "gbm") == 0;
+  if (sde != rw_sde_method_known(app->stepper)) {
+    (void)RW_ERROR(RW_ERR_DECK,
+                   sde ? "problem '%s' is an SDE and stepper '%s' an ODE stepper; use an SDE "
+                         "stepper (%s)"
+                       : "problem '%s' is an ODE and stepper '%s' an SDE stepper; use an ODE "
+                         "stepper (not %s)",
+                   model, app->stepper, rw_sde_method_names());
+    ierr = rw_app_deck_error(app, "problem,stepper");
+    goto cleanup;
+  }
+  if (sde) {
+    rw_sde_config scfg = {.model = model,
+                          .paths = ensemble,
+                          .y0 = y0[0],
+                          .spread = cfg.spread,
+                          .target = target[0],
+                          .terminal_weight = cfg.terminal_weight,
+                          .running_weight = cfg.running_weight};
+    long seed = 0;
+    double amp = 1.0;
+    RW_TRY(rw_deck_get_int(deck, "noise_seed", &seed));
+    RW_TRY(rw_deck_get_real(deck, "noise_amplitude", &amp));
+    RW_TRY(rw_sde_problem_create(app->ctx, &scfg, &prob));
+    RW_TRY(rw_problem_set_noise(prob, (uint64_t)seed, amp, 1));
+  } else {
+    RW_TRY(rw_ode_problem_create(app->ctx, &cfg, &prob));
+  }
   for (int k = 0; k < rw_problem_nparams(prob); k++)
     RW_TRY(rw_deck_get_real(deck, rw_problem_param_name(prob, k), &rw_problem_params(prob)[k]));
   RW_TRY(rw_problem_new_state(prob, &y));
   RW_TRY(rw_problem_new_state(prob, &dJdy0));
-  RW_TRY(rw_ode_initial_state(prob, y));
-  if (strcmp(app->stepper, "revheun") == 0) {
+  if (sde)
+    RW_TRY(rw_sde_initial_state(prob, y));
+  else
+    RW_TRY(rw_ode_initial_state(prob, y));
+  if (sde) {
+    RW_TRY(rw_stepper_create_sde(prob, app->stepper, &st));
+  } else if (strcmp(app->stepper, "revheun") == 0) {
     /* reversible Heun: the solve runs on (y, yhat), both starting at y0 */
     RW_TRY(rw_problem_create_partnered(prob, &pair));
     RW_TRY(rw_stepper_create_revheun(pair, &st));

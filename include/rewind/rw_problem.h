@@ -13,6 +13,8 @@
 
 #include "rw_vector.h"
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -62,6 +64,23 @@ typedef struct {
    * (rw_problem_set_field). The objective does not depend on the field. */
   int (*vjp_field)(void *content, double t, N_Vector y, const double *p, N_Vector field, N_Vector w,
                    N_Vector out);
+  /* --- Noise (SDEs dy = f dt + g(t, y; p) o dW, steppers in rw_sde.h) ---
+   * g is DIAGONAL: entry i of g multiplies entry i of dW and depends on y_i only (additive
+   * noise: g does not depend on y at all). g = g(t, y; p), a vector like y. Required by the
+   * SDE steppers; a problem without it is an ODE. */
+  int (*diffusion)(void *content, double t, N_Vector y, const double *p, N_Vector g);
+  /* out_y += (dg/dy) w, elementwise (out_y_i += dg_i/dy_i w_i), and, when out_p is not NULL,
+   * out_p[k] += local part of sum_i dg_i/dp_k w_i. Required for the SDE steppers' adjoints.
+   * The diffusion does not depend on a parameter field. */
+  int (*diffusion_vjp)(void *content, double t, N_Vector y, const double *p, N_Vector w,
+                       N_Vector out_y, double *out_p);
+  /* z = the standard normal draws of this rank's entries for the noise coordinate
+   * (seed, step, stage 0, RW_RNG_STREAM_FORCING) (rw_rng.h), each keyed by the GLOBAL index of
+   * its entry, so the path does not depend on the decomposition. Optional: without it the
+   * rank's entries are one block whose global index is the sum of the local lengths of the
+   * lower ranks plus the local index (rw_rng_normal_fill over that range). A grid problem whose
+   * owned nodes are not one global block provides its own. */
+  int (*noise_fill)(void *content, uint64_t seed, uint64_t step, N_Vector z);
   /* Releases the content. Optional. */
   void (*destroy)(void *content);
 } rw_problem_ops;
@@ -155,9 +174,48 @@ int rw_problem_running_grad(rw_problem prob, double t, N_Vector y, double w, N_V
 int rw_problem_has_running(rw_problem prob);
 int rw_problem_has_terminal(rw_problem prob);
 
+/* --- Noise --------------------------------------------------------------------------------
+ *
+ * The Brownian increment of step n (the step [t_n, t_n + h] of the run's grid; the drivers
+ * pass n to the stepper, rw_stepper_set_step_index) is
+ *
+ *     dW_n = amplitude * sqrt(h / R) * (z_{nR} + z_{nR+1} + ... + z_{nR+R-1}),
+ *
+ * summed in that order, where z_m is the vector of standard normals of noise step m
+ * (ops->noise_fill or the default block mapping: rw_rng_normal_fill(seed, m, 0,
+ * RW_RNG_STREAM_FORCING, global index of the entry)) and R >= 1 is the REFINEMENT. With R = 1
+ * (the default) dW_n = amplitude sqrt(h) z_n. With R > 1 step n takes the sum of the R
+ * increments of a grid R times finer, so a run with step h and refinement R follows the SAME
+ * Brownian path as a run with step h / R and refinement 1 (its increments are the fine ones
+ * summed, up to the rounding of the scale factor): strong convergence is measured against a
+ * fine reference of the same path this way. The noise is a pure function of (seed, n, global
+ * index): never stored, redrawn by every recomputation, identical for every schedule and rank
+ * count. The amplitude is a fixed scale (a deck's noise_amplitude), not a differentiated
+ * parameter: put a differentiable amplitude into g. */
+
+/* Sets the noise of the problem: `seed` (the Philox key), `amplitude` (finite; 1 by default)
+ * and `refine` (R >= 1; 1 by default). RW_ERR_ARG for a bad amplitude or R. Not collective,
+ * but every rank must set the same values. */
+int rw_problem_set_noise(rw_problem prob, uint64_t seed, double amplitude, long refine);
+void rw_problem_get_noise(rw_problem prob, uint64_t *seed, double *amplitude, long *refine);
+/* 1 when the problem has a diffusion term (an SDE). */
+int rw_problem_has_noise(rw_problem prob);
+/* The global index of this rank's first entry under the default block mapping (the sum of
+ * the lower ranks' local lengths, computed at creation). */
+sunindextype rw_problem_noise_offset(rw_problem prob);
+/* dW = the increment of step n of size h (formula above). `work` is a vector like the state,
+ * used when R > 1 (may be NULL when R = 1). Not collective. */
+int rw_problem_noise_increment(rw_problem prob, long n, double h, N_Vector dW, N_Vector work);
+/* Checked dispatchers of the diffusion ops (RW_ERR_NOT_IMPLEMENTED when absent). The VJP
+ * passes out_p only when the parameters are differentiated (rw_problem_set_active). */
+int rw_problem_diffusion(rw_problem prob, double t, N_Vector y, N_Vector g);
+int rw_problem_diffusion_vjp(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector out_y,
+                             double *out_p);
+
 /* Counters of callback evaluations since creation (or the last reset). */
 typedef struct {
   long rhs, vjp_y, vjp_p, jvp, running, running_grad;
+  long diffusion, diffusion_vjp, noise; /* noise: normal vectors drawn (R per increment) */
 } rw_problem_counts;
 void rw_problem_get_counts(rw_problem prob, rw_problem_counts *c);
 void rw_problem_reset_counts(rw_problem prob);

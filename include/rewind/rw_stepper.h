@@ -57,6 +57,20 @@ const char *rw_stepper_name(rw_stepper st);
  * inputs Y_i with Y_1 = y_n). */
 int rw_stepper_num_stage_vectors(rw_stepper st);
 
+/* The step index. A stochastic stepper (rw_sde.h) draws the noise of step n, the step
+ * [t_n, t_n + h_n] of the run's grid, as a pure function of n (rw_rng.h), so that every
+ * recomputation under any checkpoint schedule draws the same numbers. The drivers therefore
+ * tell the stepper the GLOBAL index n of the step before every call that takes, retakes,
+ * reverses or differentiates it: rw_stepper_step, rw_stepper_try_step,
+ * rw_stepper_adjoint_step and rw_stepper_reverse_step. An index is good for one call: each of
+ * those calls clears it, so a stochastic stepper refuses (RW_ERR_ARG) a call that was not
+ * indexed, and a driver path that forgets the index fails loudly instead of drawing the noise
+ * of another step. Deterministic steppers ignore it (and callers that only drive
+ * deterministic steppers need not set it). n < 0 clears the index. Not collective. */
+void rw_stepper_set_step_index(rw_stepper st, long n);
+/* The index set for the next call, or -1 when none is set. Not collective. */
+long rw_stepper_step_index(rw_stepper st);
+
 /* Advances y_in -> y_out over [t, t+h]; y_out may be y_in. Adds this rank's local running
  * cost increment to *q (q may be NULL when the problem has no running cost). If `stages` is
  * not NULL it receives the stage inputs Y_i (rw_stepper_num_stage_vectors vectors).
