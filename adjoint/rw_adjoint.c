@@ -310,3 +310,90 @@ int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   RW_CALL(rw_check_gradient(prob, dJdp, dJdy0));
   return 0;
 }
+
+/* The mean over an ensemble of noise paths (issue 12): path m is the noise of seed + m, every
+ * path starts from the same y0, and the objective and every gradient are summed path after
+ * path in that order, then scaled by 1/M, so the result is deterministic and independent of
+ * anything but (seed, M) and the deck. The paths run one after another: each is a complete
+ * adjoint solve under `opt` (any mode and budget), so the memory is that of one path; the
+ * monitor (trajectory output) is called on the last path only. */
+int rw_adjoint_solve_ensemble(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, long M,
+                              N_Vector y, double *J, double *dJdp, N_Vector dJdy0,
+                              rw_adjoint_stats *stats)
+{
+  RW_CHECK(prob && st && opt && y && J, RW_ERR_ARG, "rw_adjoint_solve_ensemble: NULL argument");
+  RW_CHECK(M >= 1, RW_ERR_ARG, "an ensemble needs at least one path (got %ld)", M);
+  if (M == 1) return rw_adjoint_solve(prob, st, opt, y, J, dJdp, dJdy0, stats);
+  RW_CHECK(rw_problem_has_noise(prob), RW_ERR_ARG,
+           "an ensemble of %ld paths needs a problem with noise (every path would be the same)", M);
+  int ierr = 0, np = rw_problem_nparams(prob);
+  uint64_t seed = 0;
+  double amp = 0.0;
+  long refine = 1;
+  rw_problem_get_noise(prob, &seed, &amp, &refine);
+  N_Vector y0 = NULL, gy0 = NULL, field_sum = NULL, field = rw_problem_field_adjoint(prob);
+  double *gp = NULL, *gp_sum = NULL, Jsum = 0.0;
+  rw_adjoint_stats one, sum;
+  memset(&sum, 0, sizeof sum);
+  RW_TRY(rw_vec_clone(y, &y0));
+  rw_vec_copy(y, y0);
+  if (dJdy0) {
+    RW_TRY(rw_vec_clone(dJdy0, &gy0));
+    N_VConst(0.0, dJdy0);
+  }
+  if (field) {
+    RW_TRY(rw_vec_clone(field, &field_sum));
+    N_VConst(0.0, field_sum);
+  }
+  if (dJdp && np > 0) {
+    RW_TRY(rw_calloc((size_t)np, sizeof(double), "ensemble gradient", &gp));
+    RW_TRY(rw_calloc((size_t)np, sizeof(double), "ensemble gradient sum", &gp_sum));
+  }
+  for (long m = 0; m < M; m++) {
+    double Jm = 0.0;
+    rw_vec_copy(y0, y);
+    RW_TRY(rw_problem_set_noise(prob, seed + (uint64_t)m, amp, refine));
+    /* the monitor (trajectory output) sees the last path only */
+    rw_adjoint_options o = *opt;
+    if (m < M - 1) o.monitor = NULL;
+    RW_TRY(rw_adjoint_solve(prob, st, &o, y, &Jm, gp, gy0, &one));
+    Jsum += Jm;
+    for (int k = 0; gp && k < np; k++)
+      gp_sum[k] += gp[k];
+    if (gy0) N_VLinearSum(1.0, dJdy0, 1.0, gy0, dJdy0);
+    if (field) N_VLinearSum(1.0, field_sum, 1.0, field, field_sum);
+    /* counts and times add up over the paths; sizes and settings are those of one path */
+    if (m == 0)
+      sum = one;
+    else {
+      sum.advances += one.advances, sum.optimal_advances += one.optimal_advances;
+      sum.recomputed_steps += one.recomputed_steps, sum.restores += one.restores;
+      sum.accepted += one.accepted, sum.rejected += one.rejected;
+      sum.disk_writes += one.disk_writes, sum.disk_reads += one.disk_reads;
+      sum.schedule_cost += one.schedule_cost;
+      sum.time_disk_write += one.time_disk_write, sum.time_disk_read += one.time_disk_read;
+      sum.time_forward += one.time_forward, sum.time_backward += one.time_backward;
+      sum.rebuilt_steps += one.rebuilt_steps, sum.fallback_steps += one.fallback_steps;
+      sum.drift_segments += one.drift_segments, sum.drift_fallbacks += one.drift_fallbacks;
+      if (one.drift_max > sum.drift_max) sum.drift_max = one.drift_max;
+      if (one.peak_alloc_bytes > sum.peak_alloc_bytes) sum.peak_alloc_bytes = one.peak_alloc_bytes;
+    }
+  }
+  const double inv = 1.0 / (double)M;
+  *J = Jsum * inv;
+  for (int k = 0; gp && k < np; k++)
+    dJdp[k] = gp_sum[k] * inv;
+  if (dJdy0) N_VScale(inv, dJdy0, dJdy0);
+  if (field) N_VScale(inv, field_sum, field);
+  if (stats) *stats = sum;
+cleanup : {
+  int e = rw_problem_set_noise(prob, seed, amp, refine);
+  if (!ierr) ierr = e;
+}
+  rw_vec_destroy(&y0);
+  rw_vec_destroy(&gy0);
+  rw_vec_destroy(&field_sum);
+  rw_free(&gp);
+  rw_free(&gp_sum);
+  return ierr;
+}

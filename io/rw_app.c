@@ -89,6 +89,9 @@ static const rw_deck_key rw_app_common_keys[] = {
      "what to print on stdout"},
     {"progress", RW_KEY_ENUM, "auto", NULL, 0, 0, 0, "auto,on,off", 0,
      "progress line on stderr: auto = only when stderr is a terminal"},
+    {"noise_paths", RW_KEY_INT, "1", "paths", 1, 1e9, 0, NULL, 0,
+     "stochastic forcing: J and every gradient are the means over this many noise paths, seeds "
+     "noise_seed .. noise_seed + noise_paths - 1, solved one after another (needs noise)"},
 };
 
 int rw_app_deck_error(rw_app *app, const char *keys)
@@ -172,6 +175,7 @@ static int rw_app_read_common(rw_app *app)
   RW_CALL(rw_deck_get_int(deck, "output_every", &app->output_every));
   RW_CALL(rw_deck_get_string(deck, "log_level", level, sizeof level));
   RW_CALL(rw_deck_get_string(deck, "progress", prog, sizeof prog));
+  RW_CALL(rw_deck_get_int(deck, "noise_paths", &app->noise_paths));
   rw_context_set_log_level(app->ctx, strcmp(level, "quiet") == 0  ? RW_LOG_QUIET
                                      : strcmp(level, "info") == 0 ? RW_LOG_INFO
                                                                   : RW_LOG_SUMMARY);
@@ -452,8 +456,17 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
     opt.progress = rw_app_progress;
     opt.progress_ctx = app;
   }
+  if (app->noise_paths > 1 && !rw_problem_has_noise(prob)) {
+    (void)RW_ERROR(RW_ERR_DECK,
+                   "noise_paths %ld averages noise paths, and this run has no noise (%s); set "
+                   "noise_paths 1, or turn the noise on (noise_amplitude > 0 with an SDE "
+                   "stepper)",
+                   app->noise_paths, rw_problem_name(prob));
+    rw_free(&deck);
+    return rw_app_deck_error(app, "noise_paths");
+  }
   app->collective = 0;
-  int ierr = rw_adjoint_solve(prob, st, &opt, y, J, dJdp, dJdy0, stats);
+  int ierr = rw_adjoint_solve_ensemble(prob, st, &opt, app->noise_paths, y, J, dJdp, dJdy0, stats);
   rw_free(&deck);
   /* Some errors inside the solve are reached by every rank alike: output failures (the
    * output layer agrees them across ranks), budget failures (found before the first step from
@@ -587,6 +600,17 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   rw_fmt_bytes((size_t)mem[2], b3, sizeof b3);
   rw_log(ctx, RW_LOG_SUMMARY, "%s: %s on %d ranks, %s, %ld steps, T = %g\n", app->info->name,
          rw_problem_name(prob), rw_context_size(ctx), app->stepper, st->steps, app->opt.tf);
+  if (app->noise_paths > 1) {
+    uint64_t seed = 0;
+    double amp = 0.0;
+    long refine = 1;
+    rw_problem_get_noise(prob, &seed, &amp, &refine);
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  ensemble of %ld noise paths (seeds %llu .. %llu): J and the gradients are their "
+           "means; the final state is the last path's\n",
+           app->noise_paths, (unsigned long long)seed,
+           (unsigned long long)(seed + (uint64_t)app->noise_paths - 1));
+  }
   rw_log(ctx, RW_LOG_SUMMARY, "  %-18s = %.15e\n", "objective J", J);
   int np = rw_problem_nparams(prob);
   char frozen[1024] = "";

@@ -182,6 +182,20 @@ int rw_forward_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
 int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y,
                      double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats);
 
+/* The mean objective over an ensemble of M noise paths and its gradient (stochastic forcing,
+ * rw_problem_set_noise): path m (0 <= m < M) uses the problem's noise with seed `seed + m` (its
+ * amplitude and refinement unchanged) and starts from y0; J = (1/M) sum_m J_m, and dJ/dp,
+ * dJ/dy0 and dJ/dfield (left in rw_problem_field_adjoint) are the same means of the paths'
+ * gradients, summed in path order (deterministic). The paths are solved one after another
+ * with `opt` (memory of one path; opt->monitor sees the last path only). y: in y0, out y(tf)
+ * of the last path (seed + M - 1).
+ * stats: counts and times summed over the paths, sizes of one path. M = 1 is
+ * rw_adjoint_solve; M > 1 needs a problem with noise (RW_ERR_ARG otherwise). The problem's
+ * noise seed is restored on return. Collective. */
+int rw_adjoint_solve_ensemble(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, long M,
+                              N_Vector y, double *J, double *dJdp, N_Vector dJdy0,
+                              rw_adjoint_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

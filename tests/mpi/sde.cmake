@@ -23,3 +23,12 @@ rewind_mpi_expect(ode_bad_sde_reversible NP 2 RC nonzero
   REGEX "adjoint_mode reversible needs.*stepper 'sheun' has none"
   COMMAND $<TARGET_FILE:rewind-ode> -problem gbm -stepper sheun -adjoint_mode reversible
           -output ${SDE_OUTDIR}/bad2.h5)
+# noise_paths: the mean over 4 paths runs and says so (the arithmetic of the mean is checked
+# against single-path solves in test_sde's ensemble test); without noise it is a deck error.
+rewind_mpi_expect(ode_app_sde_noise_paths NP 2 RC zero
+  REGEX "ensemble of 4 noise paths \\(seeds 3 \\.\\. 6\\).*objective J.*dJ/dsigma"
+  COMMAND $<TARGET_FILE:rewind-ode> -problem gbm -stepper sheun -ensemble 8 -tf 1 -dt 0.05
+          -noise_seed 3 -noise_paths 4 -output ${SDE_OUTDIR}/paths.h5)
+rewind_mpi_expect(grayscott_bad_noise_paths_without_noise NP 2 RC nonzero
+  REGEX "noise_paths 3 averages noise paths, and this run has no noise.*noise_paths from command"
+  COMMAND $<TARGET_FILE:rewind-grayscott> -N 16 -noise_paths 3 -output ${SDE_OUTDIR}/gsbad.h5)

@@ -410,3 +410,61 @@ Test(sde, fine_path_matches_closed_form, .timeout = 300)
   cr_assert_leq(worst[1], 2e-3, "sheun against the Stratonovich solution: %g", worst[1]);
   printf("fine path vs closed form: em %.3e, sheun %.3e\n", worst[0], worst[1]);
 }
+
+/* The ensemble mean (rw_adjoint_solve_ensemble): equals the mean of the M single-path solves
+ * with seeds seed..seed+M-1 (summed in that order), its gradient passes a Taylor test of the
+ * mean objective, the paths differ from each other, the problem's seed comes back, and
+ * refusals: M < 1, M > 1 without noise. */
+Test(sde, ensemble_mean_and_gradient)
+{
+  fx f;
+  fx_create(&f, "gbm", "sheun", 5, 0.2, 1.0, 0.05);
+  const long M = 4;
+  uint64_t seed;
+  double amp;
+  long refine;
+  rw_problem_get_noise(f.prob, &seed, &amp, &refine);
+  /* single paths, by hand */
+  double Js = 0.0, gs[2] = {0.0, 0.0}, gy[5] = {0}, Jm[4];
+  for (long m = 0; m < M; m++) {
+    double g[2];
+    RW_TEST_OK(rw_problem_set_noise(f.prob, seed + (uint64_t)m, amp, refine));
+    Jm[m] = fx_grad(&f, g, NULL);
+    Js += Jm[m];
+    gs[0] += g[0], gs[1] += g[1];
+    for (int i = 0; i < 5; i++)
+      gy[i] += rw_vec_data(f.g)[i];
+  }
+  RW_TEST_OK(rw_problem_set_noise(f.prob, seed, amp, refine));
+  cr_assert(Jm[0] != Jm[1] && Jm[1] != Jm[2], "the paths must differ: %g %g %g", Jm[0], Jm[1],
+            Jm[2]);
+  double J, g[2];
+  rw_adjoint_stats s;
+  rw_vec_copy(f.y0, f.y);
+  RW_TEST_OK(rw_adjoint_solve_ensemble(f.prob, f.st, &f.opt, M, f.y, &J, g, f.g, &s));
+  cr_assert(J == Js * (1.0 / M), "J %.17g vs %.17g", J, Js / M);
+  cr_assert(g[0] == gs[0] * (1.0 / M) && g[1] == gs[1] * (1.0 / M));
+  for (int i = 0; i < 5; i++)
+    cr_assert(rw_vec_data(f.g)[i] == gy[i] * (1.0 / M), "dJ/dy0[%d]", i);
+  uint64_t seed_after;
+  rw_problem_get_noise(f.prob, &seed_after, &amp, &refine);
+  cr_assert_eq(seed_after, seed);
+  /* Taylor: the mean objective along a parameter direction */
+  double *p = rw_problem_params(f.prob), p0[2] = {p[0], p[1]}, dp[2] = {0.2, -0.4};
+  double slope = g[0] * dp[0] + g[1] * dp[1], res[4];
+  for (int l = 0; l < 4; l++) {
+    double e = 0.02 / (double)(1 << l), Je;
+    p[0] = p0[0] + e * dp[0], p[1] = p0[1] + e * dp[1];
+    rw_vec_copy(f.y0, f.y);
+    RW_TEST_OK(rw_adjoint_solve_ensemble(f.prob, f.st, &f.opt, M, f.y, &Je, NULL, NULL, NULL));
+    res[l] = fabs(Je - J - e * slope);
+  }
+  p[0] = p0[0], p[1] = p0[1];
+  for (int l = 0; l + 1 < 4; l++)
+    cr_assert_gt(log2(res[l] / res[l + 1]), 1.8, "ensemble Taylor order %g at halving %d",
+                 log2(res[l] / res[l + 1]), l);
+  /* refusals */
+  cr_assert_eq(rw_adjoint_solve_ensemble(f.prob, f.st, &f.opt, 0, f.y, &J, g, f.g, NULL),
+               RW_ERR_ARG);
+  fx_destroy(&f);
+}
