@@ -5,6 +5,7 @@
  * (rw_source_checkpoint.c), or rebuilt from y_{n+1} (rw_source_rebuild.c). */
 #include "rewind/rw_adjoint.h"
 
+#include "rewind/rw_sde.h"
 #include "rw_adjoint_impl.h"
 
 #include <math.h>
@@ -324,13 +325,17 @@ int rw_adjoint_solve_ensemble(rw_problem prob, rw_stepper st, const rw_adjoint_o
   RW_CHECK(prob && st && opt && y && J, RW_ERR_ARG, "rw_adjoint_solve_ensemble: NULL argument");
   RW_CHECK(M >= 1, RW_ERR_ARG, "an ensemble needs at least one path (got %ld)", M);
   if (M == 1) return rw_adjoint_solve(prob, st, opt, y, J, dJdp, dJdy0, stats);
-  RW_CHECK(rw_problem_has_noise(prob), RW_ERR_ARG,
-           "an ensemble of %ld paths needs a problem with noise (every path would be the same)", M);
   int ierr = 0, np = rw_problem_nparams(prob);
   uint64_t seed = 0;
   double amp = 0.0;
   long refine = 1;
   rw_problem_get_noise(prob, &seed, &amp, &refine);
+  RW_CHECK(rw_problem_has_noise(prob) && rw_sde_method_known(rw_stepper_name(st)) && amp != 0.0,
+           RW_ERR_ARG,
+           "an ensemble of %ld paths needs noise: a problem with a diffusion term, a nonzero "
+           "amplitude and an SDE stepper (%s); here problem '%s', amplitude %g, stepper '%s' "
+           "(every path would be the same)",
+           M, rw_sde_method_names(), rw_problem_name(prob), amp, rw_stepper_name(st));
   N_Vector y0 = NULL, gy0 = NULL, field_sum = NULL, field = rw_problem_field_adjoint(prob);
   double *gp = NULL, *gp_sum = NULL, Jsum = 0.0;
   rw_adjoint_stats one, sum;

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rewind/rw_app.h"
 
+#include "rewind/rw_sde.h"
 #include "rewind/rw_store.h"
 
 #include <math.h>
@@ -456,7 +457,12 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
     opt.progress = rw_app_progress;
     opt.progress_ctx = app;
   }
-  if (app->noise_paths > 1 && !rw_problem_has_noise(prob)) {
+  uint64_t nseed = 0;
+  double namp = 0.0;
+  long nref = 1;
+  rw_problem_get_noise(prob, &nseed, &namp, &nref);
+  if (app->noise_paths > 1 &&
+      !(rw_problem_has_noise(prob) && rw_sde_method_known(rw_stepper_name(st)) && namp != 0.0)) {
     (void)RW_ERROR(RW_ERR_DECK,
                    "noise_paths %ld averages noise paths, and this run has no noise (%s); set "
                    "noise_paths 1, or turn the noise on (noise_amplitude > 0 with an SDE "

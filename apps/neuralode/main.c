@@ -23,6 +23,7 @@
 #include "rewind/rw_neuralode.h"
 #include "rewind/rw_neuralode_io.h"
 #include "rewind/rw_revheun.h"
+#include "rewind/rw_sde.h"
 
 #include <cblas.h>
 #include <hdf5.h>
@@ -34,9 +35,16 @@
 static const rw_deck_key keys[] = {
     {"mode", RW_KEY_ENUM, "train", NULL, 0, 0, 0, "train,gradient", 0,
      "train: fit the data set with Adam; gradient: one loss and dL/dtheta"},
-    {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0, "euler,heun,ssprk3,rk4,rk38,dopri5,revheun", 0,
-     "explicit Runge-Kutta time stepper, or revheun (reversible Heun: a partner state and an "
-     "exact inverse step, for adjoint_mode reversible)"},
+    {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0,
+     "euler,heun,ssprk3,rk4,rk38,dopri5,revheun,em,sheun", 0,
+     "explicit Runge-Kutta time stepper, revheun (reversible Heun: a partner state and an "
+     "exact inverse step, for adjoint_mode reversible), or for a neural SDE em (Euler-Maruyama, "
+     "Ito) or sheun (stochastic Heun, Stratonovich)"},
+    {"noise_amplitude", RW_KEY_REAL, "0.0", NULL, 0, 1e300, 0, NULL, 0,
+     "neural SDE: sigma in dh = (MLP(h) - c h) dt + sigma dW (additive noise; needs stepper em "
+     "or sheun, which need it > 0)"},
+    {"noise_seed", RW_KEY_INT, "1", NULL, 0, 1e18, 0, NULL, 0,
+     "neural SDE: the seed of the Brownian paths (the gradient is pathwise, for this seed)"},
     {"theta_file", RW_KEY_STRING, "", NULL, 0, 0, 0, NULL, 0,
      "weights in the reference format (NODEMLP1) or a result file of this app (HDF5, "
      "/model); the architecture then comes from it (empty: the keys widths, activation, "
@@ -233,6 +241,13 @@ static int model_create(rw_app *app, model *m, long batch)
     RW_CALL(rw_stepper_create_revheun(m->pair, &m->st));
     RW_CALL(rw_problem_new_state(m->pair, &m->Y));
     RW_CALL(rw_problem_new_state(m->pair, &m->L));
+  } else if (rw_sde_method_known(app->stepper)) {
+    long seed = 1;
+    double amp = 0.0;
+    RW_CALL(rw_deck_get_int(app->deck, "noise_seed", &seed));
+    RW_CALL(rw_deck_get_real(app->deck, "noise_amplitude", &amp));
+    RW_CALL(rw_problem_set_noise(m->prob, (uint64_t)seed, amp, 1));
+    RW_CALL(rw_stepper_create_sde(m->prob, app->stepper, &m->st));
   } else {
     RW_CALL(rw_stepper_create_erk(m->prob, rw_tableau_find(app->stepper), &m->st));
   }
@@ -567,6 +582,26 @@ static int run(rw_app *app)
   memset(&d, 0, sizeof d);
   m.app = app;
   RW_TRY(rw_deck_get_string(app->deck, "mode", mode, sizeof mode));
+  {
+    /* a neural SDE needs both an SDE stepper and noise, and noise needs an SDE stepper */
+    double amp = 0.0;
+    RW_TRY(rw_deck_get_real(app->deck, "noise_amplitude", &amp));
+    int sde = rw_sde_method_known(app->stepper);
+    if (sde != (amp > 0.0)) {
+      if (sde)
+        (void)RW_ERROR(RW_ERR_DECK,
+                       "stepper %s draws noise, and noise_amplitude is %g; set noise_amplitude > "
+                       "0 for a neural SDE, or use an ODE stepper",
+                       app->stepper, amp);
+      else
+        (void)RW_ERROR(RW_ERR_DECK,
+                       "noise_amplitude %g asks for a neural SDE, and stepper %s is an ODE "
+                       "stepper; use em or sheun, or noise_amplitude 0",
+                       amp, app->stepper);
+      ierr = rw_app_deck_error(app, "stepper,noise_amplitude");
+      goto cleanup;
+    }
+  }
   RW_TRY(rw_deck_get_int(app->deck, "blas_threads", &threads));
   RW_TRY(rw_blas_set_threads((int)threads));
   {

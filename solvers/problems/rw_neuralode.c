@@ -602,6 +602,24 @@ static int node_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, 
   return 0;
 }
 
+/* Neural SDEs: dh = (f(h, t; theta) - c h) dt + sigma dW with additive diagonal noise; g = 1
+ * here and sigma is the noise amplitude (rw_problem_set_noise), so g has no derivative in h
+ * or theta. The noise of trajectory i, component d has the global index i D + d (the
+ * default block mapping: this rank's trajectories are one block). */
+static int node_diffusion(void *c, double t, N_Vector y, const double *p, N_Vector g)
+{
+  (void)c, (void)t, (void)y, (void)p;
+  N_VConst(1.0, g);
+  return 0;
+}
+
+static int node_diffusion_vjp(void *c, double t, N_Vector y, const double *p, N_Vector w,
+                              N_Vector out_y, double *out_p)
+{
+  (void)c, (void)t, (void)y, (void)p, (void)w, (void)out_y, (void)out_p;
+  return 0; /* additive: dg/dh = 0, dg/dtheta = 0 */
+}
+
 static int node_terminal(void *c, double t, N_Vector y, const double *p, double *g)
 {
   (void)t, (void)p;
@@ -689,6 +707,8 @@ int rw_neuralode_create(rw_context ctx, const rw_mlp_arch *arch, long batch, rw_
   ops.vjp_p = node_vjp_p;
   ops.vjp = node_vjp;
   ops.jvp = node_jvp;
+  ops.diffusion = node_diffusion;
+  ops.diffusion_vjp = node_diffusion_vjp;
   ops.terminal = node_terminal;
   ops.terminal_grad = node_terminal_grad;
   ops.destroy = node_destroy;

@@ -99,6 +99,18 @@ node_bad(theta_out_unwritable "nonexistent.*theta_out from command line" -epochs
 node_bad(train_frozen_theta "mode train learns theta, so key 'differentiate' \\(from command line\\) must list theta"
   -epochs 1 -differentiate y0)
 node_bad(batch_too_large "key 'batch' = 1000 .* larger than data_points = 512" -batch 1000)
+node_bad(sde_without_noise "stepper em draws noise, and noise_amplitude is 0" -stepper em)
+node_bad(noise_with_ode_stepper "noise_amplitude 0.1 asks for a neural SDE, and stepper rk4"
+  -noise_amplitude 0.1)
+
+# Neural SDE (issue 12): training with stochastic Heun and additive noise, at 2 ranks, and the
+# mean over 3 noise paths in mode gradient (the gradients themselves: test_neuralode).
+rewind_mpi_expect(neuralode_sde_train NP 2 RC zero REGEX "training: 5 epochs.*x lower"
+  COMMAND ${NODE} -stepper sheun -noise_amplitude 0.05 -epochs 5 -output ${NODE_OUT}/sde.h5)
+rewind_mpi_expect(neuralode_sde_noise_paths NP 2 RC zero
+  REGEX "ensemble of 3 noise paths \\(seeds 4 \\.\\. 6\\).*dJ/dtheta"
+  COMMAND ${NODE} -mode gradient -stepper em -noise_amplitude 0.1 -noise_seed 4 -noise_paths 3
+    -output ${NODE_OUT}/sde_paths.h5)
 
 # Reversible Heun on the neural ODE (issue 8): adjoint_mode reversible (states rebuilt by the
 # exact inverse step, drift checked against anchors) against store mode with the same
