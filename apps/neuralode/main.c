@@ -41,8 +41,8 @@ static const rw_deck_key keys[] = {
      "exact inverse step, for adjoint_mode reversible), or for a neural SDE em (Euler-Maruyama, "
      "Ito) or sheun (stochastic Heun, Stratonovich)"},
     {"noise_amplitude", RW_KEY_REAL, "0.0", NULL, 0, 1e300, 0, NULL, 0,
-     "neural SDE: sigma in dh = (MLP(h) - c h) dt + sigma dW (additive noise; needs stepper em "
-     "or sheun, which need it > 0)"},
+     "neural SDE: sigma in dh = (MLP(h) - c h) dt + sigma dW (additive noise; needs stepper em, "
+     "sheun or revheun; em and sheun need it > 0)"},
     {"noise_seed", RW_KEY_INT, "1", NULL, 0, 1e18, 0, NULL, 0,
      "neural SDE: the seed of the Brownian paths (the gradient is pathwise, for this seed)"},
     {"theta_file", RW_KEY_STRING, "", NULL, 0, 0, 0, NULL, 0,
@@ -236,17 +236,20 @@ static int model_create(rw_app *app, model *m, long batch)
 {
   RW_CALL(rw_neuralode_create(app->ctx, &m->arch, batch, &m->prob));
   memcpy(rw_problem_params(m->prob), m->theta, (size_t)m->P * sizeof(double));
+  {
+    /* the noise first: reversible Heun takes its SDE form when the problem has noise */
+    long seed = 1;
+    double amp = 0.0;
+    RW_CALL(rw_deck_get_int(app->deck, "noise_seed", &seed));
+    RW_CALL(rw_deck_get_real(app->deck, "noise_amplitude", &amp));
+    RW_CALL(rw_problem_set_noise(m->prob, (uint64_t)seed, amp, 1));
+  }
   if (strcmp(app->stepper, "revheun") == 0) {
     RW_CALL(rw_problem_create_partnered(m->prob, &m->pair));
     RW_CALL(rw_stepper_create_revheun(m->pair, &m->st));
     RW_CALL(rw_problem_new_state(m->pair, &m->Y));
     RW_CALL(rw_problem_new_state(m->pair, &m->L));
   } else if (rw_sde_method_known(app->stepper)) {
-    long seed = 1;
-    double amp = 0.0;
-    RW_CALL(rw_deck_get_int(app->deck, "noise_seed", &seed));
-    RW_CALL(rw_deck_get_real(app->deck, "noise_amplitude", &amp));
-    RW_CALL(rw_problem_set_noise(m->prob, (uint64_t)seed, amp, 1));
     RW_CALL(rw_stepper_create_sde(m->prob, app->stepper, &m->st));
   } else {
     RW_CALL(rw_stepper_create_erk(m->prob, rw_tableau_find(app->stepper), &m->st));
@@ -586,8 +589,8 @@ static int run(rw_app *app)
     /* a neural SDE needs both an SDE stepper and noise, and noise needs an SDE stepper */
     double amp = 0.0;
     RW_TRY(rw_deck_get_real(app->deck, "noise_amplitude", &amp));
-    int sde = rw_sde_method_known(app->stepper);
-    if (sde != (amp > 0.0)) {
+    int sde = rw_sde_method_known(app->stepper), rh = strcmp(app->stepper, "revheun") == 0;
+    if (!rh && sde != (amp > 0.0)) {
       if (sde)
         (void)RW_ERROR(RW_ERR_DECK,
                        "stepper %s draws noise, and noise_amplitude is %g; set noise_amplitude > "
@@ -596,7 +599,7 @@ static int run(rw_app *app)
       else
         (void)RW_ERROR(RW_ERR_DECK,
                        "noise_amplitude %g asks for a neural SDE, and stepper %s is an ODE "
-                       "stepper; use em or sheun, or noise_amplitude 0",
+                       "stepper; use em, sheun or revheun, or noise_amplitude 0",
                        amp, app->stepper);
       ierr = rw_app_deck_error(app, "stepper,noise_amplitude");
       goto cleanup;

@@ -37,6 +37,17 @@
  * t = 10 and overflow by t = 20. Then the forward J is wrong, not only the rebuild: compare
  * with an RK stepper before trusting a long run.
  *
+ * With noise (the inner problem has a diffusion term g and a nonzero noise amplitude when the
+ * stepper is created: rw_problem_set_noise first), the SDE form of Kidger et al. for the
+ * Stratonovich SDE dy = f dt + g o dW, with dW the increment of step n (the index the driver
+ * sets, rw_stepper_set_step_index; refused without it), G0 = g(t, yhat_n) dW and
+ * G1 = g(t + h, yhat+) dW elementwise (g is diagonal):
+ *   yhat+ = 2 y_n - yhat_n + h F0 + G0,   y+ = y_n + (h/2)(F0 + F1) + (1/2)(G0 + G1),
+ * inverse: yhat_n = 2 y+ - yhat+ - h F1 - G1, y_n = y+ - (h/2)(F0 + F1) - (1/2)(G0 + G1),
+ * the same increment redrawn; adjoint: a gains D1 (dW ly / 2) and lh gains D0 (dW (ly / 2 +
+ * a)), D the diffusion's VJP (rw_problem_diffusion_vjp, which adds its parameter part to
+ * pbar). Strong order 1 on additive noise (measured in test_sde).
+ *
  * The stepper keeps no state between calls: store, checkpoint and the memory-free modes all
  * see (y, yhat) as the state, so every mode gives the same gradient as with any stepper.
  * One "stage vector" (the step's input state) per step for store_stages. */

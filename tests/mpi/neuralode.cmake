@@ -107,6 +107,12 @@ node_bad(noise_with_ode_stepper "noise_amplitude 0.1 asks for a neural SDE, and 
 # mean over 3 noise paths in mode gradient (the gradients themselves: test_neuralode).
 rewind_mpi_expect(neuralode_sde_train NP 2 RC zero REGEX "training: 5 epochs.*x lower"
   COMMAND ${NODE} -stepper sheun -noise_amplitude 0.05 -epochs 5 -output ${NODE_OUT}/sde.h5)
+# reversible Heun in its SDE form (Kidger et al.'s neural-SDE solver): the memory-free
+# reversible adjoint rebuilds the states with the same noise redrawn (drift at rounding level)
+rewind_mpi_expect(neuralode_sde_revheun_reversible NP 2 RC zero
+  REGEX "adjoint mode reversible: 10 states rebuilt.*drift: max [0-9.]+e-1[5-7].*0 segments fell back"
+  COMMAND ${NODE} -mode gradient -stepper revheun -noise_amplitude 0.1 -adjoint_mode reversible
+    -output ${NODE_OUT}/sde_revheun.h5)
 rewind_mpi_expect(neuralode_sde_noise_paths NP 2 RC zero
   REGEX "ensemble of 3 noise paths \\(seeds 4 \\.\\. 6\\).*dJ/dtheta"
   COMMAND ${NODE} -mode gradient -stepper em -noise_amplitude 0.1 -noise_seed 4 -noise_paths 3
