@@ -2,6 +2,7 @@
  * with boundary conditions, its exact transpose, and overlapped stencil application. */
 #include "rewind/rw_grid.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -201,32 +202,38 @@ static void rw_grid_face(rw_grid g, int d, long a, double *gv, double *buf, int 
 
 /* Physical boundary of dimension d, side s (0 low, 1 high). adjoint = 0: fill the ghosts
  * (Dirichlet value or Neumann mirror); adjoint = 1: transpose (mirror ghosts added to their
- * source nodes, Dirichlet ghosts dropped), and the ghosts zeroed. */
+ * source nodes, Dirichlet ghosts dropped), and the ghosts zeroed. The face is walked with
+ * strides (its two other dimensions, the components innermost), so a face across x rows is a
+ * run of contiguous loads and stores. */
 static void rw_grid_bc(rw_grid g, int d, int s, double *gv, int adjoint)
 {
   const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
   const rw_bc bc = g->cfg.bc[d];
-  long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
-  lo[d] = 0, hi[d] = 1; /* iterate the face; m runs over the layers */
-  long last = g->count[d] - 1;
-  for (long k = lo[2]; k < hi[2]; k++)
-    for (long j = lo[1]; j < hi[1]; j++)
-      for (long i = lo[0]; i < hi[0]; i++)
-        for (long m = 1; m <= G; m++) {
-          long p[3] = {i, j, k}, q[3] = {i, j, k};
-          p[d] = s == 0 ? -m : last + m; /* ghost */
-          q[d] = s == 0 ? m : last - m;  /* mirrored interior node */
-          size_t xg = rw_grid_gidx(g->gn, G, dim, p[0], p[1], p[2], nc, 0);
-          size_t xq = rw_grid_gidx(g->gn, G, dim, q[0], q[1], q[2], nc, 0);
-          for (int c = 0; c < nc; c++) {
-            if (!adjoint) {
-              gv[xg + (size_t)c] = bc == RW_BC_DIRICHLET ? g->cfg.dirichlet[c] : gv[xq + (size_t)c];
-            } else {
-              if (bc == RW_BC_NEUMANN) gv[xq + (size_t)c] += gv[xg + (size_t)c];
-              gv[xg + (size_t)c] = 0.0;
-            }
+  const size_t st[3] = {(size_t)nc, (size_t)g->gn[0] * (size_t)nc,
+                        (size_t)g->gn[0] * (size_t)g->gn[1] * (size_t)nc};
+  const long last = g->count[d] - 1;
+  const int e1 = d == 0 ? 1 : 0, e2 = d == 2 ? 1 : 2;
+  const long n1 = g->count[e1], n2 = e2 < dim ? g->count[e2] : 1;
+  const size_t base = rw_grid_gidx(g->gn, G, dim, 0, 0, 0, nc, 0);
+  const double *dval = g->cfg.dirichlet;
+  for (long m = 1; m <= G; m++) {
+    /* ghost layer and its mirrored interior layer, as offsets along d */
+    const long pg = s == 0 ? -m : last + m, pq = s == 0 ? m : last - m;
+    for (long a2 = 0; a2 < n2; a2++)
+      for (long a1 = 0; a1 < n1; a1++) {
+        size_t x = base + (size_t)a2 * st[e2] + (size_t)a1 * st[e1];
+        double *restrict ghost = gv + (ptrdiff_t)x + (ptrdiff_t)pg * (ptrdiff_t)st[d];
+        double *restrict mirror = gv + (ptrdiff_t)x + (ptrdiff_t)pq * (ptrdiff_t)st[d];
+        for (int c = 0; c < nc; c++) {
+          if (!adjoint) {
+            ghost[c] = bc == RW_BC_DIRICHLET ? dval[c] : mirror[c];
+          } else {
+            if (bc == RW_BC_NEUMANN) mirror[c] += ghost[c];
+            ghost[c] = 0.0;
           }
         }
+      }
+  }
 }
 
 static void rw_grid_copy_owned(rw_grid g, const double *v, double *gv, int add_to_v)

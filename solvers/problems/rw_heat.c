@@ -78,9 +78,12 @@ static heat *heat_of(rw_problem prob)
  * starting from 0.0. The 2-D and 3-D rows are separate branch-free loops over restrict
  * pointers, so the compiler vectorises them; the operations and their order are the same in
  * both and in every clone. */
-RW_SIMD_CLONES static void heat_row3(const double *restrict gk, const double *restrict gu,
-                                     const double *restrict src, double q, double *restrict out,
-                                     long m, const size_t sd[3], const double c[3])
+/* The row body; `three` and `has_src` are constants at each call site below, so every variant
+ * is a branch-free loop (no masked load standing for the optional source). */
+static inline __attribute__((always_inline)) void
+heat_row_body(const double *restrict gk, const double *restrict gu, const double *restrict src,
+              double q, double *restrict out, long m, const size_t sd[3], const double c[3],
+              const int three, const int has_src)
 {
   const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2];
   const double c0 = c[0], c1 = c[1], c2 = c[2];
@@ -88,23 +91,30 @@ RW_SIMD_CLONES static void heat_row3(const double *restrict gk, const double *re
     double ui = gu[i], ki = gk[i], fi = 0.0;
     fi += c0 * ((ki + gk[i - s0]) * (gu[i - s0] - ui) + (ki + gk[i + s0]) * (gu[i + s0] - ui));
     fi += c1 * ((ki + gk[i - s1]) * (gu[i - s1] - ui) + (ki + gk[i + s1]) * (gu[i + s1] - ui));
-    fi += c2 * ((ki + gk[i - s2]) * (gu[i - s2] - ui) + (ki + gk[i + s2]) * (gu[i + s2] - ui));
-    out[i] = src ? fi + q * src[i] : fi;
+    if (three)
+      fi += c2 * ((ki + gk[i - s2]) * (gu[i - s2] - ui) + (ki + gk[i + s2]) * (gu[i + s2] - ui));
+    out[i] = has_src ? fi + q * src[i] : fi;
   }
+}
+
+RW_SIMD_CLONES static void heat_row3(const double *restrict gk, const double *restrict gu,
+                                     const double *restrict src, double q, double *restrict out,
+                                     long m, const size_t sd[3], const double c[3])
+{
+  if (src)
+    heat_row_body(gk, gu, src, q, out, m, sd, c, 1, 1);
+  else
+    heat_row_body(gk, gu, NULL, q, out, m, sd, c, 1, 0);
 }
 
 RW_SIMD_CLONES static void heat_row2(const double *restrict gk, const double *restrict gu,
                                      const double *restrict src, double q, double *restrict out,
                                      long m, const size_t sd[3], const double c[3])
 {
-  const size_t s0 = sd[0], s1 = sd[1];
-  const double c0 = c[0], c1 = c[1];
-  for (long i = 0; i < m; i++) {
-    double ui = gu[i], ki = gk[i], fi = 0.0;
-    fi += c0 * ((ki + gk[i - s0]) * (gu[i - s0] - ui) + (ki + gk[i + s0]) * (gu[i + s0] - ui));
-    fi += c1 * ((ki + gk[i - s1]) * (gu[i - s1] - ui) + (ki + gk[i + s1]) * (gu[i + s1] - ui));
-    out[i] = src ? fi + q * src[i] : fi;
-  }
+  if (src)
+    heat_row_body(gk, gu, src, q, out, m, sd, c, 0, 1);
+  else
+    heat_row_body(gk, gu, NULL, q, out, m, sd, c, 0, 0);
 }
 
 /* f = div(k grad u) (+ q s) on the owned box [lo, hi), conservative face form. */
