@@ -168,8 +168,11 @@ int rw_forward_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   rw_problem_counts c0, c1;
   rw_problem_get_counts(prob, &c0);
   double t0 = rw_wtime(), q = 0.0, g = 0.0;
-  RW_CALL(rw_source_forward_steps(NULL, st, opt, N, y, &q));
-  RW_CALL(rw_objective(prob, opt, rw_grid_end(opt, N), y, &q, &g));
+  RW_CALL(rw_problem_solve_begin(prob));
+  int ierr = rw_source_forward_steps(NULL, st, opt, N, y, &q);
+  if (!ierr) ierr = rw_objective(prob, opt, rw_grid_end(opt, N), y, &q, &g);
+  rw_problem_solve_end(prob);
+  RW_CALL(ierr);
   rw_problem_get_counts(prob, &c1);
   s.steps = N;
   s.last_dt = last;
@@ -307,7 +310,10 @@ int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
     break;
   }
   RW_CHECK(create, RW_ERR_ARG, "unknown adjoint mode %d", (int)opt->mode);
-  RW_CALL(rw_adjoint_run(create, prob, st, opt, y, J, dJdp, dJdy0, stats));
+  RW_CALL(rw_problem_solve_begin(prob));
+  int ierr = rw_adjoint_run(create, prob, st, opt, y, J, dJdp, dJdy0, stats);
+  rw_problem_solve_end(prob);
+  RW_CALL(ierr);
   RW_CALL(rw_check_gradient(prob, dJdp, dJdy0));
   return 0;
 }

@@ -501,3 +501,14 @@ cleanup:
 }
 
 rw_problem rw_problem_partner_inner(rw_problem prob) { return prob->inner; }
+
+int rw_problem_solve_begin(rw_problem prob)
+{
+  if (prob->ops.solve_begin) RW_CALL(prob->ops.solve_begin(prob->content));
+  return 0;
+}
+
+void rw_problem_solve_end(rw_problem prob)
+{
+  if (prob->ops.solve_end) prob->ops.solve_end(prob->content);
+}

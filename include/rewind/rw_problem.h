@@ -81,6 +81,13 @@ typedef struct {
    * lower ranks plus the local index (rw_rng_normal_fill over that range). A grid problem whose
    * owned nodes are not one global block provides its own. */
   int (*noise_fill)(void *content, uint64_t seed, uint64_t step, N_Vector z);
+  /* Called by the drivers (rw_forward_solve, rw_adjoint_solve) before the first step of a
+   * solve and after its last use of the problem (also when the solve fails): between the two,
+   * the parameters and the field do not change, so a problem may prepare what depends on
+   * them only (a halo copy of a parameter field) once instead of in every call. Outside a
+   * solve every op must work without them. Optional; begin is collective. */
+  int (*solve_begin)(void *content);
+  void (*solve_end)(void *content);
   /* Releases the content. Optional. */
   void (*destroy)(void *content);
 } rw_problem_ops;
@@ -206,6 +213,11 @@ sunindextype rw_problem_noise_offset(rw_problem prob);
 /* dW = the increment of step n of size h (formula above). `work` is a vector like the state,
  * used when R > 1 (may be NULL when R = 1). Not collective. */
 int rw_problem_noise_increment(rw_problem prob, long n, double h, N_Vector dW, N_Vector work);
+
+/* The drivers' solve brackets (ops solve_begin / solve_end; no-ops without them). begin is
+ * collective. */
+int rw_problem_solve_begin(rw_problem prob);
+void rw_problem_solve_end(rw_problem prob);
 /* Checked dispatchers of the diffusion ops (RW_ERR_NOT_IMPLEMENTED when absent). The VJP
  * passes out_p only when the parameters are differentiated (rw_problem_set_active). */
 int rw_problem_diffusion(rw_problem prob, double t, N_Vector y, N_Vector g);

@@ -35,9 +35,10 @@ typedef struct {
   double h[3], c[3];         /* spacing, 1 / (2 h^2) */
   double *gu, *gk, *ga, *gb; /* ghosted work arrays: state, kappa, state adjoint, kappa adjoint */
   N_Vector kappa;            /* the problem's field (owned by the problem) */
-  N_Vector shape;            /* s(x) */
-  int neumann;               /* Neumann sides: the operator is not symmetric */
-  N_Vector wv;               /* Neumann only: work vector of vjp_comb */
+  int gk_ready;   /* inside a solve (solve_begin): gk holds kappa's halo copy, not redone */
+  N_Vector shape; /* s(x) */
+  int neumann;    /* Neumann sides: the operator is not symmetric */
+  N_Vector wv;    /* Neumann only: work vector of vjp_comb */
   int ns;
   long (*snode)[3]; /* sensor nodes (global) */
   long *sloc;       /* local index of the sensor node, -1 when another rank owns it */
@@ -160,7 +161,10 @@ static int heat_apply_comb(heat *H, N_Vector a, double *ga_arr, rw_grid vgrid, i
                            double q, N_Vector out)
 {
   heat_kctx c = {H, ga_arr, H->kg, ga_arr, src, q, 0};
-  RW_CALL(rw_grid_exchange_begin(H->kg, a, ga_arr));
+  if (a == H->kappa && ga_arr == H->gk && H->gk_ready)
+    c.kgrid = NULL; /* the field's halo copy of this solve is in place */
+  else
+    RW_CALL(rw_grid_exchange_begin(H->kg, a, ga_arr));
   int ierr = cv ? rw_grid_apply_comb(vgrid, n, cv, V, keep, H->gu, out, heat_kernel, &c)
                 : rw_grid_apply(vgrid, V[0], H->gu, out, heat_kernel, &c);
   if (c.kgrid) { /* apply failed before any frame box: finish the kappa exchange */
@@ -177,6 +181,24 @@ static int heat_apply(heat *H, N_Vector a, double *ga_arr, rw_grid vgrid, N_Vect
 {
   RW_CALL(heat_apply_comb(H, a, ga_arr, vgrid, 1, NULL, &v, NULL, src, q, out));
   return 0;
+}
+
+/* Inside a solve kappa does not change: its halo copy is made once here, not in every
+ * operator call (one read and one write of the field per stage saved). */
+static int heat_solve_begin(void *content)
+{
+  heat *H = content;
+  H->gk_ready = 0;
+  RW_CALL(rw_grid_exchange_begin(H->kg, H->kappa, H->gk));
+  RW_CALL(rw_grid_exchange_end(H->kg, H->gk));
+  H->gk_ready = 1;
+  return 0;
+}
+
+static void heat_solve_end(void *content)
+{
+  heat *H = content;
+  H->gk_ready = 0;
 }
 
 static int heat_rhs(void *content, double t, N_Vector y, const double *p, N_Vector f)
@@ -218,9 +240,9 @@ static int heat_vjp_y(void *content, double t, N_Vector y, const double *p, N_Ve
   const double *wd = rw_vec_data(w), *gk = H->gk;
   double *ga = H->ga;
   (void)t, (void)y, (void)p;
-  RW_CALL(rw_grid_exchange_begin(H->kg, H->kappa, H->gk));
+  if (!H->gk_ready) RW_CALL(rw_grid_exchange_begin(H->kg, H->kappa, H->gk));
   memset(ga, 0, H->glen * sizeof(double));
-  RW_CALL(rw_grid_exchange_end(H->kg, H->gk));
+  if (!H->gk_ready) RW_CALL(rw_grid_exchange_end(H->kg, H->gk));
   for (long k = 0; k < H->cnt[2]; k++)
     for (long j = 0; j < H->cnt[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
@@ -446,6 +468,8 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
                                      .running = heat_running,
                                      .running_grad = heat_running_grad,
                                      .vjp_field = heat_vjp_field,
+                                     .solve_begin = heat_solve_begin,
+                                     .solve_end = heat_solve_end,
                                      .destroy = heat_destroy};
   static const char *const names[] = {"source"};
   int ierr = 0;
