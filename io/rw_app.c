@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rewind/rw_app.h"
 
+#include "rewind/rw_sde.h"
 #include "rewind/rw_store.h"
 
 #include <math.h>
@@ -106,6 +107,42 @@ int rw_app_deck_error(rw_app *app, const char *keys)
              rw_deck_source(app->deck, k));
   }
   return RW_ERROR(RW_ERR_DECK, "%s (%s)", why, src);
+}
+
+int rw_app_noise(rw_app *app, rw_problem prob, int *sde, double *amplitude, long *seed)
+{
+  double amp = 0.0;
+  long sd = 0;
+  RW_CHECK(app && prob && sde && amplitude && seed, RW_ERR_ARG, "rw_app_noise: NULL argument");
+  RW_CALL(rw_deck_get_real(app->deck, "noise_amplitude", &amp));
+  RW_CALL(rw_deck_get_int(app->deck, "noise_seed", &sd));
+  *sde = rw_sde_method_known(app->stepper);
+  if (amp > 0.0 && !*sde) {
+    (void)RW_ERROR(RW_ERR_DECK,
+                   "noise_amplitude = %g turns on the space-time white noise, which needs an SDE "
+                   "stepper (%s); stepper '%s' is deterministic: use stepper em or sheun, or "
+                   "noise_amplitude 0",
+                   amp, rw_sde_method_names(), app->stepper);
+    return rw_app_deck_error(app, "noise_amplitude,stepper");
+  }
+  RW_CALL(rw_problem_set_noise(prob, (uint64_t)sd, amp, 1));
+  *amplitude = amp;
+  *seed = sd;
+  return 0;
+}
+
+int rw_app_create_stepper(rw_app *app, rw_problem prob, rw_stepper *out)
+{
+  RW_CHECK(app && prob && out, RW_ERR_ARG, "rw_app_create_stepper: NULL argument");
+  if (rw_sde_method_known(app->stepper)) return rw_stepper_create_sde(prob, app->stepper, out);
+  return rw_stepper_create_erk(prob, rw_tableau_find(app->stepper), out);
+}
+
+const rw_tableau *rw_app_stability_tableau(rw_app *app)
+{
+  if (strcmp(app->stepper, "em") == 0) return rw_tableau_find("euler");
+  if (strcmp(app->stepper, "sheun") == 0) return rw_tableau_find("heun");
+  return rw_tableau_find(app->stepper);
 }
 
 /* Reads the common keys into app->opt and checks what depends on several keys. */
