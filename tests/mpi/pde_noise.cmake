@@ -55,3 +55,20 @@ heat_bad(noise_needs_sde
   "noise_amplitude = 0.1 turns on.*stepper 'heun' is deterministic.*noise_amplitude from command line, stepper from command line"
   -stepper heun -noise_amplitude 0.1)
 heat_bad(noise_negative "noise_amplitude = -0.5 \\(from command line\\) must be" -noise_amplitude -0.5)
+
+# 3-D with only v noisy (Euler-Maruyama): 1 and 2 ranks give the same final state and dJ/dy0
+# bit for bit (noise keyed by the global node, one species: index = node).
+foreach(np 1 2)
+  rewind_mpi_expect(grayscott_app_noise_3d_np${np} NP ${np} RC zero
+    REGEX "noise: space-time white noise on v.*h\\^\\(-3/2\\)"
+    COMMAND ${GS} -dim 3 -N 8 -tf 2 -stepper em -noise_amplitude 0.01 -noise_species v
+            -output ${GS_OUT}/gs_noise3d_np${np}.h5)
+endforeach()
+foreach(g state/final gradient/dJdy0)
+  string(REPLACE "/" "_" gname ${g})
+  add_test(NAME grayscott_app_noise_3d_same_${gname}
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/h5_relnorm.py
+            ${GS_OUT}/gs_noise3d_np1.h5 ${GS_OUT}/gs_noise3d_np2.h5 /${g} 0)
+  set_tests_properties(grayscott_app_noise_3d_same_${gname} PROPERTIES
+    DEPENDS "grayscott_app_noise_3d_np1;grayscott_app_noise_3d_np2" SKIP_RETURN_CODE 77)
+endforeach()
