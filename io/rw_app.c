@@ -109,6 +109,13 @@ int rw_app_deck_error(rw_app *app, const char *keys)
   return RW_ERROR(RW_ERR_DECK, "%s (%s)", why, src);
 }
 
+/* The noise keys of the grid apps (rw_app.h): noise_amplitude > 0 needs an SDE stepper (a deck
+ * error naming both keys); an SDE stepper with amplitude 0 is the deterministic scheme.
+ *   app        the app (deck, stepper name)
+ *   prob       gets the noise (rw_problem_set_noise: seed, amplitude, refinement 1)
+ *   sde        out: 1 when the stepper is em or sheun
+ *   amplitude  out: noise_amplitude;  seed  out: noise_seed
+ * Not collective (every rank reads the same deck and fails alike). */
 int rw_app_noise(rw_app *app, rw_problem prob, int *sde, double *amplitude, long *seed)
 {
   double amp = 0.0;
@@ -131,6 +138,7 @@ int rw_app_noise(rw_app *app, rw_problem prob, int *sde, double *amplitude, long
   return 0;
 }
 
+/* The deck's stepper for prob: SDE (em, sheun) or explicit Runge-Kutta. Collective. */
 int rw_app_create_stepper(rw_app *app, rw_problem prob, rw_stepper *out)
 {
   RW_CHECK(app && prob && out, RW_ERR_ARG, "rw_app_create_stepper: NULL argument");
@@ -138,6 +146,8 @@ int rw_app_create_stepper(rw_app *app, rw_problem prob, rw_stepper *out)
   return rw_stepper_create_erk(prob, rw_tableau_find(app->stepper), out);
 }
 
+/* The tableau whose stability interval bounds the deck's stepper: em -> euler, sheun -> heun
+ * (their drift steps), else the stepper's own (NULL if it has none). Not collective. */
 const rw_tableau *rw_app_stability_tableau(rw_app *app)
 {
   if (strcmp(app->stepper, "em") == 0) return rw_tableau_find("euler");
