@@ -112,6 +112,52 @@ int rw_app_deck_error(rw_app *app, const char *keys)
   return RW_ERROR(RW_ERR_DECK, "%s (%s)", why, src);
 }
 
+/* The noise keys of the grid apps (rw_app.h): noise_amplitude > 0 needs an SDE stepper (a deck
+ * error naming both keys); an SDE stepper with amplitude 0 is the deterministic scheme.
+ *   app        the app (deck, stepper name)
+ *   prob       gets the noise (rw_problem_set_noise: seed, amplitude, refinement 1)
+ *   sde        out: 1 when the stepper is em or sheun
+ *   amplitude  out: noise_amplitude;  seed  out: noise_seed
+ * Not collective (every rank reads the same deck and fails alike). */
+int rw_app_noise(rw_app *app, rw_problem prob, int *sde, double *amplitude, long *seed)
+{
+  double amp = 0.0;
+  long sd = 0;
+  RW_CHECK(app && prob && sde && amplitude && seed, RW_ERR_ARG, "rw_app_noise: NULL argument");
+  RW_CALL(rw_deck_get_real(app->deck, "noise_amplitude", &amp));
+  RW_CALL(rw_deck_get_int(app->deck, "noise_seed", &sd));
+  *sde = rw_sde_method_known(app->stepper);
+  if (amp > 0.0 && !*sde) {
+    (void)RW_ERROR(RW_ERR_DECK,
+                   "noise_amplitude = %g turns on the space-time white noise, which needs an SDE "
+                   "stepper (%s); stepper '%s' is deterministic: use stepper em or sheun, or "
+                   "noise_amplitude 0",
+                   amp, rw_sde_method_names(), app->stepper);
+    return rw_app_deck_error(app, "noise_amplitude,stepper");
+  }
+  RW_CALL(rw_problem_set_noise(prob, (uint64_t)sd, amp, 1));
+  *amplitude = amp;
+  *seed = sd;
+  return 0;
+}
+
+/* The deck's stepper for prob: SDE (em, sheun) or explicit Runge-Kutta. Collective. */
+int rw_app_create_stepper(rw_app *app, rw_problem prob, rw_stepper *out)
+{
+  RW_CHECK(app && prob && out, RW_ERR_ARG, "rw_app_create_stepper: NULL argument");
+  if (rw_sde_method_known(app->stepper)) return rw_stepper_create_sde(prob, app->stepper, out);
+  return rw_stepper_create_erk(prob, rw_tableau_find(app->stepper), out);
+}
+
+/* The tableau whose stability interval bounds the deck's stepper: em -> euler, sheun -> heun
+ * (their drift steps), else the stepper's own (NULL if it has none). Not collective. */
+const rw_tableau *rw_app_stability_tableau(rw_app *app)
+{
+  if (strcmp(app->stepper, "em") == 0) return rw_tableau_find("euler");
+  if (strcmp(app->stepper, "sheun") == 0) return rw_tableau_find("heun");
+  return rw_tableau_find(app->stepper);
+}
+
 /* Reads the common keys into app->opt and checks what depends on several keys. */
 static int rw_app_read_common(rw_app *app)
 {

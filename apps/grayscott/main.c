@@ -22,6 +22,9 @@
 #include <string.h>
 
 static const rw_deck_key keys[] = {
+    {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0, "euler,heun,ssprk3,rk4,rk38,dopri5,em,sheun", 0,
+     "time stepper: explicit Runge-Kutta, or with noise_amplitude > 0 an SDE stepper: em "
+     "(Euler-Maruyama, Ito) or sheun (stochastic Heun, Stratonovich)"},
     {"N", RW_KEY_INT, "128", "nodes", 4, 1e6, 0, NULL, 0,
      "grid nodes per dimension (N x N, or N^3 with dim 3)"},
     {"dim", RW_KEY_INT, "2", NULL, 2, 3, 0, NULL, 0, "spatial dimension: 2 (square) or 3 (cube)"},
@@ -42,6 +45,14 @@ static const rw_deck_key keys[] = {
      "HDF5 result file (written as <output>.partial, renamed when complete)"},
     {"output_every", RW_KEY_INT, "50", "steps", 0, 1e12, 0, NULL, 0,
      "write a snapshot of (u, v) every k steps (0: initial and final state only)"},
+    {"noise_amplitude", RW_KEY_REAL, "0.0", NULL, 0, 1e300, 0, NULL, 0,
+     "sigma of additive space-time white noise sigma dW(x, t) on the species noise_species: "
+     "each node's increment over a step dt has variance sigma^2 dt / h^dim; 0 = deterministic, "
+     "> 0 needs stepper em or sheun (not differentiated)"},
+    {"noise_seed", RW_KEY_INT, "0", NULL, 0, 1e18, 0, NULL, 0,
+     "seed of the noise (Philox key); the gradient is pathwise, for this seed's path"},
+    {"noise_species", RW_KEY_ENUM, "uv", NULL, 0, 0, 0, "uv,u,v", 0,
+     "species the noise forces: uv (both, independent), u or v"},
     {"stability_check", RW_KEY_ENUM, "error", NULL, 0, 0, 0, "error,warn,off", 0,
      "dt above the stepper's explicit stability limit (diffusion 4 dim max(D_u, D_v) / h^2 "
      "plus the linear reaction rates): error refuses to run, warn runs and says by how much"},
@@ -83,9 +94,10 @@ static int run(rw_app *app)
   char objname[16];
   double node[3] = {-1, -1, -1}, dJdp[4] = {0}, J = 0.0;
   double rho = 0.0, limit = INFINITY, y0max = 0.0;
-  char smode[8];
-  int nnode = 3;
-  long dim = 2;
+  char smode[8], species[8];
+  int nnode = 3, sde = 0;
+  long dim = 2, seed = 0;
+  double amp = 0.0;
   rw_gs_config cfg;
   rw_adjoint_stats stats;
 
@@ -96,6 +108,8 @@ static int run(rw_app *app)
   RW_TRY(rw_deck_get_real(deck, "L", &cfg.length));
   RW_TRY(rw_deck_get_string(deck, "objective", objname, sizeof objname));
   RW_TRY(rw_gs_objective_from_name(objname, &cfg.objective));
+  RW_TRY(rw_deck_get_string(deck, "noise_species", species, sizeof species));
+  RW_TRY(rw_gs_noise_from_name(species, &cfg.noise));
   RW_TRY(rw_deck_get_real_array(deck, "objective_node", node, &nnode));
   if (nnode > 0) {
     RW_CHECK_GOTO(nnode == cfg.dim, RW_ERR_DECK,
@@ -116,7 +130,8 @@ static int run(rw_app *app)
   }
   for (int k = 0; k < rw_problem_nparams(prob); k++)
     RW_TRY(rw_deck_get_real(deck, rw_problem_param_name(prob, k), &rw_problem_params(prob)[k]));
-  RW_TRY(rw_stepper_create_erk(prob, rw_tableau_find(app->stepper), &st));
+  RW_TRY(rw_app_noise(app, prob, &sde, &amp, &seed));
+  RW_TRY(rw_app_create_stepper(app, prob, &st));
   RW_TRY(rw_problem_new_state(prob, &y));
   RW_TRY(rw_problem_new_state(prob, &dJdy0));
   RW_TRY(rw_gs_initial_state(prob, y));
@@ -124,7 +139,7 @@ static int run(rw_app *app)
   /* Explicit stability, before anything is written (adaptive steps find their own size). */
   RW_TRY(rw_deck_get_string(deck, "stability_check", smode, sizeof smode));
   RW_TRY(rw_gs_eigen_bound(prob, &rho));
-  RW_TRY(rw_stability_check_dt(app->ctx, rw_tableau_find(app->stepper), app->opt.dt,
+  RW_TRY(rw_stability_check_dt(app->ctx, rw_app_stability_tableau(app), app->opt.dt,
                                app->opt.tf - app->opt.t0, rw_deck_source(deck, "dt"), rho,
                                "4 dim max(D_u, D_v) / h^2 + max(|gamma|, |gamma + kappa|)",
                                app->opt.adaptive || strcmp(smode, "off") == 0 ? RW_STABILITY_OFF
@@ -143,6 +158,9 @@ static int run(rw_app *app)
   RW_TRY(rw_output_attr_long(app->out, "/", "dim", cfg.dim));
   RW_TRY(rw_output_attr_double(app->out, "/", "L", cfg.length));
   RW_TRY(rw_output_attr_double(app->out, "/", "stability_limit_dt", limit));
+  RW_TRY(rw_output_attr_double(app->out, "/", "noise_amplitude", amp));
+  RW_TRY(rw_output_attr_long(app->out, "/", "noise_seed", seed));
+  RW_TRY(rw_output_attr_string(app->out, "/", "noise_species", species));
   if (cfg.objective == RW_GS_POINT) {
     RW_TRY(rw_output_attr_long(app->out, "/", "objective_node_i", pt[0]));
     RW_TRY(rw_output_attr_long(app->out, "/", "objective_node_j", pt[1]));
@@ -175,6 +193,19 @@ static int run(rw_app *app)
            "with %s)\n",
            app->info->name, shape, procs, cfg.length / (double)cfg.n, obj, app->opt.tf, app->opt.dt,
            limit, app->stepper);
+    double h = cfg.length / (double)cfg.n;
+    if (amp > 0.0)
+      rw_log(app->ctx, RW_LOG_SUMMARY,
+             "  noise: space-time white noise on %s, amplitude sigma = %g, seed %ld: node "
+             "increment sigma h^(-%d/2) sqrt(dt) z, std %.4g per step of %g\n",
+             cfg.noise == RW_GS_NOISE_UV  ? "u and v"
+             : cfg.noise == RW_GS_NOISE_U ? "u"
+                                          : "v",
+             amp, seed, cfg.dim, amp * sqrt(app->opt.dt / pow(h, cfg.dim)), app->opt.dt);
+    else if (sde)
+      rw_log(app->ctx, RW_LOG_SUMMARY,
+             "  noise: none (noise_amplitude 0): %s is the deterministic %s scheme\n", app->stepper,
+             strcmp(app->stepper, "em") == 0 ? "Euler" : "Heun");
   }
   monitor_ctx mctx = {app, grid, BLOWUP_FACTOR * fmax(1.0, y0max)};
   RW_TRY(rw_app_solve(app, prob, st, y, monitor, &mctx, &J, dJdp, dJdy0, &stats));

@@ -20,6 +20,9 @@
 #define HEAT_MAX_COORDS (3 * 1024)
 
 static const rw_deck_key keys[] = {
+    {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0, "euler,heun,ssprk3,rk4,rk38,dopri5,em,sheun", 0,
+     "time stepper: explicit Runge-Kutta, or with noise_amplitude > 0 an SDE stepper: em "
+     "(Euler-Maruyama, Ito) or sheun (stochastic Heun, Stratonovich)"},
     {"dim", RW_KEY_INT, "2", NULL, 2, 3, 0, NULL, 0, "space dimension (2 or 3)"},
     {"n", RW_KEY_INT, "64", "nodes", 3, 1e6, 0, NULL, 0, "grid nodes per dimension"},
     {"length", RW_KEY_REAL, "1.0", NULL, 0, 1e300, 1, NULL, 0,
@@ -55,6 +58,13 @@ static const rw_deck_key keys[] = {
      "number of sensors on a regular sub-grid (ignored when sensor_coords is set)"},
     {"sensor_coords", RW_KEY_REAL_ARRAY, NULL, NULL, -1e300, 1e300, 0, NULL, HEAT_MAX_COORDS,
      "explicit sensor coordinates x1,y1[,z1],x2,... (snapped to the nearest node)"},
+    {"noise_amplitude", RW_KEY_REAL, "0.0", NULL, 0, 1e300, 0, NULL, 0,
+     "sigma of additive space-time white noise sigma dW(x, t): each node's increment over a "
+     "step dt has variance sigma^2 dt / h^dim (twice that per dimension in which a Neumann "
+     "node is on the boundary); 0 = deterministic, > 0 needs stepper em or sheun; the data run "
+     "uses the same noise path (not differentiated)"},
+    {"noise_seed", RW_KEY_INT, "0", NULL, 0, 1e18, 0, NULL, 0,
+     "seed of the noise (Philox key); the gradient is pathwise, for this seed's path"},
     {"tf", RW_KEY_REAL, "1.0", "time", -1e300, 1e300, 0, NULL, 0, "final time T (> t0)"},
     {"dt", RW_KEY_REAL, "2.5e-3", "time", 0, 1e300, 1, NULL, 0,
      "step size; must not exceed the explicit stability limit h^2 / (2 dim kappa_max)"},
@@ -193,7 +203,11 @@ static int run(rw_app *app)
     goto cleanup;
   }
   rw_problem_params(prob)[0] = q;
-  RW_TRY(rw_stepper_create_erk(prob, rw_tableau_find(app->stepper), &st));
+  int sde = 0;
+  long seed = 0;
+  double amp = 0.0;
+  RW_TRY(rw_app_noise(app, prob, &sde, &amp, &seed));
+  RW_TRY(rw_app_create_stepper(app, prob, &st));
   RW_TRY(rw_problem_new_state(prob, &y));
   RW_TRY(rw_problem_new_state(prob, &u0));
   RW_TRY(rw_problem_new_state(prob, &dJdy0));
@@ -230,6 +244,23 @@ static int run(rw_app *app)
          "kappa_init = %g, kappa_true in [%g, %g]\n",
          app->info->name, dim, gridtxt, bc, rw_heat_num_sensors(prob), app->opt.dt, limit, kinit,
          kmin, kmax);
+  if (amp > 0.0) {
+    double vol = 1.0;
+    for (int d = 0; d < dim; d++)
+      vol *= h[d];
+    rw_log(app->ctx, RW_LOG_SUMMARY,
+           "  noise: space-time white noise, amplitude sigma = %g, seed %ld: node increment "
+           "sigma h^(-%ld/2) sqrt(dt) z, std %.4g per step of %g%s; the data run follows the same "
+           "path\n",
+           amp, seed, dim, amp * sqrt(app->opt.dt / vol), app->opt.dt,
+           cfg.bc == RW_BC_NEUMANN ? " (x sqrt(2) per boundary dimension at Neumann sides)" : "");
+  } else if (sde) {
+    rw_log(app->ctx, RW_LOG_SUMMARY,
+           "  noise: none (noise_amplitude 0): %s is the deterministic %s scheme\n", app->stepper,
+           strcmp(app->stepper, "em") == 0 ? "Euler" : "Heun");
+  }
+  RW_TRY(rw_output_attr_double(app->out, "/", "noise_amplitude", amp));
+  RW_TRY(rw_output_attr_long(app->out, "/", "noise_seed", seed));
   RW_TRY(make_data(app, prob, st, u0, ktrue, &Jtrue));
   rw_vec_copy(u0, y);
   monitor_ctx mctx = {app, prob};

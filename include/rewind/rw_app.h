@@ -107,6 +107,27 @@ int rw_app_finish(rw_app *app, rw_problem prob, double J, const double *dJdp, N_
 /* Turns the current error into a deck error naming `keys` and where they came from. */
 int rw_app_deck_error(rw_app *app, const char *keys);
 
+/* --- Noise (issue 12) for the grid apps (rewind-grayscott, rewind-heat), whose key tables
+ * list `noise_amplitude` (real >= 0, default 0), `noise_seed` (integer >= 0) and a `stepper`
+ * key that admits the SDE steppers em and sheun. ---
+ *
+ * Reads noise_amplitude and noise_seed and sets them on `prob` (rw_problem_set_noise,
+ * refinement 1). noise_amplitude > 0 needs an SDE stepper: with another stepper it is a deck
+ * error naming both keys. An SDE stepper with noise_amplitude 0 is accepted: the
+ * deterministic Euler (em) or Heun (sheun) scheme. Sets *sde to 1 when app->stepper is an SDE
+ * stepper, *amplitude and *seed to the values read. Collective only in the error protocol
+ * (every rank reads the same deck). */
+int rw_app_noise(rw_app *app, rw_problem prob, int *sde, double *amplitude, long *seed);
+
+/* The stepper the deck names: an SDE stepper (rw_stepper_create_sde) for em and sheun, else
+ * the explicit Runge-Kutta stepper of that tableau. Collective. */
+int rw_app_create_stepper(rw_app *app, rw_problem prob, rw_stepper *out);
+
+/* The Butcher tableau of the deterministic part of the deck's stepper, for explicit
+ * stability checks: em -> euler, sheun -> heun (their drift is those schemes'), else the
+ * stepper's own tableau (NULL when it has none). Not collective. */
+const rw_tableau *rw_app_stability_tableau(rw_app *app);
+
 #ifdef __cplusplus
 }
 #endif

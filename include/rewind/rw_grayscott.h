@@ -27,7 +27,26 @@
  * Every operator (rhs, jvp, vjp_y, vjp_p) is written out by hand: the VJP in the state is the
  * reaction Jacobian transposed per node plus the transposed Laplacian scattered into a
  * ghosted adjoint array and sent back to the owners by rw_grid_exchange_adjoint. Ghosted
- * work arrays are allocated at creation, never in the time loop. */
+ * work arrays are allocated at creation, never in the time loop.
+ *
+ * Noise (issue 12; the SDE steppers em and sheun of rw_sde.h). With the noise on, the model
+ * is the stochastic PDE with additive space-time white noise W(x, t) forcing the species
+ * the configuration selects (both by default):
+ *   du = (...) dt + sigma dW_u(x, t),   dv = (...) dt + sigma dW_v(x, t),
+ * discretised by finite differences in the standard way (Walsh, "An introduction to
+ * stochastic partial differential equations", Lecture Notes in Math. 1180, 1986; Da Prato &
+ * Zabczyk, "Stochastic Equations in Infinite Dimensions", 1992; Gyongy, Potential Anal. 9,
+ * 1998, for the lattice scheme): the noise averaged over a node's cell of volume h^dim has
+ * variance dt / h^dim over a step dt, so node i of a noisy species receives
+ *   sigma h^(-dim/2) dW_i,   dW_i = sqrt(dt) z_i,   z_i standard normal, independent
+ * over nodes, species and steps: an increment of variance sigma^2 dt / h^dim. The problem's
+ * diffusion g is the constant h^(-dim/2) on the noisy components (0 on the others; zero
+ * derivative in y and in the parameters: sigma is not differentiated) and sigma is the
+ * problem's noise amplitude (rw_problem_set_noise; 0 at creation, so the problem is
+ * deterministic until it is set). Its noise_fill keys component c' (0 .. c-1 among the c
+ * noisy species, u first) of global node m = (k N + j) N + i by the index m c + c' and draws
+ * each owned row (one contiguous global range) with one rw_rng_normal_fill: any rank count
+ * draws the same numbers bit for bit. */
 #ifndef REWIND_RW_GRAYSCOTT_H
 #define REWIND_RW_GRAYSCOTT_H
 
@@ -40,13 +59,22 @@ extern "C" {
 
 typedef enum { RW_GS_POINT = 0, RW_GS_U2 = 1 } rw_gs_objective;
 
+/* Which species the noise forces. */
+typedef enum { RW_GS_NOISE_UV = 0, RW_GS_NOISE_U = 1, RW_GS_NOISE_V = 2 } rw_gs_noise;
+
 typedef struct {
   int dim;                   /* 2 or 3 */
   long n;                    /* nodes per dimension, >= 4 */
   double length;             /* side L of the periodic domain [0, L)^dim */
   rw_gs_objective objective; /* point or u2 */
   long point[3];             /* node of the point objective; -1 entries: N/2 - 1 */
+  rw_gs_noise noise;         /* noisy species (RW_GS_NOISE_UV: both, the default) */
 } rw_gs_config;
+
+/* Names of the noise choices ("uv, u, v") and the choice of a name (RW_ERR_ARG naming the
+ * known ones otherwise). Not collective. */
+const char *rw_gs_noise_names(void);
+int rw_gs_noise_from_name(const char *name, rw_gs_noise *noise);
 
 /* The PETSc ex5adj set-up: 2-D, N = 128, L = 2.5, point objective at the default node.
  * Not collective. */
@@ -60,7 +88,8 @@ int rw_gs_objective_from_name(const char *name, rw_gs_objective *obj);
 /* Creates the problem and its grid on the context's communicator; the parameters get the
  * defaults above. Fails with RW_ERR_ARG for dim not 2 or 3, N < 4, L <= 0, a point node
  * outside the grid, or too many ranks for N (every rank must own at least one node per
- * dimension). Collective. */
+ * dimension). The noise ops (diffusion, noise_fill) are always there; the noise amplitude is 0
+ * (seed 0) until rw_problem_set_noise sets it. Collective. */
 int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *out);
 
 /* The problem's grid (owned by the problem: do not destroy). Not collective. */

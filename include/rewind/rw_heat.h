@@ -23,7 +23,22 @@
  * Parameters: one scalar ("source" = q) and the field ("kappa", rw_problem_field). Change
  * kappa by writing into rw_problem_field(prob): every right-hand side, JVP and VJP re-reads
  * it and exchanges its halo, so a change takes effect at once (no refresh call). Never
- * replace the field vector (rw_problem_set_field): the problem keeps a pointer to it. */
+ * replace the field vector (rw_problem_set_field): the problem keeps a pointer to it.
+ *
+ * Noise (issue 12; the SDE steppers em and sheun of rw_sde.h): additive space-time white
+ * noise, du = (...) dt + sigma dW(x, t), discretised by finite differences as in Walsh
+ * (Lecture Notes in Math. 1180, 1986) and Da Prato & Zabczyk ("Stochastic Equations in
+ * Infinite Dimensions", 1992): the noise averaged over a node's cell of volume
+ * V = h_0 h_1 [h_2] has variance dt / V over a step dt, so node i receives
+ *   sigma V_i^(-1/2) sqrt(dt) z_i,   z_i independent standard normals,
+ * an increment of variance sigma^2 dt / V_i. Every node of a periodic or Dirichlet grid is an
+ * unknown with a full cell (V_i = V); with Neumann sides a node on the boundary has half a
+ * cell in each dimension where it is on the boundary (its mirrored equation is the half-cell
+ * balance), so V_i = V / 2 per such dimension. The problem's diffusion g = V_i^(-1/2) is
+ * constant in t, y and the parameters (zero VJP: sigma is not differentiated); sigma is the
+ * problem's noise amplitude (rw_problem_set_noise; 0 at creation: deterministic until set).
+ * Its noise_fill keys global node m = (k n_1 + j) n_0 + i by the index m and draws each owned
+ * row with one rw_rng_normal_fill, so any rank count draws the same numbers bit for bit. */
 #ifndef REWIND_RW_HEAT_H
 #define REWIND_RW_HEAT_H
 

@@ -17,6 +17,7 @@
 #include "rewind/rw_grayscott.h"
 
 #include "rewind/rw_kernels.h"
+#include "rewind/rw_rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +41,10 @@ typedef struct {
   int vadd;            /* vjp: 1 adds into the output, 0 overwrites it */
   double *pacc;        /* vjp: parameter VJP lane sums (GS_LANES x 4), NULL when not wanted */
   double lanes[4 * 8]; /* the lane sums (4 x GS_LANES), zero between calls */
+  rw_gs_noise noise;   /* noisy species */
+  int nnoisy;          /* number of noisy components per node (1 or 2) */
+  double gscale;       /* h^(-dim/2): the diffusion coefficient of a noisy component */
+  double *zrow;        /* one row of normals (cnt[0] doubles), when one species is noisy */
 } rw_gs;
 
 static const char *const rw_gs_param_names[] = {"D_u", "D_v", "gamma", "kappa"};
@@ -66,6 +71,23 @@ int rw_gs_objective_from_name(const char *name, rw_gs_objective *obj)
   else
     return RW_ERROR(RW_ERR_ARG, "unknown Gray-Scott objective '%s'; known objectives: %s", name,
                     rw_gs_objective_names());
+  return 0;
+}
+
+const char *rw_gs_noise_names(void) { return "uv, u, v"; }
+
+int rw_gs_noise_from_name(const char *name, rw_gs_noise *noise)
+{
+  RW_CHECK(name && noise, RW_ERR_ARG, "rw_gs_noise_from_name: NULL argument");
+  if (strcmp(name, "uv") == 0)
+    *noise = RW_GS_NOISE_UV;
+  else if (strcmp(name, "u") == 0)
+    *noise = RW_GS_NOISE_U;
+  else if (strcmp(name, "v") == 0)
+    *noise = RW_GS_NOISE_V;
+  else
+    return RW_ERROR(RW_ERR_ARG, "unknown Gray-Scott noisy species '%s'; known: %s", name,
+                    rw_gs_noise_names());
   return 0;
 }
 
@@ -427,10 +449,66 @@ static int gs_terminal_grad(void *c, double t, N_Vector y, const double *p, N_Ve
   return 0;
 }
 
+/* --- Noise: additive space-time white noise (see rw_grayscott.h) ------------------------- */
+
+/* g = h^(-dim/2) on the noisy components, 0 on the others; it does not depend on t, y or p
+ * (the amplitude is the problem's noise amplitude, rw_problem_set_noise). */
+static int gs_diffusion(void *c, double t, N_Vector y, const double *p, N_Vector g)
+{
+  (void)t, (void)y, (void)p;
+  rw_gs *s = c;
+  double *gd = rw_vec_data(g);
+  double gu = s->noise != RW_GS_NOISE_V ? s->gscale : 0.0;
+  double gv = s->noise != RW_GS_NOISE_U ? s->gscale : 0.0;
+  long nn = s->cnt[0] * s->cnt[1] * s->cnt[2];
+  for (long i = 0; i < nn; i++) {
+    gd[2 * i] = gu;
+    gd[2 * i + 1] = gv;
+  }
+  return 0;
+}
+
+/* Additive noise: dg/dy = 0 and dg/dp = 0, nothing to accumulate. */
+static int gs_diffusion_vjp(void *c, double t, N_Vector y, const double *p, N_Vector w,
+                            N_Vector out_y, double *out_p)
+{
+  (void)c, (void)t, (void)y, (void)p, (void)w, (void)out_y, (void)out_p;
+  return 0;
+}
+
+/* z = the normals of noise step `step`: the noisy component c' (0 .. nnoisy-1, in the order
+ * u, v) of global node m = (gk N + gj) N + gi takes index m nnoisy + c'. An owned row
+ * (fixed j, k) is one contiguous global range, drawn by one rw_rng_normal_fill, so the values
+ * do not depend on the decomposition. Entries of a component without noise are 0. */
+static int gs_noise_fill(void *c, uint64_t seed, uint64_t step, N_Vector z)
+{
+  rw_gs *s = c;
+  double *zd = rw_vec_data(z);
+  const uint64_t nc = (uint64_t)s->nnoisy;
+  const size_t m = (size_t)s->cnt[0];
+  for (long k = 0; k < s->cnt[2]; k++)
+    for (long j = 0; j < s->cnt[1]; j++) {
+      uint64_t node = (uint64_t)(((s->start[2] + k) * s->n + s->start[1] + j) * s->n + s->start[0]);
+      double *row = zd + gs_ox(s, 0, j, k);
+      if (nc == 2) {
+        RW_CALL(rw_rng_normal_fill(seed, step, 0, RW_RNG_STREAM_FORCING, node * 2, 2 * m, row));
+        continue;
+      }
+      RW_CALL(rw_rng_normal_fill(seed, step, 0, RW_RNG_STREAM_FORCING, node, m, s->zrow));
+      int on = s->noise == RW_GS_NOISE_U ? 0 : 1;
+      for (size_t i = 0; i < m; i++) {
+        row[2 * i + (size_t)on] = s->zrow[i];
+        row[2 * i + (size_t)(1 - on)] = 0.0;
+      }
+    }
+  return 0;
+}
+
 static void gs_destroy(void *c)
 {
   rw_gs *s = c;
   if (!s) return;
+  rw_free(&s->zrow);
   rw_free(&s->gy);
   rw_free(&s->gv);
   rw_grid_destroy(&s->grid);
@@ -448,6 +526,10 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   RW_CHECK(cfg->n >= 4, RW_ERR_ARG, "Gray-Scott: N = %ld nodes per dimension; need N >= 4", cfg->n);
   RW_CHECK(isfinite(cfg->length) && cfg->length > 0.0, RW_ERR_ARG,
            "Gray-Scott: domain side L = %g must be > 0", cfg->length);
+  RW_CHECK(cfg->noise == RW_GS_NOISE_UV || cfg->noise == RW_GS_NOISE_U ||
+               cfg->noise == RW_GS_NOISE_V,
+           RW_ERR_ARG, "Gray-Scott: noisy species %d unknown (RW_GS_NOISE_UV, _U or _V)",
+           (int)cfg->noise);
   RW_CALL(rw_calloc(1, sizeof *s, "Gray-Scott problem", &s));
   s->dim = cfg->dim;
   s->n = cfg->n;
@@ -485,6 +567,11 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   s->pidx = rw_grid_local_index(s->grid, s->point[0], s->point[1], s->point[2]);
   RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted state", &s->gy));
   RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted direction", &s->gv));
+  s->noise = cfg->noise;
+  s->nnoisy = cfg->noise == RW_GS_NOISE_UV ? 2 : 1;
+  s->gscale = 1.0 / sqrt(s->vol);
+  if (s->nnoisy == 1)
+    RW_TRY(rw_calloc((size_t)s->cnt[0], sizeof(double), "Gray-Scott noise row", &s->zrow));
 
   rw_problem_ops ops;
   memset(&ops, 0, sizeof ops);
@@ -496,14 +583,20 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   ops.jvp = gs_jvp;
   ops.terminal = gs_terminal;
   ops.terminal_grad = gs_terminal_grad;
+  ops.diffusion = gs_diffusion;
+  ops.diffusion_vjp = gs_diffusion_vjp;
+  ops.noise_fill = gs_noise_fill;
   ops.destroy = gs_destroy;
   RW_TRY(rw_problem_create(ctx, "grayscott", &ops, s, rw_grid_local_length(s->grid), 4,
                            rw_gs_param_names, out));
   s = NULL; /* owned by the problem now */
   double *p = rw_problem_params(*out);
   p[0] = 8e-5, p[1] = 4e-5, p[2] = 0.024, p[3] = 0.06;
+  /* Deterministic until the noise is set: amplitude 0, seed 0. */
+  RW_TRY(rw_problem_set_noise(*out, 0, 0.0, 1));
 cleanup:
   gs_destroy(s);
+  if (ierr) rw_problem_destroy(out);
   return ierr;
 }
 

@@ -21,6 +21,7 @@
 #include "rewind/rw_heat.h"
 
 #include "rewind/rw_kernels.h"
+#include "rewind/rw_rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@ typedef struct {
   int recording;
   long rcap, nrec;
   double *rtimes, *rvals;
+  double gscale; /* noise: (h_0 h_1 [h_2])^(-1/2), the diffusion at a full-cell node */
 } heat;
 
 /* Kernel context of the right-hand side and the tangents. */
@@ -403,6 +405,56 @@ static int heat_running_grad(void *content, double t, N_Vector y, const double *
   return 0;
 }
 
+/* --- Noise: additive space-time white noise (see rw_heat.h) ------------------------------ */
+
+/* g = (volume of the node's cell)^(-1/2): gscale, times sqrt(2) per dimension in which a
+ * Neumann node sits on the boundary (its cell is half as wide). Independent of t, y, p. */
+static int heat_diffusion(void *content, double t, N_Vector y, const double *p, N_Vector g)
+{
+  (void)t, (void)y, (void)p;
+  heat *H = content;
+  double *gd = rw_vec_data(g);
+  const double r2 = sqrt(2.0);
+  for (long k = 0; k < H->cnt[2]; k++)
+    for (long j = 0; j < H->cnt[1]; j++) {
+      double gjk = H->gscale;
+      if (H->neumann) {
+        long gj = H->st[1] + j, gk = H->st[2] + k;
+        if (gj == 0 || gj == H->n[1] - 1) gjk *= r2;
+        if (H->dim == 3 && (gk == 0 || gk == H->n[2] - 1)) gjk *= r2;
+      }
+      double *row = gd + (k * H->cnt[1] + j) * H->cnt[0];
+      for (long i = 0; i < H->cnt[0]; i++)
+        row[i] = gjk;
+      if (H->neumann && H->st[0] == 0) row[0] *= r2;
+      if (H->neumann && H->st[0] + H->cnt[0] == H->n[0]) row[H->cnt[0] - 1] *= r2;
+    }
+  return 0;
+}
+
+/* Additive noise: dg/dy = 0 and dg/dp = 0, nothing to accumulate. */
+static int heat_diffusion_vjp(void *content, double t, N_Vector y, const double *p, N_Vector w,
+                              N_Vector out_y, double *out_p)
+{
+  (void)content, (void)t, (void)y, (void)p, (void)w, (void)out_y, (void)out_p;
+  return 0;
+}
+
+/* z = the normals of noise step `step`, node m = (k n1 + j) n0 + i keyed by index m (one noisy
+ * component); each owned row is one contiguous global range, one rw_rng_normal_fill. */
+static int heat_noise_fill(void *content, uint64_t seed, uint64_t step, N_Vector z)
+{
+  heat *H = content;
+  double *zd = rw_vec_data(z);
+  for (long k = 0; k < H->cnt[2]; k++)
+    for (long j = 0; j < H->cnt[1]; j++) {
+      uint64_t node = (uint64_t)(((H->st[2] + k) * H->n[1] + H->st[1] + j) * H->n[0] + H->st[0]);
+      RW_CALL(rw_rng_normal_fill(seed, step, 0, RW_RNG_STREAM_FORCING, node, (size_t)H->cnt[0],
+                                 zd + (k * H->cnt[1] + j) * H->cnt[0]));
+    }
+  return 0;
+}
+
 static void heat_destroy(void *content)
 {
   heat *H = content;
@@ -468,6 +520,9 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
                                      .running = heat_running,
                                      .running_grad = heat_running_grad,
                                      .vjp_field = heat_vjp_field,
+                                     .diffusion = heat_diffusion,
+                                     .diffusion_vjp = heat_diffusion_vjp,
+                                     .noise_fill = heat_noise_fill,
                                      .solve_begin = heat_solve_begin,
                                      .solve_end = heat_solve_end,
                                      .destroy = heat_destroy};
@@ -520,6 +575,12 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
     H->n[d] = gc.n[d];
     H->c[d] = d < H->dim ? 0.5 / (H->h[d] * H->h[d]) : 0.0;
   }
+  {
+    double vol = 1.0;
+    for (int d = 0; d < H->dim; d++)
+      vol *= H->h[d];
+    H->gscale = 1.0 / sqrt(vol);
+  }
   RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted state", &H->gu));
   RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted kappa", &H->gk));
   RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted state adjoint", &H->ga));
@@ -543,6 +604,8 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
     Hp->kappa = kappa;
     kappa = NULL;
   }
+  /* Deterministic until the noise is set: amplitude 0, seed 0. */
+  RW_TRY(rw_problem_set_noise(prob, 0, 0.0, 1));
   *out = prob;
   return 0;
 cleanup:
