@@ -251,6 +251,22 @@ gs_vjp_row(const gs_coef *k, const double *restrict y, const double *restrict gw
 {
   const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
   const size_t sy = k->sy, sz = k->sz;
+  if (!acc) { /* the state VJP alone: one flat loop over the row, the same per-node arithmetic */
+    for (long i = 0; i < 2 * m; i += 2) {
+      double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
+      double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
+      double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
+      if (three) {
+        tu += gw[i - sz] + gw[i + sz];
+        tv += gw[i + 1 - sz] + gw[i + 1 + sz];
+      }
+      double fu = (vv * wv - (vv + ga) * wu) + Du * ((tu - nd * wu) * ih2);
+      double fv = ((uv2 - gk) * wv - uv2 * wu) + Dv * ((tv - nd * wv) * ih2);
+      q[i] = add ? q[i] + fu : fu;
+      q[i + 1] = add ? q[i + 1] + fv : fv;
+    }
+    return;
+  }
   for (long b = 0; b < m; b += GS_LANES) {
     const long nl = m - b < GS_LANES ? m - b : GS_LANES;
     for (long l = 0; l < nl; l++) {
