@@ -246,95 +246,73 @@ static int gs_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, co
  * -2 dim/h^2), so L^T w at a node gathers the neighbours' w exactly as L gathers y. The flags
  * are constants at each call site below, so each variant is a branch-free loop. */
 static inline __attribute__((always_inline)) void
+gs_vjp_node(const gs_coef *k, const double *restrict y, const double *restrict gw,
+            double *restrict q, long i, const int add, const int three, double *lu, double *lv)
+{
+  const size_t sy = k->sy, sz = k->sz;
+  double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
+  double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
+  double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
+  if (three) {
+    tu += gw[i - sz] + gw[i + sz];
+    tv += gw[i + 1 - sz] + gw[i + 1 + sz];
+  }
+  *lu = (tu - k->nd * wu) * k->ih2, *lv = (tv - k->nd * wv) * k->ih2;
+  if (q) {
+    double fu = (vv * wv - (vv + k->ga) * wu) + k->Du * *lu;
+    double fv = ((uv2 - k->gk) * wv - uv2 * wu) + k->Dv * *lv;
+    q[i] = add ? q[i] + fu : fu;
+    q[i + 1] = add ? q[i + 1] + fv : fv;
+  }
+}
+
+static inline __attribute__((always_inline)) void
 gs_vjp_row(const gs_coef *k, const double *restrict y, const double *restrict gw,
            double *restrict q, long m, const int add, const int three, double *restrict acc)
 {
-  const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
-  const size_t sy = k->sy, sz = k->sz;
-  if (!acc) { /* the state VJP alone: one flat loop over the row, the same per-node arithmetic */
-    for (long i = 0; i < 2 * m; i += 2) {
-      double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
-      double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
-      double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
-      if (three) {
-        tu += gw[i - sz] + gw[i + sz];
-        tv += gw[i + 1 - sz] + gw[i + 1 + sz];
-      }
-      double fu = (vv * wv - (vv + ga) * wu) + Du * ((tu - nd * wu) * ih2);
-      double fv = ((uv2 - gk) * wv - uv2 * wu) + Dv * ((tv - nd * wv) * ih2);
-      q[i] = add ? q[i] + fu : fu;
-      q[i + 1] = add ? q[i + 1] + fv : fv;
-    }
+  double lu, lv;
+  if (!acc) { /* the state VJP alone: one flat loop over the row */
+    for (long i = 0; i < 2 * m; i += 2)
+      gs_vjp_node(k, y, gw, q, i, add, three, &lu, &lv);
     return;
   }
   for (long b = 0; b < m; b += GS_LANES) {
     const long nl = m - b < GS_LANES ? m - b : GS_LANES;
     for (long l = 0; l < nl; l++) {
       const long i = 2 * (b + l);
-      double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
-      double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
-      double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
-      if (three) {
-        tu += gw[i - sz] + gw[i + sz];
-        tv += gw[i + 1 - sz] + gw[i + 1 + sz];
-      }
-      double lu = (tu - nd * wu) * ih2, lv = (tv - nd * wv) * ih2;
-      if (q) {
-        double fu = (vv * wv - (vv + ga) * wu) + Du * lu;
-        double fv = ((uv2 - gk) * wv - uv2 * wu) + Dv * lv;
-        q[i] = add ? q[i] + fu : fu;
-        q[i + 1] = add ? q[i + 1] + fv : fv;
-      }
-      if (acc) {
-        acc[l] += u * lu;
-        acc[GS_LANES + l] += v * lv;
-        acc[2 * GS_LANES + l] += wu * (1.0 - u) - wv * v;
-        acc[3 * GS_LANES + l] -= wv * v;
-      }
+      gs_vjp_node(k, y, gw, q, i, add, three, &lu, &lv);
+      const double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1];
+      acc[l] += u * lu;
+      acc[GS_LANES + l] += v * lv;
+      acc[2 * GS_LANES + l] += wu * (1.0 - u) - wv * v;
+      acc[3 * GS_LANES + l] -= wv * v;
     }
   }
 }
 
-RW_SIMD_CLONES static void gs_vjp_row2(const gs_coef *k, const double *restrict y,
+/* The rows, compiled for three ISAs; each flag combination is a branch-free loop of its own.
+ * acc NULL: out += (add) or = the state VJP; acc: out overwritten (or not written when q is
+ * NULL) and the parameter VJP's lane sums accumulated. */
+RW_SIMD_CLONES static void gs_vjp_rows(const gs_coef *k, const double *restrict y,
                                        const double *restrict gw, double *restrict q, long m,
-                                       int add)
+                                       int add, int three, double *restrict acc)
 {
-  if (add)
-    gs_vjp_row(k, y, gw, q, m, 1, 0, NULL);
-  else
-    gs_vjp_row(k, y, gw, q, m, 0, 0, NULL);
-}
-
-RW_SIMD_CLONES static void gs_vjp_row3(const gs_coef *k, const double *restrict y,
-                                       const double *restrict gw, double *restrict q, long m,
-                                       int add)
-{
-  if (add)
+  if (!acc && add && three)
     gs_vjp_row(k, y, gw, q, m, 1, 1, NULL);
-  else
+  else if (!acc && add)
+    gs_vjp_row(k, y, gw, q, m, 1, 0, NULL);
+  else if (!acc && three)
     gs_vjp_row(k, y, gw, q, m, 0, 1, NULL);
-}
-
-/* The same rows with the parameter VJP's lane sums: q written (overwritten) and acc
- * accumulated, or (q NULL) acc alone. */
-RW_SIMD_CLONES static void gs_vjp_row2_p(const gs_coef *k, const double *restrict y,
-                                         const double *restrict gw, double *restrict q, long m,
-                                         double *restrict acc)
-{
-  if (q)
+  else if (!acc)
+    gs_vjp_row(k, y, gw, q, m, 0, 0, NULL);
+  else if (q && three)
+    gs_vjp_row(k, y, gw, q, m, 0, 1, acc);
+  else if (q)
     gs_vjp_row(k, y, gw, q, m, 0, 0, acc);
+  else if (three)
+    gs_vjp_row(k, y, gw, NULL, m, 0, 1, acc);
   else
     gs_vjp_row(k, y, gw, NULL, m, 0, 0, acc);
-}
-
-RW_SIMD_CLONES static void gs_vjp_row3_p(const gs_coef *k, const double *restrict y,
-                                         const double *restrict gw, double *restrict q, long m,
-                                         double *restrict acc)
-{
-  if (q)
-    gs_vjp_row(k, y, gw, q, m, 0, 1, acc);
-  else
-    gs_vjp_row(k, y, gw, NULL, m, 0, 1, acc);
 }
 
 /* out += (df/dy)^T w (out = ... when s->vadd is 0) on the box: gv is the ghosted w, s->yk
@@ -352,16 +330,7 @@ static void gs_vjp_kernel(void *kc, rw_grid g, const double *gv, double *out, co
       const double *w = gv + gs_gx(s, lo[0], j, kk);
       double *q = out ? out + o : NULL;
       long m = hi[0] - lo[0];
-      if (s->pacc) {
-        if (s->dim == 2)
-          gs_vjp_row2_p(&k, s->yk + o, w, q, m, s->pacc);
-        else
-          gs_vjp_row3_p(&k, s->yk + o, w, q, m, s->pacc);
-      } else if (s->dim == 2) {
-        gs_vjp_row2(&k, s->yk + o, w, q, m, s->vadd);
-      } else {
-        gs_vjp_row3(&k, s->yk + o, w, q, m, s->vadd);
-      }
+      gs_vjp_rows(&k, s->yk + o, w, q, m, s->pacc ? 0 : s->vadd, s->dim == 3, s->pacc);
     }
 }
 
