@@ -199,43 +199,52 @@ static double fx_grad(fx *f, double *g, N_Vector gy)
   return J;
 }
 
+/* Taylor test of the gradient (g = dJ/dtheta, f->gy = dJ/dy0 at J0) along a random direction
+ * in (theta, y0) drawn from *s: the remainders |J(x + e d) - J0 - e dJ| fall at order 2. */
+static void check_taylor(fx *f, const double *g, double J0, unsigned *s, const char *what)
+{
+  long P = f->P, n = rw_vec_local_length(f->y0);
+  double *dp = malloc(P * sizeof(double)), *p0 = malloc(P * sizeof(double));
+  double *p = rw_problem_params(f->prob);
+  N_Vector dy, y00;
+  RW_TEST_OK(rw_vec_clone(f->y0, &dy));
+  RW_TEST_OK(rw_vec_clone(f->y0, &y00));
+  fill(dp, P, s, 1.0);
+  fill(rw_vec_data(dy), n, s, 1.0);
+  double dJ = N_VDotProd(f->gy, dy);
+  for (long k = 0; k < P; k++)
+    dJ += g[k] * dp[k];
+  memcpy(p0, p, P * sizeof(double));
+  N_VScale(1.0, f->y0, y00);
+  double rem[4];
+  for (int i = 0; i < 4; i++) {
+    double e = 1e-2 / (1 << i), J;
+    for (long k = 0; k < P; k++)
+      p[k] = p0[k] + e * dp[k];
+    N_VLinearSum(1.0, y00, e, dy, f->y);
+    RW_TEST_OK(rw_forward_solve(f->prob, f->st, &f->opt, f->y, &J, NULL));
+    rem[i] = fabs(J - J0 - e * dJ);
+  }
+  memcpy(p, p0, P * sizeof(double));
+  for (int i = 1; i < 4; i++) {
+    double order = log2(rem[i - 1] / rem[i]);
+    cr_assert(order > 1.8 && order < 2.2, "%s: Taylor remainders %.3e %.3e: order %.2f", what,
+              rem[i - 1], rem[i], order);
+  }
+  rw_vec_destroy(&dy), rw_vec_destroy(&y00);
+  free(dp), free(p0);
+}
+
 Test(neuralode, taylor_remainders_of_the_loss_gradient)
 {
   unsigned s = 5;
   for (size_t m = 0; m < 2; m++) {
     fx f;
     fx_create(&f, &cases[m], &s);
-    long P = f.P, n = rw_vec_local_length(f.y0);
-    double *g = malloc(P * sizeof(double)), *dp = malloc(P * sizeof(double));
-    double *p0 = malloc(P * sizeof(double)), *p = rw_problem_params(f.prob);
-    N_Vector dy, y00;
-    RW_TEST_OK(rw_vec_clone(f.y0, &dy));
-    RW_TEST_OK(rw_vec_clone(f.y0, &y00));
+    double *g = malloc(f.P * sizeof(double));
     double J0 = fx_grad(&f, g, f.gy);
-    fill(dp, P, &s, 1.0);
-    fill(rw_vec_data(dy), n, &s, 1.0);
-    double dJ = N_VDotProd(f.gy, dy);
-    for (long k = 0; k < P; k++)
-      dJ += g[k] * dp[k];
-    memcpy(p0, p, P * sizeof(double));
-    N_VScale(1.0, f.y0, y00);
-    double rem[4];
-    for (int i = 0; i < 4; i++) {
-      double e = 1e-2 / (1 << i), J;
-      for (long k = 0; k < P; k++)
-        p[k] = p0[k] + e * dp[k];
-      N_VLinearSum(1.0, y00, e, dy, f.y);
-      RW_TEST_OK(rw_forward_solve(f.prob, f.st, &f.opt, f.y, &J, NULL));
-      rem[i] = fabs(J - J0 - e * dJ);
-    }
-    memcpy(p, p0, P * sizeof(double));
-    for (int i = 1; i < 4; i++) {
-      double order = log2(rem[i - 1] / rem[i]);
-      cr_assert(order > 1.8 && order < 2.2, "%s: Taylor remainders %.3e %.3e: order %.2f",
-                cases[m].name, rem[i - 1], rem[i], order);
-    }
-    rw_vec_destroy(&dy), rw_vec_destroy(&y00);
-    free(g), free(dp), free(p0);
+    check_taylor(&f, g, J0, &s, cases[m].name);
+    free(g);
     fx_destroy(&f);
   }
 }
@@ -319,12 +328,8 @@ Test(neuralode, neural_sde_taylor_and_checkpointing)
     RW_TEST_OK(rw_problem_set_noise(f.prob, 77, 0.3, 1));
     RW_TEST_OK(rw_stepper_create_sde(f.prob, methods[k], &f.st));
     long P = f.P, n = rw_vec_local_length(f.y0);
-    double *g = malloc(P * sizeof(double)), *dp = malloc(P * sizeof(double));
-    double *g1 = malloc(P * sizeof(double)), *p0 = malloc(P * sizeof(double));
-    double *p = rw_problem_params(f.prob);
-    N_Vector dy, y00, gy1;
-    RW_TEST_OK(rw_vec_clone(f.y0, &dy));
-    RW_TEST_OK(rw_vec_clone(f.y0, &y00));
+    double *g = malloc(P * sizeof(double)), *g1 = malloc(P * sizeof(double));
+    N_Vector gy1;
     RW_TEST_OK(rw_vec_clone(f.y0, &gy1));
     double J0 = fx_grad(&f, g, f.gy);
     /* another seed, another path */
@@ -332,29 +337,7 @@ Test(neuralode, neural_sde_taylor_and_checkpointing)
     double Jo = fx_grad(&f, g1, gy1);
     cr_assert(Jo != J0, "%s: the noise does not reach J", methods[k]);
     RW_TEST_OK(rw_problem_set_noise(f.prob, 77, 0.3, 1));
-    /* Taylor in (theta, y0) */
-    fill(dp, P, &s, 1.0);
-    fill(rw_vec_data(dy), n, &s, 1.0);
-    double dJ = N_VDotProd(f.gy, dy);
-    for (long i = 0; i < P; i++)
-      dJ += g[i] * dp[i];
-    memcpy(p0, p, P * sizeof(double));
-    N_VScale(1.0, f.y0, y00);
-    double rem[4];
-    for (int i = 0; i < 4; i++) {
-      double e = 1e-2 / (1 << i), J;
-      for (long j = 0; j < P; j++)
-        p[j] = p0[j] + e * dp[j];
-      N_VLinearSum(1.0, y00, e, dy, f.y);
-      RW_TEST_OK(rw_forward_solve(f.prob, f.st, &f.opt, f.y, &J, NULL));
-      rem[i] = fabs(J - J0 - e * dJ);
-    }
-    memcpy(p, p0, P * sizeof(double));
-    for (int i = 1; i < 4; i++) {
-      double order = log2(rem[i - 1] / rem[i]);
-      cr_assert(order > 1.8 && order < 2.2, "%s: Taylor remainders %.3e %.3e: order %.2f",
-                methods[k], rem[i - 1], rem[i], order);
-    }
+    check_taylor(&f, g, J0, &s, methods[k]); /* in (theta, y0) */
     /* checkpointed (states, then stored stages) equals store bit for bit */
     for (int v = 0; v < 2; v++) {
       f.opt.mode = RW_ADJOINT_CHECKPOINT;
@@ -366,8 +349,8 @@ Test(neuralode, neural_sde_taylor_and_checkpointing)
                     !memcmp(rw_vec_data(f.gy), rw_vec_data(gy1), n * sizeof(double)),
                 "%s, variant %d: checkpointed differs from store", methods[k], v);
     }
-    rw_vec_destroy(&dy), rw_vec_destroy(&y00), rw_vec_destroy(&gy1);
-    free(g), free(g1), free(dp), free(p0);
+    rw_vec_destroy(&gy1);
+    free(g), free(g1);
     fx_destroy(&f);
   }
 }
