@@ -32,7 +32,7 @@
  * file when the call returns (an I/O error shows at the call that caused it), and the file is
  * flushed after each snapshot so that a
  * killed run leaves consistent checkpoints behind. */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "rw_store_impl.h"
 
 #include <dirent.h>
@@ -40,6 +40,7 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -121,6 +122,7 @@ typedef struct {
   double **dst;  /* the vectors' data, one per vector */
   char *tailbuf; /* tstride bytes per chunk */
   size_t tstride;
+  int share;         /* the I/O thread takes pieces too (the process may run on > 1 CPU) */
   int dready, ddone; /* under mu: lookups done (1) or failed (-1); the I/O thread's share done */
   int64_t dstep;     /* the step the file's tag holds (-2: unread) */
   atomic_size_t dnext;
@@ -581,6 +583,15 @@ static int rw_h5_piece_read(rw_h5store *h, rw_h5piece *p)
   return 0;
 }
 
+/* The CPUs this process may run on (mpirun binds a rank to one core by default; then the
+ * I/O thread would only take turns with the caller on that core). */
+static int rw_h5_cpus(void)
+{
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 2;
+  return CPU_COUNT(&set);
+}
+
 /* Takes pieces until none is left or one failed (both threads). */
 static void rw_h5_take_pieces(rw_h5store *h)
 {
@@ -613,7 +624,7 @@ static void rw_h5_direct_job(rw_h5store *h, int slot)
   h->dready = ok ? 1 : -1;
   pthread_cond_broadcast(&h->cv);
   pthread_mutex_unlock(&h->mu);
-  if (ok) rw_h5_take_pieces(h);
+  if (ok && h->share) rw_h5_take_pieces(h);
 }
 
 /* --- The I/O thread ----------------------------------------------------------------------
@@ -1327,6 +1338,7 @@ static int rw_h5_start(rw_h5store *h)
   size_t nch = (size_t)h->nvec * h->nchunk;
   h->tstride = ((size_t)h->nchunk * sizeof(double) + 4 + 7) / 8 * 8; /* padding < nchunk values */
   h->npiece = rw_h5_plan(h, NULL);
+  h->share = rw_h5_cpus() > 1;
   RW_CALL(
       rw_calloc(h->npiece ? h->npiece : 1, sizeof *h->piece, "checkpoint read pieces", &h->piece));
   rw_h5_plan(h, h->piece);
