@@ -192,12 +192,19 @@ int rw_problem_vjp_comb(rw_problem prob, double t, N_Vector y, int n, const doub
     N_VConst(0.0, out_y);
     return rw_problem_vjp(prob, t, y, work, out_y, out_p);
   }
+  int active = prob->np > 0 && !prob->frozen_p;
+  if (prob->field && !prob->frozen_field && prob->ops.vjp_comb_field) {
+    prob->counts.vjp_y++;
+    if (active) prob->counts.vjp_p++;
+    RW_CALL(prob->ops.vjp_comb_field(prob->content, t, y, prob->p, n, c, W, out_y,
+                                     active ? out_p : NULL, prob->field, prob->field_bar));
+    return 0;
+  }
   if (prob->field && !prob->frozen_field) { /* the field's VJP needs w as a vector */
     RW_NEED(vjp_field);
     RW_CALL_SUNDIALS(N_VLinearCombination(n, (double *)c, W, work));
     RW_CALL(prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, work, prob->field_bar));
   }
-  int active = prob->np > 0 && !prob->frozen_p;
   prob->counts.vjp_y++;
   if (active) prob->counts.vjp_p++;
   RW_CALL(prob->ops.vjp_comb(prob->content, t, y, prob->p, n, c, W, out_y, active ? out_p : NULL));

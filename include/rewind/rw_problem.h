@@ -46,6 +46,13 @@ typedef struct {
    * work vector, zeroes out_y and calls the accumulating VJPs. */
   int (*vjp_comb)(void *content, double t, N_Vector y, const double *p, int n, const double *c,
                   N_Vector *W, N_Vector out_y, double *out_p);
+  /* vjp_comb and, in the same pass where the problem can, the field's VJP: field_out +=
+   * (df/dfield)^T w. Optional: used instead of vjp_field + vjp_comb when the problem has both
+   * and its field is differentiated; the field's gradient may differ from vjp_field's in the
+   * last bits (another summation order), never by more. */
+  int (*vjp_comb_field)(void *content, double t, N_Vector y, const double *p, int n,
+                        const double *c, N_Vector *W, N_Vector out_y, double *out_p, N_Vector field,
+                        N_Vector field_out);
   /* out = (df/dy) v + (df/dp) dp (dp may be NULL). Optional. */
   int (*jvp)(void *content, double t, N_Vector y, const double *p, N_Vector v, const double *dp,
              N_Vector out);

@@ -39,6 +39,7 @@ typedef struct {
   int gk_ready;   /* inside a solve (solve_begin): gk holds kappa's halo copy, not redone */
   N_Vector shape; /* s(x) */
   int neumann;    /* Neumann sides: the operator is not symmetric */
+  int periodic;   /* periodic sides: no physical boundary */
   N_Vector wv;    /* Neumann only: work vector of vjp_comb */
   int ns;
   long (*snode)[3]; /* sensor nodes (global) */
@@ -346,6 +347,98 @@ static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, i
   return 0;
 }
 
+/* One row of the conductivity's gradient by gather: for node m and each dimension d in order,
+ * g += c_d ((w_m - w_{m-s}) (u_{m-s} - u_m) + (w_m - w_{m+s}) (u_{m+s} - u_m)), the face
+ * terms c w_i (u_j - u_i) of heat_vjp_field's scatter that reach k_m (from m's own faces and
+ * from its neighbours'), summed at m; then out += g. gw, gu: ghosted rows of w and u. */
+static inline __attribute__((always_inline)) void
+heat_kgrad_body(const double *restrict gw, const double *restrict gu, double *restrict out, long m,
+                const size_t sd[3], const double c[3], const int three)
+{
+  const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2];
+  const double c0 = c[0], c1 = c[1], c2 = c[2];
+  for (long i = 0; i < m; i++) {
+    double wi = gw[i], ui = gu[i], g = 0.0;
+    g += c0 * ((wi - gw[i - s0]) * (gu[i - s0] - ui) + (wi - gw[i + s0]) * (gu[i + s0] - ui));
+    g += c1 * ((wi - gw[i - s1]) * (gu[i - s1] - ui) + (wi - gw[i + s1]) * (gu[i + s1] - ui));
+    if (three)
+      g += c2 * ((wi - gw[i - s2]) * (gu[i - s2] - ui) + (wi - gw[i + s2]) * (gu[i + s2] - ui));
+    out[i] += g;
+  }
+}
+
+RW_SIMD_CLONES static void heat_kgrad_row3(const double *restrict gw, const double *restrict gu,
+                                           double *restrict out, long m, const size_t sd[3],
+                                           const double c[3])
+{
+  heat_kgrad_body(gw, gu, out, m, sd, c, 1);
+}
+
+RW_SIMD_CLONES static void heat_kgrad_row2(const double *restrict gw, const double *restrict gu,
+                                           double *restrict out, long m, const size_t sd[3],
+                                           const double c[3])
+{
+  heat_kgrad_body(gw, gu, out, m, sd, c, 0);
+}
+
+/* vjp_comb and the conductivity's VJP in one sweep (Dirichlet or periodic sides): w's halo
+ * copy is the one vjp_comb forms (zero ghosts on a Dirichlet side), u's is exchanged meanwhile
+ * into H->gb, and the gradient of every owned k_m is gathered from both (heat_kgrad_body), so
+ * no zeroed scatter array and no reverse halo exchange. On a Dirichlet side the face to the
+ * ghost also gives c w_m (u_g - u_m) to the ghost's conductivity, which the conductivity grid
+ * mirrors from the node one layer inside: that term goes there, as the scatter's transposed
+ * exchange would send it. Neumann sides: vjp_field's scatter, then vjp_comb. */
+static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double *p, int n,
+                               const double *c, N_Vector *W, N_Vector out_y, double *out_p,
+                               N_Vector field, N_Vector field_out)
+{
+  heat *H = content;
+  if (H->neumann) {
+    RW_CALL_SUNDIALS(N_VLinearCombination(n, (double *)c, W, H->wv));
+    RW_CALL(heat_vjp_field(content, t, y, p, field, H->wv, field_out));
+    return heat_vjp_comb(content, t, y, p, n, c, W, out_y, out_p);
+  }
+  const int D = H->dim;
+  double *fo = rw_vec_data(field_out);
+  const double *gw = H->gu, *gu = H->gb;
+  RW_CALL(rw_grid_exchange_begin(H->ug, y, H->gb));
+  int ierr = heat_vjp_comb(content, t, y, p, n, c, W, out_y, out_p);
+  int e = rw_grid_exchange_end(H->ug, H->gb);
+  RW_CALL(ierr);
+  RW_CALL(e);
+  for (long k = 0; k < H->cnt[2]; k++)
+    for (long j = 0; j < H->cnt[1]; j++) {
+      size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
+      size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
+      if (D == 3)
+        heat_kgrad_row3(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
+      else
+        heat_kgrad_row2(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
+    }
+  if (H->periodic) return 0;
+  for (int d = 0; d < D; d++) /* the Dirichlet faces' ghost conductivities, mirrored inside */
+    for (int side = 0; side < 2; side++) {
+      if (side == 0 ? H->st[d] != 0 : H->st[d] + H->cnt[d] != H->n[d]) continue;
+      long lo[3] = {0, 0, 0}, hi[3] = {H->cnt[0], H->cnt[1], H->cnt[2]};
+      lo[d] = side == 0 ? 0 : H->cnt[d] - 1;
+      hi[d] = lo[d] + 1;
+      const ptrdiff_t s = (ptrdiff_t)H->sd[d], out_s = d == 0 ? 1
+                                                       : d == 1
+                                                           ? (ptrdiff_t)H->cnt[0]
+                                                           : (ptrdiff_t)(H->cnt[0] * H->cnt[1]);
+      const ptrdiff_t toward = side == 0 ? 1 : -1; /* the mirror node, one layer inside */
+      for (long k = lo[2]; k < hi[2]; k++)
+        for (long j = lo[1]; j < hi[1]; j++)
+          for (long i = lo[0]; i < hi[0]; i++) {
+            size_t x = rw_grid_gidx(H->gn, 1, D, i, j, k, 1, 0);
+            size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0] + i);
+            double ug = gu[(ptrdiff_t)x - toward * s];
+            fo[(ptrdiff_t)o + toward * out_s] += H->c[d] * gw[x] * (ug - gu[x]);
+          }
+    }
+  return 0;
+}
+
 /* The data at time t for every sensor, into H->sbuf: linear interpolation between the
  * recorded times, constant outside them. */
 static void heat_data_at(heat *H, double t)
@@ -516,6 +609,7 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
                                      .vjp_y = heat_vjp_y,
                                      .vjp_p = heat_vjp_p,
                                      .vjp_comb = heat_vjp_comb,
+                                     .vjp_comb_field = heat_vjp_comb_field,
                                      .jvp = heat_jvp,
                                      .running = heat_running,
                                      .running_grad = heat_running_grad,
@@ -592,6 +686,7 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
   RW_TRY(heat_place_sensors(H, cfg, H->ug));
   RW_TRY(rw_grid_new_field(H->ug, &H->shape));
   H->neumann = cfg->bc == RW_BC_NEUMANN;
+  H->periodic = cfg->bc == RW_BC_PERIODIC;
   if (H->neumann) RW_TRY(rw_grid_new_field(H->ug, &H->wv));
   RW_TRY(rw_problem_create(ctx, "heat", &ops, H, rw_grid_local_length(H->ug), 1, names, &prob));
   H = NULL; /* owned by the problem from here */

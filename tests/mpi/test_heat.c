@@ -269,8 +269,9 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
          tag, lhs, relerr(lhs, rp), relerr(lfd, rp), efield == 0.0 ? "identical" : "DIFFERS");
 
   /* The fused adjoint stage (w = c0 w + c1 v formed by the problem, output overwritten; a
-   * gather with zero Dirichlet ghosts where the operator is symmetric) against the plain path:
-   * the combination in a vector, zero, vjp_y, vjp_p, vjp_field. */
+   * gather with zero Dirichlet ghosts where the operator is symmetric, the field's gradient
+   * gathered in the same sweep) against the plain path: the combination in a vector, zero,
+   * vjp_y, vjp_p, vjp_field. */
   {
     N_Vector W[2] = {w, v};
     const double cw[2] = {0.7, -0.3};
@@ -289,7 +290,9 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
     double ey = norm(fm) / norm(out0);
     N_VLinearSum(1.0, rw_problem_field_adjoint(prob), -1.0, Jv, fm);
     double ef = norm(fm) / norm(Jv);
-    expect(f.ctx, ey < 1e-13 && ef == 0.0 && pf[0] == pc[0],
+    /* the field adjoint: scattered by vjp_field on the plain path, gathered in the stage's sweep
+     * on the fused one (vjp_comb_field: the same terms in another order) */
+    expect(f.ctx, ey < 1e-13 && ef < 1e-14 && pf[0] == pc[0],
            "%s vjp_comb:  fused adjoint stage vs plain VJPs: state %.1e, field %.1e, dJ/dq %s", tag,
            ey, ef, pf[0] == pc[0] ? "identical" : "DIFFERS");
   }
