@@ -1034,3 +1034,16 @@ cleanup:
   rw_schedule_destroy(&s);
   return ierr;
 }
+
+/* The optimum and counts of a two-level schedule's own plan (see rw_schedule.h). */
+int rw_schedule_two_level_counts(rw_schedule s, rw_two_level_counts *counts)
+{
+  RW_CHECK(s && s->ops.next == two_level_next && counts, RW_ERR_ARG,
+           "rw_schedule_two_level_counts: not a two-level schedule, or NULL output");
+  two_level *t = s->content;
+  RW_CALL(plan_count(&t->p, counts));
+  RW_CHECK(fabs(counts->cost - t->p.value) <= 1e-9 * (t->p.value > 1 ? t->p.value : 1),
+           RW_ERR_INTERNAL, "rw_schedule_two_level_counts: walked cost %.17g != table value %.17g",
+           counts->cost, t->p.value);
+  return 0;
+}

@@ -378,6 +378,7 @@ static int make_schedule(const plan_options *o, int64_t steps, rw_schedule *s)
 
 /* The online disk schedule's period after the last simulation: used and chosen. */
 static int64_t g_period, g_period0;
+static rw_two_level_counts g_opt; /* two-level: the optimum of the schedule's own plan */
 
 /* Iterates the schedule (printing the actions when asked) and returns its statistics. For
  * the online schedule the end is announced after the step that reaches it, as an adaptive
@@ -412,6 +413,7 @@ static int simulate(const plan_options *o, int64_t steps, int print, int *first_
   if (!ierr) ierr = rw_schedule_get_stats(s, st);
   if (!ierr && o->kind == SCHED_ONLINE_DISK)
     ierr = rw_schedule_online_disk_period(s, &g_period, &g_period0);
+  if (!ierr && o->kind == SCHED_TWO_LEVEL) ierr = rw_schedule_two_level_counts(s, &g_opt);
   rw_schedule_destroy(&s);
   return ierr;
 }
@@ -468,15 +470,10 @@ static int plan_steps(const plan_options *o)
     print_error("rw_binomial_advances", rw_error_last());
     return 1;
   }
-  /* The two-level optimum, computed from the recurrences without the actions: the
-   * schedule's own cost must equal it. */
-  rw_two_level_counts opt = {0};
-  if (o->kind == SCHED_TWO_LEVEL &&
-      rw_two_level_cost(l, (int)o->ram_slots, (int)o->disk_slots, o->write_cost / o->step_cost,
-                        o->read_cost / o->step_cost, &opt)) {
-    print_error("rw_two_level_cost", rw_error_last());
-    return 1;
-  }
+  /* The two-level optimum: the value of the recurrences in the schedule's plan (planned once;
+   * the walk of its decisions checked against the table), which the cost of the actions
+   * iterated above must equal. */
+  rw_two_level_counts opt = g_opt;
   int64_t sa_adv = l - 1, sa_fwd = 2 * l - 1;
   double cost = (double)st.advances * o->step_cost + (double)st.disk_writes * o->write_cost +
                 (double)st.disk_reads * o->read_cost;

@@ -251,6 +251,11 @@ int rw_schedule_create_two_level(int64_t steps, int ram_slots, int disk_slots, d
 int rw_two_level_cost(int64_t steps, int ram_slots, int disk_slots, double write_cost,
                       double read_cost, rw_two_level_counts *counts);
 
+/* The same for a schedule made by rw_schedule_create_two_level, from the plan it already holds
+ * (no second planning): the optimum and the counts its tree of decisions gives, the walk
+ * checked against the table value. RW_ERR_ARG for another kind of schedule. Not collective. */
+int rw_schedule_two_level_counts(rw_schedule s, rw_two_level_counts *counts);
+
 /* --- End of the two-level section ----------------------------------------------------- */
 
 #ifdef __cplusplus
