@@ -253,6 +253,12 @@ static void check_stream(int64_t l, int c, int disk, double wd, double rd)
   cr_assert_eq(st.peak_disk_slots, dcap);
   double cost = (double)st.advances + (double)st.disk_writes * wd + (double)st.disk_reads * rd;
   cr_assert(fabs(cost - n.cost) <= 1e-9 * fmax(1, n.cost));
+  rw_two_level_counts own; /* the schedule's own plan gives the same counts (rewind-plan) */
+  RW_TEST_OK(rw_schedule_two_level_counts(s, &own));
+  cr_assert(own.cost == n.cost && own.advances == n.advances && own.disk_writes == n.disk_writes &&
+                own.disk_reads == n.disk_reads && own.disk_slots_used == n.disk_slots_used,
+            "l=%" PRId64 " c=%d disk=%d: the schedule's plan %.17g vs rw_two_level_cost %.17g", l,
+            c, disk, own.cost, n.cost);
   RW_TEST_OK(rw_schedule_destroy(&s));
   cr_assert_null(s);
 }
@@ -338,6 +344,14 @@ Test(schedule_disk, bad_arguments_and_cleanup)
   cr_assert_eq(rw_two_level_cost(-5, 3, 1, 1, 1, &n), RW_ERR_ARG);
   rw_error_clear();
   cr_assert_null(s);
+  /* the counts of a schedule's own plan: refused for another kind of schedule */
+  RW_TEST_OK(rw_schedule_create_binomial(10, 3, &s));
+  cr_assert_eq(rw_schedule_two_level_counts(s, &n), RW_ERR_ARG);
+  cr_assert(strstr(rw_error_message(), "not a two-level schedule"));
+  rw_error_clear();
+  cr_assert_eq(rw_schedule_two_level_counts(NULL, &n), RW_ERR_ARG);
+  rw_error_clear();
+  rw_schedule_destroy(&s);
   /* every allocation may fail: clean error, nothing leaked */
   size_t base = rw_mem_current();
   for (int disk = -1; disk <= 2; disk += 3)
