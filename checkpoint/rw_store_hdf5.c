@@ -542,7 +542,9 @@ cleanup:
  * its place and sum it while it is still in the core's cache (rw_f32_piece). The caller joins
  * the sums chunk by chunk and compares them with the checksums stored in the file. Reads and
  * checksums of different pieces run on both cores, and the data cross the memory bus once, as
- * dd's do. The vectors hold the snapshot only when every checksum and the step tag match;
+ * dd's do. When the process may run on one CPU only (mpirun binds a rank to a core by default),
+ * the I/O thread leaves the pieces to the caller: on one core the two threads would only take
+ * turns. The vectors hold the snapshot only when every checksum and the step tag match;
  * otherwise the get fails with the error of a staged read, and no gradient is computed. */
 #define RW_H5_PIECE ((size_t)1 << 20) /* measured: best of 256 KiB to 16 MiB here */
 
