@@ -91,9 +91,12 @@
  * Cost (l = 10^5, wd = 20, rd = 10, Release, one core of a shared VM): at or above the
  * saturated slot count (1511 for c_ram = 10, 3332 for c_ram = 3) about 0.15 s (was 19 s and
  * 55-82 s); below it the columns: c_ram = 10: 50 slots ~0.7 s, 200 ~4 s, 1000 ~8 s;
- * c_ram = 3: 50 ~1.2 s, 200 ~5 s, 1000 ~20 s, 3331 ~30 s (rewind-plan plans twice, so its
- * times are about double). The planner holds O(l) doubles and lists (about 15 MB at
- * l = 10^5) and the plan keeps the runs and two int64 per column. Unlimited disk keeps one
+ * c_ram = 3: 50 ~1.2 s, 200 ~5 s, 1000 ~20 s, 3331 ~30 s (rewind-plan plans once and takes
+ * the optimum from the schedule's plan, rw_schedule_two_level_counts: 2026-11-24, quiet,
+ * c_ram = 10 with 200 / 1000 slots 3.2 / 7.4 s, c_ram = 3 4.8 / 19.5 s). Half the time goes
+ * to the lower bound's hull evaluations (hull_at_cur), from the number of calls, not the
+ * cursor's walks (bisecting them changed nothing). The planner holds O(l) doubles and lists (about
+ * 15 MB at l = 10^5) and the plan keeps the runs and two int64 per column. Unlimited disk keeps one
  * int32 decision per n. The action generator holds a stack of at most (disk slots + 4)
  * segments and the binomial engine's O(c_ram) state. */
 #include "rewind/rw_context.h"
