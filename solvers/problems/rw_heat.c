@@ -312,6 +312,17 @@ static int heat_vjp_field(void *content, double t, N_Vector y, const double *p, 
   return 0;
 }
 
+/* Neumann sides: out_y = (df/du)^T w (overwritten) and out_p[0] += sum_i w_i s_i by the
+ * scatter VJPs, w already formed in H->wv. */
+static int heat_vjp_scatter(heat *H, double t, N_Vector y, const double *p, N_Vector out_y,
+                            double *out_p)
+{
+  N_VConst(0.0, out_y);
+  RW_CALL(heat_vjp_y(H, t, y, p, H->wv, out_y));
+  if (out_p) RW_CALL(heat_vjp_p(H, t, y, p, H->wv, out_p));
+  return 0;
+}
+
 /* out_y = (df/du)^T w (overwritten) with w = sum_j c[j] W[j]; out_p[0] += sum_i w_i s_i when
  * asked. With Dirichlet or periodic sides the operator on the unknowns is symmetric: the face
  * term c (k_i + k_j) (u_j - u_i) couples i to j exactly as j to i, and a Dirichlet ghost is a
@@ -326,10 +337,7 @@ static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, i
   heat *H = content;
   if (H->neumann) {
     RW_CALL_SUNDIALS(N_VLinearCombination(n, (double *)c, W, H->wv));
-    N_VConst(0.0, out_y);
-    RW_CALL(heat_vjp_y(content, t, y, p, H->wv, out_y));
-    if (out_p) RW_CALL(heat_vjp_p(content, t, y, p, H->wv, out_p));
-    return 0;
+    return heat_vjp_scatter(H, t, y, p, out_y, out_p);
   }
   RW_CALL(heat_apply_comb(H, H->kappa, H->gk, H->lg, n, c, W, NULL, NULL, 0.0, out_y));
   if (out_p) { /* w from its ghosted copy, summed in heat_vjp_p's order */
@@ -393,10 +401,10 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
                                N_Vector field, N_Vector field_out)
 {
   heat *H = content;
-  if (H->neumann) {
+  if (H->neumann) { /* w formed once, for the field's scatter and the state's */
     RW_CALL_SUNDIALS(N_VLinearCombination(n, (double *)c, W, H->wv));
     RW_CALL(heat_vjp_field(content, t, y, p, field, H->wv, field_out));
-    return heat_vjp_comb(content, t, y, p, n, c, W, out_y, out_p);
+    return heat_vjp_scatter(H, t, y, p, out_y, out_p);
   }
   const int D = H->dim;
   double *fo = rw_vec_data(field_out);
