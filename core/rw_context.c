@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rewind/rw_context.h"
 
+#include "rewind/rw_device.h"
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@ struct rw_context_s {
   int rank, size;
   SUNContext sunctx;
   rw_log_level level;
+  rw_device device;
 };
 
 int rw_context_create(MPI_Comm comm, rw_context *out)
@@ -62,6 +65,8 @@ int rw_context_size(rw_context ctx) { return ctx->size; }
 SUNContext rw_context_sunctx(rw_context ctx) { return ctx->sunctx; }
 void rw_context_set_log_level(rw_context ctx, rw_log_level level) { ctx->level = level; }
 rw_log_level rw_context_log_level(rw_context ctx) { return ctx->level; }
+void rw_context_set_device(rw_context ctx, rw_device dev) { ctx->device = dev; }
+rw_device rw_context_device(rw_context ctx) { return ctx ? ctx->device : NULL; }
 
 void rw_log(rw_context ctx, rw_log_level level, const char *fmt, ...)
 {

@@ -1,6 +1,8 @@
 /* N_Vector factory over the counting allocator. */
 #include "rewind/rw_vector.h"
 
+#include "rw_device_impl.h"
+
 #include <string.h>
 
 /* N_VLinearCombination in one pass over memory: z = sum_j c[j] X[j].
@@ -149,6 +151,11 @@ int rw_vec_create(rw_context ctx, sunindextype local_n, N_Vector *out)
            (long long)local_n);
   long long loc = (long long)local_n, glob = 0;
   RW_CALL_MPI(MPI_Allreduce(&loc, &glob, 1, MPI_LONG_LONG, MPI_SUM, rw_context_comm(ctx)));
+  if (rw_context_device(ctx)) {
+    RW_CALL(rw_dvec_make(rw_context_device(ctx), rw_context_comm(ctx), rw_context_sunctx(ctx),
+                         local_n, (sunindextype)glob, 1, out));
+    return 0;
+  }
   RW_CALL(
       rw_vec_make(rw_context_comm(ctx), rw_context_sunctx(ctx), local_n, (sunindextype)glob, out));
   return 0;
@@ -157,6 +164,11 @@ int rw_vec_create(rw_context ctx, sunindextype local_n, N_Vector *out)
 int rw_vec_clone(N_Vector tmpl, N_Vector *out)
 {
   RW_CHECK(tmpl, RW_ERR_ARG, "rw_vec_clone: template is NULL");
+  if (rw_dvec_is(tmpl)) {
+    RW_CALL(rw_dvec_make(rw_vec_device(tmpl), rw_dvec_comm(tmpl), tmpl->sunctx,
+                         rw_dvec_local_length(tmpl), rw_dvec_global_length(tmpl), 1, out));
+    return 0;
+  }
   RW_CALL(
       rw_vec_make(NV_COMM_P(tmpl), tmpl->sunctx, NV_LOCLENGTH_P(tmpl), NV_GLOBLENGTH_P(tmpl), out));
   return 0;
@@ -166,6 +178,11 @@ void rw_vec_destroy(N_Vector *v)
 {
   if (!v || !*v) return;
   N_Vector vv = *v;
+  if (rw_dvec_is(vv)) {
+    N_VDestroy(vv);
+    *v = NULL;
+    return;
+  }
   double *data = NV_DATA_P(vv);
   N_VDestroy(*v);
   rw_free(&data);
@@ -175,6 +192,12 @@ void rw_vec_destroy(N_Vector *v)
 int rw_vec_view_create(N_Vector tmpl, N_Vector *out)
 {
   RW_CHECK(tmpl && out, RW_ERR_ARG, "rw_vec_view_create: NULL argument");
+  if (rw_dvec_is(tmpl)) {
+    RW_CALL(rw_dvec_make(rw_vec_device(tmpl), rw_dvec_comm(tmpl), tmpl->sunctx,
+                         rw_dvec_local_length(tmpl), rw_dvec_global_length(tmpl), 0, out));
+    rw_dvec_set_data(*out, rw_dvec_data(tmpl));
+    return 0;
+  }
   *out = N_VMake_Parallel(NV_COMM_P(tmpl), NV_LOCLENGTH_P(tmpl), NV_GLOBLENGTH_P(tmpl),
                           NV_DATA_P(tmpl), tmpl->sunctx);
   RW_CHECK(*out, RW_ERR_SUNDIALS, "N_VMake_Parallel failed for a view");
@@ -187,7 +210,13 @@ int rw_vec_view_create(N_Vector tmpl, N_Vector *out)
   return 0;
 }
 
-void rw_vec_view_point(N_Vector view, double *data) { NV_DATA_P(view) = data; }
+void rw_vec_view_point(N_Vector view, double *data)
+{
+  if (rw_dvec_is(view))
+    rw_dvec_set_data(view, data);
+  else
+    NV_DATA_P(view) = data;
+}
 
 void rw_vec_view_destroy(N_Vector *view)
 {
@@ -220,13 +249,24 @@ void rw_vec_destroy_array(N_Vector **vs, int n)
   rw_free(vs);
 }
 
-double *rw_vec_data(N_Vector v) { return NV_DATA_P(v); }
-sunindextype rw_vec_local_length(N_Vector v) { return NV_LOCLENGTH_P(v); }
-sunindextype rw_vec_global_length(N_Vector v) { return NV_GLOBLENGTH_P(v); }
-size_t rw_vec_bytes(N_Vector v) { return (size_t)NV_LOCLENGTH_P(v) * sizeof(double); }
+/* Device vectors (rw_device.h) answer with their device pointer and lengths. */
+double *rw_vec_data(N_Vector v) { return rw_dvec_is(v) ? rw_dvec_data(v) : NV_DATA_P(v); }
+sunindextype rw_vec_local_length(N_Vector v)
+{
+  return rw_dvec_is(v) ? rw_dvec_local_length(v) : NV_LOCLENGTH_P(v);
+}
+sunindextype rw_vec_global_length(N_Vector v)
+{
+  return rw_dvec_is(v) ? rw_dvec_global_length(v) : NV_GLOBLENGTH_P(v);
+}
+size_t rw_vec_bytes(N_Vector v) { return (size_t)rw_vec_local_length(v) * sizeof(double); }
 
 void rw_vec_copy(N_Vector x, N_Vector y)
 {
+  if (rw_dvec_is(y)) {
+    rw_dvec_copy(x, y);
+    return;
+  }
   if (NV_LOCLENGTH_P(x) > 0)
     memcpy(NV_DATA_P(y), NV_DATA_P(x), (size_t)NV_LOCLENGTH_P(x) * sizeof(double));
 }

@@ -1,4 +1,5 @@
 /* CPU reference of the shared kernels, and the CUDA entry points when CUDA is not built. */
+#include "../core/rw_device_impl.h"
 #include "rewind/rw_cuda.h"
 #include "rewind/rw_error.h"
 #include "rewind/rw_kernels.h"
@@ -24,5 +25,14 @@ int rw_cuda_linear_combination(int nv, const double *c, const double *const *x, 
 {
   (void)nv, (void)c, (void)x, (void)z, (void)n;
   return RW_ERROR(RW_ERR_NOT_IMPLEMENTED, "this Rewind was built without CUDA");
+}
+
+int rw_cuda_device_open(rw_device d, int local_rank)
+{
+  (void)d, (void)local_rank;
+  return RW_ERROR(RW_ERR_NOT_IMPLEMENTED,
+                  "device cuda: this Rewind was built without CUDA (configure with "
+                  "-DREWIND_ENABLE_CUDA=ON where nvcc is installed); device emulated runs the "
+                  "same vector code on the CPU");
 }
 #endif

@@ -2,6 +2,7 @@
  * counts evaluations (the counts feed the run statistics and the recomputation tests). */
 #include "rewind/rw_problem.h"
 
+#include "rewind/rw_device.h"
 #include "rewind/rw_rng.h"
 
 #include <math.h>
@@ -106,13 +107,24 @@ int rw_problem_new_state(rw_problem prob, N_Vector *out)
   return 0;
 }
 
+/* A problem op, run with host access to an emulated device's memory (rw_device.h): the
+ * problem's kernels are the part a GPU problem runs on the device. */
+#define RW_OP_CALL(expr)                                                                           \
+  do {                                                                                             \
+    rw_device rw_op_dev_ = rw_context_device(prob->ctx);                                           \
+    rw_device_host_begin(rw_op_dev_);                                                              \
+    int rw_op_ierr_ = (expr);                                                                      \
+    rw_device_host_end(rw_op_dev_);                                                                \
+    if (rw_op_ierr_) return rw_error_push(rw_op_ierr_, __func__, __FILE__, __LINE__);              \
+  } while (0)
+
 #define RW_NEED(op)                                                                                \
   RW_CHECK(prob->ops.op, RW_ERR_NOT_IMPLEMENTED, "problem '%s' does not provide " #op, prob->name)
 
 int rw_problem_rhs(rw_problem prob, double t, N_Vector y, N_Vector f)
 {
   prob->counts.rhs++;
-  RW_CALL(prob->ops.rhs(prob->content, t, y, prob->p, f));
+  RW_OP_CALL(prob->ops.rhs(prob->content, t, y, prob->p, f));
   return 0;
 }
 
@@ -120,7 +132,7 @@ int rw_problem_vjp_y(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector
 {
   RW_NEED(vjp_y);
   prob->counts.vjp_y++;
-  RW_CALL(prob->ops.vjp_y(prob->content, t, y, prob->p, w, out));
+  RW_OP_CALL(prob->ops.vjp_y(prob->content, t, y, prob->p, w, out));
   return 0;
 }
 
@@ -141,12 +153,12 @@ int rw_problem_vjp_p(rw_problem prob, double t, N_Vector y, N_Vector w, double *
 {
   if (prob->field && !prob->frozen_field) {
     RW_NEED(vjp_field);
-    RW_CALL(prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, w, prob->field_bar));
+    RW_OP_CALL(prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, w, prob->field_bar));
   }
   if (prob->np == 0 || prob->frozen_p) return 0;
   RW_NEED(vjp_p);
   prob->counts.vjp_p++;
-  RW_CALL(prob->ops.vjp_p(prob->content, t, y, prob->p, w, out));
+  RW_OP_CALL(prob->ops.vjp_p(prob->content, t, y, prob->p, w, out));
   return 0;
 }
 
@@ -158,12 +170,12 @@ int rw_problem_vjp(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector o
   }
   if (prob->field && !prob->frozen_field) {
     RW_NEED(vjp_field);
-    RW_CALL(prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, w, prob->field_bar));
+    RW_OP_CALL(prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, w, prob->field_bar));
   }
   prob->counts.vjp_y++;
   int active = prob->np > 0 && !prob->frozen_p;
   if (active) prob->counts.vjp_p++;
-  RW_CALL(prob->ops.vjp(prob->content, t, y, prob->p, w, out_y, active ? out_p : NULL));
+  RW_OP_CALL(prob->ops.vjp(prob->content, t, y, prob->p, w, out_y, active ? out_p : NULL));
   return 0;
 }
 
@@ -178,7 +190,7 @@ int rw_problem_rhs_comb(rw_problem prob, double t, int n, const double *c, N_Vec
     return rw_problem_rhs(prob, t, Y, f);
   }
   prob->counts.rhs++;
-  RW_CALL(prob->ops.rhs_comb(prob->content, t, prob->p, n, c, X, keep, f));
+  RW_OP_CALL(prob->ops.rhs_comb(prob->content, t, prob->p, n, c, X, keep, f));
   return 0;
 }
 
@@ -196,18 +208,20 @@ int rw_problem_vjp_comb(rw_problem prob, double t, N_Vector y, int n, const doub
   if (prob->field && !prob->frozen_field && prob->ops.vjp_comb_field) {
     prob->counts.vjp_y++;
     if (active) prob->counts.vjp_p++;
-    RW_CALL(prob->ops.vjp_comb_field(prob->content, t, y, prob->p, n, c, W, out_y,
-                                     active ? out_p : NULL, prob->field, prob->field_bar));
+    RW_OP_CALL(prob->ops.vjp_comb_field(prob->content, t, y, prob->p, n, c, W, out_y,
+                                        active ? out_p : NULL, prob->field, prob->field_bar));
     return 0;
   }
   if (prob->field && !prob->frozen_field) { /* the field's VJP needs w as a vector */
     RW_NEED(vjp_field);
     RW_CALL_SUNDIALS(N_VLinearCombination(n, (double *)c, W, work));
-    RW_CALL(prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, work, prob->field_bar));
+    RW_OP_CALL(
+        prob->ops.vjp_field(prob->content, t, y, prob->p, prob->field, work, prob->field_bar));
   }
   prob->counts.vjp_y++;
   if (active) prob->counts.vjp_p++;
-  RW_CALL(prob->ops.vjp_comb(prob->content, t, y, prob->p, n, c, W, out_y, active ? out_p : NULL));
+  RW_OP_CALL(
+      prob->ops.vjp_comb(prob->content, t, y, prob->p, n, c, W, out_y, active ? out_p : NULL));
   return 0;
 }
 
@@ -244,7 +258,7 @@ int rw_problem_jvp(rw_problem prob, double t, N_Vector y, N_Vector v, const doub
 {
   RW_NEED(jvp);
   prob->counts.jvp++;
-  RW_CALL(prob->ops.jvp(prob->content, t, y, prob->p, v, dp, out));
+  RW_OP_CALL(prob->ops.jvp(prob->content, t, y, prob->p, v, dp, out));
   return 0;
 }
 
@@ -252,7 +266,7 @@ int rw_problem_terminal(rw_problem prob, double t, N_Vector y, double *g)
 {
   *g = 0.0;
   if (!prob->ops.terminal) return 0;
-  RW_CALL(prob->ops.terminal(prob->content, t, y, prob->p, g));
+  RW_OP_CALL(prob->ops.terminal(prob->content, t, y, prob->p, g));
   return 0;
 }
 
@@ -261,7 +275,7 @@ int rw_problem_terminal_grad(rw_problem prob, double t, N_Vector y, N_Vector gy,
   N_VConst(0.0, gy);
   if (!prob->ops.terminal) return 0;
   RW_NEED(terminal_grad);
-  RW_CALL(prob->ops.terminal_grad(prob->content, t, y, prob->p, gy, gp));
+  RW_OP_CALL(prob->ops.terminal_grad(prob->content, t, y, prob->p, gy, gp));
   return 0;
 }
 
@@ -270,7 +284,7 @@ int rw_problem_running_local(rw_problem prob, double t, N_Vector y, double *r)
   *r = 0.0;
   if (!prob->ops.running) return 0;
   prob->counts.running++;
-  RW_CALL(prob->ops.running(prob->content, t, y, prob->p, r));
+  RW_OP_CALL(prob->ops.running(prob->content, t, y, prob->p, r));
   return 0;
 }
 
@@ -280,7 +294,7 @@ int rw_problem_running_grad(rw_problem prob, double t, N_Vector y, double w, N_V
   if (!prob->ops.running) return 0;
   RW_NEED(running_grad);
   prob->counts.running_grad++;
-  RW_CALL(prob->ops.running_grad(prob->content, t, y, prob->p, w, ry, rp));
+  RW_OP_CALL(prob->ops.running_grad(prob->content, t, y, prob->p, w, ry, rp));
   return 0;
 }
 
@@ -313,7 +327,7 @@ static int rw_problem_noise_fill(rw_problem prob, uint64_t m, N_Vector z)
 {
   prob->counts.noise++;
   if (prob->ops.noise_fill) {
-    RW_CALL(prob->ops.noise_fill(prob->content, prob->seed, m, z));
+    RW_OP_CALL(prob->ops.noise_fill(prob->content, prob->seed, m, z));
     return 0;
   }
   RW_CALL(rw_rng_normal_fill(prob->seed, m, 0, RW_RNG_STREAM_FORCING, (uint64_t)prob->noise_offset,
@@ -349,7 +363,7 @@ int rw_problem_diffusion(rw_problem prob, double t, N_Vector y, N_Vector g)
 {
   RW_NEED(diffusion);
   prob->counts.diffusion++;
-  RW_CALL(prob->ops.diffusion(prob->content, t, y, prob->p, g));
+  RW_OP_CALL(prob->ops.diffusion(prob->content, t, y, prob->p, g));
   return 0;
 }
 
@@ -359,7 +373,8 @@ int rw_problem_diffusion_vjp(rw_problem prob, double t, N_Vector y, N_Vector w, 
   RW_NEED(diffusion_vjp);
   prob->counts.diffusion_vjp++;
   int active = prob->np > 0 && !prob->frozen_p;
-  RW_CALL(prob->ops.diffusion_vjp(prob->content, t, y, prob->p, w, out_y, active ? out_p : NULL));
+  RW_OP_CALL(
+      prob->ops.diffusion_vjp(prob->content, t, y, prob->p, w, out_y, active ? out_p : NULL));
   return 0;
 }
 int rw_problem_has_terminal(rw_problem prob) { return prob->ops.terminal != NULL; }
@@ -511,11 +526,16 @@ rw_problem rw_problem_partner_inner(rw_problem prob) { return prob->inner; }
 
 int rw_problem_solve_begin(rw_problem prob)
 {
-  if (prob->ops.solve_begin) RW_CALL(prob->ops.solve_begin(prob->content));
+  if (prob->ops.solve_begin) RW_OP_CALL(prob->ops.solve_begin(prob->content));
   return 0;
 }
 
 void rw_problem_solve_end(rw_problem prob)
 {
-  if (prob->ops.solve_end) prob->ops.solve_end(prob->content);
+  if (prob->ops.solve_end) {
+    rw_device dev = rw_context_device(prob->ctx);
+    rw_device_host_begin(dev);
+    prob->ops.solve_end(prob->content);
+    rw_device_host_end(dev);
+  }
 }

@@ -33,4 +33,118 @@ static inline RW_HD double rw_kernel_lincomb(int nv, const double *c, const doub
   return s;
 }
 
+/* --- Device vectors (rw_device.h) ---------------------------------------------------------
+ *
+ * The element formulas of the device vector's operations, compiled for the CPU (the
+ * emulated device) and for CUDA (built with --fmad=false, so no multiply-add is contracted
+ * and both round alike). They reproduce the CPU vectors' bits: rw_lincomb's order and
+ * SUNDIALS' N_VLinearSum forms, so a run on device vectors and one on CPU vectors give the
+ * same states when no reduction feeds the result. */
+
+/* z_i = sum_j c[j] x[j][i] rounded as rw_lincomb rounds it: for n = 2 the forms
+ * c (x0 + x1) when c0 == c1 and c (x0 - x1) when c0 == -c1 (neither coefficient +-1), else
+ * c0 x0 + c1 x1 + ... accumulated in index order. */
+static inline RW_HD double rw_dk_lincomb(int n, const double *c, const double *const *x, long i)
+{
+  if (n == 2) {
+    const double a = c[0], b = c[1];
+    const int unit = a == 1.0 || a == -1.0 || b == 1.0 || b == -1.0;
+    if (!unit && a == b) return a * (x[0][i] + x[1][i]);
+    if (!unit && a == -b) return a * (x[0][i] - x[1][i]);
+  }
+  double s = c[0] * x[0][i];
+  for (int j = 1; j < n; j++)
+    s += c[j] * x[j][i];
+  return s;
+}
+
+/* Element-wise maps z_i = op(a, x_i, y_i), each as SUNDIALS' parallel vector computes it. */
+enum {
+  RW_DK_CONST,    /* a */
+  RW_DK_SCALE,    /* a x */
+  RW_DK_ADDCONST, /* x + a */
+  RW_DK_ABS,      /* |x| */
+  RW_DK_INV,      /* 1 / x */
+  RW_DK_PROD,     /* x y */
+  RW_DK_DIV,      /* x / y */
+  RW_DK_COMPARE   /* |x| >= a ? 1 : 0 */
+};
+
+static inline RW_HD double rw_dk_map(int op, double a, const double *x, const double *y, long i)
+{
+  switch (op) {
+  case RW_DK_CONST:
+    return a;
+  case RW_DK_SCALE:
+    return a * x[i];
+  case RW_DK_ADDCONST:
+    return x[i] + a;
+  case RW_DK_ABS:
+    return fabs(x[i]);
+  case RW_DK_INV:
+    return 1.0 / x[i];
+  case RW_DK_PROD:
+    return x[i] * y[i];
+  case RW_DK_DIV:
+    return x[i] / y[i];
+  default:
+    return fabs(x[i]) >= a ? 1.0 : 0.0;
+  }
+}
+
+/* Reductions in a fixed order, so a device run repeats bit for bit and the emulated device
+ * computes what the GPU computes: the entries are cut into chunks of RW_DK_RED_CHUNK; in a
+ * chunk, "thread" t (of RW_DK_RED_THREADS) combines entries t, t + THREADS, ... in that
+ * order, the threads' values are combined by the halving tree a[t] = a[t] + a[t + s],
+ * s = THREADS/2, ..., 1, and the chunks' values are combined in chunk order on the host. */
+enum {
+  RW_DK_DOT,    /* sum x y */
+  RW_DK_WSQ,    /* sum (x w)^2 (weighted RMS and L2 norms) */
+  RW_DK_MAXABS, /* max |x| */
+  RW_DK_MIN,    /* min x */
+  RW_DK_L1      /* sum |x| */
+};
+#define RW_DK_RED_THREADS 256
+#define RW_DK_RED_ITEMS   16
+#define RW_DK_RED_CHUNK   (RW_DK_RED_THREADS * RW_DK_RED_ITEMS)
+
+static inline RW_HD double rw_dk_red_identity(int op) { return op == RW_DK_MIN ? HUGE_VAL : 0.0; }
+
+static inline RW_HD double rw_dk_red_term(int op, const double *x, const double *y, long i)
+{
+  switch (op) {
+  case RW_DK_DOT:
+    return x[i] * y[i];
+  case RW_DK_WSQ: {
+    const double p = x[i] * y[i];
+    return p * p;
+  }
+  case RW_DK_MAXABS:
+  case RW_DK_L1:
+    return fabs(x[i]);
+  default:
+    return x[i];
+  }
+}
+
+static inline RW_HD double rw_dk_red_combine(int op, double a, double b)
+{
+  if (op == RW_DK_MAXABS) return b > a ? b : a;
+  if (op == RW_DK_MIN) return b < a ? b : a;
+  return a + b;
+}
+
+/* Thread t's value in chunk p of an n-entry reduction. */
+static inline RW_HD double rw_dk_red_thread(int op, const double *x, const double *y, long n,
+                                            long p, int t)
+{
+  double acc = rw_dk_red_identity(op);
+  const long base = p * (long)RW_DK_RED_CHUNK + t;
+  for (int k = 0; k < RW_DK_RED_ITEMS; k++) {
+    const long i = base + (long)k * RW_DK_RED_THREADS;
+    if (i < n) acc = rw_dk_red_combine(op, acc, rw_dk_red_term(op, x, y, i));
+  }
+  return acc;
+}
+
 #endif

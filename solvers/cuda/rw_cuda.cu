@@ -77,3 +77,184 @@ cleanup:
   if (dz) cudaFree(dz);
   return ierr;
 }
+
+/* ---------------------------------------------------------------------------------------
+ * The CUDA device backend of device vectors (rw_device.h): the element formulas and the
+ * reduction order of rw_kernels.h, which the emulated device runs on the CPU. Built with
+ * --fmad=false (solvers/cuda/CMakeLists.txt) so no multiply-add is contracted: the kernels
+ * round as the CPU does. Every operation is queued on the default stream; copies to the host
+ * wait for what was queued before them. */
+
+#include "../../core/rw_device_impl.h"
+
+namespace {
+
+struct rw_cuda_impl {
+  double *partials; /* device array of chunk values */
+  long cap;
+};
+
+struct rw_dk_lincomb_args {
+  int n;
+  double c[RW_LINCOMB_MAX];
+  const double *x[RW_LINCOMB_MAX];
+};
+
+int rw_cuda_check(cudaError_t e, const char *what)
+{
+  if (e == cudaSuccess) return 0;
+  return RW_ERROR(RW_ERR_CUDA, "%s failed: %s", what, cudaGetErrorString(e));
+}
+
+const int rw_cuda_threads = 256;
+
+unsigned rw_cuda_blocks(long len)
+{
+  long b = (len + rw_cuda_threads - 1) / rw_cuda_threads;
+  return (unsigned)(b < 1 ? 1 : (b > 1048576 ? 1048576 : b));
+}
+
+} // namespace
+
+__global__ void rw_dk_lincomb_kernel(rw_dk_lincomb_args a, double *z, long len)
+{
+  for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < len;
+       i += (long)gridDim.x * blockDim.x)
+    z[i] = rw_dk_lincomb(a.n, a.c, a.x, i);
+}
+
+__global__ void rw_dk_map_kernel(int op, double a, const double *x, const double *y, double *z,
+                                 long len)
+{
+  for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < len;
+       i += (long)gridDim.x * blockDim.x)
+    z[i] = rw_dk_map(op, a, x, y, i);
+}
+
+/* One block per chunk: the threads' values, then the halving tree in shared memory. */
+__global__ void rw_dk_reduce_kernel(int op, const double *x, const double *y, long len,
+                                    long nchunks, double *partials)
+{
+  __shared__ double s[RW_DK_RED_THREADS];
+  const int t = threadIdx.x;
+  for (long p = blockIdx.x; p < nchunks; p += gridDim.x) {
+    s[t] = rw_dk_red_thread(op, x, y, len, p, t);
+    __syncthreads();
+    for (int w = RW_DK_RED_THREADS / 2; w > 0; w >>= 1) {
+      if (t < w) s[t] = rw_dk_red_combine(op, s[t], s[t + w]);
+      __syncthreads();
+    }
+    if (t == 0) partials[p] = s[0];
+    __syncthreads();
+  }
+}
+
+static int rw_cuda_alloc(rw_device d, size_t bytes, void **p)
+{
+  (void)d;
+  *p = nullptr;
+  RW_CALL(rw_cuda_check(cudaMalloc(p, bytes ? bytes : 1), "cudaMalloc"));
+  int ierr = rw_cuda_check(cudaMemset(*p, 0, bytes ? bytes : 1), "cudaMemset");
+  if (ierr) {
+    cudaFree(*p);
+    *p = nullptr;
+  }
+  return ierr;
+}
+
+static void rw_cuda_release(rw_device d, void *p, size_t bytes)
+{
+  (void)d, (void)bytes;
+  cudaFree(p);
+}
+
+static int rw_cuda_copy(rw_device d, void *dst, const void *src, size_t bytes, int dir)
+{
+  (void)d;
+  cudaMemcpyKind k = dir == RW_COPY_H2D   ? cudaMemcpyHostToDevice
+                     : dir == RW_COPY_D2H ? cudaMemcpyDeviceToHost
+                                          : cudaMemcpyDeviceToDevice;
+  return rw_cuda_check(cudaMemcpy(dst, src, bytes, k), "cudaMemcpy");
+}
+
+static int rw_cuda_lincomb(rw_device d, int n, const double *c, const double *const *x, double *z,
+                           long len)
+{
+  (void)d;
+  rw_dk_lincomb_args a;
+  RW_CHECK(n >= 1 && n <= RW_LINCOMB_MAX, RW_ERR_ARG, "device linear combination of %d vectors",
+           n);
+  a.n = n;
+  for (int j = 0; j < n; j++) {
+    a.c[j] = c[j];
+    a.x[j] = x[j];
+  }
+  if (len <= 0) return 0;
+  rw_dk_lincomb_kernel<<<rw_cuda_blocks(len), rw_cuda_threads>>>(a, z, len);
+  return rw_cuda_check(cudaGetLastError(), "linear combination kernel launch");
+}
+
+static int rw_cuda_map(rw_device d, int op, double a, const double *x, const double *y, double *z,
+                       long len)
+{
+  (void)d;
+  if (len <= 0) return 0;
+  rw_dk_map_kernel<<<rw_cuda_blocks(len), rw_cuda_threads>>>(op, a, x, y, z, len);
+  return rw_cuda_check(cudaGetLastError(), "element-wise kernel launch");
+}
+
+static int rw_cuda_reduce(rw_device d, int op, const double *x, const double *y, long len,
+                          double *partials)
+{
+  rw_cuda_impl *im = (rw_cuda_impl *)d->impl;
+  long np = rw_device_chunks(len);
+  if (np == 0) return 0;
+  if (np > im->cap) {
+    if (im->partials) cudaFree(im->partials);
+    im->partials = nullptr;
+    im->cap = 0;
+    RW_CALL(rw_cuda_check(cudaMalloc((void **)&im->partials, (size_t)np * sizeof(double)),
+                          "cudaMalloc (reduction partials)"));
+    im->cap = np;
+  }
+  unsigned blocks = (unsigned)(np < 1048576 ? np : 1048576);
+  rw_dk_reduce_kernel<<<blocks, RW_DK_RED_THREADS>>>(op, x, y, len, np, im->partials);
+  RW_CALL(rw_cuda_check(cudaGetLastError(), "reduction kernel launch"));
+  return rw_cuda_check(
+      cudaMemcpy(partials, im->partials, (size_t)np * sizeof(double), cudaMemcpyDeviceToHost),
+      "cudaMemcpy (reduction partials)");
+}
+
+static int rw_cuda_sync(rw_device d)
+{
+  (void)d;
+  return rw_cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+static void rw_cuda_close(rw_device d)
+{
+  rw_cuda_impl *im = (rw_cuda_impl *)d->impl;
+  if (!im) return;
+  if (im->partials) cudaFree(im->partials);
+  free(im);
+  d->impl = nullptr;
+}
+
+static const rw_device_backend rw_cuda_backend = {rw_cuda_alloc,  rw_cuda_release, rw_cuda_copy,
+                                                  rw_cuda_lincomb, rw_cuda_map,   rw_cuda_reduce,
+                                                  rw_cuda_sync,   rw_cuda_close};
+
+extern "C" int rw_cuda_device_open(rw_device d, int local_rank)
+{
+  int count = 0;
+  cudaDeviceProp prop;
+  RW_CALL(rw_cuda_device_count(&count));
+  d->ordinal = local_rank % count;
+  RW_CALL(rw_cuda_check(cudaSetDevice(d->ordinal), "cudaSetDevice"));
+  RW_CALL(rw_cuda_check(cudaGetDeviceProperties(&prop, d->ordinal), "cudaGetDeviceProperties"));
+  snprintf(d->name, sizeof d->name, "%s (device %d)", prop.name, d->ordinal);
+  d->impl = calloc(1, sizeof(rw_cuda_impl));
+  RW_CHECK(d->impl, RW_ERR_MEM, "no host memory for the CUDA device state");
+  d->be = &rw_cuda_backend;
+  return 0;
+}

@@ -1,0 +1,79 @@
+/* Inside the device layer: the backend table a device kind implements, the device object,
+ * and the hooks rw_vector.c calls for device vectors. Compiled as C and as CUDA C++. */
+#ifndef REWIND_RW_DEVICE_IMPL_H
+#define REWIND_RW_DEVICE_IMPL_H
+
+#include "rewind/rw_device.h"
+#include "rewind/rw_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Directions of rw_device_backend.copy. */
+enum { RW_COPY_H2D, RW_COPY_D2H, RW_COPY_D2D };
+
+/* What a device kind provides. Every function returns 0 or an RW_ERR_* code with the
+ * message recorded. reduce writes one value per chunk of RW_DK_RED_CHUNK entries
+ * (rw_kernels.h) to the host array `partials` (at least rw_device_chunks(len) values). */
+typedef struct {
+  int (*alloc)(rw_device d, size_t bytes, void **p); /* zeroed */
+  void (*release)(rw_device d, void *p, size_t bytes);
+  int (*copy)(rw_device d, void *dst, const void *src, size_t bytes, int dir);
+  int (*lincomb)(rw_device d, int n, const double *c, const double *const *x, double *z, long len);
+  int (*map)(rw_device d, int op, double a, const double *x, const double *y, double *z, long len);
+  int (*reduce)(rw_device d, int op, const double *x, const double *y, long len, double *partials);
+  int (*sync)(rw_device d);
+  void (*close)(rw_device d);
+} rw_device_backend;
+
+typedef struct {
+  void *p;
+  size_t len;
+  int used;
+} rw_emu_block;
+
+struct rw_device_s {
+  rw_device_kind kind;
+  const rw_device_backend *be;
+  char name[160];
+  size_t bytes, peak;
+  long nvec;
+  /* host scratch for reduction partials */
+  double *partials;
+  long partials_cap;
+  /* emulated: the reserved range, its blocks and the depth of open host scopes */
+  void *arena;
+  size_t arena_top;
+  rw_emu_block *blocks;
+  int nblocks, cap_blocks, open;
+  /* CUDA: ordinal and the backend's own state */
+  int ordinal;
+  void *impl;
+};
+
+static inline long rw_device_chunks(long len)
+{
+  return len <= 0 ? 0 : (len + RW_DK_RED_CHUNK - 1) / RW_DK_RED_CHUNK;
+}
+
+/* CUDA backend (solvers/cuda/rw_cuda.cu): opens device `ordinal` into d (backend, name).
+ * Without CUDA in the build: RW_ERR_NOT_IMPLEMENTED. */
+int rw_cuda_device_open(rw_device d, int local_rank);
+
+/* Device vector hooks for rw_vector.c. */
+int rw_dvec_is(N_Vector v);
+int rw_dvec_make(rw_device dev, MPI_Comm comm, SUNContext sunctx, sunindextype local_n,
+                 sunindextype global_n, int own, N_Vector *out);
+void rw_dvec_free(N_Vector v);
+double *rw_dvec_data(N_Vector v);
+void rw_dvec_set_data(N_Vector v, double *data);
+sunindextype rw_dvec_local_length(N_Vector v);
+sunindextype rw_dvec_global_length(N_Vector v);
+MPI_Comm rw_dvec_comm(N_Vector v);
+void rw_dvec_copy(N_Vector x, N_Vector y);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

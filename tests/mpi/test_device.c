@@ -1,0 +1,520 @@
+/* Device vectors (rw_device.h) against CPU vectors, under mpiexec with 1, 2 and 4 ranks.
+ * Argument: the device kind, "emulated" or "cuda" (cuda skips, exit 77 with the reason,
+ * where the build has no CUDA or the machine no GPU).
+ *
+ *  1. Every N_Vector operation Rewind uses, on random vectors whose local lengths differ per
+ *     rank and cross the reduction's chunk size (one rank owns no entries with 4 ranks):
+ *     element-wise operations and linear combinations (1 to 7 vectors, 70 in passes, the
+ *     output aliasing the first input, SUNDIALS' special N_VLinearSum forms) equal the CPU
+ *     vectors bit for bit; reductions (dot, max norm, WRMS and WL2 norms, min, L1 norm, the
+ *     local dot) agree to 1e-14 relative (another summation order; max and min exactly),
+ *     and a second evaluation repeats bit for bit. With cuda, every result also equals the
+ *     emulated device's bit for bit (the same formulas and reduction order, no fused
+ *     multiply-adds).
+ *  2. Emulated only: the device memory faults when host code touches it outside an
+ *     operation (read caught as SIGSEGV), and is readable inside a host scope.
+ *  3. Whole solves: a problem written with vector operations only (f = a y - b y^2,
+ *     J = <y(T), y(T)>/2, so it runs on any device), RK4 store-everything and binomial
+ *     checkpointing with 3 slots, and Dormand-Prince adaptive (online schedule, 4 slots): y(T) and
+ * dJ/dy0 equal the CPU run bit for bit with fixed steps, J and dJ/dp to 1e-13 (they are dot
+ * products); checkpointed equals store bit for bit on the device; adaptive agrees to 1e-10.
+ *  4. Emulated only: Gray-Scott 2-D (grid, halo exchange, fused stage kernels run as problem
+ *     ops) through the whole adjoint: J, dJ/dp and dJ/dy0 equal the CPU run bit for bit, in
+ *     store mode and under binomial checkpointing.
+ *  5. Device memory: every byte is returned when the vectors are destroyed.
+ * Prints one line per check on rank 0; exits 1 if any check failed. */
+#define _POSIX_C_SOURCE 200809L
+#include "rewind/rw_adjoint.h"
+#include "rewind/rw_cuda.h"
+#include "rewind/rw_device.h"
+#include "rewind/rw_grayscott.h"
+#include "rw_mpi_test.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fails, rank, size;
+
+static void report(int ok, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void report(int ok, const char *fmt, ...)
+{
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all) fails++;
+  if (rank != 0) return;
+  va_list ap;
+  va_start(ap, fmt);
+  printf("%s ", all ? "ok  " : "FAIL");
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+  fflush(stdout);
+}
+
+static double hash01(uint64_t seed, uint64_t i)
+{
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (double)(z >> 11) / 4503599627370496.0 - 1.0;
+}
+
+/* A CPU vector and a device vector holding the same values. */
+typedef struct {
+  N_Vector c, d;
+} pair;
+
+static rw_context cpu_ctx, dev_ctx;
+static double *hbuf;
+
+static pair pair_new(sunindextype n, uint64_t seed, double lo)
+{
+  pair p;
+  CHECK(rw_vec_create(cpu_ctx, n, &p.c));
+  CHECK(rw_vec_create(dev_ctx, n, &p.d));
+  double *x = rw_vec_data(p.c);
+  for (sunindextype i = 0; i < n; i++) {
+    double h = hash01(seed, (uint64_t)(rank * 1000003 + i));
+    x[i] = lo >= 0 ? lo + fabs(h) : h;
+  }
+  CHECK(rw_vec_from_host(p.d, x));
+  return p;
+}
+
+static void pair_free(pair *p)
+{
+  rw_vec_destroy(&p->c);
+  rw_vec_destroy(&p->d);
+}
+
+/* Entries of the device vector that differ from the CPU vector's bits. */
+static long differ(N_Vector c, N_Vector d)
+{
+  long n = (long)rw_vec_local_length(c), bad = 0;
+  CHECK(rw_vec_to_host(d, hbuf));
+  for (long i = 0; i < n; i++)
+    bad += memcmp(&hbuf[i], &rw_vec_data(c)[i], sizeof(double)) != 0;
+  return bad;
+}
+
+static double relerr(double a, double b)
+{
+  double s = fmax(fabs(a), fabs(b));
+  return s == 0.0 ? 0.0 : fabs(a - b) / s;
+}
+
+/* --- 1. Operations ---------------------------------------------------------------------- */
+
+static void op_tests(rw_device dev, rw_device emu)
+{
+  /* lengths that cross the chunk size; rank 3 of 4 owns nothing */
+  sunindextype n = size == 4 && rank == 3 ? 0 : 5000 + 3001 * (sunindextype)rank;
+  hbuf = malloc(((size_t)n + 1) * sizeof(double));
+  pair x = pair_new(n, 1, -1), y = pair_new(n, 2, -1), w = pair_new(n, 3, 0.5),
+       z = pair_new(n, 4, -1);
+  long bad = 0;
+  const double ab[][2] = {{1, 1},     {1, -1},   {-1, 1},   {2.5, 2.5}, {2.5, -2.5},
+                          {0.3, 0.7}, {-1, 0.5}, {0.5, -1}, {1, 0.25},  {0, 1.5}};
+  for (size_t k = 0; k < sizeof ab / sizeof ab[0]; k++) {
+    N_VLinearSum(ab[k][0], x.c, ab[k][1], y.c, z.c);
+    N_VLinearSum(ab[k][0], x.d, ab[k][1], y.d, z.d);
+    bad += differ(z.c, z.d);
+  }
+  N_VLinearSum(0.75, x.c, 1.0, z.c, z.c); /* axpy form, output aliasing an input */
+  N_VLinearSum(0.75, x.d, 1.0, z.d, z.d);
+  bad += differ(z.c, z.d);
+  report(bad == 0, "N_VLinearSum, 11 coefficient forms on %d ranks: %ld entries differ", size, bad);
+
+  bad = 0;
+  N_VConst(0.3, z.c), N_VConst(0.3, z.d), bad += differ(z.c, z.d);
+  N_VProd(x.c, y.c, z.c), N_VProd(x.d, y.d, z.d), bad += differ(z.c, z.d);
+  N_VDiv(x.c, w.c, z.c), N_VDiv(x.d, w.d, z.d), bad += differ(z.c, z.d);
+  N_VScale(-0.7, x.c, z.c), N_VScale(-0.7, x.d, z.d), bad += differ(z.c, z.d);
+  N_VScale(-1.0, x.c, z.c), N_VScale(-1.0, x.d, z.d), bad += differ(z.c, z.d);
+  N_VAbs(x.c, z.c), N_VAbs(x.d, z.d), bad += differ(z.c, z.d);
+  N_VInv(w.c, z.c), N_VInv(w.d, z.d), bad += differ(z.c, z.d);
+  N_VAddConst(x.c, 0.125, z.c), N_VAddConst(x.d, 0.125, z.d), bad += differ(z.c, z.d);
+  N_VCompare(0.5, x.c, z.c), N_VCompare(0.5, x.d, z.d), bad += differ(z.c, z.d);
+  rw_vec_copy(y.c, z.c), rw_vec_copy(y.d, z.d), bad += differ(z.c, z.d);
+  report(bad == 0,
+         "Const, Prod, Div, Scale, Abs, Inv, AddConst, Compare, copy on %d ranks: %ld entries "
+         "differ",
+         size, bad);
+
+  /* linear combinations: 1..7 vectors, 70 (passes of RW_LINCOMB_MAX), z = X[0] aliased */
+  {
+    enum { NV = 70 };
+    pair v[NV];
+    N_Vector Xc[NV], Xd[NV];
+    double c[NV];
+    for (int j = 0; j < NV; j++) {
+      v[j] = pair_new(n, 100 + (uint64_t)j, -1);
+      Xc[j] = v[j].c, Xd[j] = v[j].d;
+      c[j] = hash01(7, (uint64_t)j);
+    }
+    bad = 0;
+    for (int m = 1; m <= 7; m++) {
+      CHECK(N_VLinearCombination(m, c, Xc, z.c));
+      CHECK(N_VLinearCombination(m, c, Xd, z.d));
+      bad += differ(z.c, z.d);
+    }
+    double c2[2] = {0.4, 0.4};
+    CHECK(N_VLinearCombination(2, c2, Xc, z.c));
+    CHECK(N_VLinearCombination(2, c2, Xd, z.d));
+    bad += differ(z.c, z.d);
+    CHECK(N_VLinearCombination(NV, c, Xc, z.c));
+    CHECK(N_VLinearCombination(NV, c, Xd, z.d));
+    bad += differ(z.c, z.d);
+    CHECK(N_VLinearCombination(5, c, Xc, Xc[0]));
+    CHECK(N_VLinearCombination(5, c, Xd, Xd[0]));
+    bad += differ(Xc[0], Xd[0]);
+    N_Vector Yc[2] = {y.c, w.c}, Yd[2] = {y.d, w.d}, Zc[2] = {v[1].c, v[2].c},
+             Zd[2] = {v[1].d, v[2].d};
+    CHECK(N_VScaleAddMulti(2, c, x.c, Yc, Zc));
+    CHECK(N_VScaleAddMulti(2, c, x.d, Yd, Zd));
+    bad += differ(v[1].c, v[1].d) + differ(v[2].c, v[2].d);
+    report(bad == 0,
+           "N_VLinearCombination of 1-7 and 70 vectors, aliased output, N_VScaleAddMulti on %d "
+           "ranks: %ld entries differ",
+           size, bad);
+    for (int j = 0; j < NV; j++)
+      pair_free(&v[j]);
+  }
+
+  /* reductions */
+  {
+    struct {
+      const char *name;
+      double c, d, d2;
+      int exact;
+    } r[7];
+    r[0].name = "dot", r[0].c = N_VDotProd(x.c, y.c), r[0].d = N_VDotProd(x.d, y.d);
+    r[0].d2 = N_VDotProd(x.d, y.d), r[0].exact = 0;
+    r[1].name = "max norm", r[1].c = N_VMaxNorm(x.c), r[1].d = N_VMaxNorm(x.d);
+    r[1].d2 = N_VMaxNorm(x.d), r[1].exact = 1;
+    r[2].name = "WRMS norm", r[2].c = N_VWrmsNorm(x.c, w.c), r[2].d = N_VWrmsNorm(x.d, w.d);
+    r[2].d2 = N_VWrmsNorm(x.d, w.d), r[2].exact = 0;
+    r[3].name = "min", r[3].c = N_VMin(x.c), r[3].d = N_VMin(x.d), r[3].d2 = N_VMin(x.d);
+    r[3].exact = 1;
+    r[4].name = "WL2 norm", r[4].c = N_VWL2Norm(x.c, w.c), r[4].d = N_VWL2Norm(x.d, w.d);
+    r[4].d2 = N_VWL2Norm(x.d, w.d), r[4].exact = 0;
+    r[5].name = "L1 norm", r[5].c = N_VL1Norm(x.c), r[5].d = N_VL1Norm(x.d);
+    r[5].d2 = N_VL1Norm(x.d), r[5].exact = 0;
+    r[6].name = "local dot", r[6].c = rw_vec_dot_local(x.c, y.c);
+    r[6].d = rw_vec_dot_local(x.d, y.d), r[6].d2 = rw_vec_dot_local(x.d, y.d), r[6].exact = 0;
+    for (int k = 0; k < 7; k++) {
+      double e = relerr(r[k].c, r[k].d);
+      int ok =
+          (r[k].exact ? e == 0.0 : e <= 1e-14) && memcmp(&r[k].d, &r[k].d2, sizeof(double)) == 0;
+      report(ok, "%s on %d ranks: device %.17g, CPU %.17g (rel %.1e), repeat %s", r[k].name, size,
+             r[k].d, r[k].c, e, memcmp(&r[k].d, &r[k].d2, sizeof(double)) ? "DIFFERS" : "equal");
+    }
+    if (emu) {
+      /* the GPU's reductions are the emulated device's bit for bit */
+      N_Vector ex, ey, ew;
+      rw_context_set_device(dev_ctx, emu);
+      CHECK(rw_vec_create(dev_ctx, n, &ex));
+      CHECK(rw_vec_create(dev_ctx, n, &ey));
+      CHECK(rw_vec_create(dev_ctx, n, &ew));
+      rw_context_set_device(dev_ctx, dev);
+      CHECK(rw_vec_from_host(ex, rw_vec_data(x.c)));
+      CHECK(rw_vec_from_host(ey, rw_vec_data(y.c)));
+      CHECK(rw_vec_from_host(ew, rw_vec_data(w.c)));
+      double e[5] = {N_VDotProd(ex, ey), N_VWrmsNorm(ex, ew), N_VWL2Norm(ex, ew), N_VL1Norm(ex),
+                     rw_vec_dot_local(ex, ey)};
+      double g[5] = {r[0].d, r[2].d, r[4].d, r[5].d, r[6].d};
+      report(memcmp(e, g, sizeof e) == 0,
+             "GPU reductions equal the emulated device's bit for bit on %d ranks", size);
+      rw_vec_destroy(&ex), rw_vec_destroy(&ey), rw_vec_destroy(&ew);
+    }
+  }
+  pair_free(&x), pair_free(&y), pair_free(&w), pair_free(&z);
+  free(hbuf);
+}
+
+/* --- 2. The emulated device's memory guard ---------------------------------------------- */
+
+static sigjmp_buf guard_jmp;
+static void guard_handler(int sig)
+{
+  (void)sig;
+  siglongjmp(guard_jmp, 1);
+}
+
+static void guard_tests(rw_device dev)
+{
+  N_Vector v;
+  CHECK(rw_vec_create(dev_ctx, 16, &v));
+  N_VConst(2.0, v);
+  struct sigaction sa, old_segv, old_bus;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = guard_handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &old_segv);
+  sigaction(SIGBUS, &sa, &old_bus);
+  volatile int faulted = 0;
+  volatile double got = 0.0;
+  if (sigsetjmp(guard_jmp, 1) == 0)
+    got = ((volatile double *)rw_vec_data(v))[3];
+  else
+    faulted = 1;
+  sigaction(SIGSEGV, &old_segv, NULL);
+  sigaction(SIGBUS, &old_bus, NULL);
+  rw_device_host_begin(dev);
+  double inside = rw_vec_data(v)[3];
+  rw_device_host_end(dev);
+  report(faulted && inside == 2.0,
+         "emulated device memory: a host read outside a device operation %s (read %g), inside a "
+         "host scope it reads %g",
+         faulted ? "faults" : "DOES NOT FAULT", got, inside);
+  rw_vec_destroy(&v);
+}
+
+/* --- 3. A problem written with vector operations only ----------------------------------- */
+
+typedef struct {
+  N_Vector t1; /* work vector */
+} vprob;
+
+static int vp_rhs(void *c, double t, N_Vector y, const double *p, N_Vector f)
+{
+  (void)c, (void)t;
+  N_VProd(y, y, f);                   /* y^2 */
+  N_VLinearSum(p[0], y, -p[1], f, f); /* a y - b y^2 */
+  return 0;
+}
+
+static int vp_vjp_y(void *c, double t, N_Vector y, const double *p, N_Vector w, N_Vector out)
+{
+  vprob *v = c;
+  (void)t;
+  N_VProd(y, w, v->t1);                            /* y w */
+  N_VLinearSum(1.0, out, p[0], w, out);            /* + a w */
+  N_VLinearSum(1.0, out, -2.0 * p[1], v->t1, out); /* - 2 b y w */
+  return 0;
+}
+
+static int vp_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w, double *out)
+{
+  vprob *v = c;
+  (void)t, (void)p;
+  out[0] += rw_vec_dot_local(w, y);
+  N_VProd(y, y, v->t1);
+  out[1] -= rw_vec_dot_local(w, v->t1);
+  return 0;
+}
+
+static int vp_terminal(void *c, double t, N_Vector y, const double *p, double *g)
+{
+  (void)c, (void)t, (void)p;
+  *g = 0.5 * N_VDotProd(y, y);
+  return 0;
+}
+
+static int vp_terminal_grad(void *c, double t, N_Vector y, const double *p, N_Vector gy, double *gp)
+{
+  (void)c, (void)t, (void)p, (void)gp;
+  N_VScale(1.0, y, gy);
+  return 0;
+}
+
+static void vp_destroy(void *c)
+{
+  vprob *v = c;
+  rw_vec_destroy(&v->t1);
+  free(v);
+}
+
+static rw_problem vp_create(rw_context ctx, sunindextype n)
+{
+  static const rw_problem_ops ops = {.rhs = vp_rhs,
+                                     .vjp_y = vp_vjp_y,
+                                     .vjp_p = vp_vjp_p,
+                                     .terminal = vp_terminal,
+                                     .terminal_grad = vp_terminal_grad,
+                                     .destroy = vp_destroy};
+  const char *names[2] = {"a", "b"};
+  vprob *v = calloc(1, sizeof *v);
+  rw_problem prob;
+  CHECK(rw_vec_create(ctx, n, &v->t1));
+  CHECK(rw_problem_create(ctx, "vector-ops logistic", &ops, v, n, 2, names, &prob));
+  rw_problem_params(prob)[0] = 0.8, rw_problem_params(prob)[1] = 0.6;
+  return prob;
+}
+
+typedef struct {
+  double J, p[4];
+  double *y, *g;
+  long n;
+} result;
+
+/* Runs the adjoint with `o` from y0 (host values) and collects J, dJ/dp, y(T), dJ/dy0. */
+static void solve(rw_problem prob, const char *tab, const rw_adjoint_options *o, const double *y0,
+                  result *r)
+{
+  rw_stepper st;
+  N_Vector y, g;
+  CHECK(rw_stepper_create_erk(prob, rw_tableau_find(tab), &st));
+  CHECK(rw_problem_new_state(prob, &y));
+  CHECK(rw_problem_new_state(prob, &g));
+  r->n = (long)rw_vec_local_length(y);
+  r->y = malloc(((size_t)r->n + 1) * sizeof(double));
+  r->g = malloc(((size_t)r->n + 1) * sizeof(double));
+  CHECK(rw_vec_from_host(y, y0));
+  memset(r->p, 0, sizeof r->p);
+  CHECK(rw_adjoint_solve(prob, st, o, y, &r->J, r->p, g, NULL));
+  CHECK(rw_vec_to_host(y, r->y));
+  CHECK(rw_vec_to_host(g, r->g));
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&g);
+  rw_stepper_destroy(&st);
+}
+
+static void result_free(result *r)
+{
+  free(r->y);
+  free(r->g);
+}
+
+static int same_fields(const result *a, const result *b)
+{
+  return a->n == b->n && memcmp(a->y, b->y, (size_t)a->n * sizeof(double)) == 0 &&
+         memcmp(a->g, b->g, (size_t)a->n * sizeof(double)) == 0;
+}
+
+static double field_rel(const double *a, const double *b, long n)
+{
+  double d = 0.0, m = 0.0;
+  for (long i = 0; i < n; i++)
+    d = fmax(d, fabs(a[i] - b[i])), m = fmax(m, fabs(a[i]));
+  double gd = 0.0, gm = 0.0;
+  MPI_Allreduce(&d, &gd, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&m, &gm, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return gm > 0 ? gd / gm : gd;
+}
+
+static void vector_problem_tests(void)
+{
+  const sunindextype n = 3000 + 500 * (sunindextype)rank;
+  double *y0 = malloc((size_t)n * sizeof(double));
+  for (sunindextype i = 0; i < n; i++)
+    y0[i] = 0.2 + 0.5 * fabs(hash01(11, (uint64_t)(rank * 100003 + i)));
+  rw_problem pc = vp_create(cpu_ctx, n), pd = vp_create(dev_ctx, n);
+  rw_adjoint_options o;
+  rw_adjoint_options_default(&o);
+  o.t0 = 0.0, o.tf = 2.0, o.dt = 0.05;
+  result c, d, dk;
+  solve(pc, "rk4", &o, y0, &c);
+  solve(pd, "rk4", &o, y0, &d);
+  double eJ = relerr(c.J, d.J), ea = relerr(c.p[0], d.p[0]), eb = relerr(c.p[1], d.p[1]);
+  report(same_fields(&c, &d) && eJ <= 1e-13 && ea <= 1e-13 && eb <= 1e-13,
+         "vector-op problem, RK4 store, %d ranks: y(T) and dJ/dy0 %s the CPU run's; J rel %.1e, "
+         "dJ/da rel %.1e, dJ/db rel %.1e",
+         size, same_fields(&c, &d) ? "equal" : "DIFFER FROM", eJ, ea, eb);
+  rw_adjoint_options ok = o;
+  ok.mode = RW_ADJOINT_CHECKPOINT, ok.schedule = RW_SCHEDULE_BINOMIAL, ok.ram_slots = 3;
+  solve(pd, "rk4", &ok, y0, &dk);
+  int same = same_fields(&d, &dk) && d.J == dk.J && memcmp(d.p, dk.p, sizeof d.p) == 0;
+  report(same, "vector-op problem on the device, %d ranks: binomial 3 slots %s store mode", size,
+         same ? "equals bit for bit" : "DIFFERS FROM");
+  result_free(&dk);
+  result_free(&c), result_free(&d);
+
+  rw_adjoint_options oa = o;
+  oa.adaptive = 1, oa.rtol = 1e-8, oa.atol = 1e-10;
+  oa.mode = RW_ADJOINT_CHECKPOINT, oa.schedule = RW_SCHEDULE_ONLINE, oa.ram_slots = 4;
+  solve(pc, "dopri5", &oa, y0, &c);
+  solve(pd, "dopri5", &oa, y0, &d);
+  double fy = field_rel(c.y, d.y, c.n), fg = field_rel(c.g, d.g, c.n);
+  eJ = relerr(c.J, d.J), ea = relerr(c.p[0], d.p[0]);
+  report(fy <= 1e-10 && fg <= 1e-10 && eJ <= 1e-10 && ea <= 1e-10,
+         "vector-op problem, Dormand-Prince adaptive, %d ranks: y(T) %.1e, dJ/dy0 %.1e, J %.1e, "
+         "dJ/da %.1e relative to the CPU run",
+         size, fy, fg, eJ, ea);
+  result_free(&c), result_free(&d);
+  rw_problem_destroy(&pc);
+  rw_problem_destroy(&pd);
+  free(y0);
+}
+
+/* --- 4. Gray-Scott, problem kernels run as problem ops (emulated device) ------------------ */
+
+static void grayscott_tests(rw_device dev)
+{
+  rw_gs_config cfg;
+  rw_gs_config_default(&cfg);
+  cfg.n = 24;
+  rw_problem pc, pd;
+  CHECK(rw_gs_problem_create(cpu_ctx, &cfg, &pc));
+  CHECK(rw_gs_problem_create(dev_ctx, &cfg, &pd));
+  N_Vector yc;
+  CHECK(rw_problem_new_state(pc, &yc));
+  CHECK(rw_gs_initial_state(pc, yc));
+  rw_adjoint_options o;
+  rw_adjoint_options_default(&o);
+  o.t0 = 0.0, o.tf = 10.0, o.dt = 0.5;
+  for (int mode = 0; mode < 2; mode++) {
+    rw_adjoint_options m = o;
+    if (mode) m.mode = RW_ADJOINT_CHECKPOINT, m.schedule = RW_SCHEDULE_BINOMIAL, m.ram_slots = 3;
+    result c, d;
+    solve(pc, "rk4", &m, rw_vec_data(yc), &c);
+    solve(pd, "rk4", &m, rw_vec_data(yc), &d);
+    int same = same_fields(&c, &d) && c.J == d.J && memcmp(c.p, d.p, sizeof c.p) == 0;
+    report(same, "Gray-Scott 24^2 RK4 %s on %d ranks: J, dJ/dp, y(T), dJ/dy0 %s the CPU run's",
+           mode ? "binomial 3 slots" : "store", size, same ? "equal" : "DIFFER FROM");
+    result_free(&c), result_free(&d);
+  }
+  (void)dev;
+  rw_vec_destroy(&yc);
+  rw_problem_destroy(&pc);
+  rw_problem_destroy(&pd);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char *kind = argc > 1 ? argv[1] : "emulated";
+  rw_device_kind k = strcmp(kind, "cuda") == 0 ? RW_DEVICE_CUDA : RW_DEVICE_EMULATED;
+  CHECK(rw_context_create(MPI_COMM_WORLD, &cpu_ctx));
+  CHECK(rw_context_create(MPI_COMM_WORLD, &dev_ctx));
+  rw_device dev = NULL, emu = NULL;
+  int ierr = rw_device_create(dev_ctx, k, &dev), anyerr = 0;
+  MPI_Allreduce(&ierr, &anyerr, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (anyerr) {
+    if (rank == 0) printf("SKIP: no %s device: %s\n", kind, rw_error_message());
+    rw_device_destroy(&dev);
+    rw_context_destroy(&dev_ctx);
+    rw_context_destroy(&cpu_ctx);
+    MPI_Finalize();
+    return 77;
+  }
+  if (k == RW_DEVICE_CUDA) CHECK(rw_device_create(dev_ctx, RW_DEVICE_EMULATED, &emu));
+  rw_context_set_device(dev_ctx, dev);
+  if (rank == 0) printf("device: %s\n", rw_device_name(dev));
+
+  op_tests(dev, emu);
+  if (k == RW_DEVICE_EMULATED) guard_tests(dev);
+  vector_problem_tests();
+  if (k == RW_DEVICE_EMULATED) grayscott_tests(dev);
+
+  size_t left = rw_device_bytes(dev), peak = rw_device_peak_bytes(dev);
+  report(left == 0, "device memory on %d ranks: %zu bytes held after the tests (peak %zu)", size,
+         left, peak);
+  rw_device_destroy(&emu);
+  rw_device_destroy(&dev);
+  rw_context_destroy(&dev_ctx);
+  rw_context_destroy(&cpu_ctx);
+  MPI_Finalize();
+  return fails ? 1 : 0;
+}
