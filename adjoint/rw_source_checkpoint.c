@@ -186,7 +186,7 @@ static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N
   times[0] = w1 - w0;
   times[1] = w2 - w1;
   times[2] = w3 - w2;
-  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, NV_COMM_P(y)));
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, rw_vec_comm(y)));
   double step = times[0] > 1e-9 ? times[0] : 1e-9;
   *wd = times[1] / step;
   *rd = times[2] / step;
@@ -392,7 +392,7 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
         if (good) seen[d] = disk[d];
       }
     }
-    RW_TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, &good, 1, MPI_INT, MPI_MIN, NV_COMM_P(cur)));
+    RW_TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, &good, 1, MPI_INT, MPI_MIN, rw_vec_comm(cur)));
     if (good) K = cand[c];
   }
   /* The slot contents at the resume point (none when starting again). */
@@ -408,7 +408,7 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
    * errors): a rank whose slot is empty where another's is full takes part through sync. */
   for (int d = 0; d < ndisk; d++)
     seen[d] = disk[d] < 0 && rw_store_slot_step(ds, d) >= 0;
-  RW_TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, seen, ndisk, MPI_INT64_T, MPI_MAX, NV_COMM_P(cur)));
+  RW_TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, seen, ndisk, MPI_INT64_T, MPI_MAX, rw_vec_comm(cur)));
   for (int d = 0; d < ndisk; d++) {
     if (!seen[d]) continue;
     if (disk[d] < 0 && rw_store_slot_step(ds, d) >= 0)
@@ -502,7 +502,7 @@ static int ckpt_check(rw_ckpt *c)
 static int ckpt_slots_for(const char *key, size_t bytes, size_t snap, N_Vector y, int *slots)
 {
   unsigned long long big = snap;
-  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, NV_COMM_P(y)));
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_vec_comm(y)));
   if (key)
     RW_CALL(rw_store_slots_for_budget_named(key, bytes, big ? (size_t)big : 1, slots));
   else
@@ -559,7 +559,7 @@ static int ckpt_open_restart(rw_ckpt *c, N_Vector y)
                               .decomposition = opt->run_decomposition,
                               .restart = 1};
   RW_CALL(rw_store_create_hdf5(y, c->per, 0, &ho, &c->stores[RW_LEVEL_DISK]));
-  RW_CALL(rw_error_agree(NV_COMM_P(y),
+  RW_CALL(rw_error_agree(rw_vec_comm(y),
                          rw_restart_info(c->stores[RW_LEVEL_DISK], opt->restart_dir, c->base.N,
                                          c->slots, c->per, &c->dslots, &c->wd, &c->rd)));
   opt->disk_dir = opt->restart_dir;

@@ -33,6 +33,7 @@
  * flushed after each snapshot so that a
  * killed run leaves consistent checkpoints behind. */
 #define _GNU_SOURCE /* sched_getaffinity */
+#include "rewind/rw_device.h"
 #include "rw_store_impl.h"
 
 #include <dirent.h>
@@ -127,6 +128,10 @@ typedef struct {
   int64_t dstep;     /* the step the file's tag holds (-2: unread) */
   atomic_size_t dnext;
   atomic_int dfail;
+  /* device vectors (rw_device.h): the snapshot passes through this host copy (nvec x nloc
+   * values), since neither the staging copies nor the I/O thread may touch device memory */
+  double *hostv;
+  int device;
 } rw_h5store;
 
 #define H5CHK(expr, ...)                                                                           \
@@ -758,8 +763,22 @@ static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
   int b = h->wbusy[0] ? 1 : 0;
   h->wbusy[b] = 1; /* reserved: the worker does not touch it until it is queued */
   pthread_mutex_unlock(&h->mu);
-  for (int k = 0; k < st->nvec; k++)
-    rw_h5_stage(h, h->wbuf[b], k, rw_vec_data(v[k]), 0);
+  int ierr = 0;
+  for (int k = 0; k < st->nvec && !ierr; k++) {
+    double *src = rw_vec_data(v[k]);
+    if (h->hostv) {
+      src = h->hostv + (size_t)k * h->nloc;
+      ierr = rw_vec_to_host(v[k], src);
+    }
+    if (!ierr) rw_h5_stage(h, h->wbuf[b], k, src, 0);
+  }
+  if (ierr) { /* nothing queued: give the buffer back */
+    pthread_mutex_lock(&h->mu);
+    h->wbusy[b] = 0;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    return rw_h5_agree(h, ierr);
+  }
   pthread_mutex_lock(&h->mu);
   rw_h5_enqueue(h, RW_H5_WRITE, slot, tag, b);
   if (h->kill_after > 0 && ++h->nput == h->kill_after) {
@@ -782,7 +801,7 @@ static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
 static int rw_h5_direct(rw_h5store *h, int slot, const rw_snapshot_tag *tag, N_Vector *v)
 {
   for (int k = 0; k < h->nvec; k++)
-    h->dst[k] = rw_vec_data(v[k]);
+    h->dst[k] = h->hostv ? h->hostv + (size_t)k * h->nloc : rw_vec_data(v[k]);
   h->dready = h->ddone = 0;
   h->dstep = -2;
   atomic_store(&h->dnext, 0);
@@ -815,7 +834,11 @@ static int rw_h5_direct(rw_h5store *h, int slot, const rw_snapshot_tag *tag, N_V
       ok = f == rw_f32_value(&sum);
     }
   }
-  if (ok && h->dstep == tag->step) return 0;
+  if (ok && h->dstep == tag->step) {
+    for (int k = 0; h->hostv && k < h->nvec; k++)
+      RW_CALL(rw_vec_from_host(v[k], h->hostv + (size_t)k * h->nloc));
+    return 0;
+  }
   return rw_h5_damaged(h, slot, tag->step, !ok || h->dstep == -2);
 }
 
@@ -833,8 +856,15 @@ static int rw_h5_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
     while (h->rstate == RW_H5_PENDING)
       pthread_cond_wait(&h->cv, &h->mu);
     if (h->rstate == RW_H5_READY) {
-      for (int k = 0; k < st->nvec; k++)
-        rw_h5_stage(h, h->rbuf, k, rw_vec_data(v[k]), 1);
+      for (int k = 0; k < st->nvec && !ierr; k++) {
+        if (h->hostv) {
+          double *dst = h->hostv + (size_t)k * h->nloc;
+          rw_h5_stage(h, h->rbuf, k, dst, 1);
+          ierr = rw_vec_from_host(v[k], dst);
+        } else {
+          rw_h5_stage(h, h->rbuf, k, rw_vec_data(v[k]), 1);
+        }
+      }
     } else {
       ierr = RW_ERROR(RW_ERR_IO, "%s", h->rmsg);
     }
@@ -943,6 +973,7 @@ static void rw_h5_destroy(rw_store st)
   rw_free(&h->caddr);
   rw_free(&h->dst);
   rw_free(&h->tailbuf);
+  rw_free(&h->hostv);
   rw_free(&st->content);
 }
 
@@ -1346,6 +1377,9 @@ static int rw_h5_start(rw_h5store *h)
   rw_h5_plan(h, h->piece);
   RW_CALL(rw_calloc(nch, sizeof *h->caddr, "checkpoint read pieces", &h->caddr));
   RW_CALL(rw_calloc((size_t)h->nvec, sizeof *h->dst, "checkpoint read pieces", &h->dst));
+  if (h->device)
+    RW_CALL(rw_calloc((size_t)h->nvec * (h->nloc ? h->nloc : 1), sizeof(double),
+                      "checkpoint host copy of device vectors", &h->hostv));
   RW_CALL(rw_calloc(nch, h->tstride, "checkpoint read pieces", &h->tailbuf));
   atomic_init(&h->dnext, 0);
   atomic_init(&h->dfail, 0);
@@ -1387,7 +1421,7 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
   RW_CHECK(strlen(opt->dir) < 4000, RW_ERR_ARG, "checkpoint_dir is too long (%zu characters)",
            strlen(opt->dir));
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  MPI_Comm comm = NV_COMM_P(tmpl);
+  MPI_Comm comm = rw_vec_comm(tmpl);
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
   snprintf(path, sizeof path, "%s/rewind-ckpt-%s.%d-of-%d.h5", opt->dir, opt->run_id, rank, nranks);
@@ -1408,6 +1442,7 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
   h->comm = comm;
   h->keep = opt->keep;
   h->nloc = (hsize_t)rw_vec_local_length(tmpl);
+  h->device = rw_vec_device(tmpl) != NULL;
   /* Chunks of at most 2^26 values (512 MiB; HDF5 caps a chunk at 4 GiB), all of one size. */
   hsize_t cmax = (hsize_t)1 << 26, nl = h->nloc > 0 ? h->nloc : 1;
   h->nchunk = (nl + cmax - 1) / cmax;

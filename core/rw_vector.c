@@ -259,6 +259,7 @@ sunindextype rw_vec_global_length(N_Vector v)
 {
   return rw_dvec_is(v) ? rw_dvec_global_length(v) : NV_GLOBLENGTH_P(v);
 }
+MPI_Comm rw_vec_comm(N_Vector v) { return rw_dvec_is(v) ? rw_dvec_comm(v) : NV_COMM_P(v); }
 size_t rw_vec_bytes(N_Vector v) { return (size_t)rw_vec_local_length(v) * sizeof(double); }
 
 void rw_vec_copy(N_Vector x, N_Vector y)

@@ -37,6 +37,8 @@ void rw_vec_view_destroy(N_Vector *view);
 double *rw_vec_data(N_Vector v);
 sunindextype rw_vec_local_length(N_Vector v);
 sunindextype rw_vec_global_length(N_Vector v);
+/* The communicator the vector is distributed over (CPU and device vectors alike). */
+MPI_Comm rw_vec_comm(N_Vector v);
 /* Bytes of state data this rank holds for one such vector. */
 size_t rw_vec_bytes(N_Vector v);
 

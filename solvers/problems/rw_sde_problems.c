@@ -111,7 +111,7 @@ static int sde_terminal(void *c, double t, N_Vector y, const double *p, double *
     s += d * d;
   }
   s *= 0.5 * o->wT;
-  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM, NV_COMM_P(y)));
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM, rw_vec_comm(y)));
   *g = s;
   return 0;
 }

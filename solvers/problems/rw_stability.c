@@ -91,7 +91,7 @@ int rw_state_max_abs(N_Vector y, double *amax)
     }
     if (a > m) m = a;
   }
-  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, NV_COMM_P(y)));
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, rw_vec_comm(y)));
   *amax = m;
   return 0;
 }

@@ -15,9 +15,10 @@
  *     operation (read caught as SIGSEGV), and is readable inside a host scope.
  *  3. Whole solves: a problem written with vector operations only (f = a y - b y^2,
  *     J = <y(T), y(T)>/2, so it runs on any device), RK4 store-everything and binomial
- *     checkpointing with 3 slots, and Dormand-Prince adaptive (online schedule, 4 slots): y(T) and
- * dJ/dy0 equal the CPU run bit for bit with fixed steps, J and dJ/dp to 1e-13 (they are dot
- * products); checkpointed equals store bit for bit on the device; adaptive agrees to 1e-10.
+ *     checkpointing with 3 slots, the disk tier (1 RAM + 4 HDF5 slots), and Dormand-Prince adaptive
+ * (online schedule, 4 slots): y(T) and dJ/dy0 equal the CPU run bit for bit with fixed steps, J and
+ * dJ/dp to 1e-13 (they are dot products); checkpointed (RAM or disk) equals store bit for bit on
+ * the device; adaptive agrees to 1e-10.
  *  4. Emulated only: Gray-Scott 2-D (grid, halo exchange, fused stage kernels run as problem
  *     ops) through the whole adjoint: J, dJ/dp and dJ/dy0 equal the CPU run bit for bit, in
  *     store mode and under binomial checkpointing.
@@ -36,6 +37,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int fails, rank, size;
 
@@ -427,6 +429,41 @@ static void vector_problem_tests(void)
   report(same, "vector-op problem on the device, %d ranks: binomial 3 slots %s store mode", size,
          same ? "equals bit for bit" : "DIFFERS FROM");
   result_free(&dk);
+
+  /* the disk tier: snapshots pass through the HDF5 store's host copy */
+  char dir[64] = "/tmp/rw-device-disk-XXXXXX";
+  if (rank == 0 && !mkdtemp(dir)) dir[0] = 0;
+  MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (dir[0]) {
+    rw_adjoint_options od = ok;
+    rw_adjoint_stats sd;
+    od.ram_slots = 1, od.disk_slots = 4, od.disk_dir = dir, od.run_id = "test-device";
+    od.write_cost = 0.5, od.read_cost = 0.5;
+    rw_stepper st;
+    N_Vector y, g;
+    CHECK(rw_stepper_create_erk(pd, rw_tableau_find("rk4"), &st));
+    CHECK(rw_problem_new_state(pd, &y));
+    CHECK(rw_problem_new_state(pd, &g));
+    CHECK(rw_vec_from_host(y, y0));
+    dk.n = (long)n;
+    dk.y = malloc((size_t)n * sizeof(double)), dk.g = malloc((size_t)n * sizeof(double));
+    memset(dk.p, 0, sizeof dk.p);
+    CHECK(rw_adjoint_solve(pd, st, &od, y, &dk.J, dk.p, g, &sd));
+    CHECK(rw_vec_to_host(y, dk.y));
+    CHECK(rw_vec_to_host(g, dk.g));
+    same = same_fields(&d, &dk) && d.J == dk.J && memcmp(d.p, dk.p, sizeof d.p) == 0;
+    report(same && sd.disk_writes > 0 && sd.disk_reads > 0,
+           "vector-op problem on the device, %d ranks: 1 RAM + 4 disk slots (%ld disk writes, %ld "
+           "reads) %s store mode",
+           size, sd.disk_writes, sd.disk_reads, same ? "equals bit for bit" : "DIFFERS FROM");
+    rw_vec_destroy(&y), rw_vec_destroy(&g);
+    rw_stepper_destroy(&st);
+    result_free(&dk);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) rmdir(dir);
+  } else {
+    report(0, "could not make a checkpoint directory under /tmp");
+  }
   result_free(&c), result_free(&d);
 
   rw_adjoint_options oa = o;
