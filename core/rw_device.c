@@ -197,7 +197,74 @@ static void rw_emu_close(rw_device d)
 
 static const rw_device_backend rw_emu_backend = {rw_emu_alloc,   rw_emu_release, rw_emu_copy,
                                                  rw_emu_lincomb, rw_emu_map,     rw_emu_reduce,
-                                                 rw_emu_sync,    rw_emu_close};
+                                                 rw_emu_sync,    rw_emu_close,   NULL};
+
+int rw_device_alloc(rw_device d, size_t bytes, double **p)
+{
+  void *q = NULL;
+  *p = NULL;
+  RW_CALL(d->be->alloc(d, bytes, &q));
+  *p = q;
+  d->bytes += bytes;
+  if (d->bytes > d->peak) d->peak = d->bytes;
+  return 0;
+}
+
+void rw_device_free(rw_device d, double **p, size_t bytes)
+{
+  if (!d || !p || !*p) return;
+  d->be->release(d, *p, bytes);
+  d->bytes -= bytes;
+  *p = NULL;
+}
+
+int rw_device_copy(rw_device d, void *dst, const void *src, size_t bytes, int dir)
+{
+  if (!bytes) return 0;
+  RW_CALL(d->be->copy(d, dst, src, bytes, dir));
+  return 0;
+}
+
+int rw_device_run(rw_device d, int id, const void *params, size_t psize, long n,
+                  void (*host)(int id, const void *params, long idx))
+{
+  RW_CHECK(psize <= RW_BODY_PARAMS_MAX_BYTES, RW_ERR_INTERNAL,
+           "device kernel %d: %zu bytes of parameters, at most %d", id, psize,
+           RW_BODY_PARAMS_MAX_BYTES);
+  if (n <= 0) return 0;
+  if (d->be->run) {
+    RW_CALL(d->be->run(d, id, params, psize, n));
+    return 0;
+  }
+  rw_device_host_begin(d);
+  for (long i = 0; i < n; i++)
+    host(id, params, i);
+  rw_device_host_end(d);
+  return 0;
+}
+
+static int rw_device_partials(rw_device d, long np)
+{
+  if (np > d->partials_cap) {
+    double *p = realloc(d->partials, (size_t)np * sizeof *p);
+    RW_CHECK(p, RW_ERR_MEM, "no host memory for %ld partial sums", np);
+    d->partials = p;
+    d->partials_cap = np;
+  }
+  return 0;
+}
+
+int rw_device_reduce(rw_device d, int op, const double *x, const double *y, long n, double *out)
+{
+  long np = rw_device_chunks(n);
+  RW_CALL(rw_device_partials(d, np));
+  if (np > 0) RW_CALL(d->be->reduce(d, op, x, y, n, d->partials));
+  double acc = rw_dk_red_identity(op);
+  for (long p = 0; p < np; p++)
+    acc = rw_dk_red_combine(op, acc, d->partials[p]);
+  *out = acc;
+  return 0;
+}
 
 /* --------------------------------------------------------------------------------------- */
 
@@ -380,18 +447,9 @@ static void rw_dvec_compare(realtype a, N_Vector x, N_Vector z)
 /* This rank's value of reduction `op`: the backend's chunk values combined in chunk order. */
 static double rw_dvec_reduce_local(int op, N_Vector x, N_Vector y)
 {
-  rw_device d = DV(x)->dev;
-  long len = (long)DV(x)->local_n, np = rw_device_chunks(len);
-  if (np > d->partials_cap) {
-    double *p = realloc(d->partials, (size_t)np * sizeof *p);
-    if (!p) rw_dvec_fatal(RW_ERROR(RW_ERR_MEM, "no host memory for %ld partial sums", np));
-    d->partials = p;
-    d->partials_cap = np;
-  }
-  rw_dvec_fatal(d->be->reduce(d, op, DV(x)->data, y ? DV(y)->data : NULL, len, d->partials));
-  double acc = rw_dk_red_identity(op);
-  for (long p = 0; p < np; p++)
-    acc = rw_dk_red_combine(op, acc, d->partials[p]);
+  double acc = 0.0;
+  rw_dvec_fatal(rw_device_reduce(DV(x)->dev, op, DV(x)->data, y ? DV(y)->data : NULL,
+                                 (long)DV(x)->local_n, &acc));
   return acc;
 }
 

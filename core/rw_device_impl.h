@@ -10,6 +10,9 @@
 extern "C" {
 #endif
 
+/* The largest parameter block an element body takes (bytes): a CUDA kernel argument. */
+#define RW_BODY_PARAMS_MAX_BYTES 1152
+
 /* Directions of rw_device_backend.copy. */
 enum { RW_COPY_H2D, RW_COPY_D2H, RW_COPY_D2D };
 
@@ -25,6 +28,9 @@ typedef struct {
   int (*reduce)(rw_device d, int op, const double *x, const double *y, long len, double *partials);
   int (*sync)(rw_device d);
   void (*close)(rw_device d);
+  /* items 0 .. n-1 of element body `id` (solvers/rw_dev_bodies.h) with its parameter block;
+   * NULL for the emulated device, which loops on the host (rw_device_run) */
+  int (*run)(rw_device d, int id, const void *params, size_t psize, long n);
 } rw_device_backend;
 
 typedef struct {
@@ -60,6 +66,21 @@ static inline long rw_device_chunks(long len)
 /* CUDA backend (solvers/cuda/rw_cuda.cu): opens device `ordinal` into d (backend, name).
  * Without CUDA in the build: RW_ERR_NOT_IMPLEMENTED. */
 int rw_cuda_device_open(rw_device d, int local_rank);
+
+/* Device memory for work arrays (ghosted copies, halo buffers), counted like vectors'. */
+int rw_device_alloc(rw_device d, size_t bytes, double **p);
+void rw_device_free(rw_device d, double **p, size_t bytes);
+int rw_device_copy(rw_device d, void *dst, const void *src, size_t bytes, int dir);
+/* Runs items 0 .. n-1 of element body `id`: on a GPU one thread per item; emulated, `host`
+ * (which runs one item) in a loop with the device memory open. */
+int rw_device_run(rw_device d, int id, const void *params, size_t psize, long n,
+                  void (*host)(int id, const void *params, long idx));
+/* This rank's value of reduction `op` (rw_kernels.h) over n entries of device arrays, in the
+ * device's fixed order. */
+int rw_device_reduce(rw_device d, int op, const double *x, const double *y, long n, double *out);
+
+/* CUDA: the generic element-body kernel (solvers/cuda/rw_cuda.cu). */
+int rw_cuda_run(rw_device d, int id, const void *params, size_t psize, long n);
 
 /* Device vector hooks for rw_vector.c. */
 int rw_dvec_is(N_Vector v);

@@ -2,6 +2,9 @@
  * with boundary conditions, its exact transpose, and overlapped stencil application. */
 #include "rewind/rw_grid.h"
 
+#include "../core/rw_device_impl.h"
+#include "rw_dev_bodies.h"
+
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +20,12 @@ struct rw_grid_s {
   double *sendbuf[3][2], *recvbuf[3][2];
   MPI_Request req[12];
   int nreq;
+  /* device vectors (rw_device.h): the exchange in flight is on `dev` (on_dev); the faces are
+   * packed on the device into dsend, staged through sendbuf / recvbuf (MPI here is not
+   * CUDA-aware) and unpacked from drecv */
+  rw_device dev;
+  int on_dev;
+  double *dsend[3][2], *drecv[3][2];
 };
 
 int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
@@ -112,6 +121,8 @@ int rw_grid_destroy(rw_grid *pg)
     for (int s = 0; s < 2; s++) {
       rw_free(&g->sendbuf[d][s]);
       rw_free(&g->recvbuf[d][s]);
+      rw_device_free(g->dev, &g->dsend[d][s], g->face_len[d] * sizeof(double));
+      rw_device_free(g->dev, &g->drecv[d][s], g->face_len[d] * sizeof(double));
     }
   if (g->cart != MPI_COMM_NULL) MPI_Comm_free(&g->cart);
   rw_free(pg);
@@ -273,8 +284,96 @@ static void rw_grid_comb_owned(rw_grid g, int n, const double *c, N_Vector *X, d
 
 static int rw_grid_post(rw_grid g, double *gv);
 
+/* --- Device vectors: the same exchange with the copies done by device kernels
+ * (rw_dev_bodies.h), the faces staged through the host buffers. */
+
+static rw_body_geom rw_grid_geom(rw_grid g)
+{
+  rw_body_geom b;
+  for (int d = 0; d < 3; d++)
+    b.gn[d] = g->gn[d], b.cnt[d] = g->count[d];
+  b.ghost = g->cfg.ghost, b.dim = g->cfg.dim, b.ncomp = g->cfg.ncomp;
+  return b;
+}
+
+/* The face slab of rw_grid_face on the device: pack (0), unpack (1) or add (2). */
+static int rw_grid_dev_face(rw_grid g, int d, long a, double *gv, double *buf, int mode)
+{
+  rw_body_grid_box p;
+  p.g = rw_grid_geom(g);
+  for (int e = 0; e < 3; e++)
+    p.lo[e] = 0, p.cnt[e] = g->count[e];
+  p.lo[d] = a, p.cnt[d] = g->cfg.ghost;
+  p.gv = gv, p.buf = buf, p.mode = mode;
+  RW_CALL(
+      rw_device_run(g->dev, RW_BODY_GRID_BOX, &p, sizeof p, (long)g->face_len[d], rw_body_host));
+  return 0;
+}
+
+/* Starts a device exchange: the owned part of gv = sum_j c[j] X[j] (and keep), on the device. */
+static int rw_grid_dev_begin(rw_grid g, int n, const double *c, N_Vector *X, double *gv,
+                             N_Vector keep)
+{
+  rw_device dev = rw_vec_device(X[0]);
+  RW_CHECK(!g->dev || g->dev == dev, RW_ERR_ARG, "a grid's fields must live on one device");
+  for (int d = 0; d < g->cfg.dim; d++)
+    RW_CHECK(g->nbr[d][0] != MPI_PROC_NULL && g->nbr[d][1] != MPI_PROC_NULL, RW_ERR_NOT_IMPLEMENTED,
+             "grid on the device %s: dimension %d has a physical boundary (Dirichlet or "
+             "Neumann); only periodic grids run on a device so far",
+             rw_device_name(dev), d);
+  if (!g->dev) {
+    g->dev = dev;
+    for (int d = 0; d < g->cfg.dim; d++)
+      for (int s = 0; s < 2; s++) {
+        RW_CALL(rw_device_alloc(dev, g->face_len[d] * sizeof(double), &g->dsend[d][s]));
+        RW_CALL(rw_device_alloc(dev, g->face_len[d] * sizeof(double), &g->drecv[d][s]));
+      }
+  }
+  rw_body_grid_fill f;
+  f.g = rw_grid_geom(g);
+  f.n = n;
+  for (int j = 0; j < n; j++)
+    f.c[j] = c ? c[j] : 1.0, f.x[j] = rw_vec_data(X[j]);
+  f.gv = gv;
+  f.keep = keep ? rw_vec_data(keep) : NULL;
+  RW_CALL(rw_device_run(dev, RW_BODY_GRID_FILL, &f, sizeof f, (long)rw_grid_local_length(g),
+                        rw_body_host));
+  g->on_dev = 1;
+  return rw_grid_post(g, gv);
+}
+
+/* Packs face (d, side) of gv into the host send buffer. */
+static int rw_grid_pack(rw_grid g, int d, int side, double *gv)
+{
+  long a = side ? g->count[d] - g->cfg.ghost : 0;
+  if (!g->on_dev) {
+    rw_grid_face(g, d, a, gv, g->sendbuf[d][side], 0);
+    return 0;
+  }
+  RW_CALL(rw_grid_dev_face(g, d, a, gv, g->dsend[d][side], 0));
+  RW_CALL(rw_device_copy(g->dev, g->sendbuf[d][side], g->dsend[d][side],
+                         g->face_len[d] * sizeof(double), RW_COPY_D2H));
+  return 0;
+}
+
+/* Unpacks the host receive buffer of face (d, side) into gv's ghosts. */
+static int rw_grid_unpack(rw_grid g, int d, int side, double *gv)
+{
+  long a = side ? g->count[d] : -g->cfg.ghost;
+  if (!g->on_dev) {
+    rw_grid_face(g, d, a, gv, g->recvbuf[d][side], 1);
+    return 0;
+  }
+  RW_CALL(rw_device_copy(g->dev, g->drecv[d][side], g->recvbuf[d][side],
+                         g->face_len[d] * sizeof(double), RW_COPY_H2D));
+  RW_CALL(rw_grid_dev_face(g, d, a, gv, g->drecv[d][side], 1));
+  return 0;
+}
+
 int rw_grid_exchange_begin(rw_grid g, N_Vector v, double *gv)
 {
+  if (rw_vec_device(v)) return rw_grid_dev_begin(g, 1, NULL, &v, gv, NULL);
+  g->on_dev = 0;
   rw_grid_copy_owned(g, rw_vec_data(v), gv, 0);
   return rw_grid_post(g, gv);
 }
@@ -284,6 +383,8 @@ int rw_grid_exchange_begin_comb(rw_grid g, int n, const double *c, N_Vector *X, 
 {
   RW_CHECK(n >= 1 && n <= RW_LINCOMB_MAX, RW_ERR_ARG,
            "rw_grid_exchange_begin_comb: %d vectors; 1 to %d are supported", n, RW_LINCOMB_MAX);
+  if (rw_vec_device(X[0])) return rw_grid_dev_begin(g, n, c, X, gv, keep);
+  g->on_dev = 0;
   rw_grid_comb_owned(g, n, c, X, gv, keep ? rw_vec_data(keep) : NULL);
   return rw_grid_post(g, gv);
 }
@@ -291,19 +392,18 @@ int rw_grid_exchange_begin_comb(rw_grid g, int n, const double *c, N_Vector *X, 
 /* Packs the faces of gv and posts the messages. */
 static int rw_grid_post(rw_grid g, double *gv)
 {
-  const int G = g->cfg.ghost;
   g->nreq = 0;
   for (int d = 0; d < g->cfg.dim; d++) {
     int n = (int)g->face_len[d];
     /* low face to the low neighbour (its high ghosts), high face to the high neighbour; a
      * physical boundary (no neighbour) sends and receives nothing, so nothing is packed */
     if (g->nbr[d][0] != MPI_PROC_NULL) {
-      rw_grid_face(g, d, 0, gv, g->sendbuf[d][0], 0);
+      RW_CALL(rw_grid_pack(g, d, 0, gv));
       RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 2 * d + 1, g->cart,
                             &g->req[g->nreq++]));
     }
     if (g->nbr[d][1] != MPI_PROC_NULL) {
-      rw_grid_face(g, d, g->count[d] - G, gv, g->sendbuf[d][1], 0);
+      RW_CALL(rw_grid_pack(g, d, 1, gv));
       RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 2 * d, g->cart,
                             &g->req[g->nreq++]));
     }
@@ -319,12 +419,11 @@ static int rw_grid_post(rw_grid g, double *gv)
 
 int rw_grid_exchange_end(rw_grid g, double *gv)
 {
-  const int G = g->cfg.ghost;
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
   g->nreq = 0;
   for (int d = 0; d < g->cfg.dim; d++) {
-    if (g->nbr[d][0] != MPI_PROC_NULL) rw_grid_face(g, d, -G, gv, g->recvbuf[d][0], 1);
-    if (g->nbr[d][1] != MPI_PROC_NULL) rw_grid_face(g, d, g->count[d], gv, g->recvbuf[d][1], 1);
+    if (g->nbr[d][0] != MPI_PROC_NULL) RW_CALL(rw_grid_unpack(g, d, 0, gv));
+    if (g->nbr[d][1] != MPI_PROC_NULL) RW_CALL(rw_grid_unpack(g, d, 1, gv));
   }
   for (int d = 0; d < g->cfg.dim; d++) {
     if (g->nbr[d][0] == MPI_PROC_NULL) rw_grid_bc(g, d, 0, gv, 0);
@@ -336,6 +435,9 @@ int rw_grid_exchange_end(rw_grid g, double *gv)
 int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
 {
   const int G = g->cfg.ghost;
+  RW_CHECK(!rw_vec_device(out), RW_ERR_NOT_IMPLEMENTED,
+           "the transposed halo exchange does not run on a device yet (problems whose VJP "
+           "gathers, as Gray-Scott's, need none)");
   /* Boundary conditions first (their ghosts hold no neighbour data). */
   for (int d = 0; d < g->cfg.dim; d++) {
     if (g->nbr[d][0] == MPI_PROC_NULL) rw_grid_bc(g, d, 0, gadj, 1);

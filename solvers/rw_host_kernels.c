@@ -27,6 +27,12 @@ int rw_cuda_linear_combination(int nv, const double *c, const double *const *x, 
   return RW_ERROR(RW_ERR_NOT_IMPLEMENTED, "this Rewind was built without CUDA");
 }
 
+int rw_cuda_run(rw_device d, int id, const void *params, size_t psize, long n)
+{
+  (void)d, (void)id, (void)params, (void)psize, (void)n;
+  return RW_ERROR(RW_ERR_NOT_IMPLEMENTED, "this Rewind was built without CUDA");
+}
+
 int rw_cuda_device_open(rw_device d, int local_rank)
 {
   (void)d, (void)local_rank;

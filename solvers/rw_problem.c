@@ -23,6 +23,7 @@ struct rw_problem_s {
   char field_name[64];
   rw_problem inner;           /* partnered problem: field, counters and parameters are inner's */
   int frozen_p, frozen_field; /* not differentiated (rw_problem_set_active) */
+  int device_ready;           /* ops run device kernels (rw_problem_set_device_ready) */
   /* noise (rw_problem_set_noise) */
   uint64_t seed;
   double amplitude;
@@ -101,6 +102,8 @@ const rw_problem_ops *rw_problem_get_ops(rw_problem prob) { return &prob->ops; }
 void *rw_problem_content(rw_problem prob) { return prob->content; }
 sunindextype rw_problem_local_length(rw_problem prob) { return prob->local_n; }
 
+void rw_problem_set_device_ready(rw_problem prob) { prob->device_ready = 1; }
+
 int rw_problem_new_state(rw_problem prob, N_Vector *out)
 {
   RW_CALL(rw_vec_create(prob->ctx, prob->local_n, out));
@@ -111,7 +114,7 @@ int rw_problem_new_state(rw_problem prob, N_Vector *out)
  * problem's kernels are the part a GPU problem runs on the device. */
 #define RW_OP_CALL(expr)                                                                           \
   do {                                                                                             \
-    rw_device rw_op_dev_ = rw_context_device(prob->ctx);                                           \
+    rw_device rw_op_dev_ = prob->device_ready ? NULL : rw_context_device(prob->ctx);               \
     rw_device_host_begin(rw_op_dev_);                                                              \
     int rw_op_ierr_ = (expr);                                                                      \
     rw_device_host_end(rw_op_dev_);                                                                \
@@ -533,7 +536,7 @@ int rw_problem_solve_begin(rw_problem prob)
 void rw_problem_solve_end(rw_problem prob)
 {
   if (prob->ops.solve_end) {
-    rw_device dev = rw_context_device(prob->ctx);
+    rw_device dev = prob->device_ready ? NULL : rw_context_device(prob->ctx);
     rw_device_host_begin(dev);
     prob->ops.solve_end(prob->content);
     rw_device_host_end(dev);

@@ -102,7 +102,8 @@ enum {
   RW_DK_WSQ,    /* sum (x w)^2 (weighted RMS and L2 norms) */
   RW_DK_MAXABS, /* max |x| */
   RW_DK_MIN,    /* min x */
-  RW_DK_L1      /* sum |x| */
+  RW_DK_L1,     /* sum |x| */
+  RW_DK_SUM     /* sum x */
 };
 #define RW_DK_RED_THREADS 256
 #define RW_DK_RED_ITEMS   16

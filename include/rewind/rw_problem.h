@@ -154,6 +154,11 @@ void rw_problem_set_active(rw_problem prob, int params, int field);
 int rw_problem_params_active(rw_problem prob);
 int rw_problem_field_active(rw_problem prob);
 
+/* Says that the problem's ops run their own device kernels on device vectors (rw_device.h):
+ * the dispatchers then open no host scope around them, so on the emulated device any host
+ * access to device memory inside the problem faults as it would on a GPU. Not collective. */
+void rw_problem_set_device_ready(rw_problem prob);
+
 /* A zeroed state vector with the problem's layout. Collective. */
 int rw_problem_new_state(rw_problem prob, N_Vector *out);
 

@@ -6,6 +6,7 @@
 #include "rewind/rw_kernels.h"
 
 #include <cstdio>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define RW_CUDA_MAX_VECS 32
@@ -240,9 +241,9 @@ static void rw_cuda_close(rw_device d)
   d->impl = nullptr;
 }
 
-static const rw_device_backend rw_cuda_backend = {rw_cuda_alloc,  rw_cuda_release, rw_cuda_copy,
-                                                  rw_cuda_lincomb, rw_cuda_map,   rw_cuda_reduce,
-                                                  rw_cuda_sync,   rw_cuda_close};
+static const rw_device_backend rw_cuda_backend = {
+    rw_cuda_alloc, rw_cuda_release, rw_cuda_copy,  rw_cuda_lincomb, rw_cuda_map,
+    rw_cuda_reduce, rw_cuda_sync,   rw_cuda_close, rw_cuda_run};
 
 extern "C" int rw_cuda_device_open(rw_device d, int local_rank)
 {
@@ -257,4 +258,30 @@ extern "C" int rw_cuda_device_open(rw_device d, int local_rank)
   RW_CHECK(d->impl, RW_ERR_MEM, "no host memory for the CUDA device state");
   d->be = &rw_cuda_backend;
   return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Element bodies (solvers/rw_dev_bodies.h): one generic kernel, one thread per item; the
+ * parameter block travels by value as the kernel's argument. */
+
+#include "../rw_dev_bodies.h"
+
+struct rw_body_block {
+  double a[RW_BODY_PARAMS_MAX_BYTES / sizeof(double)];
+};
+
+__global__ void rw_body_kernel(int id, rw_body_block b, long n)
+{
+  for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long)gridDim.x * blockDim.x)
+    rw_body_run(id, &b, i);
+}
+
+extern "C" int rw_cuda_run(rw_device d, int id, const void *params, size_t psize, long n)
+{
+  (void)d;
+  rw_body_block b;
+  memcpy(&b, params, psize);
+  rw_body_kernel<<<rw_cuda_blocks(n), rw_cuda_threads>>>(id, b, n);
+  return rw_cuda_check(cudaGetLastError(), "element kernel launch");
 }

@@ -16,6 +16,8 @@
  * exchange), and each node's value is the same expression whatever the decomposition. */
 #include "rewind/rw_grayscott.h"
 
+#include "../../core/rw_device_impl.h"
+#include "../rw_dev_bodies.h"
 #include "rewind/rw_kernels.h"
 #include "rewind/rw_rng.h"
 
@@ -45,6 +47,12 @@ typedef struct {
   int nnoisy;          /* number of noisy components per node (1 or 2) */
   double gscale;       /* h^(-dim/2): the diffusion coefficient of a noisy component */
   double *zrow;        /* one row of normals (cnt[0] doubles), when one species is noisy */
+  /* on a device (rw_device.h): gy, gv and terms are device arrays, the kernels device bodies
+   * (rw_dev_bodies.h) */
+  rw_device dev;
+  double *terms; /* 4 x nodes per-node parameter terms (also u^2 of the u2 objective) */
+  long nodes;
+  int dev_err; /* first failure inside a kernel callback (which returns nothing) */
 } rw_gs;
 
 static const char *const rw_gs_param_names[] = {"D_u", "D_v", "gamma", "kappa"};
@@ -155,6 +163,48 @@ RW_SIMD_CLONES static void gs_rhs_row3(const gs_coef *k, const double *restrict 
   }
 }
 
+/* A Gray-Scott device body over the box [lo, hi) (rw_dev_bodies.h). */
+static void gs_dev_box(rw_gs *s, int id, const double *gv, double *out, const long lo[3],
+                       const long hi[3])
+{
+  rw_body_gs b;
+  const gs_coef k = gs_coefs(s, s->p);
+  long n = 1;
+  for (int d = 0; d < 3; d++) {
+    b.g.gn[d] = s->gn[d], b.g.cnt[d] = s->cnt[d];
+    b.lo[d] = lo[d], b.cnt[d] = hi[d] - lo[d];
+    n *= b.cnt[d];
+  }
+  b.g.ghost = 1, b.g.dim = s->dim, b.g.ncomp = 2;
+  b.Du = k.Du, b.Dv = k.Dv, b.ga = k.ga, b.gk = k.gk, b.ih2 = k.ih2, b.nd = k.nd;
+  b.sy = k.sy, b.sz = k.sz;
+  b.gv = gv, b.y = s->yk, b.out = out;
+  b.add = s->pacc ? 0 : s->vadd;
+  b.terms = s->pacc ? s->terms : NULL;
+  b.nodes = s->nodes;
+  if (n > 0 && !s->dev_err) s->dev_err = rw_device_run(s->dev, id, &b, sizeof b, n, rw_body_host);
+}
+
+/* The parameter sums from the device's per-node terms, in its fixed order: out[c] += sum. */
+static int gs_dev_fold(rw_gs *s, double *out)
+{
+  for (int c = 0; c < 4; c++) {
+    double v = 0.0;
+    RW_CALL(rw_device_reduce(s->dev, RW_DK_SUM, s->terms + (size_t)c * (size_t)s->nodes, NULL,
+                             s->nodes, &v));
+    out[c] += v;
+  }
+  return 0;
+}
+
+/* The failure a device kernel callback recorded (and forgets it). */
+static int gs_dev_error(rw_gs *s)
+{
+  int e = s->dev_err;
+  s->dev_err = 0;
+  return e;
+}
+
 /* f on the box [lo, hi): gv is the ghosted state. */
 static void gs_rhs_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
                           const long hi[3])
@@ -162,6 +212,10 @@ static void gs_rhs_kernel(void *kc, rw_grid g, const double *gv, double *out, co
   const rw_gs *s = kc;
   const gs_coef k = gs_coefs(s, s->p);
   (void)g;
+  if (s->dev) {
+    gs_dev_box((rw_gs *)s, RW_BODY_GS_RHS, gv, out, lo, hi);
+    return;
+  }
   for (long kk = lo[2]; kk < hi[2]; kk++)
     for (long j = lo[1]; j < hi[1]; j++) {
       const double *a = gv + gs_gx(s, lo[0], j, kk);
@@ -204,6 +258,7 @@ static int gs_rhs(void *c, double t, N_Vector y, const double *p, N_Vector f)
   (void)t;
   s->p = p;
   RW_CALL(rw_grid_apply(s->grid, y, s->gy, f, gs_rhs_kernel, s));
+  RW_CALL(gs_dev_error(s));
   return 0;
 }
 
@@ -215,6 +270,7 @@ static int gs_rhs_comb(void *c, double t, const double *p, int n, const double *
   (void)t;
   s->p = p;
   RW_CALL(rw_grid_apply_comb(s->grid, n, cx, X, keep, s->gy, f, gs_rhs_kernel, s));
+  RW_CALL(gs_dev_error(s));
   return 0;
 }
 
@@ -324,6 +380,10 @@ static void gs_vjp_kernel(void *kc, rw_grid g, const double *gv, double *out, co
   const rw_gs *s = kc;
   const gs_coef k = gs_coefs(s, s->p);
   (void)g;
+  if (s->dev) {
+    gs_dev_box((rw_gs *)s, RW_BODY_GS_VJP, gv, out, lo, hi);
+    return;
+  }
   for (long kk = lo[2]; kk < hi[2]; kk++)
     for (long j = lo[1]; j < hi[1]; j++) {
       size_t o = gs_ox(s, lo[0], j, kk);
@@ -362,6 +422,7 @@ static int gs_vjp_y(void *c, double t, N_Vector y, const double *p, N_Vector w, 
   s->p = p, s->yk = rw_vec_data(y), s->vadd = 1;
   RW_CALL(rw_grid_apply(s->grid, w, s->gv, out, gs_vjp_kernel, s));
   s->yk = NULL;
+  RW_CALL(gs_dev_error(s));
   return 0;
 }
 
@@ -377,7 +438,11 @@ static int gs_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w, 
   int ierr = rw_grid_apply(s->grid, w, s->gv, w, gs_vjp_p_kernel, s);
   s->yk = NULL, s->pacc = NULL;
   RW_CALL(ierr);
-  gs_lanes_fold(s->lanes, out);
+  RW_CALL(gs_dev_error(s));
+  if (s->dev)
+    RW_CALL(gs_dev_fold(s, out));
+  else
+    gs_lanes_fold(s->lanes, out);
   return 0;
 }
 
@@ -392,7 +457,11 @@ static int gs_vjp_comb(void *c, double t, N_Vector y, const double *p, int n, co
   int ierr = rw_grid_apply_comb(s->grid, n, cw, W, NULL, s->gv, out_y, gs_vjp_kernel, s);
   s->yk = NULL, s->pacc = NULL;
   RW_CALL(ierr);
-  if (out_p) gs_lanes_fold(s->lanes, out_p);
+  RW_CALL(gs_dev_error(s));
+  if (out_p && s->dev)
+    RW_CALL(gs_dev_fold(s, out_p));
+  else if (out_p)
+    gs_lanes_fold(s->lanes, out_p);
   return 0;
 }
 
@@ -402,7 +471,17 @@ static int gs_terminal(void *c, double t, N_Vector y, const double *p, double *g
   (void)t, (void)p;
   const double *yd = rw_vec_data(y);
   double val = 0.0;
-  if (s->obj == RW_GS_POINT) {
+  if (s->dev) {
+    if (s->obj == RW_GS_POINT && s->pidx >= 0) {
+      double two[2];
+      RW_CALL(rw_device_copy(s->dev, two, yd + s->pidx, sizeof two, RW_COPY_D2H));
+      val = two[0] + two[1];
+    } else if (s->obj != RW_GS_POINT) {
+      rw_body_gs_u2 b = {yd, s->terms, NULL, s->vol};
+      RW_CALL(rw_device_run(s->dev, RW_BODY_GS_U2, &b, sizeof b, s->nodes, rw_body_host));
+      RW_CALL(rw_device_reduce(s->dev, RW_DK_SUM, s->terms, NULL, s->nodes, &val));
+    }
+  } else if (s->obj == RW_GS_POINT) {
     if (s->pidx >= 0) val = yd[s->pidx] + yd[s->pidx + 1];
   } else {
     sunindextype n = rw_vec_local_length(y);
@@ -422,6 +501,17 @@ static int gs_terminal_grad(void *c, double t, N_Vector y, const double *p, N_Ve
   const double *yd = rw_vec_data(y);
   double *g = rw_vec_data(gy);
   sunindextype n = rw_vec_local_length(y);
+  if (s->dev) {
+    if (s->obj == RW_GS_POINT) {
+      const double one[2] = {1.0, 1.0};
+      N_VConst(0.0, gy);
+      if (s->pidx >= 0) RW_CALL(rw_device_copy(s->dev, g + s->pidx, one, sizeof one, RW_COPY_H2D));
+    } else {
+      rw_body_gs_u2 b = {yd, NULL, g, s->vol};
+      RW_CALL(rw_device_run(s->dev, RW_BODY_GS_U2, &b, sizeof b, s->nodes, rw_body_host));
+    }
+    return 0;
+  }
   if (s->obj == RW_GS_POINT) {
     memset(g, 0, (size_t)n * sizeof(double));
     if (s->pidx >= 0) g[s->pidx] = g[s->pidx + 1] = 1.0;
@@ -494,6 +584,11 @@ static void gs_destroy(void *c)
   rw_gs *s = c;
   if (!s) return;
   rw_free(&s->zrow);
+  if (s->dev) {
+    rw_device_free(s->dev, &s->gy, s->glen * sizeof(double));
+    rw_device_free(s->dev, &s->gv, s->glen * sizeof(double));
+    rw_device_free(s->dev, &s->terms, 4 * (size_t)s->nodes * sizeof(double));
+  }
   rw_free(&s->gy);
   rw_free(&s->gv);
   rw_grid_destroy(&s->grid);
@@ -550,8 +645,16 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   s->sy = (size_t)(2 * s->gn[0]);
   s->sz = (size_t)(2 * s->gn[0] * s->gn[1]);
   s->pidx = rw_grid_local_index(s->grid, s->point[0], s->point[1], s->point[2]);
-  RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted state", &s->gy));
-  RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted direction", &s->gv));
+  s->nodes = s->cnt[0] * s->cnt[1] * s->cnt[2];
+  s->dev = rw_context_device(ctx);
+  if (s->dev) {
+    RW_TRY(rw_device_alloc(s->dev, s->glen * sizeof(double), &s->gy));
+    RW_TRY(rw_device_alloc(s->dev, s->glen * sizeof(double), &s->gv));
+    RW_TRY(rw_device_alloc(s->dev, 4 * (size_t)s->nodes * sizeof(double), &s->terms));
+  } else {
+    RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted state", &s->gy));
+    RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted direction", &s->gv));
+  }
   s->noise = cfg->noise;
   s->nnoisy = cfg->noise == RW_GS_NOISE_UV ? 2 : 1;
   s->gscale = 1.0 / sqrt(s->vol);
@@ -572,11 +675,15 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   ops.diffusion_vjp = gs_diffusion_vjp;
   ops.noise_fill = gs_noise_fill;
   ops.destroy = gs_destroy;
+  if (s->dev) /* not on a device yet: the JVP (tests only) and the noise */
+    ops.jvp = NULL, ops.diffusion = NULL, ops.diffusion_vjp = NULL, ops.noise_fill = NULL;
+  int on_dev = s->dev != NULL;
   RW_TRY(rw_problem_create(ctx, "grayscott", &ops, s, rw_grid_local_length(s->grid), 4,
                            rw_gs_param_names, out));
   s = NULL; /* owned by the problem now */
   double *p = rw_problem_params(*out);
   p[0] = 8e-5, p[1] = 4e-5, p[2] = 0.024, p[3] = 0.06;
+  if (on_dev) rw_problem_set_device_ready(*out);
   /* Deterministic until the noise is set: amplitude 0, seed 0. */
   RW_TRY(rw_problem_set_noise(*out, 0, 0.0, 1));
 cleanup:
@@ -612,7 +719,10 @@ int rw_gs_initial_state(rw_problem prob, N_Vector y)
   RW_CHECK(rw_vec_local_length(y) == rw_grid_local_length(s->grid), RW_ERR_ARG,
            "rw_gs_initial_state: vector has %ld local entries, the grid %ld",
            (long)rw_vec_local_length(y), (long)rw_grid_local_length(s->grid));
-  double *yd = rw_vec_data(y);
+  double *yd = rw_vec_data(y), *host = NULL;
+  if (rw_vec_device(y)) /* computed on the host, then copied to the device */
+    RW_CALL(rw_calloc((size_t)rw_vec_local_length(y) + 1, sizeof(double), "initial state", &host));
+  if (host) yd = host;
   const double pi = 3.14159265358979323846;
   for (long k = 0; k < s->cnt[2]; k++)
     for (long j = 0; j < s->cnt[1]; j++)
@@ -632,6 +742,11 @@ int rw_gs_initial_state(rw_problem prob, N_Vector y)
         yd[o] = 1.0 - 2.0 * v;
         yd[o + 1] = v;
       }
+  if (host) {
+    int ierr = rw_vec_from_host(y, host);
+    rw_free(&host);
+    RW_CALL(ierr);
+  }
   return 0;
 }
 

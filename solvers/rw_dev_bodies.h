@@ -1,0 +1,198 @@
+/* The device kernels of the grid and the problems, as element bodies: body(params, idx) does
+ * the work of item idx. A CUDA thread runs one item (solvers/cuda/rw_cuda.cu, one generic
+ * kernel that switches on the body's id); the emulated device runs the items in a host loop
+ * (rw_device_run). So a GPU run and an emulated run execute the same code per item, and the
+ * emulated device, whose memory faults outside its kernels, tests everything around them.
+ *
+ * Each body reproduces the arithmetic of the CPU row kernel it stands for, operation by
+ * operation (the CUDA build contracts no multiply-add), so states and state adjoints equal
+ * the CPU run's bit for bit; sums over nodes are written per node and reduced in the device's
+ * fixed order (rw_kernels.h), so they differ from the CPU's in the last bits only. */
+#ifndef REWIND_RW_DEV_BODIES_H
+#define REWIND_RW_DEV_BODIES_H
+
+#include "rewind/rw_kernels.h"
+#include "rewind/rw_vector.h"
+
+#include <stddef.h>
+
+enum {
+  RW_BODY_GRID_FILL = 1, /* ghosted owned part = combination of owned vectors (+ keep) */
+  RW_BODY_GRID_BOX,      /* box of a ghosted array <-> contiguous buffer */
+  RW_BODY_GS_RHS,        /* Gray-Scott f on a box */
+  RW_BODY_GS_VJP,        /* Gray-Scott (df/dy)^T w on a box, and per-node parameter terms */
+  RW_BODY_GS_U2,         /* Gray-Scott u^2 per node (objective u2) and its gradient */
+  RW_BODY_COUNT
+};
+
+/* A ghosted array's geometry (rw_grid.h's layout). */
+typedef struct {
+  long gn[3];  /* ghosted dims */
+  long cnt[3]; /* owned counts */
+  int ghost, dim, ncomp;
+} rw_body_geom;
+
+static inline RW_HD size_t rw_body_gidx(const rw_body_geom *g, long i, long j, long k, int c)
+{
+  long gk = g->dim == 3 ? k + g->ghost : 0;
+  return ((size_t)((gk * g->gn[1] + (j + g->ghost)) * g->gn[0] + (i + g->ghost))) *
+             (size_t)g->ncomp +
+         (size_t)c;
+}
+
+/* --- grid -------------------------------------------------------------------------------- */
+
+typedef struct {
+  rw_body_geom g;
+  int n;
+  double c[RW_LINCOMB_MAX];
+  const double *x[RW_LINCOMB_MAX];
+  double *gv, *keep;
+} rw_body_grid_fill;
+
+/* Item = owned entry o: gv[ghosted(o)] = sum_j c_j x_j[o] (rw_lincomb's rounding), keep too. */
+static inline RW_HD void rw_body_grid_fill_run(const rw_body_grid_fill *p, long o)
+{
+  const int nc = p->g.ncomp;
+  const long node = o / nc, i = node % p->g.cnt[0], r = node / p->g.cnt[0];
+  const long j = r % p->g.cnt[1], k = r / p->g.cnt[1];
+  const double v = rw_dk_lincomb(p->n, p->c, p->x, o);
+  p->gv[rw_body_gidx(&p->g, i, j, k, (int)(o % nc))] = v;
+  if (p->keep) p->keep[o] = v;
+}
+
+typedef struct {
+  rw_body_geom g;
+  long lo[3], cnt[3]; /* the box, local coordinates (ghosts reachable) */
+  double *gv, *buf;
+  int mode; /* 0: pack gv -> buf, 1: unpack buf -> gv, 2: add buf into gv */
+} rw_body_grid_box;
+
+/* Item = entry m of the buffer: box nodes x fastest, components innermost (rw_grid_face's
+ * order). */
+static inline RW_HD void rw_body_grid_box_run(const rw_body_grid_box *p, long m)
+{
+  const int nc = p->g.ncomp;
+  const long node = m / nc, i = node % p->cnt[0], r = node / p->cnt[0];
+  const long j = r % p->cnt[1], k = r / p->cnt[1];
+  const size_t x = rw_body_gidx(&p->g, p->lo[0] + i, p->lo[1] + j, p->lo[2] + k, (int)(m % nc));
+  if (p->mode == 0)
+    p->buf[m] = p->gv[x];
+  else if (p->mode == 1)
+    p->gv[x] = p->buf[m];
+  else
+    p->gv[x] += p->buf[m];
+}
+
+/* --- Gray-Scott ---------------------------------------------------------------------------- */
+
+typedef struct {
+  rw_body_geom g;
+  long lo[3], cnt[3];             /* the box of owned nodes */
+  double Du, Dv, ga, gk, ih2, nd; /* gs_coef */
+  size_t sy, sz;                  /* strides of y and z in the ghosted array */
+  const double *gv;               /* ghosted input (state for f, w for the VJP) */
+  const double *y;                /* VJP: owned state */
+  double *out;                    /* owned output (NULL: VJP not written) */
+  int add;                        /* VJP: out += instead of out = */
+  double *terms;                  /* VJP: 4 x nodes per-node parameter terms (NULL: none) */
+  long nodes;                     /* owned nodes (the stride of terms) */
+} rw_body_gs;
+
+/* Item = node of the box: f_u, f_v as gs_rhs_row2/3 compute them. */
+static inline RW_HD void rw_body_gs_rhs_run(const rw_body_gs *p, long m)
+{
+  const long i = p->lo[0] + m % p->cnt[0], r = m / p->cnt[0];
+  const long j = p->lo[1] + r % p->cnt[1], k = p->lo[2] + r / p->cnt[1];
+  const double *a = p->gv + rw_body_gidx(&p->g, i, j, k, 0);
+  const size_t sy = p->sy, sz = p->sz, o = (size_t)(((k * p->g.cnt[1] + j) * p->g.cnt[0] + i) * 2);
+  double u = a[0], v = a[1], uvv = u * v * v;
+  double tu = a[-2] + a[2] + a[-(ptrdiff_t)sy] + a[sy];
+  double tv = a[-1] + a[3] + a[1 - (ptrdiff_t)sy] + a[1 + sy];
+  if (p->g.dim == 3) {
+    tu += a[-(ptrdiff_t)sz] + a[sz];
+    tv += a[1 - (ptrdiff_t)sz] + a[1 + sz];
+  }
+  p->out[o] = p->Du * ((tu - p->nd * u) * p->ih2) - uvv + p->ga * (1.0 - u);
+  p->out[o + 1] = p->Dv * ((tv - p->nd * v) * p->ih2) + uvv - p->gk * v;
+}
+
+/* Item = node of the box: (df/dy)^T w as gs_vjp_node computes it, and the node's four
+ * parameter terms u L w_u, v L w_v, w_u (1 - u) - w_v v, -(w_v v). */
+static inline RW_HD void rw_body_gs_vjp_run(const rw_body_gs *p, long m)
+{
+  const long i = p->lo[0] + m % p->cnt[0], r = m / p->cnt[0];
+  const long j = p->lo[1] + r % p->cnt[1], k = p->lo[2] + r / p->cnt[1];
+  const double *gw = p->gv + rw_body_gidx(&p->g, i, j, k, 0);
+  const long node = (k * p->g.cnt[1] + j) * p->g.cnt[0] + i;
+  const size_t sy = p->sy, sz = p->sz, o = (size_t)node * 2;
+  double u = p->y[o], v = p->y[o + 1], wu = gw[0], wv = gw[1], vv = v * v, uv2 = 2.0 * u * v;
+  double tu = gw[-2] + gw[2] + gw[-(ptrdiff_t)sy] + gw[sy];
+  double tv = gw[-1] + gw[3] + gw[1 - (ptrdiff_t)sy] + gw[1 + sy];
+  if (p->g.dim == 3) {
+    tu += gw[-(ptrdiff_t)sz] + gw[sz];
+    tv += gw[1 - (ptrdiff_t)sz] + gw[1 + sz];
+  }
+  double lu = (tu - p->nd * wu) * p->ih2, lv = (tv - p->nd * wv) * p->ih2;
+  if (p->out) {
+    double fu = (vv * wv - (vv + p->ga) * wu) + p->Du * lu;
+    double fv = ((uv2 - p->gk) * wv - uv2 * wu) + p->Dv * lv;
+    p->out[o] = p->add ? p->out[o] + fu : fu;
+    p->out[o + 1] = p->add ? p->out[o + 1] + fv : fv;
+  }
+  if (p->terms) {
+    p->terms[node] = u * lu;
+    p->terms[p->nodes + node] = v * lv;
+    p->terms[2 * p->nodes + node] = wu * (1.0 - u) - wv * v;
+    p->terms[3 * p->nodes + node] = -(wv * v);
+  }
+}
+
+typedef struct {
+  const double *y;
+  double *terms; /* u^2 per node (NULL: not written) */
+  double *grad;  /* (2 vol u, 0) per node (NULL: not written) */
+  double vol;
+} rw_body_gs_u2;
+
+static inline RW_HD void rw_body_gs_u2_run(const rw_body_gs_u2 *p, long m)
+{
+  const double u = p->y[2 * m];
+  if (p->terms) p->terms[m] = u * u;
+  if (p->grad) {
+    p->grad[2 * m] = 2.0 * p->vol * u;
+    p->grad[2 * m + 1] = 0.0;
+  }
+}
+
+/* Runs item idx of body `id`. */
+static inline RW_HD void rw_body_run(int id, const void *params, long idx)
+{
+  switch (id) {
+  case RW_BODY_GRID_FILL:
+    rw_body_grid_fill_run((const rw_body_grid_fill *)params, idx);
+    break;
+  case RW_BODY_GRID_BOX:
+    rw_body_grid_box_run((const rw_body_grid_box *)params, idx);
+    break;
+  case RW_BODY_GS_RHS:
+    rw_body_gs_rhs_run((const rw_body_gs *)params, idx);
+    break;
+  case RW_BODY_GS_VJP:
+    rw_body_gs_vjp_run((const rw_body_gs *)params, idx);
+    break;
+  case RW_BODY_GS_U2:
+    rw_body_gs_u2_run((const rw_body_gs_u2 *)params, idx);
+    break;
+  default:
+    break;
+  }
+}
+
+/* The host loop's item runner for rw_device_run (the emulated device). */
+static inline void rw_body_host(int id, const void *params, long idx)
+{
+  rw_body_run(id, params, idx);
+}
+
+#endif
