@@ -636,4 +636,20 @@ int rw_vec_from_host(N_Vector v, const double *host)
   return 0;
 }
 
+int rw_vec_host_read(N_Vector v, const double **data, double **tmp)
+{
+  *tmp = NULL;
+  *data = rw_vec_data(v);
+  if (!rw_dvec_is(v)) return 0;
+  RW_CALL(rw_calloc((size_t)rw_vec_local_length(v) + 1, sizeof(double),
+                    "host copy of a device vector", tmp));
+  int ierr = rw_vec_to_host(v, *tmp);
+  if (ierr) {
+    rw_free(tmp);
+    return rw_error_push(ierr, __func__, __FILE__, __LINE__);
+  }
+  *data = *tmp;
+  return 0;
+}
+
 double rw_vec_dot_local(N_Vector x, N_Vector y) { return N_VDotProdLocal(x, y); }

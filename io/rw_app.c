@@ -90,6 +90,10 @@ static const rw_deck_key rw_app_common_keys[] = {
      "what to print on stdout"},
     {"progress", RW_KEY_ENUM, "auto", NULL, 0, 0, 0, "auto,on,off", 0,
      "progress line on stderr: auto = only when stderr is a terminal"},
+    {"device", RW_KEY_ENUM, "cpu", NULL, 0, 0, 0, "cpu,cuda,emulated", 0,
+     "where the state vectors and the problem's kernels live: cpu; cuda (one GPU per rank, the "
+     "node-local rank modulo the visible GPUs); emulated (the GPU code run on the CPU with its "
+     "memory guarded, for checking). Only rewind-grayscott runs on a device so far"},
     {"noise_paths", RW_KEY_INT, "1", "paths", 1, 1e9, 0, NULL, 0,
      "stochastic forcing: J and every gradient are the means over this many noise paths, seeds "
      "noise_seed .. noise_seed + noise_paths - 1, solved one after another (needs noise)"},
@@ -167,6 +171,27 @@ static int rw_app_read_common(rw_app *app)
   long slots = 0, interval = 0;
   int store_stages = 0;
   rw_adjoint_options_default(opt);
+  char devname[16];
+  RW_CALL(rw_deck_get_string(deck, "device", devname, sizeof devname));
+  if (strcmp(devname, "cpu") != 0) {
+    if (!app->info->device_ready) {
+      RW_ERROR(RW_ERR_DECK, "device = %s: %s does not run on a device yet (rewind-grayscott does)",
+               devname, app->info->name);
+      return rw_app_deck_error(app, "device");
+    }
+    rw_device_kind kind = strcmp(devname, "cuda") == 0 ? RW_DEVICE_CUDA : RW_DEVICE_EMULATED;
+    int ierr =
+        rw_error_agree(rw_context_comm(app->ctx), rw_device_create(app->ctx, kind, &app->device));
+    if (ierr) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", rw_error_message());
+      why[strcspn(why, "\n")] = '\0';
+      RW_ERROR(RW_ERR_DECK, "device = %s: %s", devname, why);
+      return rw_app_deck_error(app, "device");
+    }
+    rw_context_set_device(app->ctx, app->device);
+    rw_log(app->ctx, RW_LOG_SUMMARY, "device: %s (rank 0)\n", rw_device_name(app->device));
+  }
   RW_CALL(rw_deck_get_string(deck, "stepper", app->stepper, sizeof app->stepper));
   RW_CALL(rw_deck_get_real(deck, "t0", &opt->t0));
   RW_CALL(rw_deck_get_real(deck, "tf", &opt->tf));
@@ -854,6 +879,7 @@ int rw_app_main(int argc, char **argv, const rw_app_info *info)
     code = 1;
   }
 done:
+  rw_device_destroy(&app.device);
   rw_context_destroy(&app.ctx);
   rw_deck_destroy(&app.deck);
   rw_free(&keys);

@@ -17,6 +17,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rewind/rw_output.h"
 
+#include "rewind/rw_device.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
@@ -526,10 +528,14 @@ int rw_output_vector(rw_output f, const char *path, N_Vector v)
   int ierr = 0;
   hid_t d = -1;
   hsize_t dims = (hsize_t)rw_vec_global_length(v), chunk = rw_chunk_len(dims), off = 0;
+  const double *src = NULL;
+  double *tmp = NULL; /* a device vector's host copy */
+  RW_TRY(rw_vec_host_read(v, &src, &tmp));
   RW_TRY(rw_vector_offset(f, v, &off));
   RW_TRY(rw_output_dataset(f, path, 1, &dims, NULL, &chunk, &d));
-  RW_TRY(rw_output_write_block(f, d, -1, off, (hsize_t)rw_vec_local_length(v), rw_vec_data(v)));
+  RW_TRY(rw_output_write_block(f, d, -1, off, (hsize_t)rw_vec_local_length(v), src));
 cleanup:
+  rw_free(&tmp);
   if (d >= 0 && H5Dclose(d) < 0 && !ierr)
     ierr =
         RW_ERROR(RW_ERR_IO, "closing dataset '%s' of '%s' failed (disk full?)", path, f->partial);
@@ -543,6 +549,9 @@ int rw_output_series_append(rw_output f, const char *path, double t, N_Vector v)
   char tpath[4200];
   snprintf(tpath, sizeof tpath, "%s_t", path);
   hsize_t n = (hsize_t)rw_vec_global_length(v), off = 0, rows = 0;
+  const double *src = NULL;
+  double *tmp = NULL; /* a device vector's host copy */
+  RW_TRY(rw_vec_host_read(v, &src, &tmp));
   RW_TRY(rw_vector_offset(f, v, &off));
   if (H5Lexists(f->file, path, H5P_DEFAULT) > 0) {
     RW_H5(d = H5Dopen2(f->file, path, H5P_DEFAULT), "cannot open '%s'", path);
@@ -561,10 +570,10 @@ int rw_output_series_append(rw_output f, const char *path, double t, N_Vector v)
   hsize_t nd[2] = {rows + 1, n}, nt = rows + 1;
   RW_H5(H5Dset_extent(d, nd), "extending '%s' failed", path);
   RW_H5(H5Dset_extent(dt, &nt), "extending '%s' failed", tpath);
-  RW_TRY(rw_output_write_block(f, d, (long)rows, off, (hsize_t)rw_vec_local_length(v),
-                               rw_vec_data(v)));
+  RW_TRY(rw_output_write_block(f, d, (long)rows, off, (hsize_t)rw_vec_local_length(v), src));
   RW_TRY(rw_output_write_block(f, dt, -1, rows, f->rank == 0 ? 1 : 0, &t));
 cleanup:
+  rw_free(&tmp);
   if (sp >= 0) H5Sclose(sp);
   if (d >= 0 && H5Dclose(d) < 0 && !ierr)
     ierr =
@@ -591,12 +600,14 @@ static int rw_output_grid_component(rw_output f, const char *path, rw_grid g, N_
     count[e] = (hsize_t)cnt[D - 1 - e];
     chunk[e] = dims[e] < 64 ? dims[e] : 64;
   }
-  double *buf = NULL, h[3];
+  double *buf = NULL, *tmp = NULL, h[3];
   size_t nloc = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
   RW_TRY(rw_calloc(nloc + 1, sizeof(double), "field output buffer", &buf));
-  const double *src = rw_vec_data(v);
+  const double *src = NULL;
+  RW_TRY(rw_vec_host_read(v, &src, &tmp)); /* a device vector's host copy */
   for (size_t m = 0; m < nloc; m++)
     buf[m] = src[m * (size_t)nc + (size_t)c];
+  rw_free(&tmp);
   RW_TRY(rw_output_dataset(f, path, D, dims, NULL, chunk, &d));
   RW_H5(fspace = H5Dget_space(d), "H5Dget_space failed");
   RW_H5(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL),

@@ -7,6 +7,7 @@
 #                                           80 for A100); OUT: default gpu-bundle (git-ignored)
 #
 # Then, on the GPU machine:  tar xJf OUT.tar.xz; OUT/run-tests.sh            every GPU test, 1 and 2 ranks
+#                            OUT/run-bench.sh           the issue-11 figures (bench_pde --device cuda)
 #                            OUT/run.sh -n 2 PROGRAM ARGS one program under mpiexec
 # The programs link librewind only (not the PETSc-linked apps, whose libraries alone exceed
 # what a bundle may carry).
@@ -20,8 +21,8 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 scripts/deps.sh >/dev/null
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREWIND_ENABLE_CUDA=ON \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" >/dev/null
-programs=(tests/mpi/test_device tests/unit/test_cuda)
-cmake --build "$build" -j "$(nproc)" --target test_device test_cuda >/dev/null
+programs=(tests/mpi/test_device tests/unit/test_cuda tests/bench/bench_pde)
+cmake --build "$build" -j "$(nproc)" --target test_device test_cuda bench_pde >/dev/null
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/pmix"
@@ -94,7 +95,18 @@ run -n 1 test_device emulated
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
 EOF
-chmod +x "$out/run.sh" "$out/run-tests.sh"
+cat >"$out/run-bench.sh" <<'EOF'
+#!/bin/sh
+# The issue-11 figures on one GPU: Gray-Scott 2048^2 RK4 stage roofline (forward and adjoint
+# step against a device-to-device copy), then the whole gradient of 10^4 steps under binomial
+# checkpointing in device memory (200 slots of 64 MiB), 1 rank; the same roofline on 2 ranks.
+here=$(cd "$(dirname "$0")" && pwd)
+"$here/run.sh" -n 1 bench_pde --problem grayscott --n 2048 --stage 20 --device cuda
+"$here/run.sh" -n 1 bench_pde --problem grayscott --n 2048 --steps 10000 --slots 200 \
+  --max-store-bytes 1GiB --device cuda
+"$here/run.sh" -n 2 bench_pde --problem grayscott --n 2048 --stage 20 --device cuda
+EOF
+chmod +x "$out/run.sh" "$out/run-tests.sh" "$out/run-bench.sh"
 # One compressed file as well: the folder is above what a device run may carry (64 MiB), the
 # archive about 15 MB. On the device: tar xJf gpu-bundle.tar.xz && gpu-bundle/run-tests.sh
 tar -C "$(dirname "$out")" -cJf "$out.tar.xz" "$(basename "$out")"

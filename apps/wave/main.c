@@ -252,6 +252,7 @@ int main(int argc, char **argv)
       keys,
       (int)(sizeof keys / sizeof keys[0]),
       rw_app_default_deck,
-      run};
+      run,
+      0};
   return rw_app_main(argc, argv, &info);
 }

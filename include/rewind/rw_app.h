@@ -22,6 +22,7 @@
 
 #include "rw_adjoint.h"
 #include "rw_deck.h"
+#include "rw_device.h"
 #include "rw_output.h"
 
 #ifdef __cplusplus
@@ -38,6 +39,9 @@ typedef struct {
   const char *default_deck; /* embedded YAML */
   /* The app's work after the deck is read. Collective. */
   int (*run)(rw_app *app);
+  /* 1 when the app's problem runs on a device (key `device`: cuda or emulated); the others
+   * refuse those values with a deck error. */
+  int device_ready;
 } rw_app_info;
 
 struct rw_app_s {
@@ -62,6 +66,7 @@ struct rw_app_s {
   int diff_y0, diff_field;
   unsigned char diff_p[64];
   double progress_last;
+  rw_device device; /* key `device` (NULL: cpu); the context's device, destroyed at the end */
 };
 
 /* Runs the app; returns the process exit code. Calls MPI_Init/MPI_Finalize. */

@@ -63,6 +63,11 @@ rw_device rw_vec_device(N_Vector v);
 int rw_vec_to_host(N_Vector v, double *host);
 int rw_vec_from_host(N_Vector v, const double *host);
 
+/* Host-readable values of v's local entries: *data is v's own array for a CPU vector; for a
+ * device vector a copy is made into *tmp (rw_calloc'ed, release with rw_free; NULL for a CPU
+ * vector) and *data points to it. Not collective. */
+int rw_vec_host_read(N_Vector v, const double **data, double **tmp);
+
 /* This rank's part of <x, y> (no communication), in the vector's own order. */
 double rw_vec_dot_local(N_Vector x, N_Vector y);
 

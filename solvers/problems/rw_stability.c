@@ -2,6 +2,8 @@
  * problems that use it (Gray-Scott, Burgers) so that the problem folder builds it. */
 #include "rewind/rw_stability.h"
 
+#include "rewind/rw_device.h"
+
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -80,7 +82,9 @@ int rw_tableau_real_stability(const rw_tableau *tab, double *beta)
 int rw_state_max_abs(N_Vector y, double *amax)
 {
   RW_CHECK(y && amax, RW_ERR_ARG, "rw_state_max_abs: NULL argument");
-  const double *d = rw_vec_data(y);
+  const double *d = NULL;
+  double *tmp = NULL; /* a device vector's host copy */
+  RW_CALL(rw_vec_host_read(y, &d, &tmp));
   long n = (long)rw_vec_local_length(y);
   double m = 0.0;
   for (long i = 0; i < n; i++) {
@@ -91,6 +95,7 @@ int rw_state_max_abs(N_Vector y, double *amax)
     }
     if (a > m) m = a;
   }
+  rw_free(&tmp);
   RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, rw_vec_comm(y)));
   *amax = m;
   return 0;

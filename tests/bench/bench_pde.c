@@ -48,6 +48,7 @@
  * error); 2 (bad command line). */
 #include "bench_util.h"
 #include "rewind/rw_adjoint.h"
+#include "rewind/rw_device.h"
 #include "rewind/rw_grayscott.h"
 #include "rewind/rw_grid.h"
 #include "rewind/rw_heat.h"
@@ -73,13 +74,14 @@ typedef struct {
   double dt; /* 0: the problem's default */
   size_t max_store_bytes;
   long stage; /* --stage K: the stage roofline with K steps per timing (0: the variants) */
+  int device; /* --device: 0 (cpu), RW_DEVICE_EMULATED or RW_DEVICE_CUDA */
 } bench_opts;
 
 static void usage(FILE *f, const char *prog)
 {
   fprintf(f,
           "usage: %s [--problem grayscott|heat3d] [--n N] [--steps L] [--slots C]\n"
-          "          [--max-store-bytes B] [--repeat R] [--dt DT]\n"
+          "          [--max-store-bytes B] [--repeat R] [--dt DT] [--device D]\n"
           "  --problem P          grayscott (2-D, N x N) or heat3d (N^3) (default grayscott)\n"
           "  --n N                nodes per dimension (default 512 for grayscott, 128 for "
           "heat3d)\n"
@@ -93,7 +95,10 @@ static void usage(FILE *f, const char *prog)
           "  --dt DT              step size (default: grayscott 0.5 min(1, (128/N)^2), heat3d\n"
           "                       0.9 x the explicit stability limit)\n"
           "  --stage K            instead of the variants: the stage roofline (issue 10), each\n"
-          "                       time the best of --repeat runs (at least 5) of K steps\n",
+          "                       time the best of --repeat runs (at least 5) of K steps\n"
+          "  --device D           cpu (default), cuda (one GPU per rank) or emulated (the GPU\n"
+          "                       code on the CPU); grayscott only. On a device the copy\n"
+          "                       bandwidth is a device-to-device copy\n",
           prog);
 }
 
@@ -118,7 +123,8 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
     }
     int known = !strcmp(a, "--problem") || !strcmp(a, "--n") || !strcmp(a, "--steps") ||
                 !strcmp(a, "--slots") || !strcmp(a, "--max-store-bytes") ||
-                !strcmp(a, "--repeat") || !strcmp(a, "--dt") || !strcmp(a, "--stage");
+                !strcmp(a, "--repeat") || !strcmp(a, "--dt") || !strcmp(a, "--stage") ||
+                !strcmp(a, "--device");
     if (!known) {
       if (rank == 0) {
         fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
@@ -158,6 +164,16 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
     } else if (!strcmp(a, "--stage")) {
       bad = parse_long(v, 1, &n) || n > 100000;
       o->stage = n;
+    } else if (!strcmp(a, "--device")) {
+      if (!strcmp(v, "cpu"))
+        o->device = 0;
+      else if (!strcmp(v, "cuda"))
+        o->device = RW_DEVICE_CUDA;
+      else if (!strcmp(v, "emulated"))
+        o->device = RW_DEVICE_EMULATED;
+      else
+        bad = 1;
+      expected = "cpu, cuda or emulated";
     } else if (!strcmp(a, "--max-store-bytes")) {
       bad = parse_bytes(v, &o->max_store_bytes);
       expected = "a byte count such as 6GiB";
@@ -299,6 +315,7 @@ static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
       RW_CALL(rw_forward_solve(S->prob, st, &opt, y, &J, &s));
     else
       RW_CALL(rw_adjoint_solve(S->prob, st, &opt, y, &J, dJdp, v->dJdy0, &s));
+    RW_CALL(rw_device_sync(rw_vec_device(y)));
     double t[3] = {rw_wtime() - t0, s.time_forward, s.time_backward};
     size_t alloc = rw_mem_peak() - mem0;
     RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, comm));
@@ -320,11 +337,25 @@ static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
   return 0;
 }
 
+/* This rank's entries on the host (device vectors are copied), malloc'ed; NULL on failure. */
+static double *host_values(N_Vector v)
+{
+  double *h = malloc(((size_t)rw_vec_local_length(v) + 1) * sizeof(double));
+  if (h && rw_vec_to_host(v, h) != 0) {
+    free(h);
+    h = NULL;
+  }
+  return h;
+}
+
 static int same_vec(N_Vector a, N_Vector b)
 {
   if (!a || !b) return a == b;
-  return memcmp(rw_vec_data(a), rw_vec_data(b), (size_t)rw_vec_local_length(a) * sizeof(double)) ==
-         0;
+  double *ha = host_values(a), *hb = host_values(b);
+  int same = ha && hb && memcmp(ha, hb, (size_t)rw_vec_local_length(a) * sizeof(double)) == 0;
+  free(ha);
+  free(hb);
+  return same;
 }
 
 /* 1 when a and b have bitwise equal J, dJ/dp, dJ/dy0 and dJ/dfield on every rank. */
@@ -340,10 +371,10 @@ static int same_results(MPI_Comm comm, const variant *a, const variant *b, int n
 /* Global 2-norm of a distributed vector (for the summary line). */
 static double norm2(MPI_Comm comm, N_Vector v)
 {
-  const double *d = rw_vec_data(v);
-  double s = 0.0;
-  for (sunindextype i = 0; i < rw_vec_local_length(v); i++)
+  double *d = host_values(v), s = 0.0;
+  for (sunindextype i = 0; d && i < rw_vec_local_length(v); i++)
     s += d[i] * d[i];
+  free(d);
   MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM, comm);
   return sqrt(s);
 }
@@ -378,8 +409,9 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
                           int rank)
 {
   int ierr = 0;
-  N_Vector y = NULL, y2 = NULL, lam = NULL, fill = NULL, *stg = NULL;
-  double *ring = NULL, pbar[MAX_PARAMS];
+  N_Vector y = NULL, y2 = NULL, lam = NULL, fill = NULL, *stg = NULL, *dring = NULL;
+  double *ring = NULL, *fh = NULL, pbar[MAX_PARAMS];
+  rw_device dev = rw_vec_device(S->y0);
   const int reps = o->repeat < 5 ? 5 : o->repeat, ns = rw_stepper_num_stage_vectors(st);
   const long K = o->stage;
   RW_TRY(rw_vec_clone(S->y0, &y));
@@ -388,17 +420,24 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
   RW_TRY(rw_vec_clone_array(S->y0, ns, &stg));
   size_t nb = rw_vec_bytes(y);
   const size_t len = nb / sizeof(double) + 8;
-  RW_TRY(rw_calloc(len * RING, sizeof(double), "copy bench", &ring));
-  for (size_t m = 0; m < len * RING; m++) /* first touch */
-    ring[m] = (double)(m % 13);
+  if (dev) { /* the ring on the device, copied device to device */
+    RW_TRY(rw_vec_clone_array(S->y0, RING, &dring));
+    for (int k = 0; k < RING; k++)
+      N_VConst((double)k, dring[k]);
+  } else {
+    RW_TRY(rw_calloc(len * RING, sizeof(double), "copy bench", &ring));
+    for (size_t m = 0; m < len * RING; m++) /* first touch */
+      ring[m] = (double)(m % 13);
+  }
   N_Vector start = S->y0;
   if (o->problem == PROB_GRAYSCOTT) {
     RW_TRY(rw_vec_clone(S->y0, &fill));
-    double *f = rw_vec_data(fill);
+    RW_TRY(rw_calloc((size_t)rw_vec_local_length(fill) + 1, sizeof(double), "fill", &fh));
     for (sunindextype m = 0; m + 1 < rw_vec_local_length(fill); m += 2) {
       double v = 0.25 + 0.05 * sin(0.37 * (double)(m / 2));
-      f[m] = 1.0 - 2.0 * v, f[m + 1] = v;
+      fh[m] = 1.0 - 2.0 * v, fh[m + 1] = v;
     }
+    RW_TRY(rw_vec_from_host(fill, fh));
     start = fill;
   }
   double tcopy = 1e300, tfwd = 1e300, tfwd_st = 1e300, tadj_all = 1e300, tadj_y0 = 1e300;
@@ -406,9 +445,14 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     MPI_Barrier(comm);
     double t0 = MPI_Wtime();
     for (long k = 0; k < K * RING; k++) {
+      if (dev) {
+        rw_vec_copy(dring[k % RING], dring[(k + 1) % RING]);
+        continue;
+      }
       memcpy(ring + (size_t)((k + 1) % RING) * len, ring + (size_t)(k % RING) * len, nb);
       ring[(size_t)(k % RING) * len] += 1.0; /* the copies are not dead code */
     }
+    RW_TRY(rw_device_sync(dev));
     tcopy = fmin(tcopy, time_max(comm, t0) / (double)(K * RING));
   }
   /* the steps below run as inside a solve (what the drivers bracket them with) */
@@ -421,6 +465,7 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
       RW_TRY(rw_stepper_step(st, (double)k * S->dt, S->dt, k % 2 ? y2 : y, k % 2 ? y : y2, NULL,
                              NULL));
     }
+    RW_TRY(rw_device_sync(dev));
     tfwd = fmin(tfwd, time_max(comm, t0) / (double)K);
   }
   for (int r = 0; r < reps; r++) { /* forward steps that keep their stages */
@@ -429,6 +474,7 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     double t0 = MPI_Wtime();
     for (long k = 0; k < K; k++)
       RW_TRY(rw_stepper_step(st, 0.0, S->dt, y, y2, stg, NULL));
+    RW_TRY(rw_device_sync(dev));
     tfwd_st = fmin(tfwd_st, time_max(comm, t0) / (double)K);
   }
   for (int frozen = 0; frozen < 2; frozen++) {
@@ -440,6 +486,7 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
       double t0 = MPI_Wtime();
       for (long k = 0; k < K; k++)
         RW_TRY(rw_stepper_adjoint_step(st, 0.0, S->dt, y, stg, lam, pbar));
+      RW_TRY(rw_device_sync(dev));
       double t = time_max(comm, t0) / (double)K;
       if (frozen)
         tadj_y0 = fmin(tadj_y0, t);
@@ -456,8 +503,8 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
   if (rank == 0) {
     printf("stage roofline: %ld steps per timing, best of %d; state vector %.2f MiB per rank\n", K,
            reps, mib(vb));
-    printf("  copy bandwidth (memcpy around a ring of %d state vectors, read + write) %.2f GB/s\n",
-           RING, bw * 1e-9);
+    printf("  copy bandwidth (%s around a ring of %d state vectors, read + write) %.2f GB/s\n",
+           dev ? "device-to-device copy" : "memcpy", RING, bw * 1e-9);
     printf("  forward step %.3f ms, per RK stage %.3f ms; bound %d vectors x %.2f MiB / copy "
            "bandwidth = %.3f ms per step, %.3f ms per stage; step / bound = %.2f (goal <= 1.5)\n",
            tfwd * 1e3, tfwd * 250.0, passes, mib(vb), tbound * 1e3, tbound * 250.0, tfwd / tbound);
@@ -465,14 +512,17 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     printf("  adjoint step, stages stored: every gradient %.3f ms (%.2f x forward step), "
            "dJ/dy0 only %.3f ms (%.2f x; goal <= 1.5)\n",
            tadj_all * 1e3, tadj_all / tfwd, tadj_y0 * 1e3, tadj_y0 / tfwd);
-    printf("BENCH_JSON {\"bench\":\"pde_stage\",\"problem\":\"%s\",\"n\":%ld,\"ranks\":%d,"
+    printf("BENCH_JSON "
+           "{\"bench\":\"pde_stage\",\"device\":\"%s\",\"problem\":\"%s\",\"n\":%ld,\"ranks\":%d,"
            "\"vector_bytes\":%zu,\"copy_bw\":%.6e,\"t_step\":%.6e,\"t_bound\":%.6e,"
            "\"t_step_stages\":%.6e,\"t_adjoint_all\":%.6e,\"t_adjoint_y0\":%.6e}\n",
-           o->problem == PROB_HEAT3D ? "heat3d" : "grayscott", o->n, size, vb, bw, tfwd, tbound,
-           tfwd_st, tadj_all, tadj_y0);
+           dev ? rw_device_name(dev) : "cpu", o->problem == PROB_HEAT3D ? "heat3d" : "grayscott",
+           o->n, size, vb, bw, tfwd, tbound, tfwd_st, tadj_all, tadj_y0);
   }
 cleanup:
   rw_free(&ring);
+  rw_free(&fh);
+  rw_vec_destroy_array(&dring, RING);
   rw_vec_destroy(&y);
   rw_vec_destroy(&y2);
   rw_vec_destroy(&lam);
@@ -492,9 +542,20 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
   variant vars[NVAR];
   memset(&S, 0, sizeof S);
   memset(vars, 0, sizeof vars);
+  rw_device dev = NULL;
   RW_CALL(rw_context_create(MPI_COMM_WORLD, &ctx));
   MPI_Comm comm = rw_context_comm(ctx);
   int rank = rw_context_rank(ctx), size = rw_context_size(ctx);
+  if (o->device) {
+    RW_CHECK_GOTO(o->problem == PROB_GRAYSCOTT, RW_ERR_ARG,
+                  "--device %s: only grayscott runs on a device so far",
+                  o->device == RW_DEVICE_CUDA ? "cuda" : "emulated");
+    ierr = rw_device_create(ctx, (rw_device_kind)o->device, &dev);
+    ierr = rw_error_agree(comm, ierr);
+    if (ierr) goto cleanup;
+    rw_context_set_device(ctx, dev);
+    if (rank == 0) printf("device: %s (rank 0)\n", rw_device_name(dev));
+  }
 
   /* A bad --dt or --n (too large a step, too many ranks for N) is the command line's fault:
    * exit status 2. Every rank reaches these checks alike. */
@@ -724,6 +785,7 @@ cleanup:
   rw_vec_destroy(&S.y0);
   rw_stepper_destroy(&st);
   rw_problem_destroy(&S.prob);
+  rw_device_destroy(&dev);
   rw_context_destroy(&ctx);
   return ierr;
 }

@@ -38,8 +38,19 @@ add_test(NAME grayscott_app_frozen_same_dJdy0
           ${GS_OUT}/gs_default.h5 ${GS_OUT}/gs_frozen.h5 /gradient/dJdy0 0)
 set_tests_properties(grayscott_app_frozen_same_dJdy0 PROPERTIES
   DEPENDS "grayscott_app_default;grayscott_app_frozen" SKIP_RETURN_CODE 77)
+# On the emulated device (issue 11): the app's GPU path (device vectors, the grid exchange and
+# the stencils as device kernels, output and monitors through host copies) gives the CPU run's
+# dJ/dy0 bit for bit.
+rewind_mpi_expect(grayscott_app_device NP 2 RC zero
+  REGEX "device: emulated.*dJ/dkappa.*binomial optimum"
+  COMMAND ${GS} -output ${GS_OUT}/gs_device.h5 -tf 10 -N 32 -output_every 5 -device emulated)
+add_test(NAME grayscott_app_device_same_dJdy0
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/h5_relnorm.py
+          ${GS_OUT}/gs_default.h5 ${GS_OUT}/gs_device.h5 /gradient/dJdy0 0)
+set_tests_properties(grayscott_app_device_same_dJdy0 PROPERTIES
+  DEPENDS "grayscott_app_default;grayscott_app_device" SKIP_RETURN_CODE 77)
 # The result files are complete and readable: h5dump verifies the Fletcher32 checksums.
-foreach(f default u2 3d)
+foreach(f default u2 3d device)
   add_test(NAME grayscott_app_${f}_output_readable
     COMMAND ${CMAKE_COMMAND} -DFILE=${GS_OUT}/gs_${f}.h5
             -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_grayscott_h5.cmake)

@@ -34,5 +34,7 @@ function(heat_bad name regex)
 endfunction()
 heat_bad(unstable_dt "dt = 0.01 .*exceeds the explicit stability limit" -dt 0.01)
 heat_bad(unknown_boundary "boundary.*robin.*dirichlet" -boundary robin)
+heat_bad(device_not_ready "device = emulated: rewind-heat does not run on a device yet.*device from command line"
+  -device emulated)
 heat_bad(sensor_outside "sensor 1: coordinate 0 = 1.5 lies outside" -sensor_coords 0.5,0.5,1.5,0.5)
 heat_bad(kappa_nonpositive "kappa.*must be > 0" -kappa_init -0.5)
