@@ -231,6 +231,7 @@ int rw_device_run(rw_device d, int id, const void *params, size_t psize, long n,
   RW_CHECK(psize <= RW_BODY_PARAMS_MAX_BYTES, RW_ERR_INTERNAL,
            "device kernel %d: %zu bytes of parameters, at most %d", id, psize,
            RW_BODY_PARAMS_MAX_BYTES);
+  RW_CHECK(id > 0 && id < RW_BODY_ID_END, RW_ERR_INTERNAL, "device kernel %d unknown", id);
   if (n <= 0) return 0;
   if (d->be->run) {
     RW_CALL(d->be->run(d, id, params, psize, n));

@@ -22,8 +22,16 @@ enum {
   RW_BODY_GS_RHS,        /* Gray-Scott f on a box */
   RW_BODY_GS_VJP,        /* Gray-Scott (df/dy)^T w on a box, and per-node parameter terms */
   RW_BODY_GS_U2,         /* Gray-Scott u^2 per node (objective u2) and its gradient */
+  RW_BODY_GRID_BC,       /* physical boundary ghosts (Dirichlet, Neumann) and their transpose */
+  RW_BODY_GRID_ADD,      /* owned entries += the ghosted array's owned part (the transpose) */
   RW_BODY_COUNT
 };
+#include "../core/rw_device_impl.h"
+#if defined(__cplusplus)
+static_assert(RW_BODY_COUNT == RW_BODY_ID_END, "RW_BODY_ID_END must follow the body ids");
+#else
+_Static_assert(RW_BODY_COUNT == RW_BODY_ID_END, "RW_BODY_ID_END must follow the body ids");
+#endif
 
 /* A ghosted array's geometry (rw_grid.h's layout). */
 typedef struct {
@@ -82,6 +90,53 @@ static inline RW_HD void rw_body_grid_box_run(const rw_body_grid_box *p, long m)
     p->gv[x] = p->buf[m];
   else
     p->gv[x] += p->buf[m];
+}
+
+typedef struct {
+  rw_body_geom g;
+  int d, side, bc, adjoint; /* dimension, side (0 low), RW_BC_DIRICHLET or _NEUMANN, transpose */
+  int e1, e2;               /* the face's two other dimensions */
+  long n1, n2, last;        /* owned counts along e1, e2; last owned index along d */
+  size_t st[3], base;       /* strides of a ghosted array, index of owned node (0, 0, 0) */
+  double dval[8];           /* Dirichlet value per component */
+  double *gv;
+} rw_body_grid_bc;
+
+/* Item = (layer m - 1, face node, component), components fastest: rw_grid_bc's ghost fill
+ * (Dirichlet value or the mirror u[-m] = u[m]) or its transpose (mirror += ghost, ghost = 0).
+ * Within one side every item writes its own ghost and reads or adds to its own mirror. */
+static inline RW_HD void rw_body_grid_bc_run(const rw_body_grid_bc *p, long idx)
+{
+  const int nc = p->g.ncomp, c = (int)(idx % nc);
+  long r = idx / nc;
+  const long a1 = r % p->n1;
+  r /= p->n1;
+  const long a2 = r % p->n2, m = r / p->n2 + 1;
+  const size_t x = p->base + (size_t)a2 * p->st[p->e2] + (size_t)a1 * p->st[p->e1];
+  const long pg = p->side == 0 ? -m : p->last + m, pq = p->side == 0 ? m : p->last - m;
+  double *ghost = p->gv + (ptrdiff_t)x + (ptrdiff_t)pg * (ptrdiff_t)p->st[p->d];
+  double *mirror = p->gv + (ptrdiff_t)x + (ptrdiff_t)pq * (ptrdiff_t)p->st[p->d];
+  if (!p->adjoint) {
+    ghost[c] = p->bc == 1 ? p->dval[c] : mirror[c]; /* 1: RW_BC_DIRICHLET */
+  } else {
+    if (p->bc == 2) mirror[c] += ghost[c]; /* 2: RW_BC_NEUMANN */
+    ghost[c] = 0.0;
+  }
+}
+
+typedef struct {
+  rw_body_geom g;
+  const double *gv;
+  double *out;
+} rw_body_grid_add;
+
+/* Item = owned entry o: out[o] += gv[ghosted(o)]. */
+static inline RW_HD void rw_body_grid_add_run(const rw_body_grid_add *p, long o)
+{
+  const int nc = p->g.ncomp;
+  const long node = o / nc, i = node % p->g.cnt[0], r = node / p->g.cnt[0];
+  const long j = r % p->g.cnt[1], k = r / p->g.cnt[1];
+  p->out[o] += p->gv[rw_body_gidx(&p->g, i, j, k, (int)(o % nc))];
 }
 
 /* --- Gray-Scott ---------------------------------------------------------------------------- */
@@ -184,7 +239,13 @@ static inline RW_HD void rw_body_run(int id, const void *params, long idx)
   case RW_BODY_GS_U2:
     rw_body_gs_u2_run((const rw_body_gs_u2 *)params, idx);
     break;
-  default:
+  case RW_BODY_GRID_BC:
+    rw_body_grid_bc_run((const rw_body_grid_bc *)params, idx);
+    break;
+  case RW_BODY_GRID_ADD:
+    rw_body_grid_add_run((const rw_body_grid_add *)params, idx);
+    break;
+  default: /* unknown ids are refused by rw_device_run */
     break;
   }
 }

@@ -216,8 +216,12 @@ static void rw_grid_face(rw_grid g, int d, long a, double *gv, double *buf, int 
  * source nodes, Dirichlet ghosts dropped), and the ghosts zeroed. The face is walked with
  * strides (its two other dimensions, the components innermost), so a face across x rows is a
  * run of contiguous loads and stores. */
-static void rw_grid_bc(rw_grid g, int d, int s, double *gv, int adjoint)
+static int rw_grid_dev_bc(rw_grid g, int d, int s, double *gv, int adjoint);
+static rw_body_geom rw_grid_geom(rw_grid g);
+
+static int rw_grid_bc(rw_grid g, int d, int s, double *gv, int adjoint)
 {
+  if (g->on_dev) return rw_grid_dev_bc(g, d, s, gv, adjoint);
   const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
   const rw_bc bc = g->cfg.bc[d];
   const size_t st[3] = {(size_t)nc, (size_t)g->gn[0] * (size_t)nc,
@@ -245,6 +249,27 @@ static void rw_grid_bc(rw_grid g, int d, int s, double *gv, int adjoint)
         }
       }
   }
+  return 0;
+}
+
+/* rw_grid_bc on the device: one launch per side, in rw_grid_bc's order. */
+static int rw_grid_dev_bc(rw_grid g, int d, int s, double *gv, int adjoint)
+{
+  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
+  rw_body_grid_bc p;
+  p.g = rw_grid_geom(g);
+  p.d = d, p.side = s, p.bc = (int)g->cfg.bc[d], p.adjoint = adjoint;
+  p.e1 = d == 0 ? 1 : 0, p.e2 = d == 2 ? 1 : 2;
+  p.n1 = g->count[p.e1], p.n2 = p.e2 < dim ? g->count[p.e2] : 1, p.last = g->count[d] - 1;
+  p.st[0] = (size_t)nc, p.st[1] = (size_t)g->gn[0] * (size_t)nc;
+  p.st[2] = (size_t)g->gn[0] * (size_t)g->gn[1] * (size_t)nc;
+  p.base = rw_grid_gidx(g->gn, G, dim, 0, 0, 0, nc, 0);
+  for (int c = 0; c < 8; c++)
+    p.dval[c] = g->cfg.dirichlet[c];
+  p.gv = gv;
+  RW_CALL(rw_device_run(g->dev, RW_BODY_GRID_BC, &p, sizeof p, (long)G * p.n1 * p.n2 * nc,
+                        rw_body_host));
+  return 0;
 }
 
 static void rw_grid_copy_owned(rw_grid g, const double *v, double *gv, int add_to_v)
@@ -310,25 +335,26 @@ static int rw_grid_dev_face(rw_grid g, int d, long a, double *gv, double *buf, i
   return 0;
 }
 
+/* The device halo buffers, at the first device exchange. */
+static int rw_grid_dev_setup(rw_grid g, rw_device dev)
+{
+  RW_CHECK(!g->dev || g->dev == dev, RW_ERR_ARG, "a grid's fields must live on one device");
+  if (g->dev) return 0;
+  g->dev = dev;
+  for (int d = 0; d < g->cfg.dim; d++)
+    for (int s = 0; s < 2; s++) {
+      RW_CALL(rw_device_alloc(dev, g->face_len[d] * sizeof(double), &g->dsend[d][s]));
+      RW_CALL(rw_device_alloc(dev, g->face_len[d] * sizeof(double), &g->drecv[d][s]));
+    }
+  return 0;
+}
+
 /* Starts a device exchange: the owned part of gv = sum_j c[j] X[j] (and keep), on the device. */
 static int rw_grid_dev_begin(rw_grid g, int n, const double *c, N_Vector *X, double *gv,
                              N_Vector keep)
 {
   rw_device dev = rw_vec_device(X[0]);
-  RW_CHECK(!g->dev || g->dev == dev, RW_ERR_ARG, "a grid's fields must live on one device");
-  for (int d = 0; d < g->cfg.dim; d++)
-    RW_CHECK(g->nbr[d][0] != MPI_PROC_NULL && g->nbr[d][1] != MPI_PROC_NULL, RW_ERR_NOT_IMPLEMENTED,
-             "grid on the device %s: dimension %d has a physical boundary (Dirichlet or "
-             "Neumann); only periodic grids run on a device so far",
-             rw_device_name(dev), d);
-  if (!g->dev) {
-    g->dev = dev;
-    for (int d = 0; d < g->cfg.dim; d++)
-      for (int s = 0; s < 2; s++) {
-        RW_CALL(rw_device_alloc(dev, g->face_len[d] * sizeof(double), &g->dsend[d][s]));
-        RW_CALL(rw_device_alloc(dev, g->face_len[d] * sizeof(double), &g->drecv[d][s]));
-      }
-  }
+  RW_CALL(rw_grid_dev_setup(g, dev));
   rw_body_grid_fill f;
   f.g = rw_grid_geom(g);
   f.n = n;
@@ -426,8 +452,8 @@ int rw_grid_exchange_end(rw_grid g, double *gv)
     if (g->nbr[d][1] != MPI_PROC_NULL) RW_CALL(rw_grid_unpack(g, d, 1, gv));
   }
   for (int d = 0; d < g->cfg.dim; d++) {
-    if (g->nbr[d][0] == MPI_PROC_NULL) rw_grid_bc(g, d, 0, gv, 0);
-    if (g->nbr[d][1] == MPI_PROC_NULL) rw_grid_bc(g, d, 1, gv, 0);
+    if (g->nbr[d][0] == MPI_PROC_NULL) RW_CALL(rw_grid_bc(g, d, 0, gv, 0));
+    if (g->nbr[d][1] == MPI_PROC_NULL) RW_CALL(rw_grid_bc(g, d, 1, gv, 0));
   }
   return 0;
 }
@@ -435,13 +461,12 @@ int rw_grid_exchange_end(rw_grid g, double *gv)
 int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
 {
   const int G = g->cfg.ghost;
-  RW_CHECK(!rw_vec_device(out), RW_ERR_NOT_IMPLEMENTED,
-           "the transposed halo exchange does not run on a device yet (problems whose VJP "
-           "gathers, as Gray-Scott's, need none)");
+  g->on_dev = rw_vec_device(out) != NULL;
+  if (g->on_dev) RW_CALL(rw_grid_dev_setup(g, rw_vec_device(out)));
   /* Boundary conditions first (their ghosts hold no neighbour data). */
   for (int d = 0; d < g->cfg.dim; d++) {
-    if (g->nbr[d][0] == MPI_PROC_NULL) rw_grid_bc(g, d, 0, gadj, 1);
-    if (g->nbr[d][1] == MPI_PROC_NULL) rw_grid_bc(g, d, 1, gadj, 1);
+    if (g->nbr[d][0] == MPI_PROC_NULL) RW_CALL(rw_grid_bc(g, d, 0, gadj, 1));
+    if (g->nbr[d][1] == MPI_PROC_NULL) RW_CALL(rw_grid_bc(g, d, 1, gadj, 1));
   }
   /* Ghost adjoints go back to the neighbour that sent those values, which adds them to its
    * face: the reverse of each forward message. */
@@ -451,7 +476,13 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
     for (int side = 0; side < 2; side++) {
       int nb = g->nbr[d][side];
       if (nb == MPI_PROC_NULL) continue; /* a physical boundary: nothing to send or receive */
-      rw_grid_face(g, d, side ? g->count[d] : -G, gadj, g->sendbuf[d][side], 0);
+      if (g->on_dev) {                   /* the ghost face, packed on the device and copied out */
+        RW_CALL(rw_grid_dev_face(g, d, side ? g->count[d] : -G, gadj, g->dsend[d][side], 0));
+        RW_CALL(rw_device_copy(g->dev, g->sendbuf[d][side], g->dsend[d][side],
+                               g->face_len[d] * sizeof(double), RW_COPY_D2H));
+      } else {
+        rw_grid_face(g, d, side ? g->count[d] : -G, gadj, g->sendbuf[d][side], 0);
+      }
       RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][side], n, MPI_DOUBLE, nb, 100 + 2 * d + (1 - side),
                             g->cart, &g->req[g->nreq++]));
       RW_CALL_MPI(MPI_Isend(g->sendbuf[d][side], n, MPI_DOUBLE, nb, 100 + 2 * d + side, g->cart,
@@ -460,10 +491,23 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
   }
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
   g->nreq = 0;
-  for (int d = 0; d < g->cfg.dim; d++) {
-    if (g->nbr[d][0] != MPI_PROC_NULL) rw_grid_face(g, d, 0, gadj, g->recvbuf[d][0], 2);
-    if (g->nbr[d][1] != MPI_PROC_NULL)
-      rw_grid_face(g, d, g->count[d] - G, gadj, g->recvbuf[d][1], 2);
+  for (int d = 0; d < g->cfg.dim; d++)
+    for (int side = 0; side < 2; side++) {
+      if (g->nbr[d][side] == MPI_PROC_NULL) continue;
+      long a = side ? g->count[d] - G : 0;
+      if (!g->on_dev) {
+        rw_grid_face(g, d, a, gadj, g->recvbuf[d][side], 2);
+        continue;
+      }
+      RW_CALL(rw_device_copy(g->dev, g->drecv[d][side], g->recvbuf[d][side],
+                             g->face_len[d] * sizeof(double), RW_COPY_H2D));
+      RW_CALL(rw_grid_dev_face(g, d, a, gadj, g->drecv[d][side], 2));
+    }
+  if (g->on_dev) {
+    rw_body_grid_add p = {rw_grid_geom(g), gadj, rw_vec_data(out)};
+    RW_CALL(rw_device_run(g->dev, RW_BODY_GRID_ADD, &p, sizeof p, (long)rw_grid_local_length(g),
+                          rw_body_host));
+    return 0;
   }
   rw_grid_copy_owned(g, rw_vec_data(out), gadj, 1);
   return 0;

@@ -19,6 +19,9 @@
  * (online schedule, 4 slots): y(T) and dJ/dy0 equal the CPU run bit for bit with fixed steps, J and
  * dJ/dp to 1e-13 (they are dot products); checkpointed (RAM or disk) equals store bit for bit on
  * the device; adaptive agrees to 1e-10.
+ *  3b. The grid's halo exchange and its transpose on the device (2-D, 3-D; periodic,
+ *     Dirichlet, Neumann and mixed boundaries; 1 and 2 components and ghost layers) equal the
+ *     CPU grid's bit for bit, ghosts included.
  *  4. Gray-Scott on the device (2-D and 3-D, point and u2 objectives, store and binomial
  *     checkpointing): its halo exchange and stencils run as device kernels
  *     (rw_dev_bodies.h) and no host scope is opened around its ops, so on the emulated device
@@ -31,6 +34,7 @@
 #include "rewind/rw_cuda.h"
 #include "rewind/rw_device.h"
 #include "rewind/rw_grayscott.h"
+#include "rewind/rw_grid.h"
 #include "rw_mpi_test.h"
 
 #include <setjmp.h>
@@ -484,6 +488,61 @@ static void vector_problem_tests(void)
   free(y0);
 }
 
+/* --- 3b. The grid's halo exchange and its transpose on the device ------------------------ */
+
+static void grid_tests(void)
+{
+  const rw_bc sets[4][3] = {{RW_BC_PERIODIC, RW_BC_PERIODIC, RW_BC_PERIODIC},
+                            {RW_BC_DIRICHLET, RW_BC_DIRICHLET, RW_BC_DIRICHLET},
+                            {RW_BC_NEUMANN, RW_BC_NEUMANN, RW_BC_NEUMANN},
+                            {RW_BC_DIRICHLET, RW_BC_NEUMANN, RW_BC_PERIODIC}};
+  long nbad = 0, ncase = 0;
+  for (int dim = 2; dim <= 3; dim++)
+    for (int b = 0; b < 4; b++)
+      for (int nc = 1; nc <= 2; nc++)
+        for (int G = 1; G <= 2; G++) {
+          rw_grid_config cf;
+          memset(&cf, 0, sizeof cf);
+          cf.dim = dim, cf.ncomp = nc, cf.ghost = G;
+          for (int d = 0; d < 3; d++)
+            cf.n[d] = dim == 2 ? 9 + d : 7 + d, cf.hi[d] = 1.0, cf.bc[d] = sets[b][d];
+          cf.dirichlet[0] = 0.25, cf.dirichlet[1] = -1.5;
+          rw_grid gc, gd;
+          CHECK(rw_grid_create(cpu_ctx, &cf, &gc));
+          CHECK(rw_grid_create(dev_ctx, &cf, &gd));
+          size_t gl = rw_grid_ghosted_length(gc);
+          pair v = pair_new(rw_grid_local_length(gc), 50 + (uint64_t)b, -1);
+          pair a = pair_new((sunindextype)gl, 60 + (uint64_t)b, -1); /* ghosted arrays */
+          pair o = pair_new(rw_grid_local_length(gc), 70 + (uint64_t)b, -1);
+          N_VConst(0.0, a.c), N_VConst(0.0, a.d);
+          CHECK(rw_grid_exchange_begin(gc, v.c, rw_vec_data(a.c)));
+          CHECK(rw_grid_exchange_end(gc, rw_vec_data(a.c)));
+          CHECK(rw_grid_exchange_begin(gd, v.d, rw_vec_data(a.d)));
+          CHECK(rw_grid_exchange_end(gd, rw_vec_data(a.d)));
+          long e1 = differ(a.c, a.d);
+          nbad += e1;
+          /* the transpose, from an array with values in every entry, ghosts included */
+          pair r = pair_new((sunindextype)gl, 80 + (uint64_t)b, -1);
+          CHECK(rw_grid_exchange_adjoint(gc, rw_vec_data(r.c), o.c));
+          CHECK(rw_grid_exchange_adjoint(gd, rw_vec_data(r.d), o.d));
+          long e2 = differ(o.c, o.d), e3 = differ(r.c, r.d);
+          nbad += e2 + e3;
+          if (getenv("RW_TEST_VERBOSE") && (e1 || e2 || e3))
+            printf("rank %d: dim %d bc set %d nc %d G %d: exchange %ld, transpose out %ld, "
+                   "array %ld differ\n",
+                   rank, dim, b, nc, G, e1, e2, e3);
+          ncase++;
+          pair_free(&v), pair_free(&a), pair_free(&o), pair_free(&r);
+          rw_grid_destroy(&gc);
+          rw_grid_destroy(&gd);
+        }
+  report(nbad == 0,
+         "grid exchange and its transpose on the device, %ld configurations (2-D, 3-D; periodic, "
+         "Dirichlet, Neumann, mixed; 1-2 components; 1-2 ghost layers) on %d ranks: %ld entries "
+         "differ from the CPU grid's",
+         ncase, size, nbad);
+}
+
 /* --- 4. Gray-Scott on the device (its grid exchange and stencils as device kernels) ------- */
 
 static void grayscott_tests(void)
@@ -560,6 +619,7 @@ int main(int argc, char **argv)
   op_tests(dev, emu);
   if (k == RW_DEVICE_EMULATED) guard_tests(dev);
   vector_problem_tests();
+  grid_tests();
   grayscott_tests();
 
   size_t left = rw_device_bytes(dev), peak = rw_device_peak_bytes(dev);
