@@ -24,6 +24,10 @@ enum {
   RW_BODY_GS_U2,         /* Gray-Scott u^2 per node (objective u2) and its gradient */
   RW_BODY_GRID_BC,       /* physical boundary ghosts (Dirichlet, Neumann) and their transpose */
   RW_BODY_GRID_ADD,      /* owned entries += the ghosted array's owned part (the transpose) */
+  RW_BODY_HEAT_DIFFUSE,  /* heat: div(k grad u) (+ q s) on a box */
+  RW_BODY_HEAT_KGRAD,    /* heat: the conductivity gradient gathered per node */
+  RW_BODY_HEAT_KGHOST,   /* heat: a Dirichlet face's ghost-conductivity terms */
+  RW_BODY_HEAT_WS,       /* heat: w s per node (the source parameter's terms) */
   RW_BODY_COUNT
 };
 #include "../core/rw_device_impl.h"
@@ -220,6 +224,85 @@ static inline RW_HD void rw_body_gs_u2_run(const rw_body_gs_u2 *p, long m)
   }
 }
 
+/* --- Heat ------------------------------------------------------------------------------------ */
+
+typedef struct {
+  rw_body_geom g;
+  long lo[3], cnt[3];    /* the box of owned nodes */
+  size_t sd[3];          /* strides of a ghosted array per dimension */
+  double c[3];           /* 1 / (2 h_d^2) */
+  const double *gk, *gu; /* ghosted conductivity and state (or w for the gradient gather) */
+  const double *src;     /* owned source shape (NULL: none) */
+  double q;
+  double *out; /* owned output */
+  /* the Dirichlet ghost term of the conductivity gradient (RW_BODY_HEAT_KGHOST) */
+  int d;
+  long toward; /* +1 low side, -1 high side: the mirror node one layer inside */
+  long out_s;  /* owned stride along d */
+} rw_body_heat;
+
+static inline RW_HD long rw_body_heat_node(const rw_body_heat *p, long m, long *i, long *j, long *k)
+{
+  *i = p->lo[0] + m % p->cnt[0];
+  const long r = m / p->cnt[0];
+  *j = p->lo[1] + r % p->cnt[1];
+  *k = p->lo[2] + r / p->cnt[1];
+  return (*k * p->g.cnt[1] + *j) * p->g.cnt[0] + *i;
+}
+
+/* Item = node of the box: f = div(k grad u) (+ q s) as heat_row_body computes it. */
+static inline RW_HD void rw_body_heat_diffuse_run(const rw_body_heat *p, long m)
+{
+  long i, j, k;
+  const long o = rw_body_heat_node(p, m, &i, &j, &k);
+  const size_t x = rw_body_gidx(&p->g, i, j, k, 0);
+  const double *gk = p->gk + x, *gu = p->gu + x;
+  const ptrdiff_t s0 = (ptrdiff_t)p->sd[0], s1 = (ptrdiff_t)p->sd[1], s2 = (ptrdiff_t)p->sd[2];
+  double ui = gu[0], ki = gk[0], fi = 0.0;
+  fi += p->c[0] * ((ki + gk[-s0]) * (gu[-s0] - ui) + (ki + gk[s0]) * (gu[s0] - ui));
+  fi += p->c[1] * ((ki + gk[-s1]) * (gu[-s1] - ui) + (ki + gk[s1]) * (gu[s1] - ui));
+  if (p->g.dim == 3)
+    fi += p->c[2] * ((ki + gk[-s2]) * (gu[-s2] - ui) + (ki + gk[s2]) * (gu[s2] - ui));
+  p->out[o] = p->src ? fi + p->q * p->src[o] : fi;
+}
+
+/* Item = owned node: out += the conductivity gradient gathered as heat_kgrad_body does, with
+ * gk standing for the ghosted w and gu for the ghosted state. */
+static inline RW_HD void rw_body_heat_kgrad_run(const rw_body_heat *p, long m)
+{
+  long i, j, k;
+  const long o = rw_body_heat_node(p, m, &i, &j, &k);
+  const size_t x = rw_body_gidx(&p->g, i, j, k, 0);
+  const double *gw = p->gk + x, *gu = p->gu + x;
+  const ptrdiff_t s0 = (ptrdiff_t)p->sd[0], s1 = (ptrdiff_t)p->sd[1], s2 = (ptrdiff_t)p->sd[2];
+  double wi = gw[0], ui = gu[0], g = 0.0;
+  g += p->c[0] * ((wi - gw[-s0]) * (gu[-s0] - ui) + (wi - gw[s0]) * (gu[s0] - ui));
+  g += p->c[1] * ((wi - gw[-s1]) * (gu[-s1] - ui) + (wi - gw[s1]) * (gu[s1] - ui));
+  if (p->g.dim == 3)
+    g += p->c[2] * ((wi - gw[-s2]) * (gu[-s2] - ui) + (wi - gw[s2]) * (gu[s2] - ui));
+  p->out[o] += g;
+}
+
+/* Item = node of a Dirichlet face (the box): the ghost conductivity's term, given to the node
+ * one layer inside (heat_vjp_comb_field's boundary loop). */
+static inline RW_HD void rw_body_heat_kghost_run(const rw_body_heat *p, long m)
+{
+  long i, j, k;
+  const long o = rw_body_heat_node(p, m, &i, &j, &k);
+  const size_t x = rw_body_gidx(&p->g, i, j, k, 0);
+  const ptrdiff_t s = (ptrdiff_t)p->sd[p->d];
+  const double ug = p->gu[(ptrdiff_t)x - p->toward * s];
+  p->out[o + p->toward * p->out_s] += p->c[p->d] * p->gk[x] * (ug - p->gu[x]);
+}
+
+/* Item = owned node: out = ghosted w times the source shape (the source's parameter terms). */
+static inline RW_HD void rw_body_heat_ws_run(const rw_body_heat *p, long m)
+{
+  long i, j, k;
+  const long o = rw_body_heat_node(p, m, &i, &j, &k);
+  p->out[o] = p->gu[rw_body_gidx(&p->g, i, j, k, 0)] * p->src[o];
+}
+
 /* Runs item idx of body `id`. */
 static inline RW_HD void rw_body_run(int id, const void *params, long idx)
 {
@@ -244,6 +327,18 @@ static inline RW_HD void rw_body_run(int id, const void *params, long idx)
     break;
   case RW_BODY_GRID_ADD:
     rw_body_grid_add_run((const rw_body_grid_add *)params, idx);
+    break;
+  case RW_BODY_HEAT_DIFFUSE:
+    rw_body_heat_diffuse_run((const rw_body_heat *)params, idx);
+    break;
+  case RW_BODY_HEAT_KGRAD:
+    rw_body_heat_kgrad_run((const rw_body_heat *)params, idx);
+    break;
+  case RW_BODY_HEAT_KGHOST:
+    rw_body_heat_kghost_run((const rw_body_heat *)params, idx);
+    break;
+  case RW_BODY_HEAT_WS:
+    rw_body_heat_ws_run((const rw_body_heat *)params, idx);
     break;
   default: /* unknown ids are refused by rw_device_run */
     break;

@@ -20,6 +20,8 @@
  * constants). */
 #include "rewind/rw_heat.h"
 
+#include "../../core/rw_device_impl.h"
+#include "../rw_dev_bodies.h"
 #include "rewind/rw_kernels.h"
 #include "rewind/rw_rng.h"
 
@@ -51,6 +53,11 @@ typedef struct {
   long rcap, nrec;
   double *rtimes, *rvals;
   double gscale; /* noise: (h_0 h_1 [h_2])^(-1/2), the diffusion at a full-cell node */
+  /* on a device (rw_device.h): gu, gk, ga, gb and terms are device arrays, the stencils
+   * device bodies (rw_dev_bodies.h); Dirichlet and periodic sides only */
+  rw_device dev;
+  double *terms; /* nodes doubles: per-node terms of the source parameter's VJP */
+  long nodes;
 } heat;
 
 /* Kernel context of the right-hand side and the tangents. */
@@ -121,11 +128,32 @@ RW_SIMD_CLONES static void heat_row2(const double *restrict gk, const double *re
     heat_row_body(gk, gu, NULL, q, out, m, sd, c, 0, 0);
 }
 
+/* A heat device body over the box [lo, hi) (rw_dev_bodies.h). */
+static int heat_dev_box(const heat *H, int id, const double *gk, const double *gu,
+                        const double *src, double q, double *out, const long lo[3],
+                        const long hi[3])
+{
+  rw_body_heat b;
+  memset(&b, 0, sizeof b);
+  long n = 1;
+  for (int d = 0; d < 3; d++) {
+    b.g.gn[d] = H->gn[d], b.g.cnt[d] = H->cnt[d];
+    b.lo[d] = lo[d], b.cnt[d] = hi[d] - lo[d];
+    b.sd[d] = H->sd[d], b.c[d] = H->c[d];
+    n *= b.cnt[d];
+  }
+  b.g.ghost = 1, b.g.dim = H->dim, b.g.ncomp = 1;
+  b.gk = gk, b.gu = gu, b.src = src, b.q = q, b.out = out;
+  RW_CALL(rw_device_run(H->dev, id, &b, sizeof b, n, rw_body_host));
+  return 0;
+}
+
 /* f = div(k grad u) (+ q s) on the owned box [lo, hi), conservative face form. */
-static void heat_diffuse(const heat *H, const double *gk, const double *gu, const double *src,
-                         double q, double *out, const long lo[3], const long hi[3])
+static int heat_diffuse(const heat *H, const double *gk, const double *gu, const double *src,
+                        double q, double *out, const long lo[3], const long hi[3])
 {
   const int D = H->dim;
+  if (H->dev) return heat_dev_box(H, RW_BODY_HEAT_DIFFUSE, gk, gu, src, q, out, lo, hi);
   for (long k = lo[2]; k < hi[2]; k++)
     for (long j = lo[1]; j < hi[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, lo[0], j, k, 1, 0);
@@ -135,6 +163,7 @@ static void heat_diffuse(const heat *H, const double *gk, const double *gu, cons
       else
         heat_row2(gk + x, gu + x, src ? src + o : NULL, q, out + o, hi[0] - lo[0], H->sd, H->c);
     }
+  return 0;
 }
 
 /* rw_grid_apply kernel: the interior box needs no ghosts; before the first box that touches
@@ -154,7 +183,8 @@ static void heat_kernel(void *kc, rw_grid g, const double *gv, double *out, cons
       c->kgrid = NULL;
     }
   }
-  heat_diffuse(c->H, c->gk, gv, c->src, c->q, out, lo, hi);
+  int e = heat_diffuse(c->H, c->gk, gv, c->src, c->q, out, lo, hi);
+  if (e && !c->err) c->err = e;
 }
 
 /* out = div(a grad v) (+ q src): a exchanged on the kappa grid into ga_arr, v on `vgrid`
@@ -243,6 +273,9 @@ static int heat_vjp_y(void *content, double t, N_Vector y, const double *p, N_Ve
   const double *wd = rw_vec_data(w), *gk = H->gk;
   double *ga = H->ga;
   (void)t, (void)y, (void)p;
+  RW_CHECK(!H->dev, RW_ERR_NOT_IMPLEMENTED,
+           "heat on a device: the scattering state VJP is not on the device yet (the fused "
+           "vjp_comb that the Runge-Kutta adjoint uses is)");
   if (!H->gk_ready) RW_CALL(rw_grid_exchange_begin(H->kg, H->kappa, H->gk));
   memset(ga, 0, H->glen * sizeof(double));
   if (!H->gk_ready) RW_CALL(rw_grid_exchange_end(H->kg, H->gk));
@@ -271,6 +304,10 @@ static int heat_vjp_p(void *content, double t, N_Vector y, const double *p, N_Ve
 {
   heat *H = content;
   (void)t, (void)y, (void)p;
+  if (H->dev) {
+    out[0] += rw_vec_dot_local(w, H->shape);
+    return 0;
+  }
   const double *wd = rw_vec_data(w), *s = rw_vec_data(H->shape);
   double acc = 0.0;
   for (sunindextype i = 0; i < rw_vec_local_length(w); i++)
@@ -289,6 +326,9 @@ static int heat_vjp_field(void *content, double t, N_Vector y, const double *p, 
   const double *wd = rw_vec_data(w), *gu = H->gu;
   double *gb = H->gb;
   (void)t, (void)p, (void)field;
+  RW_CHECK(!H->dev, RW_ERR_NOT_IMPLEMENTED,
+           "heat on a device: the scattering conductivity VJP is not on the device yet (the "
+           "fused vjp_comb_field that the Runge-Kutta adjoint uses is)");
   RW_CALL(rw_grid_exchange_begin(H->ug, y, H->gu));
   memset(gb, 0, H->glen * sizeof(double));
   RW_CALL(rw_grid_exchange_end(H->ug, H->gu));
@@ -340,7 +380,14 @@ static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, i
     return heat_vjp_scatter(H, t, y, p, out_y, out_p);
   }
   RW_CALL(heat_apply_comb(H, H->kappa, H->gk, H->lg, n, c, W, NULL, NULL, 0.0, out_y));
-  if (out_p) { /* w from its ghosted copy, summed in heat_vjp_p's order */
+  if (out_p && H->dev) { /* w s per node from w's ghosted copy, summed in the device's order */
+    const long lo[3] = {0, 0, 0};
+    double acc = 0.0;
+    RW_CALL(heat_dev_box(H, RW_BODY_HEAT_WS, NULL, H->gu, rw_vec_data(H->shape), 0.0, H->terms, lo,
+                         H->cnt));
+    RW_CALL(rw_device_reduce(H->dev, RW_DK_SUM, H->terms, NULL, H->nodes, &acc));
+    out_p[0] += acc;
+  } else if (out_p) { /* w from its ghosted copy, summed in heat_vjp_p's order */
     const double *s = rw_vec_data(H->shape);
     double acc = 0.0;
     for (long k = 0; k < H->cnt[2]; k++)
@@ -414,7 +461,11 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
   int e = rw_grid_exchange_end(H->ug, H->gb);
   RW_CALL(ierr);
   RW_CALL(e);
-  for (long k = 0; k < H->cnt[2]; k++)
+  if (H->dev) {
+    const long lo[3] = {0, 0, 0};
+    RW_CALL(heat_dev_box(H, RW_BODY_HEAT_KGRAD, gw, gu, NULL, 0.0, fo, lo, H->cnt));
+  }
+  for (long k = 0; !H->dev && k < H->cnt[2]; k++)
     for (long j = 0; j < H->cnt[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
       size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
@@ -435,6 +486,21 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
                                                            ? (ptrdiff_t)H->cnt[0]
                                                            : (ptrdiff_t)(H->cnt[0] * H->cnt[1]);
       const ptrdiff_t toward = side == 0 ? 1 : -1; /* the mirror node, one layer inside */
+      if (H->dev) {
+        rw_body_heat b;
+        memset(&b, 0, sizeof b);
+        long nf = 1;
+        for (int e2 = 0; e2 < 3; e2++) {
+          b.g.gn[e2] = H->gn[e2], b.g.cnt[e2] = H->cnt[e2];
+          b.lo[e2] = lo[e2], b.cnt[e2] = hi[e2] - lo[e2];
+          b.sd[e2] = H->sd[e2], b.c[e2] = H->c[e2];
+          nf *= b.cnt[e2];
+        }
+        b.g.ghost = 1, b.g.dim = D, b.g.ncomp = 1;
+        b.gk = gw, b.gu = gu, b.out = fo, b.d = d, b.toward = (long)toward, b.out_s = (long)out_s;
+        RW_CALL(rw_device_run(H->dev, RW_BODY_HEAT_KGHOST, &b, sizeof b, nf, rw_body_host));
+        continue;
+      }
       for (long k = lo[2]; k < hi[2]; k++)
         for (long j = lo[1]; j < hi[1]; j++)
           for (long i = lo[0]; i < hi[0]; i++) {
@@ -485,7 +551,12 @@ static int heat_running(void *content, double t, N_Vector y, const double *p, do
   double acc = 0.0;
   for (int s = 0; s < H->ns; s++)
     if (H->sloc[s] >= 0) {
-      double e = yd[H->sloc[s]] - H->sbuf[s];
+      double v = 0.0;
+      if (H->dev)
+        RW_CALL(rw_device_copy(H->dev, &v, yd + H->sloc[s], sizeof v, RW_COPY_D2H));
+      else
+        v = yd[H->sloc[s]];
+      double e = v - H->sbuf[s];
       acc += e * e;
     }
   *r = 0.5 * acc;
@@ -501,8 +572,18 @@ static int heat_running_grad(void *content, double t, N_Vector y, const double *
   heat_data_at(H, t);
   const double *yd = rw_vec_data(y);
   double *g = rw_vec_data(ry);
-  for (int s = 0; s < H->ns; s++)
-    if (H->sloc[s] >= 0) g[H->sloc[s]] += w * (yd[H->sloc[s]] - H->sbuf[s]);
+  for (int s = 0; s < H->ns; s++) {
+    if (H->sloc[s] < 0) continue;
+    if (!H->dev) {
+      g[H->sloc[s]] += w * (yd[H->sloc[s]] - H->sbuf[s]);
+      continue;
+    }
+    double v = 0.0, gv = 0.0; /* one entry each way: the sensors are few */
+    RW_CALL(rw_device_copy(H->dev, &v, yd + H->sloc[s], sizeof v, RW_COPY_D2H));
+    RW_CALL(rw_device_copy(H->dev, &gv, g + H->sloc[s], sizeof gv, RW_COPY_D2H));
+    gv += w * (v - H->sbuf[s]);
+    RW_CALL(rw_device_copy(H->dev, g + H->sloc[s], &gv, sizeof gv, RW_COPY_H2D));
+  }
   return 0;
 }
 
@@ -563,6 +644,13 @@ static void heat_destroy(void *content)
   rw_grid_destroy(&H->ug);
   rw_grid_destroy(&H->lg);
   rw_grid_destroy(&H->kg);
+  if (H->dev) {
+    rw_device_free(H->dev, &H->gu, H->glen * sizeof(double));
+    rw_device_free(H->dev, &H->gk, H->glen * sizeof(double));
+    rw_device_free(H->dev, &H->ga, H->glen * sizeof(double));
+    rw_device_free(H->dev, &H->gb, H->glen * sizeof(double));
+    rw_device_free(H->dev, &H->terms, (size_t)(H->nodes + 1) * sizeof(double));
+  }
   rw_free(&H->gu);
   rw_free(&H->gk);
   rw_free(&H->ga);
@@ -683,10 +771,24 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
       vol *= H->h[d];
     H->gscale = 1.0 / sqrt(vol);
   }
-  RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted state", &H->gu));
-  RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted kappa", &H->gk));
-  RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted state adjoint", &H->ga));
-  RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted kappa adjoint", &H->gb));
+  H->dev = rw_context_device(ctx);
+  H->nodes = H->cnt[0] * H->cnt[1] * H->cnt[2];
+  RW_CHECK_GOTO(!H->dev || cfg->bc != RW_BC_NEUMANN, RW_ERR_NOT_IMPLEMENTED,
+                "heat on the device %s: Neumann sides are not on a device yet (their VJP "
+                "scatters); Dirichlet and periodic sides are",
+                H->dev ? rw_device_name(H->dev) : "");
+  if (H->dev) {
+    RW_TRY(rw_device_alloc(H->dev, H->glen * sizeof(double), &H->gu));
+    RW_TRY(rw_device_alloc(H->dev, H->glen * sizeof(double), &H->gk));
+    RW_TRY(rw_device_alloc(H->dev, H->glen * sizeof(double), &H->ga));
+    RW_TRY(rw_device_alloc(H->dev, H->glen * sizeof(double), &H->gb));
+    RW_TRY(rw_device_alloc(H->dev, (size_t)(H->nodes + 1) * sizeof(double), &H->terms));
+  } else {
+    RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted state", &H->gu));
+    RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted kappa", &H->gk));
+    RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted state adjoint", &H->ga));
+    RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted kappa adjoint", &H->gb));
+  }
   H->ns = cfg->nsensors;
   RW_TRY(rw_calloc((size_t)H->ns, sizeof *H->snode, "heat sensors", &H->snode));
   RW_TRY(rw_calloc((size_t)H->ns, sizeof *H->sloc, "heat sensors", &H->sloc));
@@ -696,7 +798,11 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
   H->neumann = cfg->bc == RW_BC_NEUMANN;
   H->periodic = cfg->bc == RW_BC_PERIODIC;
   if (H->neumann) RW_TRY(rw_grid_new_field(H->ug, &H->wv));
-  RW_TRY(rw_problem_create(ctx, "heat", &ops, H, rw_grid_local_length(H->ug), 1, names, &prob));
+  rw_problem_ops dops = ops; /* on a device: no noise yet */
+  if (H->dev) dops.diffusion = NULL, dops.diffusion_vjp = NULL, dops.noise_fill = NULL;
+  int on_dev = H->dev != NULL;
+  RW_TRY(rw_problem_create(ctx, "heat", &dops, H, rw_grid_local_length(H->ug), 1, names, &prob));
+  if (on_dev) rw_problem_set_device_ready(prob);
   H = NULL; /* owned by the problem from here */
   {
     heat *Hp = rw_problem_content(prob);
@@ -729,7 +835,11 @@ int rw_heat_fill_gaussian(rw_problem prob, N_Vector v, double background, double
 {
   HEAT_GET(H, prob);
   RW_CHECK(width > 0.0, RW_ERR_ARG, "heat: Gaussian width %g must be > 0", width);
-  double *vd = rw_vec_data(v), c[3] = {0.0, 0.0, 0.0};
+  double *vd = rw_vec_data(v), c[3] = {0.0, 0.0, 0.0}, *host = NULL;
+  if (rw_vec_device(v)) { /* computed on the host, then copied to the device */
+    RW_CALL(rw_calloc((size_t)rw_vec_local_length(v) + 1, sizeof(double), "Gaussian", &host));
+    vd = host;
+  }
   for (int d = 0; d < H->dim; d++)
     c[d] = center[d];
   for (long k = 0; k < H->cnt[2]; k++)
@@ -744,18 +854,26 @@ int rw_heat_fill_gaussian(rw_problem prob, N_Vector v, double background, double
         vd[(k * H->cnt[1] + j) * H->cnt[0] + i] =
             background + amplitude * exp(-r2 / (2.0 * width * width));
       }
+  if (host) {
+    int ierr = rw_vec_from_host(v, host);
+    rw_free(&host);
+    RW_CALL(ierr);
+  }
   return 0;
 }
 
 int rw_heat_kappa_range(rw_problem prob, double *kmin, double *kmax)
 {
   HEAT_GET(H, prob);
-  const double *k = rw_vec_data(H->kappa);
+  const double *k = NULL;
+  double *tmp = NULL; /* a device field's host copy */
+  RW_CALL(rw_vec_host_read(H->kappa, &k, &tmp));
   double mm[2] = {INFINITY, INFINITY}; /* min kappa, min -kappa */
   for (sunindextype i = 0; i < rw_vec_local_length(H->kappa); i++) {
     mm[0] = fmin(mm[0], k[i]);
     mm[1] = fmin(mm[1], -k[i]);
   }
+  rw_free(&tmp);
   RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_DOUBLE, MPI_MIN, rw_context_comm(H->ctx)));
   *kmin = mm[0];
   *kmax = -mm[1];
@@ -793,8 +911,14 @@ int rw_heat_sample(rw_problem prob, N_Vector u, double *vals)
   HEAT_GET(H, prob);
   const double *ud = rw_vec_data(u);
   /* Every node has one owner and the others add zeros: the sum is exact. */
-  for (int s = 0; s < H->ns; s++)
-    vals[s] = H->sloc[s] >= 0 ? ud[H->sloc[s]] : 0.0;
+  for (int s = 0; s < H->ns; s++) {
+    vals[s] = 0.0;
+    if (H->sloc[s] >= 0 && rw_vec_device(u))
+      RW_CALL(
+          rw_device_copy(rw_vec_device(u), &vals[s], ud + H->sloc[s], sizeof(double), RW_COPY_D2H));
+    else if (H->sloc[s] >= 0)
+      vals[s] = ud[H->sloc[s]];
+  }
   RW_CALL_MPI(
       MPI_Allreduce(MPI_IN_PLACE, vals, H->ns, MPI_DOUBLE, MPI_SUM, rw_context_comm(H->ctx)));
   return 0;

@@ -97,7 +97,7 @@ static void usage(FILE *f, const char *prog)
           "  --stage K            instead of the variants: the stage roofline (issue 10), each\n"
           "                       time the best of --repeat runs (at least 5) of K steps\n"
           "  --device D           cpu (default), cuda (one GPU per rank) or emulated (the GPU\n"
-          "                       code on the CPU); grayscott only. On a device the copy\n"
+          "                       code on the CPU). On a device the copy\n"
           "                       bandwidth is a device-to-device copy\n",
           prog);
 }
@@ -547,9 +547,6 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
   MPI_Comm comm = rw_context_comm(ctx);
   int rank = rw_context_rank(ctx), size = rw_context_size(ctx);
   if (o->device) {
-    RW_CHECK_GOTO(o->problem == PROB_GRAYSCOTT, RW_ERR_ARG,
-                  "--device %s: only grayscott runs on a device so far",
-                  o->device == RW_DEVICE_CUDA ? "cuda" : "emulated");
     ierr = rw_device_create(ctx, (rw_device_kind)o->device, &dev);
     ierr = rw_error_agree(comm, ierr);
     if (ierr) goto cleanup;

@@ -25,9 +25,9 @@ rewind_mpi_expect(bench_pde_grayscott_device_smoke NP 2 RC zero
 rewind_mpi_expect(bench_pde_grayscott_device_stage_smoke NP 1 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --stage 2 --device emulated
   REGEX "device-to-device copy.*BENCH_JSON .*\"device\":\"emulated\"")
-rewind_mpi_expect(bench_pde_heat3d_device_refused NP 1 RC nonzero
-  COMMAND $<TARGET_FILE:bench_pde> --problem heat3d --n 8 --device emulated
-  REGEX "only grayscott runs on a device so far")
+rewind_mpi_expect(bench_pde_heat3d_device_smoke NP 1 RC zero
+  COMMAND $<TARGET_FILE:bench_pde> --problem heat3d --n 8 --steps 6 --slots 3 --device emulated
+  REGEX "device: emulated.*BENCH_JSON .*\"gradients_match\":true")
 rewind_mpi_expect(bench_pde_heat3d_smoke NP 1 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem heat3d --n 8 --steps 20 --slots 4
   REGEX "BENCH_JSON .*\"gradients_match\":true")

@@ -27,7 +27,10 @@
  *     (rw_dev_bodies.h) and no host scope is opened around its ops, so on the emulated device
  *     any host access to device data faults. y0, y(T) and dJ/dy0 equal the CPU run bit for
  *     bit; J and dJ/dp, sums over nodes in the device's order, to 1e-13.
- *  5. Device memory: every byte is returned when the vectors are destroyed.
+ *  5. Heat on the device (2-D and 3-D, Dirichlet and periodic sides, conductivity field and
+ *     sensor misfit, store and binomial): fields, y(T), dJ/dy0, dJ/dkappa and J equal the CPU
+ *     run bit for bit, dJ/dsource (a sum over nodes) to 1e-13; Neumann sides are refused.
+ *  6. Device memory: every byte is returned when the vectors are destroyed.
  * Prints one line per check on rank 0; exits 1 if any check failed. */
 #define _POSIX_C_SOURCE 200809L
 #include "rewind/rw_adjoint.h"
@@ -35,6 +38,7 @@
 #include "rewind/rw_device.h"
 #include "rewind/rw_grayscott.h"
 #include "rewind/rw_grid.h"
+#include "rewind/rw_heat.h"
 #include "rw_mpi_test.h"
 
 #include <setjmp.h>
@@ -592,6 +596,82 @@ static void grayscott_tests(void)
     }
 }
 
+/* --- 5. Heat on the device (conductivity field, sensors, Dirichlet and periodic sides) ----- */
+
+static void heat_tests(void)
+{
+  for (int dim = 2; dim <= 3; dim++)
+    for (int bc = 0; bc < 2; bc++) {
+      rw_heat_config cfg;
+      memset(&cfg, 0, sizeof cfg);
+      cfg.dim = dim;
+      for (int d = 0; d < 3; d++)
+        cfg.n[d] = dim == 2 ? 20 + d : 10 + d, cfg.length[d] = 1.0, cfg.source_center[d] = 0.4;
+      cfg.bc = bc ? RW_BC_PERIODIC : RW_BC_DIRICHLET;
+      cfg.boundary_value = bc ? 0.0 : 0.3;
+      cfg.source_width = 0.15;
+      cfg.nsensors = 5;
+      rw_problem pc, pd;
+      CHECK(rw_heat_problem_create(cpu_ctx, &cfg, &pc));
+      CHECK(rw_heat_problem_create(dev_ctx, &cfg, &pd));
+      const double kc[3] = {0.6, 0.4, 0.5}, uc[3] = {0.5, 0.5, 0.5};
+      N_Vector yc, yd;
+      CHECK(rw_problem_new_state(pc, &yc));
+      CHECK(rw_problem_new_state(pd, &yd));
+      double kmin[2], kmax[2];
+      rw_problem probs[2] = {pc, pd};
+      N_Vector ys[2] = {yc, yd};
+      for (int q = 0; q < 2; q++) {
+        CHECK(rw_heat_fill_gaussian(probs[q], rw_problem_field(probs[q]), 0.5, 0.8, kc, 0.2));
+        CHECK(rw_heat_fill_gaussian(probs[q], ys[q], 0.1, 1.0, uc, 0.25));
+        CHECK(rw_heat_kappa_range(probs[q], &kmin[q], &kmax[q]));
+        rw_problem_params(probs[q])[0] = 0.7;
+        const double times[2] = {0.0, 1.0};
+        double vals[10];
+        for (int k = 0; k < 10; k++)
+          vals[k] = 0.05 * k;
+        CHECK(rw_heat_set_data(probs[q], 2, times, vals));
+      }
+      long bad = differ(yc, yd) + differ(rw_problem_field(pc), rw_problem_field(pd)) +
+                 (kmin[0] != kmin[1]) + (kmax[0] != kmax[1]);
+      rw_adjoint_options o;
+      rw_adjoint_options_default(&o);
+      o.t0 = 0.0, o.dt = 0.9 * rw_heat_stability_limit(pc, kmax[0]), o.tf = 12.0 * o.dt;
+      for (int mode = 0; mode < 2; mode++) {
+        rw_adjoint_options m = o;
+        if (mode)
+          m.mode = RW_ADJOINT_CHECKPOINT, m.schedule = RW_SCHEDULE_BINOMIAL, m.ram_slots = 3;
+        result c, d;
+        solve(pc, "rk4", &m, rw_vec_data(yc), &c);
+        solve(pd, "rk4", &m, rw_vec_data(yc), &d);
+        long fbad = differ(rw_problem_field_adjoint(pc), rw_problem_field_adjoint(pd));
+        double eJ = relerr(c.J, d.J), eq = relerr(c.p[0], d.p[0]);
+        int same = same_fields(&c, &d);
+        report(same && bad == 0 && fbad == 0 && eJ == 0.0 && eq <= 1e-13,
+               "heat %dD %s %s on %d ranks: fields, y(T), dJ/dy0 and dJ/dkappa %s the CPU run's "
+               "(%ld entries differ); J rel %.1e, dJ/dsource rel %.1e",
+               dim, bc ? "periodic" : "Dirichlet", mode ? "binomial 3 slots" : "store", size,
+               same && bad == 0 && fbad == 0 ? "equal" : "DIFFER FROM", bad + fbad, eJ, eq);
+        result_free(&c), result_free(&d);
+      }
+      rw_vec_destroy(&yc);
+      rw_vec_destroy(&yd);
+      rw_problem_destroy(&pc);
+      rw_problem_destroy(&pd);
+    }
+  /* Neumann sides are refused on a device, with the reason */
+  rw_heat_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.dim = 2, cfg.n[0] = cfg.n[1] = 12, cfg.length[0] = cfg.length[1] = 1.0;
+  cfg.bc = RW_BC_NEUMANN, cfg.source_width = 0.1, cfg.nsensors = 1;
+  rw_problem pn = NULL;
+  int e = rw_heat_problem_create(dev_ctx, &cfg, &pn);
+  report(e == RW_ERR_NOT_IMPLEMENTED && strstr(rw_error_message(), "Neumann"),
+         "heat with Neumann sides on the device is refused: %s", e ? "yes" : "NO");
+  rw_error_clear();
+  rw_problem_destroy(&pn);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -621,6 +701,7 @@ int main(int argc, char **argv)
   vector_problem_tests();
   grid_tests();
   grayscott_tests();
+  heat_tests();
 
   size_t left = rw_device_bytes(dev), peak = rw_device_peak_bytes(dev);
   report(left == 0, "device memory on %d ranks: %zu bytes held after the tests (peak %zu)", size,

@@ -41,6 +41,8 @@ function(wave_bad name regex)
             -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
   set_tests_properties(wave_bad_${name}_no_output PROPERTIES DEPENDS wave_bad_${name})
 endfunction()
+wave_bad(device_not_ready "device = emulated: rewind-wave does not run on a device yet.*device from command line"
+  -device emulated)
 wave_bad(cfl "CFL condition violated: dt = 0.01 .*use dt <= 0.0058" -dt 0.01)
 wave_bad(cfl_anomaly "CFL condition violated.*true model" -anomaly_amplitude 1.0 -tf 0.2)
 wave_bad(dt_divides "dt = 0.0035 does not divide tf - t0 = 1.2" -dt 0.0035)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Compares every dataset under GROUP in two HDF5 files by the relative 2-norm of their
+"""Compares every dataset under GROUP (or the dataset GROUP itself) in two HDF5 files by the relative 2-norm of their
 difference, ||a - b||_2 / ||a||_2 (an elementwise relative test, as h5diff -p does, fails on
 entries near zero that the norm rightly ignores). Prints one line per dataset and exits 0 when
 each is <= TOL, 1 when one is not, 77 when h5py/numpy are missing.
@@ -19,7 +19,11 @@ def main():
     worst = 0.0
     with h5py.File(a_path, "r") as fa, h5py.File(b_path, "r") as fb:
         names = []
-        fa[group].visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+        if isinstance(fa[group], h5py.Dataset):  # one dataset: compare it alone
+            group, names = group.rsplit("/", 1)[0] or "/", [group.rsplit("/", 1)[1]]
+        else:
+            fa[group].visititems(
+                lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
         if not names:
             print(f"h5_relnorm.py: no datasets under {group} in {a_path}")
             return 1
