@@ -33,6 +33,7 @@
  * flushed after each snapshot so that a
  * killed run leaves consistent checkpoints behind. */
 #define _GNU_SOURCE /* sched_getaffinity */
+#include "../core/rw_device_impl.h"
 #include "rewind/rw_device.h"
 #include "rw_store_impl.h"
 
@@ -131,7 +132,7 @@ typedef struct {
   /* device vectors (rw_device.h): the snapshot passes through this host copy (nvec x nloc
    * values), since neither the staging copies nor the I/O thread may touch device memory */
   double *hostv;
-  int device;
+  rw_device device;
 } rw_h5store;
 
 #define H5CHK(expr, ...)                                                                           \
@@ -973,7 +974,7 @@ static void rw_h5_destroy(rw_store st)
   rw_free(&h->caddr);
   rw_free(&h->dst);
   rw_free(&h->tailbuf);
-  rw_free(&h->hostv);
+  rw_device_host_free(h->device, &h->hostv);
   rw_free(&st->content);
 }
 
@@ -1377,9 +1378,9 @@ static int rw_h5_start(rw_h5store *h)
   rw_h5_plan(h, h->piece);
   RW_CALL(rw_calloc(nch, sizeof *h->caddr, "checkpoint read pieces", &h->caddr));
   RW_CALL(rw_calloc((size_t)h->nvec, sizeof *h->dst, "checkpoint read pieces", &h->dst));
-  if (h->device)
-    RW_CALL(rw_calloc((size_t)h->nvec * (h->nloc ? h->nloc : 1), sizeof(double),
-                      "checkpoint host copy of device vectors", &h->hostv));
+  if (h->device) /* page-locked on a GPU */
+    RW_CALL(rw_device_host_alloc(
+        h->device, (size_t)h->nvec * (h->nloc ? h->nloc : 1) * sizeof(double), &h->hostv));
   RW_CALL(rw_calloc(nch, h->tstride, "checkpoint read pieces", &h->tailbuf));
   atomic_init(&h->dnext, 0);
   atomic_init(&h->dfail, 0);
@@ -1442,7 +1443,7 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
   h->comm = comm;
   h->keep = opt->keep;
   h->nloc = (hsize_t)rw_vec_local_length(tmpl);
-  h->device = rw_vec_device(tmpl) != NULL;
+  h->device = rw_vec_device(tmpl);
   /* Chunks of at most 2^26 values (512 MiB; HDF5 caps a chunk at 4 GiB), all of one size. */
   hsize_t cmax = (hsize_t)1 << 26, nl = h->nloc > 0 ? h->nloc : 1;
   h->nchunk = (nl + cmax - 1) / cmax;

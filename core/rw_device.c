@@ -195,9 +195,34 @@ static void rw_emu_close(rw_device d)
   d->nblocks = d->cap_blocks = 0;
 }
 
-static const rw_device_backend rw_emu_backend = {rw_emu_alloc,   rw_emu_release, rw_emu_copy,
-                                                 rw_emu_lincomb, rw_emu_map,     rw_emu_reduce,
-                                                 rw_emu_sync,    rw_emu_close,   NULL};
+static const rw_device_backend rw_emu_backend = {
+    rw_emu_alloc, rw_emu_release, rw_emu_copy, rw_emu_lincomb, rw_emu_map, rw_emu_reduce,
+    rw_emu_sync,  rw_emu_close,   NULL,        NULL,           NULL};
+
+int rw_device_host_alloc(rw_device d, size_t bytes, double **p)
+{
+  *p = NULL;
+  if (d && d->be->host_alloc) {
+    void *q = NULL;
+    RW_CALL(d->be->host_alloc(d, bytes ? bytes : 1, &q));
+    memset(q, 0, bytes);
+    *p = q;
+    return 0;
+  }
+  RW_CALL(rw_calloc(bytes ? bytes : 1, 1, "staging buffer", p));
+  return 0;
+}
+
+void rw_device_host_free(rw_device d, double **p)
+{
+  if (!p || !*p) return;
+  if (d && d->be->host_free) {
+    d->be->host_free(d, *p);
+    *p = NULL;
+    return;
+  }
+  rw_free(p);
+}
 
 int rw_device_alloc(rw_device d, size_t bytes, double **p)
 {

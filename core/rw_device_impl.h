@@ -13,7 +13,7 @@ extern "C" {
 /* The largest parameter block an element body takes (bytes): a CUDA kernel argument. */
 #define RW_BODY_PARAMS_MAX_BYTES 1152
 /* Element body ids are 1 .. RW_BODY_ID_END - 1 (solvers/rw_dev_bodies.h, checked there). */
-#define RW_BODY_ID_END 12
+#define RW_BODY_ID_END 14
 
 /* Directions of rw_device_backend.copy. */
 enum { RW_COPY_H2D, RW_COPY_D2H, RW_COPY_D2D };
@@ -33,6 +33,9 @@ typedef struct {
   /* items 0 .. n-1 of element body `id` (solvers/rw_dev_bodies.h) with its parameter block;
    * NULL for the emulated device, which loops on the host (rw_device_run) */
   int (*run)(rw_device d, int id, const void *params, size_t psize, long n);
+  /* page-locked host memory for staging copies (NULL: ordinary host memory will do) */
+  int (*host_alloc)(rw_device d, size_t bytes, void **p);
+  void (*host_free)(rw_device d, void *p);
 } rw_device_backend;
 
 typedef struct {
@@ -73,6 +76,11 @@ int rw_cuda_device_open(rw_device d, int local_rank);
 int rw_device_alloc(rw_device d, size_t bytes, double **p);
 void rw_device_free(rw_device d, double **p, size_t bytes);
 int rw_device_copy(rw_device d, void *dst, const void *src, size_t bytes, int dir);
+/* Zeroed host memory for staging copies to and from the device: page-locked (pinned) on a GPU,
+ * so copies run at full speed and without an extra bounce; rw_calloc'ed (counted) otherwise.
+ * Release with rw_device_host_free and the same byte count. */
+int rw_device_host_alloc(rw_device d, size_t bytes, double **p);
+void rw_device_host_free(rw_device d, double **p);
 /* Runs items 0 .. n-1 of element body `id`: on a GPU one thread per item; emulated, `host`
  * (which runs one item) in a loop with the device memory open. */
 int rw_device_run(rw_device d, int id, const void *params, size_t psize, long n,

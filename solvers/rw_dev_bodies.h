@@ -28,6 +28,8 @@ enum {
   RW_BODY_HEAT_KGRAD,    /* heat: the conductivity gradient gathered per node */
   RW_BODY_HEAT_KGHOST,   /* heat: a Dirichlet face's ghost-conductivity terms */
   RW_BODY_HEAT_WS,       /* heat: w s per node (the source parameter's terms) */
+  RW_BODY_BG,            /* Burgers: f, (df/du)^T w, or the viscosity terms on a box */
+  RW_BODY_BG_MISFIT,     /* Burgers: the terminal misfit's terms and gradient */
   RW_BODY_COUNT
 };
 #include "../core/rw_device_impl.h"
@@ -303,6 +305,50 @@ static inline RW_HD void rw_body_heat_ws_run(const rw_body_heat *p, long m)
   p->out[o] = p->gu[rw_body_gidx(&p->g, i, j, k, 0)] * p->src[o];
 }
 
+/* --- Burgers ---------------------------------------------------------------------------------- */
+
+typedef struct {
+  rw_body_geom g;
+  long lo[3], cnt[3]; /* the box of owned nodes */
+  double ihx2, ihy2, i4hx, i4hy, i2hx, i2hy, nu;
+  int mode;         /* 0: f, 1: out += (df/du)^T w, 2: terms = w L u */
+  const double *gv; /* ghosted input (u for f and the nu terms, w for the VJP) */
+  const double *u;  /* VJP: owned state */
+  const double *w;  /* nu terms: owned cotangent */
+  double *out;      /* owned output (f, the VJP, or the nu terms) */
+} rw_body_bg;
+
+/* Item = node of the box, as bg_kernel computes it (modes BG_RHS, BG_VJPY, BG_NU per node). */
+static inline RW_HD void rw_body_bg_run(const rw_body_bg *p, long mm)
+{
+  const long i = p->lo[0] + mm % p->cnt[0], j = p->lo[1] + mm / p->cnt[0];
+  const size_t s = rw_body_gidx(&p->g, i, j, 0, 0), gx = (size_t)p->g.gn[0];
+  const double *gv = p->gv;
+  double c = gv[s], e = gv[s + 1], wst = gv[s - 1], n = gv[s + gx], so = gv[s - gx];
+  double lap = ((wst - 2.0 * c) + e) * p->ihx2 + ((so - 2.0 * c) + n) * p->ihy2;
+  const long m = j * p->g.cnt[0] + i;
+  if (p->mode == 0)
+    p->out[m] = -(e * e - wst * wst) * p->i4hx - (n * n - so * so) * p->i4hy + p->nu * lap;
+  else if (p->mode == 1)
+    p->out[m] += p->u[m] * ((e - wst) * p->i2hx + (n - so) * p->i2hy) + p->nu * lap;
+  else
+    p->out[m] = p->w[m] * lap;
+}
+
+typedef struct {
+  const double *u, *ut;
+  double *terms; /* (u - ut)^2 per node (NULL: not written) */
+  double *grad;  /* a (u - ut) per node (NULL: not written) */
+  double a;
+} rw_body_bg_misfit;
+
+static inline RW_HD void rw_body_bg_misfit_run(const rw_body_bg_misfit *p, long m)
+{
+  const double e = p->u[m] - p->ut[m];
+  if (p->terms) p->terms[m] = e * e;
+  if (p->grad) p->grad[m] = p->a * e;
+}
+
 /* Runs item idx of body `id`. */
 static inline RW_HD void rw_body_run(int id, const void *params, long idx)
 {
@@ -339,6 +385,12 @@ static inline RW_HD void rw_body_run(int id, const void *params, long idx)
     break;
   case RW_BODY_HEAT_WS:
     rw_body_heat_ws_run((const rw_body_heat *)params, idx);
+    break;
+  case RW_BODY_BG:
+    rw_body_bg_run((const rw_body_bg *)params, idx);
+    break;
+  case RW_BODY_BG_MISFIT:
+    rw_body_bg_misfit_run((const rw_body_bg_misfit *)params, idx);
     break;
   default: /* unknown ids are refused by rw_device_run */
     break;

@@ -119,6 +119,10 @@ int rw_grid_destroy(rw_grid *pg)
   rw_grid g = *pg;
   for (int d = 0; d < 3; d++)
     for (int s = 0; s < 2; s++) {
+      if (g->dev) { /* pinned staging buffers (rw_grid_dev_setup) */
+        rw_device_host_free(g->dev, &g->sendbuf[d][s]);
+        rw_device_host_free(g->dev, &g->recvbuf[d][s]);
+      }
       rw_free(&g->sendbuf[d][s]);
       rw_free(&g->recvbuf[d][s]);
       rw_device_free(g->dev, &g->dsend[d][s], g->face_len[d] * sizeof(double));
@@ -345,6 +349,11 @@ static int rw_grid_dev_setup(rw_grid g, rw_device dev)
     for (int s = 0; s < 2; s++) {
       RW_CALL(rw_device_alloc(dev, g->face_len[d] * sizeof(double), &g->dsend[d][s]));
       RW_CALL(rw_device_alloc(dev, g->face_len[d] * sizeof(double), &g->drecv[d][s]));
+      /* the host staging buffers, page-locked on a GPU */
+      rw_free(&g->sendbuf[d][s]);
+      rw_free(&g->recvbuf[d][s]);
+      RW_CALL(rw_device_host_alloc(dev, g->face_len[d] * sizeof(double), &g->sendbuf[d][s]));
+      RW_CALL(rw_device_host_alloc(dev, g->face_len[d] * sizeof(double), &g->recvbuf[d][s]));
     }
   return 0;
 }

@@ -88,7 +88,8 @@ cleanup:
 
 #include "../../core/rw_device_impl.h"
 
-namespace {
+namespace
+{
 
 struct rw_cuda_impl {
   double *partials; /* device array of chunk values */
@@ -183,8 +184,7 @@ static int rw_cuda_lincomb(rw_device d, int n, const double *c, const double *co
 {
   (void)d;
   rw_dk_lincomb_args a;
-  RW_CHECK(n >= 1 && n <= RW_LINCOMB_MAX, RW_ERR_ARG, "device linear combination of %d vectors",
-           n);
+  RW_CHECK(n >= 1 && n <= RW_LINCOMB_MAX, RW_ERR_ARG, "device linear combination of %d vectors", n);
   a.n = n;
   for (int j = 0; j < n; j++) {
     a.c[j] = c[j];
@@ -241,9 +241,23 @@ static void rw_cuda_close(rw_device d)
   d->impl = nullptr;
 }
 
+static int rw_cuda_host_alloc(rw_device d, size_t bytes, void **p)
+{
+  (void)d;
+  *p = nullptr;
+  return rw_cuda_check(cudaMallocHost(p, bytes), "cudaMallocHost (pinned staging buffer)");
+}
+
+static void rw_cuda_host_free(rw_device d, void *p)
+{
+  (void)d;
+  cudaFreeHost(p);
+}
+
 static const rw_device_backend rw_cuda_backend = {
-    rw_cuda_alloc, rw_cuda_release, rw_cuda_copy,  rw_cuda_lincomb, rw_cuda_map,
-    rw_cuda_reduce, rw_cuda_sync,   rw_cuda_close, rw_cuda_run};
+    rw_cuda_alloc, rw_cuda_release,    rw_cuda_copy,     rw_cuda_lincomb,
+    rw_cuda_map,   rw_cuda_reduce,     rw_cuda_sync,     rw_cuda_close,
+    rw_cuda_run,   rw_cuda_host_alloc, rw_cuda_host_free};
 
 extern "C" int rw_cuda_device_open(rw_device d, int local_rank)
 {

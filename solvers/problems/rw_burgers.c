@@ -10,6 +10,8 @@
  * independent of the decomposition (dJ/dnu and J are global sums grouped by rank). */
 #include "rewind/rw_burgers.h"
 
+#include "../../core/rw_device_impl.h"
+#include "../rw_dev_bodies.h"
 #include "rewind/rw_stability.h"
 
 #include <math.h>
@@ -23,6 +25,12 @@ typedef struct {
   rw_burgers_config cfg;
   N_Vector target;
   double *gA, *gB; /* ghosted work arrays */
+  /* on a device (rw_device.h): gA, gB and terms are device arrays, the kernels device bodies
+   * (rw_dev_bodies.h) */
+  rw_device dev;
+  double *terms; /* per-node terms of the nu VJP and the misfit */
+  long nodes;
+  int dev_err;
 } rw_burgers;
 
 typedef enum { BG_RHS, BG_VJPY, BG_NU, BG_JVP } bg_mode;
@@ -37,6 +45,33 @@ typedef struct {
   double sum;       /* BG_NU: local sum of w L u */
 } bg_kctx;
 
+/* bg_kernel's modes BG_RHS, BG_VJPY and BG_NU (per-node terms into b->terms) as a device body
+ * over the box [lo, hi). */
+static void bg_dev_box(bg_kctx *k, const double *gv, double *out, const long lo[3],
+                       const long hi[3])
+{
+  rw_burgers *b = (rw_burgers *)k->b;
+  rw_body_bg p;
+  memset(&p, 0, sizeof p);
+  for (int d = 0; d < 3; d++)
+    p.g.gn[d] = b->gn[d], p.g.cnt[d] = b->count[d], p.lo[d] = lo[d], p.cnt[d] = hi[d] - lo[d];
+  p.g.ghost = 1, p.g.dim = 2, p.g.ncomp = 1;
+  p.ihx2 = b->ihx2, p.ihy2 = b->ihy2, p.i4hx = b->i4hx, p.i4hy = b->i4hy;
+  p.i2hx = b->i2hx, p.i2hy = b->i2hy, p.nu = k->nu;
+  p.mode = k->mode == BG_RHS ? 0 : k->mode == BG_VJPY ? 1 : 2;
+  p.gv = gv, p.u = k->u, p.w = k->w, p.out = k->mode == BG_NU ? b->terms : out;
+  if (!b->dev_err)
+    b->dev_err = rw_device_run(b->dev, RW_BODY_BG, &p, sizeof p, p.cnt[0] * p.cnt[1], rw_body_host);
+}
+
+/* The failure a device kernel callback recorded (and forgets it). */
+static int bg_dev_error(rw_burgers *b)
+{
+  int e = b->dev_err;
+  b->dev_err = 0;
+  return e;
+}
+
 /* Kernel over [lo, hi) reading the ghosted gv:
  *  BG_RHS:  out = f(gv)
  *  BG_VJPY: out += u (D_x + D_y) gv + nu L gv        (gv = the cotangent w)
@@ -48,6 +83,10 @@ static void bg_kernel(void *kc, rw_grid g, const double *gv, double *out, const 
   (void)g;
   bg_kctx *k = kc;
   const rw_burgers *b = k->b;
+  if (b->dev) {
+    bg_dev_box(k, gv, out, lo, hi);
+    return;
+  }
   const size_t gx = (size_t)b->gn[0];
   const long nx = b->count[0];
   for (long j = lo[1]; j < hi[1]; j++)
@@ -84,6 +123,7 @@ static int bg_rhs(void *content, double t, N_Vector y, const double *p, N_Vector
   rw_burgers *b = content;
   bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, 0.0};
   RW_CALL(rw_grid_apply(b->g, y, b->gA, f, bg_kernel, &k));
+  RW_CALL(bg_dev_error(b));
   return 0;
 }
 
@@ -93,6 +133,7 @@ static int bg_vjp_y(void *content, double t, N_Vector y, const double *p, N_Vect
   rw_burgers *b = content;
   bg_kctx k = {b, BG_VJPY, p[0], 0.0, rw_vec_data(y), NULL, NULL, 0.0};
   RW_CALL(rw_grid_apply(b->g, w, b->gA, out, bg_kernel, &k));
+  RW_CALL(bg_dev_error(b));
   return 0;
 }
 
@@ -103,6 +144,9 @@ static int bg_vjp_p(void *content, double t, N_Vector y, const double *p, N_Vect
   bg_kctx k = {b, BG_NU, p[0], 0.0, NULL, NULL, rw_vec_data(w), 0.0};
   /* `out` of the kernel is unused in BG_NU; w is passed as a harmless target. */
   RW_CALL(rw_grid_apply(b->g, y, b->gA, w, bg_kernel, &k));
+  RW_CALL(bg_dev_error(b));
+  if (b->dev) /* the per-node terms, summed in the device's order */
+    RW_CALL(rw_device_reduce(b->dev, RW_DK_SUM, b->terms, NULL, b->nodes, &k.sum));
   out[0] += k.sum;
   return 0;
 }
@@ -125,7 +169,12 @@ static int bg_terminal(void *content, double t, N_Vector y, const double *p, dou
   rw_burgers *b = content;
   const double *u = rw_vec_data(y), *ut = rw_vec_data(b->target);
   double s = 0.0;
-  for (sunindextype m = 0; m < rw_vec_local_length(y); m++) {
+  if (b->dev) {
+    rw_body_bg_misfit q = {u, ut, b->terms, NULL, 0.0};
+    RW_CALL(rw_device_run(b->dev, RW_BODY_BG_MISFIT, &q, sizeof q, b->nodes, rw_body_host));
+    RW_CALL(rw_device_reduce(b->dev, RW_DK_SUM, b->terms, NULL, b->nodes, &s));
+  }
+  for (sunindextype m = 0; !b->dev && m < rw_vec_local_length(y); m++) {
     double e = u[m] - ut[m];
     s += e * e;
   }
@@ -143,6 +192,11 @@ static int bg_terminal_grad(void *content, double t, N_Vector y, const double *p
   rw_burgers *b = content;
   const double *u = rw_vec_data(y), *ut = rw_vec_data(b->target);
   double *g = rw_vec_data(gy), a = b->hx * b->hy;
+  if (b->dev) {
+    rw_body_bg_misfit q = {u, ut, NULL, g, a};
+    RW_CALL(rw_device_run(b->dev, RW_BODY_BG_MISFIT, &q, sizeof q, b->nodes, rw_body_host));
+    return 0;
+  }
   for (sunindextype m = 0; m < rw_vec_local_length(y); m++)
     g[m] = a * (u[m] - ut[m]);
   return 0;
@@ -154,16 +208,26 @@ static void bg_destroy(void *content)
   if (!b) return;
   rw_grid_destroy(&b->g);
   rw_vec_destroy(&b->target);
+  if (b->dev) {
+    size_t gl = (size_t)b->gn[0] * (size_t)b->gn[1] * sizeof(double);
+    rw_device_free(b->dev, &b->gA, gl);
+    rw_device_free(b->dev, &b->gB, gl);
+    rw_device_free(b->dev, &b->terms, (size_t)(b->nodes + 1) * sizeof(double));
+  }
   rw_free(&b->gA);
   rw_free(&b->gB);
   rw_free(&b);
 }
 
 /* The initial profile moved by (sx, sy), into v. */
-static void bg_profile(const rw_burgers *b, double sx, double sy, N_Vector v)
+static int bg_profile(const rw_burgers *b, double sx, double sy, N_Vector v)
 {
   const rw_burgers_config *c = &b->cfg;
-  double *o = rw_vec_data(v);
+  double *o = rw_vec_data(v), *host = NULL;
+  if (rw_vec_device(v)) { /* computed on the host, then copied to the device */
+    RW_CALL(rw_calloc((size_t)rw_vec_local_length(v) + 1, sizeof(double), "profile", &host));
+    o = host;
+  }
   for (long j = 0; j < b->count[1]; j++)
     for (long i = 0; i < b->count[0]; i++) {
       double d[2] = {b->lo[0] + (double)(b->start[0] + i) * b->hx - (c->center[0] + sx),
@@ -173,6 +237,12 @@ static void bg_profile(const rw_burgers *b, double sx, double sy, N_Vector v)
       o[j * b->count[0] + i] = c->offset + c->amplitude * exp(-(d[0] * d[0] + d[1] * d[1]) /
                                                               (2.0 * c->width * c->width));
     }
+  if (host) {
+    int ierr = rw_vec_from_host(v, host);
+    rw_free(&host);
+    RW_CALL(ierr);
+  }
+  return 0;
 }
 
 int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_problem *out)
@@ -211,9 +281,18 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
   b->lo[0] = cfg->lo[0], b->lo[1] = cfg->lo[1];
   b->len[0] = cfg->hi[0] - cfg->lo[0], b->len[1] = cfg->hi[1] - cfg->lo[1];
   RW_TRY(rw_grid_new_field(b->g, &b->target));
-  bg_profile(b, cfg->shift[0], cfg->shift[1], b->target);
-  RW_TRY(rw_calloc(rw_grid_ghosted_length(b->g), sizeof(double), "burgers halo work", &b->gA));
-  RW_TRY(rw_calloc(rw_grid_ghosted_length(b->g), sizeof(double), "burgers halo work", &b->gB));
+  RW_TRY(bg_profile(b, cfg->shift[0], cfg->shift[1], b->target));
+  b->dev = rw_context_device(ctx);
+  b->nodes = b->count[0] * b->count[1];
+  if (b->dev) {
+    size_t gl = rw_grid_ghosted_length(b->g) * sizeof(double);
+    RW_TRY(rw_device_alloc(b->dev, gl, &b->gA));
+    RW_TRY(rw_device_alloc(b->dev, gl, &b->gB));
+    RW_TRY(rw_device_alloc(b->dev, (size_t)(b->nodes + 1) * sizeof(double), &b->terms));
+  } else {
+    RW_TRY(rw_calloc(rw_grid_ghosted_length(b->g), sizeof(double), "burgers halo work", &b->gA));
+    RW_TRY(rw_calloc(rw_grid_ghosted_length(b->g), sizeof(double), "burgers halo work", &b->gB));
+  }
   static const rw_problem_ops ops = {.rhs = bg_rhs,
                                      .vjp_y = bg_vjp_y,
                                      .vjp_p = bg_vjp_p,
@@ -222,7 +301,11 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
                                      .terminal_grad = bg_terminal_grad,
                                      .destroy = bg_destroy};
   static const char *const names[] = {"nu"};
-  RW_TRY(rw_problem_create(ctx, "burgers", &ops, b, rw_grid_local_length(b->g), 1, names, &prob));
+  rw_problem_ops dops = ops; /* on a device: no JVP yet (tests only) */
+  if (b->dev) dops.jvp = NULL;
+  int on_dev = b->dev != NULL;
+  RW_TRY(rw_problem_create(ctx, "burgers", &dops, b, rw_grid_local_length(b->g), 1, names, &prob));
+  if (on_dev) rw_problem_set_device_ready(prob);
   rw_problem_params(prob)[0] = cfg->nu;
   *out = prob;
   return 0;
@@ -246,7 +329,7 @@ int rw_burgers_initial_state(rw_problem prob, N_Vector y)
 {
   rw_burgers *b = bg_of(prob);
   RW_CHECK(b && y, RW_ERR_ARG, "rw_burgers_initial_state: not a Burgers problem or NULL state");
-  bg_profile(b, 0.0, 0.0, y);
+  RW_CALL(bg_profile(b, 0.0, 0.0, y));
   return 0;
 }
 

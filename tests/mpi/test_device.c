@@ -30,10 +30,13 @@
  *  5. Heat on the device (2-D and 3-D, Dirichlet and periodic sides, conductivity field and
  *     sensor misfit, store and binomial): fields, y(T), dJ/dy0, dJ/dkappa and J equal the CPU
  *     run bit for bit, dJ/dsource (a sum over nodes) to 1e-13; Neumann sides are refused.
+ *  5b. Burgers on the device (store and binomial): y0, the target, y(T) and dJ/dy0 equal the CPU
+ *     run bit for bit, J and dJ/dnu (sums over nodes) to 1e-13.
  *  6. Device memory: every byte is returned when the vectors are destroyed.
  * Prints one line per check on rank 0; exits 1 if any check failed. */
 #define _POSIX_C_SOURCE 200809L
 #include "rewind/rw_adjoint.h"
+#include "rewind/rw_burgers.h"
 #include "rewind/rw_cuda.h"
 #include "rewind/rw_device.h"
 #include "rewind/rw_grayscott.h"
@@ -672,6 +675,49 @@ static void heat_tests(void)
   rw_problem_destroy(&pn);
 }
 
+/* --- 5b. Burgers on the device ------------------------------------------------------------- */
+
+static void burgers_tests(void)
+{
+  rw_burgers_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.n[0] = 24, cfg.n[1] = 20;
+  cfg.hi[0] = cfg.hi[1] = 1.0;
+  cfg.nu = 0.01, cfg.offset = 0.2, cfg.amplitude = 0.5, cfg.width = 0.15;
+  cfg.center[0] = 0.4, cfg.center[1] = 0.5, cfg.shift[0] = 0.1, cfg.shift[1] = -0.05;
+  rw_problem pc, pd;
+  CHECK(rw_burgers_problem_create(cpu_ctx, &cfg, &pc));
+  CHECK(rw_burgers_problem_create(dev_ctx, &cfg, &pd));
+  N_Vector yc, yd;
+  CHECK(rw_problem_new_state(pc, &yc));
+  CHECK(rw_problem_new_state(pd, &yd));
+  CHECK(rw_burgers_initial_state(pc, yc));
+  CHECK(rw_burgers_initial_state(pd, yd));
+  long bad = differ(yc, yd) + differ(rw_burgers_target(pc), rw_burgers_target(pd));
+  rw_adjoint_options o;
+  rw_adjoint_options_default(&o);
+  o.t0 = 0.0, o.tf = 0.2, o.dt = 0.01;
+  for (int mode = 0; mode < 2; mode++) {
+    rw_adjoint_options m = o;
+    if (mode) m.mode = RW_ADJOINT_CHECKPOINT, m.schedule = RW_SCHEDULE_BINOMIAL, m.ram_slots = 3;
+    result c, d;
+    solve(pc, "rk4", &m, rw_vec_data(yc), &c);
+    solve(pd, "rk4", &m, rw_vec_data(yc), &d);
+    double eJ = relerr(c.J, d.J), en = relerr(c.p[0], d.p[0]);
+    int same = same_fields(&c, &d);
+    report(same && bad == 0 && eJ <= 1e-13 && en <= 1e-13,
+           "Burgers %s on %d ranks: y0, target, y(T) and dJ/dy0 %s the CPU run's; J rel %.1e, "
+           "dJ/dnu rel %.1e",
+           mode ? "binomial 3 slots" : "store", size, same && bad == 0 ? "equal" : "DIFFER FROM",
+           eJ, en);
+    result_free(&c), result_free(&d);
+  }
+  rw_vec_destroy(&yc);
+  rw_vec_destroy(&yd);
+  rw_problem_destroy(&pc);
+  rw_problem_destroy(&pd);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -702,6 +748,7 @@ int main(int argc, char **argv)
   grid_tests();
   grayscott_tests();
   heat_tests();
+  burgers_tests();
 
   size_t left = rw_device_bytes(dev), peak = rw_device_peak_bytes(dev);
   report(left == 0, "device memory on %d ranks: %zu bytes held after the tests (peak %zu)", size,
