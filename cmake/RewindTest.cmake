@@ -53,3 +53,17 @@ function(rewind_mpi_expect name)
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${REWIND_TEST_ENV}" TIMEOUT 600
     PROCESSORS ${T_NP})
 endfunction()
+
+# Result files that must agree bit for bit: for each dataset (or group) D, a test
+# <prefix>_<D's last name> comparing A.h5 and B.h5 at tolerance 0 (h5_relnorm.py), after the
+# tests that write them.
+#   rewind_h5_same(prefix A B DATASETS /gradient/x ... DEPENDS test ...)
+function(rewind_h5_same prefix a b)
+  cmake_parse_arguments(T "" "" "DATASETS;DEPENDS" ${ARGN})
+  foreach(ds IN LISTS T_DATASETS)
+    get_filename_component(leaf ${ds} NAME)
+    add_test(NAME ${prefix}_${leaf}
+      COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/h5_relnorm.py ${a} ${b} ${ds} 0)
+    set_tests_properties(${prefix}_${leaf} PROPERTIES DEPENDS "${T_DEPENDS}" SKIP_RETURN_CODE 77)
+  endforeach()
+endfunction()

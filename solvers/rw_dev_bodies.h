@@ -30,6 +30,8 @@ enum {
   RW_BODY_HEAT_WS,       /* heat: w s per node (the source parameter's terms) */
   RW_BODY_BG,            /* Burgers: f, (df/du)^T w, or the viscosity terms on a box */
   RW_BODY_BG_MISFIT,     /* Burgers: the terminal misfit's terms and gradient */
+  RW_BODY_LF,            /* the leapfrog stepper's node updates */
+  RW_BODY_WAVE,          /* wave: the Laplacian's three uses and the component copies */
   RW_BODY_COUNT
 };
 #include "../core/rw_device_impl.h"
@@ -349,6 +351,114 @@ static inline RW_HD void rw_body_bg_misfit_run(const rw_body_bg_misfit *p, long 
   if (p->grad) p->grad[m] = p->a * e;
 }
 
+/* --- Leapfrog stepper ---------------------------------------------------------------------------
+ */
+
+enum {
+  RW_LF_UPDATE,  /* o = (2 u - v + incr(h^2 a), u), |u^{n+1}| into big */
+  RW_LF_ADJ_WC,  /* wc = (h^2 l_u, 0) */
+  RW_LF_ADJ_L,   /* l = ((2 l_u + l_v) + g_u, -l_u + g_v) */
+  RW_LF_SWAP,    /* z = (y_v, y_u) */
+  RW_LF_REVERSE, /* o = (y_v, (2 y_v - y_u) + incr(h^2 a)) */
+  RW_LF_ROUND    /* entry i: o_i rounded to the fixed-point grid */
+};
+
+typedef struct {
+  int mode;
+  double h2, scale, inv; /* scale 0: plain leapfrog */
+  const double *y, *a, *g;
+  double *o, *big, *l, *wc, *z;
+} rw_body_lf;
+
+/* The increment h^2 a of one node: as computed, or rounded to the fixed-point grid
+ * (rw_leapfrog_incr). */
+static inline RW_HD double rw_body_lf_incr(const rw_body_lf *p, double h2a)
+{
+  return p->scale > 0.0 ? nearbyint(h2a * p->scale) * p->inv : h2a;
+}
+
+/* Item = node i (entry i for RW_LF_ROUND), as the leapfrog's host loops compute it. */
+static inline RW_HD void rw_body_lf_run(const rw_body_lf *p, long i)
+{
+  switch (p->mode) {
+  case RW_LF_UPDATE: {
+    const double u = p->y[2 * i], v = p->y[2 * i + 1];
+    const double un = (2.0 * u - v) + rw_body_lf_incr(p, p->h2 * p->a[2 * i]);
+    p->o[2 * i] = un;
+    p->o[2 * i + 1] = u;
+    if (p->big) p->big[i] = fabs(un);
+    break;
+  }
+  case RW_LF_ADJ_WC:
+    p->wc[2 * i] = p->h2 * p->l[2 * i];
+    p->wc[2 * i + 1] = 0.0;
+    break;
+  case RW_LF_ADJ_L: {
+    const double lu = p->l[2 * i], lv = p->l[2 * i + 1];
+    p->l[2 * i] = (2.0 * lu + lv) + p->g[2 * i];
+    p->l[2 * i + 1] = -lu + p->g[2 * i + 1];
+    break;
+  }
+  case RW_LF_SWAP:
+    p->z[2 * i] = p->y[2 * i + 1];
+    p->z[2 * i + 1] = p->y[2 * i];
+    break;
+  case RW_LF_REVERSE: {
+    const double un = p->y[2 * i + 1], u1 = p->y[2 * i];
+    p->o[2 * i] = un;
+    p->o[2 * i + 1] = (2.0 * un - u1) + rw_body_lf_incr(p, p->h2 * p->a[2 * i]);
+    break;
+  }
+  default:
+    p->o[i] = nearbyint(p->o[i] * p->scale) * p->inv;
+  }
+}
+
+/* --- Wave ---------------------------------------------------------------------------------------
+ */
+
+enum { RW_WAVE_SET, RW_WAVE_ADD, RW_WAVE_FIELD, RW_WAVE_FIRST, RW_WAVE_C2X };
+
+typedef struct {
+  rw_body_geom g;     /* the field grid's (1 component) */
+  long lo[3], cnt[3]; /* the box of owned nodes (modes SET, ADD, FIELD) */
+  double ax, ay;      /* 1/hx^2, 1/hy^2 */
+  int mode;
+  const double *gv;     /* ghosted scalar */
+  const double *c, *wv; /* field, cotangent */
+  const double *x;      /* a state (FIRST, C2X) */
+  double *out;
+} rw_body_wave;
+
+/* Items: box nodes for SET, ADD and FIELD (wave_kernel's modes), all owned nodes for FIRST
+ * (out_m = x_{2m}) and C2X (out_m = c_m^2 x_{2m}). */
+static inline RW_HD void rw_body_wave_run(const rw_body_wave *p, long mm)
+{
+  if (p->mode == RW_WAVE_FIRST) {
+    p->out[mm] = p->x[2 * mm];
+    return;
+  }
+  if (p->mode == RW_WAVE_C2X) {
+    p->out[mm] = (p->c[mm] * p->c[mm]) * p->x[2 * mm];
+    return;
+  }
+  const long i = p->lo[0] + mm % p->cnt[0], j = p->lo[1] + mm / p->cnt[0];
+  const size_t s = rw_body_gidx(&p->g, i, j, 0, 0), gx = (size_t)p->g.gn[0];
+  const double *gv = p->gv;
+  const double uc = gv[s];
+  const double lap =
+      ((gv[s - 1] - 2.0 * uc) + gv[s + 1]) * p->ax + ((gv[s - gx] - 2.0 * uc) + gv[s + gx]) * p->ay;
+  const long m = j * p->g.cnt[0] + i;
+  if (p->mode == RW_WAVE_SET) {
+    p->out[2 * m] = (p->c[m] * p->c[m]) * lap;
+    p->out[2 * m + 1] = 0.0;
+  } else if (p->mode == RW_WAVE_ADD) {
+    p->out[2 * m] += lap;
+  } else {
+    p->out[m] += 2.0 * p->c[m] * lap * p->wv[2 * m];
+  }
+}
+
 /* Runs item idx of body `id`. */
 static inline RW_HD void rw_body_run(int id, const void *params, long idx)
 {
@@ -391,6 +501,12 @@ static inline RW_HD void rw_body_run(int id, const void *params, long idx)
     break;
   case RW_BODY_BG_MISFIT:
     rw_body_bg_misfit_run((const rw_body_bg_misfit *)params, idx);
+    break;
+  case RW_BODY_LF:
+    rw_body_lf_run((const rw_body_lf *)params, idx);
+    break;
+  case RW_BODY_WAVE:
+    rw_body_wave_run((const rw_body_wave *)params, idx);
     break;
   default: /* unknown ids are refused by rw_device_run */
     break;

@@ -253,6 +253,6 @@ int main(int argc, char **argv)
       (int)(sizeof keys / sizeof keys[0]),
       rw_app_default_deck,
       run,
-      0};
+      1};
   return rw_app_main(argc, argv, &info);
 }

@@ -15,6 +15,9 @@
  * operators and the leapfrog's discrete adjoint. */
 #include "rewind/rw_wave.h"
 
+#include "../../core/rw_device_impl.h"
+#include "../rw_dev_bodies.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -34,6 +37,11 @@ typedef struct {
   double *traces; /* [nrec][nsteps + 1] */
   N_Vector U;     /* scalar work field */
   double *gU;     /* its ghosted copy */
+  /* on a device (rw_device.h): gU is device memory, the loops device bodies
+   * (rw_dev_bodies.h); sources and receivers are read and written an entry at a time */
+  rw_device dev;
+  int dev_err;
+  size_t glen; /* gU's length */
 } rw_wave;
 
 typedef enum { WAVE_SET, WAVE_ADD, WAVE_FIELD } wave_mode;
@@ -45,6 +53,59 @@ typedef struct {
   const double *wv; /* cotangent (WAVE_FIELD) */
 } wave_kctx;
 
+/* A wave device body: over the box [lo, hi) for the Laplacian's modes, over every owned node
+ * (lo = hi = NULL) for the component copies. */
+static int wave_dev(const rw_wave *w, int mode, const double *gv, const double *c, const double *wv,
+                    const double *x, double *out, const long lo[3], const long hi[3])
+{
+  rw_body_wave b;
+  memset(&b, 0, sizeof b);
+  long n = 1;
+  for (int d = 0; d < 3; d++) {
+    b.g.gn[d] = w->gn[d], b.g.cnt[d] = w->count[d];
+    b.lo[d] = lo ? lo[d] : 0, b.cnt[d] = lo ? hi[d] - lo[d] : w->count[d];
+    n *= b.cnt[d];
+  }
+  b.g.ghost = 1, b.g.dim = 2, b.g.ncomp = 1;
+  b.ax = w->ihx2, b.ay = w->ihy2, b.mode = mode;
+  b.gv = gv, b.c = c, b.wv = wv, b.x = x, b.out = out;
+  RW_CALL(rw_device_run(w->dev, RW_BODY_WAVE, &b, sizeof b, n, rw_body_host));
+  return 0;
+}
+
+/* The failure a device kernel callback recorded (and forgets it). */
+static int wave_dev_error(rw_wave *w)
+{
+  int e = w->dev_err;
+  w->dev_err = 0;
+  return e;
+}
+
+/* o[k] += s for one entry k of a device or host array (a source's injection). */
+static int wave_add_entry(const rw_wave *w, double *o, long k, double s)
+{
+  if (!w->dev) {
+    o[k] += s;
+    return 0;
+  }
+  double v = 0.0;
+  RW_CALL(rw_device_copy(w->dev, &v, o + k, sizeof v, RW_COPY_D2H));
+  v += s;
+  RW_CALL(rw_device_copy(w->dev, o + k, &v, sizeof v, RW_COPY_H2D));
+  return 0;
+}
+
+/* Entry k of a device or host array (a receiver's sample). */
+static int wave_get_entry(const rw_wave *w, const double *u, long k, double *v)
+{
+  if (!w->dev) {
+    *v = u[k];
+    return 0;
+  }
+  RW_CALL(rw_device_copy(w->dev, v, u + k, sizeof *v, RW_COPY_D2H));
+  return 0;
+}
+
 /* The 5-point Laplacian of the ghosted scalar gv at the nodes of [lo, hi):
  *  WAVE_SET:   out[2m] = c_m^2 L_m,  out[2m+1] = 0    (out: a state vector)
  *  WAVE_ADD:   out[2m] += L_m                          (out: a state vector)
@@ -55,6 +116,14 @@ static void wave_kernel(void *kc, rw_grid g, const double *gv, double *out, cons
   (void)g;
   const wave_kctx *k = kc;
   const rw_wave *w = k->w;
+  if (w->dev) {
+    int mode = k->mode == WAVE_SET   ? RW_WAVE_SET
+               : k->mode == WAVE_ADD ? RW_WAVE_ADD
+                                     : RW_WAVE_FIELD;
+    int e = wave_dev(w, mode, gv, k->c, k->wv, NULL, out, lo, hi);
+    if (e && !w->dev_err) ((rw_wave *)w)->dev_err = e;
+    return;
+  }
   const long gx = w->gn[0], nx = w->count[0];
   const double ax = w->ihx2, ay = w->ihy2;
   for (long j = lo[1]; j < hi[1]; j++)
@@ -80,13 +149,15 @@ static void wave_kernel(void *kc, rw_grid g, const double *gv, double *out, cons
 }
 
 /* U = the first component of the state v. */
-static void wave_first_component(rw_wave *w, N_Vector v)
+static int wave_first_component(rw_wave *w, N_Vector v)
 {
   const double *x = rw_vec_data(v);
   double *u = rw_vec_data(w->U);
+  if (w->dev) return wave_dev(w, RW_WAVE_FIRST, NULL, NULL, NULL, x, u, NULL, NULL);
   sunindextype nn = rw_vec_local_length(w->U);
   for (sunindextype m = 0; m < nn; m++)
     u[m] = x[2 * m];
+  return 0;
 }
 
 double rw_wave_ricker(double f, double t)
@@ -100,11 +171,12 @@ static int wave_rhs(void *content, double t, N_Vector y, const double *p, N_Vect
 {
   rw_wave *w = content;
   wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL};
-  wave_first_component(w, y);
+  RW_CALL(wave_first_component(w, y));
   RW_CALL(rw_grid_apply(w->gf, w->U, w->gU, f, wave_kernel, &k));
+  RW_CALL(wave_dev_error(w));
   double *fo = rw_vec_data(f), s = p[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy);
   for (int q = 0; q < w->nsrc; q++)
-    if (w->src_loc[q] >= 0) fo[2 * w->src_loc[q]] += s;
+    if (w->src_loc[q] >= 0) RW_CALL(wave_add_entry(w, fo, 2 * w->src_loc[q], s));
   return 0;
 }
 
@@ -116,10 +188,12 @@ static int wave_vjp_y(void *content, double t, N_Vector y, const double *p, N_Ve
   const double *c = rw_vec_data(rw_problem_field(w->prob)), *x = rw_vec_data(wv);
   double *z = rw_vec_data(w->U);
   sunindextype nn = rw_vec_local_length(w->U);
-  for (sunindextype m = 0; m < nn; m++)
+  if (w->dev) RW_CALL(wave_dev(w, RW_WAVE_C2X, NULL, c, NULL, x, z, NULL, NULL));
+  for (sunindextype m = 0; !w->dev && m < nn; m++)
     z[m] = (c[m] * c[m]) * x[2 * m];
   wave_kctx k = {w, WAVE_ADD, NULL, NULL};
   RW_CALL(rw_grid_apply(w->gf, w->U, w->gU, out, wave_kernel, &k));
+  RW_CALL(wave_dev_error(w));
   return 0;
 }
 
@@ -131,7 +205,11 @@ static int wave_vjp_p(void *content, double t, N_Vector y, const double *p, N_Ve
   const double *x = rw_vec_data(wv);
   double s = rw_wave_ricker(w->freq, t) / (w->hx * w->hy);
   for (int q = 0; q < w->nsrc; q++)
-    if (w->src_loc[q] >= 0) out[0] += s * x[2 * w->src_loc[q]];
+    if (w->src_loc[q] >= 0) {
+      double v = 0.0;
+      RW_CALL(wave_get_entry(w, x, 2 * w->src_loc[q], &v));
+      out[0] += s * v;
+    }
   return 0;
 }
 
@@ -141,8 +219,9 @@ static int wave_vjp_field(void *content, double t, N_Vector y, const double *p, 
   (void)t, (void)p;
   rw_wave *w = content;
   wave_kctx k = {w, WAVE_FIELD, rw_vec_data(field), rw_vec_data(wv)};
-  wave_first_component(w, y);
+  RW_CALL(wave_first_component(w, y));
   RW_CALL(rw_grid_apply(w->gf, w->U, w->gU, out, wave_kernel, &k));
+  RW_CALL(wave_dev_error(w));
   return 0;
 }
 
@@ -152,12 +231,13 @@ static int wave_jvp(void *content, double t, N_Vector y, const double *p, N_Vect
   (void)y, (void)p;
   rw_wave *w = content;
   wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL};
-  wave_first_component(w, v);
+  RW_CALL(wave_first_component(w, v));
   RW_CALL(rw_grid_apply(w->gf, w->U, w->gU, out, wave_kernel, &k));
+  RW_CALL(wave_dev_error(w));
   if (dp) {
     double *o = rw_vec_data(out), s = dp[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy);
     for (int q = 0; q < w->nsrc; q++)
-      if (w->src_loc[q] >= 0) o[2 * w->src_loc[q]] += s;
+      if (w->src_loc[q] >= 0) RW_CALL(wave_add_entry(w, o, 2 * w->src_loc[q], s));
   }
   return 0;
 }
@@ -185,7 +265,9 @@ static int wave_running(void *content, double t, N_Vector y, const double *p, do
   double s = 0.0;
   for (int q = 0; q < w->nrec; q++)
     if (w->rec_loc[q] >= 0) {
-      double e = u[2 * w->rec_loc[q]] - w->traces[(size_t)q * (size_t)(w->nsteps + 1) + (size_t)n];
+      double v = 0.0;
+      RW_CALL(wave_get_entry(w, u, 2 * w->rec_loc[q], &v));
+      double e = v - w->traces[(size_t)q * (size_t)(w->nsteps + 1) + (size_t)n];
       s += 0.5 * e * e;
     }
   *r = s;
@@ -203,8 +285,10 @@ static int wave_running_grad(void *content, double t, N_Vector y, const double *
   double *g = rw_vec_data(ry);
   for (int q = 0; q < w->nrec; q++)
     if (w->rec_loc[q] >= 0) {
-      double e = u[2 * w->rec_loc[q]] - w->traces[(size_t)q * (size_t)(w->nsteps + 1) + (size_t)n];
-      g[2 * w->rec_loc[q]] += wt * e;
+      double v = 0.0;
+      RW_CALL(wave_get_entry(w, u, 2 * w->rec_loc[q], &v));
+      double e = v - w->traces[(size_t)q * (size_t)(w->nsteps + 1) + (size_t)n];
+      RW_CALL(wave_add_entry(w, g, 2 * w->rec_loc[q], wt * e));
     }
   return 0;
 }
@@ -221,6 +305,7 @@ static void wave_destroy(void *content)
   rw_free(&w->rec_loc);
   rw_free(&w->traces);
   rw_vec_destroy(&w->U);
+  if (w->dev) rw_device_free(w->dev, &w->gU, w->glen * sizeof(double));
   rw_free(&w->gU);
   rw_free(&w);
 }
@@ -302,7 +387,13 @@ int rw_wave_problem_create(rw_context ctx, const rw_wave_config *cfg, rw_problem
   RW_TRY(rw_calloc((size_t)w->nrec * (size_t)(w->nsteps + 1), sizeof(double), "receiver traces",
                    &w->traces));
   RW_TRY(rw_grid_new_field(w->gf, &w->U));
-  RW_TRY(rw_calloc(rw_grid_ghosted_length(w->gf), sizeof(double), "wave halo work", &w->gU));
+  w->glen = rw_grid_ghosted_length(w->gf);
+  w->dev = rw_context_device(ctx);
+  if (w->dev)
+    RW_TRY(rw_device_alloc(w->dev, w->glen * sizeof(double), &w->gU));
+  else
+    RW_TRY(rw_calloc(w->glen, sizeof(double), "wave halo work", &w->gU));
+  int on_dev = w->dev != NULL;
 
   static const rw_problem_ops ops = {.rhs = wave_rhs,
                                      .vjp_y = wave_vjp_y,
@@ -316,6 +407,7 @@ int rw_wave_problem_create(rw_context ctx, const rw_wave_config *cfg, rw_problem
   RW_TRY(rw_problem_create(ctx, "wave", &ops, w, rw_grid_local_length(w->gs), 1, names, &prob));
   w->prob = prob;
   w = NULL; /* owned by the problem now */
+  if (on_dev) rw_problem_set_device_ready(prob);
   rw_problem_params(prob)[0] = cfg->amplitude;
   RW_TRY(rw_grid_new_field(((rw_wave *)rw_problem_content(prob))->gf, &c));
   N_VConst(cfg->velocity, c);
@@ -353,7 +445,11 @@ int rw_wave_velocity_model(rw_problem prob, double background, double anomaly,
   rw_wave *w = wave_of(prob);
   RW_CHECK(w && c && center, RW_ERR_ARG, "rw_wave_velocity_model: not a wave problem or NULL");
   RW_CHECK(radius > 0.0, RW_ERR_ARG, "wave: anomaly radius %g must be > 0", radius);
-  double *cv = rw_vec_data(c);
+  double *cv = rw_vec_data(c), *host = NULL;
+  if (rw_vec_device(c)) { /* computed on the host, then copied to the device */
+    RW_CALL(rw_calloc((size_t)rw_vec_local_length(c) + 1, sizeof(double), "velocity", &host));
+    cv = host;
+  }
   for (long j = 0; j < w->count[1]; j++)
     for (long i = 0; i < w->count[0]; i++) {
       double x = w->lo[0] + (double)(w->start[0] + i) * w->hx - center[0];
@@ -361,6 +457,11 @@ int rw_wave_velocity_model(rw_problem prob, double background, double anomaly,
       cv[j * w->count[0] + i] =
           background + anomaly * exp(-(x * x + y * y) / (2.0 * radius * radius));
     }
+  if (host) {
+    int ierr = rw_vec_from_host(c, host);
+    rw_free(&host);
+    RW_CALL(ierr);
+  }
   return 0;
 }
 
@@ -368,12 +469,15 @@ int rw_wave_check_cfl(rw_problem prob, N_Vector c, double dt, const char *what)
 {
   rw_wave *w = wave_of(prob);
   RW_CHECK(w && c, RW_ERR_ARG, "rw_wave_check_cfl: not a wave problem or NULL field");
-  const double *cv = rw_vec_data(c);
+  const double *cv = NULL;
+  double *tmp = NULL; /* a device field's host copy */
+  RW_CALL(rw_vec_host_read(c, &cv, &tmp));
   double cmax = 0.0, cmin = INFINITY;
   for (sunindextype m = 0; m < rw_vec_local_length(c); m++) {
     cmax = fmax(cmax, cv[m]);
     cmin = fmin(cmin, cv[m]);
   }
+  rw_free(&tmp);
   double mm[2] = {cmax, -cmin};
   RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_DOUBLE, MPI_MAX,
                             rw_context_comm(rw_problem_context(prob))));
@@ -399,7 +503,8 @@ int rw_wave_record_traces(rw_problem prob, long n, N_Vector y)
   const double *u = rw_vec_data(y);
   for (int q = 0; q < w->nrec; q++)
     if (w->rec_loc[q] >= 0)
-      w->traces[(size_t)q * (size_t)(w->nsteps + 1) + (size_t)n] = u[2 * w->rec_loc[q]];
+      RW_CALL(wave_get_entry(w, u, 2 * w->rec_loc[q],
+                             &w->traces[(size_t)q * (size_t)(w->nsteps + 1) + (size_t)n]));
   return 0;
 }
 

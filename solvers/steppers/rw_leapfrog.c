@@ -10,6 +10,8 @@
  * (its state VJP), allocated at creation. */
 #include "rewind/rw_leapfrog.h"
 
+#include "../../core/rw_device_impl.h"
+#include "../rw_dev_bodies.h"
 #include "../rw_stepper_impl.h"
 
 #include <math.h>
@@ -21,7 +23,16 @@ typedef struct {
    * the increment h^2 a is rounded to that grid (scale = 2^s); scale = 0: plain leapfrog */
   double scale, inv, range;
   MPI_Comm comm;
+  rw_device dev; /* the state's device (rw_device.h), NULL on the CPU: node loops as bodies */
 } rw_leapfrog;
+
+/* One of the leapfrog's node loops on the device (rw_dev_bodies.h), over n items. */
+static int rw_leapfrog_dev(const rw_leapfrog *lf, rw_body_lf *b, long n)
+{
+  b->scale = lf->scale, b->inv = lf->inv;
+  RW_CALL(rw_device_run(lf->dev, RW_BODY_LF, b, sizeof *b, n, rw_body_host));
+  return 0;
+}
 
 static int rw_leapfrog_create(rw_problem prob, double range, rw_stepper *out);
 
@@ -44,13 +55,22 @@ static inline double rw_leapfrog_incr(const rw_leapfrog *lf, double h2a)
 
 /* y_out = (2 u - v + h^2 a, u) with a = F's first component. y_out may alias y_in: each node's
  * pair is read before it is written. This is the single code path of forward steps and
- * adjoint recomputation (bitwise deterministic). Returns the largest |u^{n+1}| here. */
-static double rw_leapfrog_update(const rw_leapfrog *lf, double h, N_Vector y_in, N_Vector F,
-                                 N_Vector y_out)
+ * adjoint recomputation (bitwise deterministic). *bigp: the largest |u^{n+1}| here (on a
+ * device only when the exact variant checks its range). */
+static int rw_leapfrog_update(const rw_leapfrog *lf, double h, N_Vector y_in, N_Vector F,
+                              N_Vector y_out, double *bigp)
 {
   const double *y = rw_vec_data(y_in), *a = rw_vec_data(F);
   double *o = rw_vec_data(y_out), h2 = h * h, big = 0.0;
   sunindextype nn = rw_vec_local_length(y_in) / 2;
+  if (lf->dev) { /* |u^{n+1}| per node into G's first half when the range is checked */
+    double *bg = lf->scale > 0.0 ? rw_vec_data(lf->G) : NULL;
+    rw_body_lf b = {RW_LF_UPDATE, h2, 0.0, 0.0, y, a, NULL, o, bg, NULL, NULL, NULL};
+    RW_CALL(rw_leapfrog_dev(lf, &b, (long)nn));
+    if (bg) RW_CALL(rw_device_reduce(lf->dev, RW_DK_MAXABS, bg, NULL, (long)nn, &big));
+    *bigp = big;
+    return 0;
+  }
   for (sunindextype i = 0; i < nn; i++) {
     double u = y[2 * i], v = y[2 * i + 1];
     double un = (2.0 * u - v) + rw_leapfrog_incr(lf, h2 * a[2 * i]);
@@ -58,7 +78,8 @@ static double rw_leapfrog_update(const rw_leapfrog *lf, double h, N_Vector y_in,
     o[2 * i + 1] = u;
     big = fmax(big, fabs(un));
   }
-  return big;
+  *bigp = big;
+  return 0;
 }
 
 /* Exact variant: every rank learns whether some |u| left the range (one reduction per step),
@@ -81,7 +102,8 @@ static int rw_leapfrog_step(rw_stepper st, double t, double h, N_Vector y_in, N_
   rw_leapfrog *lf = st->content;
   if (stages) rw_vec_copy(y_in, stages[0]);
   RW_CALL(rw_problem_rhs(st->prob, t, y_in, lf->F));
-  double big = rw_leapfrog_update(lf, h, y_in, lf->F, y_out);
+  double big = 0.0;
+  RW_CALL(rw_leapfrog_update(lf, h, y_in, lf->F, y_out, &big));
   RW_CALL(rw_leapfrog_check_range(lf, big, t + h));
   if (q && rw_problem_has_running(st->prob)) {
     double r = 0.0;
@@ -100,11 +122,21 @@ static int rw_leapfrog_adjoint_step(rw_stepper st, double t, double h, N_Vector 
    * forward step) and add its gradient to the incoming adjoint. */
   if (rw_problem_has_running(st->prob)) {
     RW_CALL(rw_problem_rhs(st->prob, t, y_n, lf->F));
-    (void)rw_leapfrog_update(lf, h, y_n, lf->F, lf->W);
+    double big = 0.0; /* not checked: the forward step checked this state */
+    RW_CALL(rw_leapfrog_update(lf, h, y_n, lf->F, lf->W, &big));
     RW_CALL(rw_problem_running_grad(st->prob, t + h, lf->W, h, lambda, pbar));
   }
   double *l = rw_vec_data(lambda), *wc = rw_vec_data(lf->Wc), h2 = h * h;
   sunindextype nn = rw_vec_local_length(lambda) / 2;
+  if (lf->dev) {
+    rw_body_lf b = {RW_LF_ADJ_WC, h2, 0.0, 0.0, NULL, NULL, NULL, NULL, NULL, l, wc, NULL};
+    RW_CALL(rw_leapfrog_dev(lf, &b, (long)nn));
+    N_VConst(0.0, lf->G);
+    RW_CALL(rw_problem_vjp(st->prob, t, y_n, lf->Wc, lf->G, pbar));
+    b.mode = RW_LF_ADJ_L, b.g = rw_vec_data(lf->G);
+    RW_CALL(rw_leapfrog_dev(lf, &b, (long)nn));
+    return 0;
+  }
   for (sunindextype i = 0; i < nn; i++) {
     wc[2 * i] = h2 * l[2 * i];
     wc[2 * i + 1] = 0.0;
@@ -132,6 +164,14 @@ static int rw_leapfrog_reverse(rw_stepper st, double t, double h, N_Vector y_nex
   const double *y = rw_vec_data(y_next);
   double *z = rw_vec_data(lf->W), h2 = h * h;
   sunindextype nn = rw_vec_local_length(y_next) / 2;
+  if (lf->dev) {
+    rw_body_lf b = {RW_LF_SWAP, h2, 0.0, 0.0, y, NULL, NULL, NULL, NULL, NULL, NULL, z};
+    RW_CALL(rw_leapfrog_dev(lf, &b, (long)nn));
+    RW_CALL(rw_problem_rhs(st->prob, t, lf->W, lf->F));
+    b.mode = RW_LF_REVERSE, b.a = rw_vec_data(lf->F), b.o = rw_vec_data(y_prev);
+    RW_CALL(rw_leapfrog_dev(lf, &b, (long)nn));
+    return 0;
+  }
   for (sunindextype i = 0; i < nn; i++) {
     z[2 * i] = y[2 * i + 1];
     z[2 * i + 1] = y[2 * i];
@@ -172,6 +212,12 @@ void rw_leapfrog_exact_round(rw_stepper st, N_Vector y)
   const rw_leapfrog *lf = st->content;
   if (!lf || lf->scale <= 0.0) return;
   double *d = rw_vec_data(y);
+  if (lf->dev) {
+    rw_body_lf b = {RW_LF_ROUND, 0.0, 0.0, 0.0, NULL, NULL, NULL, d, NULL, NULL, NULL, NULL};
+    if (rw_leapfrog_dev(lf, &b, (long)rw_vec_local_length(y)) != 0) /* a lost device */
+      fprintf(stderr, "leapfrog: rounding on the device failed: %s\n", rw_error_message());
+    return;
+  }
   for (sunindextype i = 0; i < rw_vec_local_length(y); i++)
     d[i] = nearbyint(d[i] * lf->scale) * lf->inv;
 }
@@ -206,6 +252,7 @@ static int rw_leapfrog_create(rw_problem prob, double range, rw_stepper *out)
   RW_TRY(rw_vec_clone(tmpl, &lf->G));
   rw_vec_destroy(&tmpl);
   lf->comm = rw_context_comm(rw_problem_context(prob));
+  lf->dev = rw_vec_device(lf->F);
   if (range > 0.0) {
     /* s fraction bits with 2^(53 - s) >= 16 range: 2u - v (|.| <= 3 range) and the sum with an
      * increment of at most range stay below 2^53 grid units, so they are exact. */

@@ -36,6 +36,8 @@ function(ode_bad name regex)
   set_tests_properties(ode_bad_${name}_no_output PROPERTIES DEPENDS ode_bad_${name})
 endfunction()
 ode_bad(unknown_key "unknown key 'dtt'.*did you mean 'dt'" -dtt 0.1)
+ode_bad(device_not_ready "device = emulated: rewind-ode does not run on a device yet.*device from command line"
+  -device emulated)
 ode_bad(wrong_type "dt.*abc.*not a real" -dt abc)
 ode_bad(negative_step "dt.*-0.1.*must be > 0" -dt -0.1)
 ode_bad(missing_file "nosuch.yaml.*cannot be read" ${OUTDIR}/nosuch.yaml)

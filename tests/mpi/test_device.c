@@ -32,6 +32,9 @@
  *     run bit for bit, dJ/dsource (a sum over nodes) to 1e-13; Neumann sides are refused.
  *  5b. Burgers on the device (store and binomial): y0, the target, y(T) and dJ/dy0 equal the CPU
  *     run bit for bit, J and dJ/dnu (sums over nodes) to 1e-13.
+ *  5c. Wave with the leapfrog on the device (traces recorded from a velocity anomaly, then the
+ *     misfit's gradient in store, binomial and reversible mode with the exact leapfrog):
+ *     traces, y(T), dJ/dy0, dJ/dvelocity, J and dJ/damplitude equal the CPU run bit for bit.
  *  6. Device memory: every byte is returned when the vectors are destroyed.
  * Prints one line per check on rank 0; exits 1 if any check failed. */
 #define _POSIX_C_SOURCE 200809L
@@ -42,6 +45,8 @@
 #include "rewind/rw_grayscott.h"
 #include "rewind/rw_grid.h"
 #include "rewind/rw_heat.h"
+#include "rewind/rw_leapfrog.h"
+#include "rewind/rw_wave.h"
 #include "rw_mpi_test.h"
 
 #include <setjmp.h>
@@ -718,6 +723,116 @@ static void burgers_tests(void)
   rw_problem_destroy(&pd);
 }
 
+/* --- 5c. Wave and the leapfrog on the device ------------------------------------------------ */
+
+static int wave_record(void *prob, long n, double t, N_Vector y)
+{
+  (void)t;
+  return rw_wave_record_traces(prob, n, y);
+}
+
+typedef struct {
+  rw_problem prob;
+  double *traces;
+  int nrec;
+  long ns;
+} wave_setup;
+
+/* A wave problem on ctx whose traces are recorded from a velocity anomaly; the field is then
+ * reset to the background (the inversion's starting model). */
+static wave_setup wave_make(rw_context ctx)
+{
+  static const double src[2] = {0.3, 0.5}, rec[6] = {0.7, 0.3, 0.7, 0.5, 0.72, 0.66};
+  rw_wave_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.n[0] = 40, cfg.n[1] = 36, cfg.hi[0] = cfg.hi[1] = 1.0;
+  cfg.velocity = 1.0, cfg.amplitude = 1.0, cfg.freq = 6.0;
+  cfg.nsrc = 1, cfg.src = src, cfg.nrec = 3, cfg.rec = rec;
+  cfg.dt = 0.004, cfg.nsteps = 60;
+  wave_setup w;
+  CHECK(rw_wave_problem_create(ctx, &cfg, &w.prob));
+  rw_stepper st;
+  CHECK(rw_stepper_create_leapfrog(w.prob, &st));
+  N_Vector y, c = rw_problem_field(w.prob);
+  const double center[2] = {0.5, 0.45};
+  CHECK(rw_wave_velocity_model(w.prob, 1.0, 0.2, center, 0.1, c));
+  CHECK(rw_wave_check_cfl(w.prob, c, cfg.dt, "true model"));
+  CHECK(rw_problem_new_state(w.prob, &y));
+  rw_adjoint_options o;
+  rw_adjoint_options_default(&o);
+  o.tf = (double)cfg.nsteps * cfg.dt, o.dt = cfg.dt, o.monitor = wave_record,
+  o.monitor_ctx = w.prob;
+  double J;
+  CHECK(rw_forward_solve(w.prob, st, &o, y, &J, NULL));
+  CHECK(rw_wave_finish_traces(w.prob));
+  N_VConst(1.0, c);
+  w.traces = rw_wave_traces(w.prob, &w.nrec, &w.ns);
+  rw_vec_destroy(&y);
+  rw_stepper_destroy(&st);
+  return w;
+}
+
+static void wave_solve(rw_problem prob, int exact, const rw_adjoint_options *o, result *r,
+                       N_Vector dc_host_like, double *dc)
+{
+  rw_stepper st;
+  N_Vector y, g;
+  if (exact)
+    CHECK(rw_stepper_create_leapfrog_exact(prob, 4.0, &st));
+  else
+    CHECK(rw_stepper_create_leapfrog(prob, &st));
+  CHECK(rw_problem_new_state(prob, &y));
+  CHECK(rw_problem_new_state(prob, &g));
+  r->n = (long)rw_vec_local_length(y);
+  r->y = malloc(((size_t)r->n + 1) * sizeof(double));
+  r->g = malloc(((size_t)r->n + 1) * sizeof(double));
+  memset(r->p, 0, sizeof r->p);
+  CHECK(rw_adjoint_solve(prob, st, o, y, &r->J, r->p, g, NULL));
+  CHECK(rw_vec_to_host(y, r->y));
+  CHECK(rw_vec_to_host(g, r->g));
+  CHECK(rw_vec_to_host(rw_problem_field_adjoint(prob), dc));
+  (void)dc_host_like;
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&g);
+  rw_stepper_destroy(&st);
+}
+
+static void wave_tests(void)
+{
+  wave_setup c = wave_make(cpu_ctx), d = wave_make(dev_ctx);
+  size_t nt = (size_t)c.nrec * (size_t)c.ns;
+  int traces_same = memcmp(c.traces, d.traces, nt * sizeof(double)) == 0;
+  report(traces_same,
+         "wave on %d ranks: the recorded traces (%d receivers x %ld samples) %s the "
+         "CPU run's",
+         size, c.nrec, c.ns, traces_same ? "equal" : "DIFFER FROM");
+  long nf = (long)rw_vec_local_length(rw_problem_field(c.prob));
+  double *fc = malloc(((size_t)nf + 1) * sizeof(double)),
+         *fd = malloc(((size_t)nf + 1) * sizeof(double));
+  const char *names[3] = {"store", "binomial 3 slots", "reversible (exact leapfrog)"};
+  for (int mode = 0; mode < 3; mode++) {
+    rw_adjoint_options o;
+    rw_adjoint_options_default(&o);
+    o.tf = 60 * 0.004, o.dt = 0.004;
+    if (mode == 1)
+      o.mode = RW_ADJOINT_CHECKPOINT, o.schedule = RW_SCHEDULE_BINOMIAL, o.ram_slots = 3;
+    if (mode == 2) o.mode = RW_ADJOINT_REVERSIBLE, o.ram_slots = 4;
+    result rc, rd;
+    wave_solve(c.prob, mode == 2, &o, &rc, NULL, fc);
+    wave_solve(d.prob, mode == 2, &o, &rd, NULL, fd);
+    int same = same_fields(&rc, &rd) && rc.J == rd.J && rc.p[0] == rd.p[0] &&
+               memcmp(fc, fd, (size_t)nf * sizeof(double)) == 0;
+    report(same,
+           "wave, leapfrog %s on %d ranks: y(T), dJ/dy0, dJ/dvelocity, J and dJ/damplitude "
+           "%s the CPU run's",
+           names[mode], size, same ? "equal" : "DIFFER FROM");
+    result_free(&rc), result_free(&rd);
+  }
+  free(fc), free(fd);
+  rw_problem_destroy(&c.prob);
+  rw_problem_destroy(&d.prob);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -749,6 +864,7 @@ int main(int argc, char **argv)
   grayscott_tests();
   heat_tests();
   burgers_tests();
+  wave_tests();
 
   size_t left = rw_device_bytes(dev), peak = rw_device_peak_bytes(dev);
   report(left == 0, "device memory on %d ranks: %zu bytes held after the tests (peak %zu)", size,
