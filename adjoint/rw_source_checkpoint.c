@@ -502,7 +502,8 @@ static int ckpt_check(rw_ckpt *c)
 static int ckpt_slots_for(const char *key, size_t bytes, size_t snap, N_Vector y, int *slots)
 {
   unsigned long long big = snap;
-  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_vec_comm(y)));
+  RW_CALL_MPI(
+      MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_vec_comm(y)));
   if (key)
     RW_CALL(rw_store_slots_for_budget_named(key, bytes, big ? (size_t)big : 1, slots));
   else

@@ -803,9 +803,18 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
            "  restart: resumed from the disk checkpoint of step 0 in %s (no later one was "
            "complete on every rank)\n",
            app->restart_from);
-  rw_log(ctx, RW_LOG_SUMMARY,
-         "  checkpoints: RAM %s per rank, disk %s per rank; peak allocated %s per rank\n", b1, b3,
-         b2);
+  if (app->device) { /* the slots hold device vectors: device memory, not host RAM */
+    char b4[32];
+    rw_fmt_bytes(rw_device_peak_bytes(app->device), b4, sizeof b4);
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  checkpoints: device memory %s per rank, disk %s per rank; device memory peak %s "
+           "(rank 0), host allocations peak %s per rank\n",
+           b1, b3, b4, b2);
+  } else {
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  checkpoints: RAM %s per rank, disk %s per rank; peak allocated %s per rank\n", b1, b3,
+           b2);
+  }
   rw_log(ctx, RW_LOG_SUMMARY, "  time: forward %.3f s, backward %.3f s\n", st->time_forward,
          st->time_backward);
   rw_log(ctx, RW_LOG_SUMMARY, "  output: %s\n", app->output);

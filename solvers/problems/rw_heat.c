@@ -128,21 +128,29 @@ RW_SIMD_CLONES static void heat_row2(const double *restrict gk, const double *re
     heat_row_body(gk, gu, NULL, q, out, m, sd, c, 0, 0);
 }
 
-/* A heat device body over the box [lo, hi) (rw_dev_bodies.h). */
+/* The common part of a heat device body over the box [lo, hi) (rw_dev_bodies.h): geometry,
+ * strides and 1/(2 h^2); returns the box's node count. */
+static long heat_dev_init(const heat *H, rw_body_heat *b, const long lo[3], const long hi[3])
+{
+  long n = 1;
+  memset(b, 0, sizeof *b);
+  for (int d = 0; d < 3; d++) {
+    b->g.gn[d] = H->gn[d], b->g.cnt[d] = H->cnt[d];
+    b->lo[d] = lo[d], b->cnt[d] = hi[d] - lo[d];
+    b->sd[d] = H->sd[d], b->c[d] = H->c[d];
+    n *= b->cnt[d];
+  }
+  b->g.ghost = 1, b->g.dim = H->dim, b->g.ncomp = 1;
+  return n;
+}
+
+/* A heat device body over the box [lo, hi). */
 static int heat_dev_box(const heat *H, int id, const double *gk, const double *gu,
                         const double *src, double q, double *out, const long lo[3],
                         const long hi[3])
 {
   rw_body_heat b;
-  memset(&b, 0, sizeof b);
-  long n = 1;
-  for (int d = 0; d < 3; d++) {
-    b.g.gn[d] = H->gn[d], b.g.cnt[d] = H->cnt[d];
-    b.lo[d] = lo[d], b.cnt[d] = hi[d] - lo[d];
-    b.sd[d] = H->sd[d], b.c[d] = H->c[d];
-    n *= b.cnt[d];
-  }
-  b.g.ghost = 1, b.g.dim = H->dim, b.g.ncomp = 1;
+  long n = heat_dev_init(H, &b, lo, hi);
   b.gk = gk, b.gu = gu, b.src = src, b.q = q, b.out = out;
   RW_CALL(rw_device_run(H->dev, id, &b, sizeof b, n, rw_body_host));
   return 0;
@@ -488,15 +496,7 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
       const ptrdiff_t toward = side == 0 ? 1 : -1; /* the mirror node, one layer inside */
       if (H->dev) {
         rw_body_heat b;
-        memset(&b, 0, sizeof b);
-        long nf = 1;
-        for (int e2 = 0; e2 < 3; e2++) {
-          b.g.gn[e2] = H->gn[e2], b.g.cnt[e2] = H->cnt[e2];
-          b.lo[e2] = lo[e2], b.cnt[e2] = hi[e2] - lo[e2];
-          b.sd[e2] = H->sd[e2], b.c[e2] = H->c[e2];
-          nf *= b.cnt[e2];
-        }
-        b.g.ghost = 1, b.g.dim = D, b.g.ncomp = 1;
+        long nf = heat_dev_init(H, &b, lo, hi);
         b.gk = gw, b.gu = gu, b.out = fo, b.d = d, b.toward = (long)toward, b.out_s = (long)out_s;
         RW_CALL(rw_device_run(H->dev, RW_BODY_HEAT_KGHOST, &b, sizeof b, nf, rw_body_host));
         continue;
