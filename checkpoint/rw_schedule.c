@@ -58,21 +58,29 @@ int rw_schedule_next(rw_schedule s, rw_action *a)
     if (a->level == RW_LEVEL_DISK) {
       st->disk_writes++;
       s->full_disk++;
+    } else if (a->level == RW_LEVEL_HOST) {
+      st->host_writes++;
+      s->full_host++;
     } else {
       s->full_ram++;
     }
     if (s->full_ram > st->peak_ram_slots) st->peak_ram_slots = s->full_ram;
     if (s->full_disk > st->peak_disk_slots) st->peak_disk_slots = s->full_disk;
-    if (s->full_ram + s->full_disk > st->peak_slots) st->peak_slots = s->full_ram + s->full_disk;
+    if (s->full_host > st->peak_host_slots) st->peak_host_slots = s->full_host;
+    if (s->full_ram + s->full_disk + s->full_host > st->peak_slots)
+      st->peak_slots = s->full_ram + s->full_disk + s->full_host;
     break;
   case RW_ACTION_RESTORE:
     st->restores++;
     if (a->level == RW_LEVEL_DISK) st->disk_reads++;
+    if (a->level == RW_LEVEL_HOST) st->host_reads++;
     break;
   case RW_ACTION_FREE:
     st->frees++;
     if (a->level == RW_LEVEL_DISK)
       s->full_disk--;
+    else if (a->level == RW_LEVEL_HOST)
+      s->full_host--;
     else
       s->full_ram--;
     break;
@@ -115,6 +123,18 @@ int rw_schedule_capacity(rw_schedule s, int *ram_slots, int *disk_slots)
   RW_CHECK(s, RW_ERR_ARG, "rw_schedule_capacity: schedule is NULL");
   if (ram_slots) *ram_slots = s->capacity_ram;
   if (disk_slots) *disk_slots = s->capacity_disk;
+  return 0;
+}
+
+/* Slot capacity of one level (see rw_schedule.h). Not collective. */
+int rw_schedule_level_capacity(rw_schedule s, rw_storage_level level, int *slots)
+{
+  RW_CHECK(s && slots, RW_ERR_ARG, "rw_schedule_level_capacity: NULL argument");
+  RW_CHECK(level == RW_LEVEL_RAM || level == RW_LEVEL_DISK || level == RW_LEVEL_HOST, RW_ERR_ARG,
+           "rw_schedule_level_capacity: unknown storage level %d", (int)level);
+  *slots = level == RW_LEVEL_RAM    ? s->capacity_ram
+           : level == RW_LEVEL_DISK ? s->capacity_disk
+                                    : s->capacity_host;
   return 0;
 }
 
@@ -171,7 +191,7 @@ const char *rw_action_type_name(rw_action_type type)
 int rw_action_format(const rw_action *a, char *buf, size_t len)
 {
   RW_CHECK(a && buf && len > 0, RW_ERR_ARG, "rw_action_format: NULL argument");
-  const char *lev = a->level == RW_LEVEL_DISK ? "disk" : "ram";
+  const char *lev = a->level == RW_LEVEL_DISK ? "disk" : a->level == RW_LEVEL_HOST ? "host" : "ram";
   long long step = (long long)a->step, to = (long long)a->to;
   int n = 0;
   switch (a->type) {

@@ -216,18 +216,24 @@ typedef struct {
   uint32_t v;
 } dec_run;
 
-typedef struct {
+typedef struct plan_s {
   int64_t l;
-  int c_ram, c_disk; /* c_disk: -1 unlimited */
+  int c_ram, c_disk; /* c_disk: this tier's slots, -1 unlimited (top tier only) */
   double wd, rd;
-  int levels;       /* finite: columns kept (m = 1 .. levels); unlimited: 1 */
-  int32_t *dec;     /* unlimited: dec[n] = split j of D(n) (0: RAM) */
-  int64_t *col_lo;  /* finite: [levels + 1] column m holds n >= col_lo[m]; below, column m
-                       repeats column m - 1 (per-n saturation) */
+  int tier;                 /* index of this tier in the caller's tiers (>= 1) */
+  const struct plan_s *sub; /* the tiers below (NULL: the binomial schedule, c_ram slots) */
+  int is_base;              /* a tier above reverses segments of every length n <= l with this plan:
+                               keep `full`, and check slot counts for every n */
+  int levels;               /* finite: columns kept (m = 1 .. levels); unlimited: 1 */
+  int32_t *dec;             /* unlimited: dec[n] = split j of D(n) (0: RAM) */
+  int64_t *col_lo;          /* finite: [levels + 1] column m holds n >= col_lo[m]; below, column m
+                               repeats column m - 1 (per-n saturation) */
   int64_t *col_run; /* finite: [levels + 2] runs of column m: runs[col_run[m] .. col_run[m+1]) */
   dec_run *runs;
   int64_t nruns, cap_runs;
-  int64_t *ram;  /* R(n), n = 0 .. l (int64: exact) */
+  int64_t *ram;  /* bottom tier: t(n, c_ram), n = 0 .. l (int64: exact) */
+  double *R;     /* R(n) = H_{k-1}(n): t(n, c_ram), or the optimum of the tiers below */
+  double *full;  /* is_base: this tier's optimum H(n, c_disk) for every n = 1 .. l */
   double value;  /* the optimum H(l, c_disk) or D(l) */
   int64_t evals; /* g evaluations while planning (for the record) */
 } plan;
@@ -239,6 +245,8 @@ static void plan_free(plan *p)
   rw_free(&p->col_run);
   rw_free(&p->runs);
   rw_free(&p->ram);
+  rw_free(&p->R);
+  rw_free(&p->full);
 }
 
 /* Appends the decision d of entry n to the runs of the column being built (which start at
@@ -559,6 +567,8 @@ static int plan_columns(plan *p, const double *R)
     lo_prev = lo;
     lo = N + 2;
   }
+  if (p->full) /* Hp: the last column, complete for every n (header comment) */
+    memcpy(p->full + 1, Hp + 1, (size_t)l * sizeof *Hp);
 cleanup:
   rw_free(&U);
   rw_free(&Hp);
@@ -633,6 +643,7 @@ static int plan_saturated(plan *p, const double *R, int64_t T)
   p->col_run[2] = p->nruns;
   p->levels = 1;
   p->value = V[l];
+  if (p->full) memcpy(p->full + 1, V + 1, (size_t)l * sizeof *V);
 cleanup:
   rw_free(&U);
   rw_free(&V);
@@ -643,7 +654,33 @@ cleanup:
   return ierr;
 }
 
-static int plan_count(const plan *p, rw_two_level_counts *c);
+static int32_t plan_dec(const plan *p, int64_t n, int m);
+
+/* The most slots of this tier the saturated column's schedule holds at once: for H(l), or
+ * for the worst n <= l when the plan is a base (a tier above runs it for every length). By
+ * the walk's structure: H(n) holds nothing (no write) or its start's slot plus what P(n)
+ * holds beyond it; P(n) holds nothing more (j = 0: the slot is freed) or the larger of what
+ * the right part H(n - j) holds and what P(j) holds beyond the start. */
+static int plan_need(const plan *p, int *need)
+{
+  int ierr = 0;
+  int64_t l = p->l;
+  int32_t *nh = NULL, *np = NULL;
+  RW_TRY(rw_calloc((size_t)l + 1, sizeof *nh, "two-level slot count", &nh));
+  RW_TRY(rw_calloc((size_t)l + 1, sizeof *np, "two-level slot count", &np));
+  *need = 0;
+  for (int64_t n = 1; n <= l; n++) {
+    int32_t dec = plan_dec(p, n, 1);
+    int64_t j = dec & SPLIT_MASK;
+    np[n] = j == 0 ? 0 : (nh[n - j] > np[j] ? nh[n - j] : np[j]);
+    nh[n] = (dec & WRITE_BIT) ? 1 + np[n] : 0;
+    if ((p->is_base || n == l) && nh[n] > *need) *need = nh[n];
+  }
+cleanup:
+  rw_free(&nh);
+  rw_free(&np);
+  return ierr;
+}
 
 /* Finite disk: the saturated column when its schedule fits in c_disk slots, else the
  * columns m = 1 .. c_disk. The saturated column costs about one column, so it is tried
@@ -654,14 +691,12 @@ static int plan_finite(plan *p, const double *R)
 {
   if (p->c_disk > 2) {
     int64_t T = 1;
-    rw_two_level_counts cnt;
+    int need = 0;
     for (int64_t x = 2; x <= p->l; x++) /* argmin (R(x) + wd + rd) / x: the disk period */
       if ((R[x] + p->wd + p->rd) * (double)T < (R[T] + p->wd + p->rd) * (double)x) T = x;
     RW_CALL(plan_saturated(p, R, T));
-    plan unbounded = *p; /* walked with as many slots as it wants: how many does it hold? */
-    unbounded.c_disk = INT32_MAX;
-    RW_CALL(plan_count(&unbounded, &cnt));
-    if (cnt.disk_slots_used <= p->c_disk) return 0;
+    RW_CALL(plan_need(p, &need));
+    if (need <= p->c_disk) return 0;
     rw_free(&p->col_lo);
     rw_free(&p->col_run);
     p->nruns = 0;
@@ -670,23 +705,31 @@ static int plan_finite(plan *p, const double *R)
   return plan_columns(p, R);
 }
 
+/* Plans this tier: R from the binomial closed form or from the tiers below (planned
+ * first), then the finite columns or the unlimited recurrence D. */
 static int plan_build(plan *p)
 {
   int ierr = 0;
   int64_t l = p->l;
-  double *R = NULL, *U = NULL, *V = NULL;
+  double *U = NULL, *V = NULL;
   hull hu = {0}, hv = {0};
-  RW_TRY(rw_calloc((size_t)l + 1, sizeof *p->ram, "two-level R(n)", &p->ram));
-  RW_TRY(rw_calloc((size_t)l + 1, sizeof *R, "two-level R(n)", &R));
-  for (int64_t n = 1; n <= l; n++) {
-    RW_TRY(rw_binomial_advances(n, p->c_ram, NULL, &p->ram[n]));
-    R[n] = (double)p->ram[n];
+  RW_TRY(rw_calloc((size_t)l + 1, sizeof *p->R, "two-level R(n)", &p->R));
+  if (p->sub) {
+    memcpy(p->R + 1, p->sub->full + 1, (size_t)l * sizeof *p->R);
+  } else {
+    RW_TRY(rw_calloc((size_t)l + 1, sizeof *p->ram, "two-level R(n)", &p->ram));
+    for (int64_t n = 1; n <= l; n++) {
+      RW_TRY(rw_binomial_advances(n, p->c_ram, NULL, &p->ram[n]));
+      p->R[n] = (double)p->ram[n];
+    }
   }
+  const double *R = p->R;
+  if (p->is_base) RW_TRY(rw_calloc((size_t)l + 1, sizeof *p->full, "tier optimum", &p->full));
   if (p->c_disk >= 0) {
     RW_TRY(plan_finite(p, R));
     goto cleanup;
   }
-  /* D: U = wd + rd + j + R(j) (convex: its own hull), V = D online */
+  /* D: U = wd + rd + j + R(j) (convex for the binomial R: its own hull), V = D online */
   RW_TRY(rw_calloc((size_t)l + 1, sizeof *U, "two-level U", &U));
   RW_TRY(rw_calloc((size_t)l + 1, sizeof *V, "two-level V", &V));
   RW_TRY(hull_init(&hu, (int)l + 1));
@@ -707,8 +750,8 @@ static int plan_build(plan *p)
     hull_push(&hv, n, best);
   }
   p->value = V[l];
+  if (p->full) memcpy(p->full + 1, V + 1, (size_t)l * sizeof *V);
 cleanup:
-  rw_free(&R);
   rw_free(&U);
   rw_free(&V);
   hull_free(&hu);
@@ -746,28 +789,47 @@ static int32_t plan_dec(const plan *p, int64_t n, int m)
 
 /* --- Segments: the explicit stack shared by the counter and the action generator ------- */
 typedef enum {
-  SEG_H,     /* reverse [a, a+n) from the current state y_a, m disk slots free (m < 0: D) */
-  SEG_P,     /* y_a is current and on disk slot d: P(n, m) */
-  SEG_READP, /* restore y_a from disk d, then P(n, m) */
-  SEG_READR, /* restore y_a from disk d, free d, reverse [a, a+n) in RAM (unlimited disk) */
-  SEG_RAM,   /* the binomial engine reverses [a, a+n) */
-  SEG_ADV    /* advance from a to a + n (unlimited disk: before the right part) */
+  SEG_H,     /* reverse [a, a+n) from the current state y_a, m slots of tier k free (m < 0: D) */
+  SEG_P,     /* y_a is current and in slot d of tier k: P(n, m) */
+  SEG_READP, /* restore y_a from slot d, then P(n, m) */
+  SEG_READR, /* restore y_a from slot d, free d, reverse [a, a+n) below tier k (unlimited) */
+  SEG_BASE,  /* reverse [a, a+n) with the tiers below k: their plan, or the binomial engine */
+  SEG_ADV    /* advance from a to a + n (unlimited: before the right part) */
 } seg_kind;
 
 typedef struct {
   seg_kind kind;
   int64_t a, n;
-  int m, d, phase;
+  int m, d, phase, k;
 } segment;
 
-/* Walks the plan's tree without emitting actions: advances, writes, reads, peak disk. */
-static int plan_count(const plan *p, rw_two_level_counts *c)
+/* Counts of a walk, per tier (the public rw_tiered_counts without the cost). */
+typedef struct {
+  int64_t advances;
+  int64_t writes[RW_MAX_TIERS], reads[RW_MAX_TIERS];
+  int used[RW_MAX_TIERS];
+} walk_counts;
+
+static int plan_walk(const plan *p, int64_t n0, int m0, walk_counts *c);
+
+/* A segment of n steps reversed below p's tier. */
+static int plan_base(const plan *p, int64_t n, walk_counts *c)
 {
-  int ierr = 0, top = 0, held = 0, cap = 64;
+  if (!p->sub) {
+    c->advances += p->ram[n];
+    return 0;
+  }
+  return plan_walk(p->sub, n, p->sub->c_disk, c);
+}
+
+/* Walks p's tree for H(n0, m0) without emitting actions (advances, writes, reads and the
+ * most slots held per tier, the tiers below walked for each of their segments). */
+static int plan_walk(const plan *p, int64_t n0, int m0, walk_counts *c)
+{
+  int ierr = 0, top = 0, held = 0, cap = 64, k = p->tier;
   segment *st = NULL;
-  memset(c, 0, sizeof *c);
   RW_TRY(rw_calloc((size_t)cap, sizeof *st, "two-level count stack", &st));
-  st[0] = (segment){SEG_H, 0, p->l, p->c_disk, -1, 0};
+  st[0] = (segment){SEG_H, 0, n0, m0, -1, 0, k};
   top = 1;
   while (top > 0) {
     segment s = st[--top];
@@ -784,129 +846,226 @@ static int plan_count(const plan *p, rw_two_level_counts *c)
       int32_t dec = plan_dec(p, s.n, s.m);
       int split = p->c_disk < 0 ? dec != 0 : (s.m > 0 && (dec & WRITE_BIT));
       if (!split) {
-        c->advances += p->ram[s.n];
+        RW_TRY(plan_base(p, s.n, c));
         break;
       }
-      c->disk_writes++;
-      if (++held > c->disk_slots_used) c->disk_slots_used = held;
+      c->writes[k]++;
+      if (++held > c->used[k]) c->used[k] = held;
       if (p->c_disk < 0) {
         int64_t j = dec;
         c->advances += j;
-        st[top++] = (segment){SEG_READR, s.a, j, -1, 0, 0};
-        st[top++] = (segment){SEG_H, s.a + j, s.n - j, -1, -1, 0};
+        st[top++] = (segment){SEG_READR, s.a, j, -1, 0, 0, k};
+        st[top++] = (segment){SEG_H, s.a + j, s.n - j, -1, -1, 0, k};
       } else {
-        st[top++] = (segment){SEG_P, s.a, s.n, s.m, 0, 0};
+        st[top++] = (segment){SEG_P, s.a, s.n, s.m, 0, 0, k};
       }
       break;
     }
     case SEG_READP:
-      c->disk_reads++;
-      st[top++] = (segment){SEG_P, s.a, s.n, s.m, 0, 0};
+      c->reads[k]++;
+      st[top++] = (segment){SEG_P, s.a, s.n, s.m, 0, 0, k};
       break;
     case SEG_P: {
       int64_t j = plan_dec(p, s.n, s.m) & SPLIT_MASK;
       if (j == 0) {
         held--;
-        c->advances += p->ram[s.n];
+        RW_TRY(plan_base(p, s.n, c));
         break;
       }
       c->advances += j;
-      st[top++] = (segment){SEG_READP, s.a, j, s.m, 0, 0};
-      st[top++] = (segment){SEG_H, s.a + j, s.n - j, s.m - 1, -1, 0};
+      st[top++] = (segment){SEG_READP, s.a, j, s.m, 0, 0, k};
+      st[top++] = (segment){SEG_H, s.a + j, s.n - j, s.m - 1, -1, 0, k};
       break;
     }
     case SEG_READR:
-      c->disk_reads++;
+      c->reads[k]++;
       held--;
-      c->advances += p->ram[s.n];
+      RW_TRY(plan_base(p, s.n, c));
       break;
-    case SEG_RAM:
+    case SEG_BASE:
     case SEG_ADV:
       break;
     }
   }
-  c->cost = (double)c->advances + (double)c->disk_writes * p->wd + (double)c->disk_reads * p->rd;
 cleanup:
   rw_free(&st);
   return ierr;
 }
 
-static int check_args(const char *fn, int64_t steps, int ram_slots, int disk_slots, double wd,
-                      double rd)
+/* The walk of the top plan for the whole run, its cost checked against the table value. */
+static int plan_count(const plan *top, rw_tiered_counts *out)
 {
-  RW_CHECK(steps >= 1 && steps <= MAX_TWO_LEVEL_STEPS, RW_ERR_ARG,
-           "%s: steps = %lld must be in [1, %lld]", fn, (long long)steps,
-           (long long)MAX_TWO_LEVEL_STEPS);
-  RW_CHECK(ram_slots >= 1, RW_ERR_ARG,
-           "%s: ram_slots = %d must be >= 1 (one holds the segment's start)", fn, ram_slots);
-  RW_CHECK(disk_slots >= -1, RW_ERR_ARG, "%s: disk_slots = %d must be >= 0, or -1 (unlimited)", fn,
-           disk_slots);
-  RW_CHECK(isfinite(wd) && wd >= 0 && isfinite(rd) && rd >= 0, RW_ERR_ARG,
-           "%s: write cost %g and read cost %g must be finite and >= 0", fn, wd, rd);
+  walk_counts c;
+  memset(&c, 0, sizeof c);
+  memset(out, 0, sizeof *out);
+  RW_CALL(plan_walk(top, top->l, top->c_disk, &c));
+  double cost = (double)c.advances;
+  for (const plan *p = top; p; p = p->sub)
+    cost += (double)c.writes[p->tier] * p->wd + (double)c.reads[p->tier] * p->rd;
+  out->cost = cost;
+  out->advances = c.advances;
+  for (int k = 0; k < RW_MAX_TIERS; k++) {
+    out->writes[k] = c.writes[k];
+    out->reads[k] = c.reads[k];
+    out->slots_used[k] = c.used[k];
+  }
+  RW_CHECK(fabs(cost - top->value) <= 1e-9 * (top->value > 1 ? top->value : 1), RW_ERR_INTERNAL,
+           "tiered schedule: walked cost %.17g != table value %.17g", cost, top->value);
   return 0;
 }
 
-/* Computes the optimal two-level cost and its counts without iterating actions: the minimum
- * of advances + wd x disk writes + rd x disk reads for `steps` steps, `ram_slots` RAM slots
- * (counting the slot of the segment's start) and `disk_slots` disk slots (-1: unlimited),
- * i.e. H(steps, disk_slots) or D(steps) (see rw_schedule.h), with the advances, writes,
- * reads and the most disk slots held of the schedule rw_schedule_create_two_level emits.
- * Returns RW_ERR_ARG for steps outside [1, 2^30 - 1], ram_slots < 1, disk_slots < -1 or a
- * cost that is negative or not finite; RW_ERR_MEM when the tables do not fit.
+/* --- Tiers ------------------------------------------------------------------------------- */
+
+/* The plans of a tiered schedule: plans[k] for the tiers k >= 1 in use (the top tier always,
+ * a middle tier when it has slots), each planned on the optimum of the ones below. */
+typedef struct {
+  plan p[RW_MAX_TIERS];
+  int ntiers, top; /* tiers given; index of the top tier (ntiers - 1) */
+  rw_storage_level level[RW_MAX_TIERS];
+} tier_plans;
+
+static void tier_plans_free(tier_plans *t)
+{
+  for (int k = 0; k < RW_MAX_TIERS; k++)
+    plan_free(&t->p[k]);
+}
+
+static int check_tiers(const char *fn, int64_t steps, int ntiers, const rw_tier *tiers)
+{
+  RW_CHECK(tiers, RW_ERR_ARG, "%s: tiers is NULL", fn);
+  RW_CHECK(ntiers >= 2 && ntiers <= RW_MAX_TIERS, RW_ERR_ARG,
+           "%s: %d tiers; a tiered schedule has 2 .. %d (the fastest, then slower ones)", fn,
+           ntiers, RW_MAX_TIERS);
+  RW_CHECK(steps >= 1 && steps <= MAX_TWO_LEVEL_STEPS, RW_ERR_ARG,
+           "%s: steps = %lld must be in [1, %lld]", fn, (long long)steps,
+           (long long)MAX_TWO_LEVEL_STEPS);
+  RW_CHECK(tiers[0].slots >= 1, RW_ERR_ARG,
+           "%s: ram_slots = %d must be >= 1 (one holds the segment's start)", fn, tiers[0].slots);
+  RW_CHECK(tiers[0].write_cost == 0.0 && tiers[0].read_cost == 0.0, RW_ERR_ARG,
+           "%s: the fastest tier's copies are not counted; its costs must be 0 (got %g, %g)", fn,
+           tiers[0].write_cost, tiers[0].read_cost);
+  for (int k = 1; k < ntiers; k++) {
+    if (k == ntiers - 1)
+      RW_CHECK(tiers[k].slots >= -1, RW_ERR_ARG,
+               "%s: disk_slots = %d must be >= 0, or -1 (unlimited)", fn, tiers[k].slots);
+    else
+      RW_CHECK(tiers[k].slots >= 0, RW_ERR_ARG,
+               "%s: tier %d has %d slots; a middle tier needs >= 0 (only the top one may be "
+               "unlimited)",
+               fn, k, tiers[k].slots);
+    double wd = tiers[k].write_cost, rd = tiers[k].read_cost;
+    RW_CHECK(isfinite(wd) && wd >= 0 && isfinite(rd) && rd >= 0, RW_ERR_ARG,
+             "%s: write cost %g and read cost %g must be finite and >= 0", fn, wd, rd);
+  }
+  return 0;
+}
+
+/* Plans every tier in use, bottom up. */
+static int tier_plans_build(tier_plans *t, int64_t steps, int ntiers, const rw_tier *tiers)
+{
+  const plan *below = NULL;
+  t->ntiers = ntiers;
+  t->top = ntiers - 1;
+  t->level[0] = RW_LEVEL_RAM;
+  t->level[ntiers - 1] = RW_LEVEL_DISK;
+  if (ntiers == 3) t->level[1] = RW_LEVEL_HOST;
+  for (int k = 1; k < ntiers; k++) {
+    if (k < t->top && tiers[k].slots == 0) continue; /* a middle tier without slots */
+    plan *p = &t->p[k];
+    *p = (plan){.l = steps,
+                .c_ram = tiers[0].slots,
+                .c_disk = tiers[k].slots,
+                .wd = tiers[k].write_cost,
+                .rd = tiers[k].read_cost,
+                .tier = k,
+                .sub = below,
+                .is_base = k < t->top};
+    RW_CALL(plan_build(p));
+    below = p;
+  }
+  return 0;
+}
+
+/* Computes the optimal tiered cost and its counts without iterating actions (rw_schedule.h).
  * Not collective. */
+int rw_tiered_cost(int64_t steps, int ntiers, const rw_tier *tiers, rw_tiered_counts *counts)
+{
+  int ierr = 0;
+  tier_plans t;
+  memset(&t, 0, sizeof t);
+  RW_CHECK(counts, RW_ERR_ARG, "rw_tiered_cost: output pointer is NULL");
+  RW_CALL(check_tiers("rw_tiered_cost", steps, ntiers, tiers));
+  RW_TRY(tier_plans_build(&t, steps, ntiers, tiers));
+  RW_TRY(plan_count(&t.p[t.top], counts));
+cleanup:
+  tier_plans_free(&t);
+  return ierr;
+}
+
+static void counts_two_level(const rw_tiered_counts *c, rw_two_level_counts *out)
+{
+  *out = (rw_two_level_counts){.cost = c->cost,
+                               .advances = c->advances,
+                               .disk_writes = c->writes[1],
+                               .disk_reads = c->reads[1],
+                               .disk_slots_used = c->slots_used[1]};
+}
+
+/* Computes the optimal two-level cost and its counts without iterating actions: the tiered
+ * cost with tiers {ram_slots} and {disk_slots, write_cost, read_cost}. Not collective. */
 int rw_two_level_cost(int64_t steps, int ram_slots, int disk_slots, double write_cost,
                       double read_cost, rw_two_level_counts *counts)
 {
-  int ierr = 0;
   RW_CHECK(counts, RW_ERR_ARG, "rw_two_level_cost: output pointer is NULL");
-  RW_CALL(check_args("rw_two_level_cost", steps, ram_slots, disk_slots, write_cost, read_cost));
-  plan p = {
-      .l = steps, .c_ram = ram_slots, .c_disk = disk_slots, .wd = write_cost, .rd = read_cost};
-  RW_TRY(plan_build(&p));
-  RW_TRY(plan_count(&p, counts));
-  RW_CHECK_GOTO(fabs(counts->cost - p.value) <= 1e-9 * (p.value > 1 ? p.value : 1), RW_ERR_INTERNAL,
-                "rw_two_level_cost: walked cost %.17g != table value %.17g", counts->cost, p.value);
-cleanup:
-  plan_free(&p);
-  return ierr;
+  rw_tier tiers[2] = {{ram_slots, 0.0, 0.0}, {disk_slots, write_cost, read_cost}};
+  rw_tiered_counts c;
+  RW_CALL(check_tiers("rw_two_level_cost", steps, 2, tiers));
+  RW_CALL(rw_tiered_cost(steps, 2, tiers, &c));
+  counts_two_level(&c, counts);
+  return 0;
 }
 
 /* --- The schedule ----------------------------------------------------------------------- */
 typedef struct {
-  plan p;
+  tier_plans tp;
   rw_engine ram;
   segment *st;
   int top, cap;
-  int *free_disk; /* stack of free disk slots */
-  int nfree_disk;
-} two_level;
+  int *free_slots[RW_MAX_TIERS]; /* per tier: a stack of free slots */
+  int nfree[RW_MAX_TIERS];
+} tiered;
 
-static int push(two_level *t, segment s)
+static int push(tiered *t, segment s)
 {
-  RW_CHECK(t->top < t->cap, RW_ERR_INTERNAL, "two-level schedule: segment stack full (%d)", t->cap);
+  RW_CHECK(t->top < t->cap, RW_ERR_INTERNAL, "tiered schedule: segment stack full (%d)", t->cap);
   t->st[t->top++] = s;
   return 0;
 }
 
-static int take_disk(two_level *t, int *d)
+static int take_slot(tiered *t, int k, int *d)
 {
-  RW_CHECK(t->nfree_disk > 0, RW_ERR_INTERNAL, "two-level schedule: no free disk slot");
-  *d = t->free_disk[--t->nfree_disk];
+  RW_CHECK(t->nfree[k] > 0, RW_ERR_INTERNAL, "tiered schedule: no free slot in tier %d", k);
+  *d = t->free_slots[k][--t->nfree[k]];
   return 0;
 }
 
-static int two_level_next(rw_schedule s, rw_action *a)
+static int tiered_next(rw_schedule s, rw_action *a)
 {
-  two_level *t = s->content;
-  const plan *p = &t->p;
+  tiered *t = s->content;
   for (;;) {
     if (t->top == 0) {
       rw_action_set(a, RW_ACTION_TERMINATE, 0, 0, -1, RW_LEVEL_RAM);
       return 0;
     }
     segment *g = &t->st[t->top - 1];
+    const plan *p = &t->tp.p[g->k];
+    rw_storage_level lev = t->tp.level[g->k];
     switch (g->kind) {
-    case SEG_RAM: {
+    case SEG_BASE: {
+      if (p->sub) { /* the tiers below reverse it with all their slots */
+        *g = (segment){SEG_H, g->a, g->n, p->sub->c_disk, -1, 0, p->sub->tier};
+        continue;
+      }
       if (g->phase == 0) {
         rw_engine_start(&t->ram, g->n, 0);
         g->phase = 1;
@@ -919,42 +1078,42 @@ static int two_level_next(rw_schedule s, rw_action *a)
       a->step += g->a;
       a->to += g->a;
       if (a->type == RW_ACTION_FIRST_REVERSE || a->type == RW_ACTION_REVERSE)
-        a->type = a->step == p->l - 1 ? RW_ACTION_FIRST_REVERSE : RW_ACTION_REVERSE;
+        a->type = a->step == s->steps - 1 ? RW_ACTION_FIRST_REVERSE : RW_ACTION_REVERSE;
       return 0;
     }
     case SEG_H: {
       int32_t dec = plan_dec(p, g->n, g->m);
       int split = p->c_disk < 0 ? dec != 0 : (g->m > 0 && (dec & WRITE_BIT));
       if (!split) {
-        *g = (segment){SEG_RAM, g->a, g->n, 0, -1, 0};
+        *g = (segment){SEG_BASE, g->a, g->n, 0, -1, 0, g->k};
         continue;
       }
-      int d = -1;
-      RW_CALL(take_disk(t, &d));
-      rw_action_set(a, RW_ACTION_STORE, g->a, g->a, d, RW_LEVEL_DISK);
-      if (p->c_disk < 0) { /* D: advance j next, then D(n - j), then read + RAM */
+      int d = -1, k = g->k;
+      RW_CALL(take_slot(t, k, &d));
+      rw_action_set(a, RW_ACTION_STORE, g->a, g->a, d, lev);
+      if (p->c_disk < 0) { /* D: advance j next, then D(n - j), then read + the tiers below */
         int64_t j = dec, a0 = g->a, n = g->n;
-        *g = (segment){SEG_READR, a0, j, -1, d, 0};
-        RW_CALL(push(t, (segment){SEG_H, a0 + j, n - j, -1, -1, 0}));
-        RW_CALL(push(t, (segment){SEG_ADV, a0, j, -1, -1, 0}));
+        *g = (segment){SEG_READR, a0, j, -1, d, 0, k};
+        RW_CALL(push(t, (segment){SEG_H, a0 + j, n - j, -1, -1, 0, k}));
+        RW_CALL(push(t, (segment){SEG_ADV, a0, j, -1, -1, 0, k}));
       } else {
-        *g = (segment){SEG_P, g->a, g->n, g->m, d, 0};
+        *g = (segment){SEG_P, g->a, g->n, g->m, d, 0, k};
       }
       return 0;
     }
     case SEG_P: {
       int64_t j = plan_dec(p, g->n, g->m) & SPLIT_MASK;
-      if (j == 0) { /* the start is not read again: free its disk slot, reverse in RAM */
-        rw_action_set(a, RW_ACTION_FREE, g->a, g->a, g->d, RW_LEVEL_DISK);
-        t->free_disk[t->nfree_disk++] = g->d;
-        *g = (segment){SEG_RAM, g->a, g->n, 0, -1, 0};
+      if (j == 0) { /* the start is not read again: free its slot, reverse with the tiers below */
+        rw_action_set(a, RW_ACTION_FREE, g->a, g->a, g->d, lev);
+        t->free_slots[g->k][t->nfree[g->k]++] = g->d;
+        *g = (segment){SEG_BASE, g->a, g->n, 0, -1, 0, g->k};
         return 0;
       }
       int64_t a0 = g->a, n = g->n;
-      int m = g->m; /* past the kept columns plan_dec repeats the last (saturation) */
+      int m = g->m, k = g->k; /* past the kept columns plan_dec repeats the last (saturation) */
       rw_action_set(a, RW_ACTION_ADVANCE, a0, a0 + j, -1, RW_LEVEL_RAM);
-      *g = (segment){SEG_READP, a0, j, m, g->d, 0};
-      RW_CALL(push(t, (segment){SEG_H, a0 + j, n - j, m - 1, -1, 0}));
+      *g = (segment){SEG_READP, a0, j, m, g->d, 0, k};
+      RW_CALL(push(t, (segment){SEG_H, a0 + j, n - j, m - 1, -1, 0, k}));
       return 0;
     }
     case SEG_ADV:
@@ -962,74 +1121,71 @@ static int two_level_next(rw_schedule s, rw_action *a)
       t->top--;
       return 0;
     case SEG_READP:
-      rw_action_set(a, RW_ACTION_RESTORE, g->a, g->a, g->d, RW_LEVEL_DISK);
+      rw_action_set(a, RW_ACTION_RESTORE, g->a, g->a, g->d, lev);
       g->kind = SEG_P;
       return 0;
     case SEG_READR:
       if (g->phase == 0) {
-        rw_action_set(a, RW_ACTION_RESTORE, g->a, g->a, g->d, RW_LEVEL_DISK);
+        rw_action_set(a, RW_ACTION_RESTORE, g->a, g->a, g->d, lev);
         g->phase = 1;
       } else {
-        rw_action_set(a, RW_ACTION_FREE, g->a, g->a, g->d, RW_LEVEL_DISK);
-        t->free_disk[t->nfree_disk++] = g->d;
-        *g = (segment){SEG_RAM, g->a, g->n, 0, -1, 0};
+        rw_action_set(a, RW_ACTION_FREE, g->a, g->a, g->d, lev);
+        t->free_slots[g->k][t->nfree[g->k]++] = g->d;
+        *g = (segment){SEG_BASE, g->a, g->n, 0, -1, 0, g->k};
       }
       return 0;
     }
   }
 }
 
-static void two_level_destroy(rw_schedule s)
+static void tiered_destroy(rw_schedule s)
 {
-  two_level *t = s->content;
+  tiered *t = s->content;
   if (!t) return;
-  plan_free(&t->p);
+  tier_plans_free(&t->tp);
   if (t->ram.pos) rw_engine_finalize(&t->ram);
   rw_free(&t->st);
-  rw_free(&t->free_disk);
+  for (int k = 0; k < RW_MAX_TIERS; k++)
+    rw_free(&t->free_slots[k]);
   rw_free(&s->content);
 }
 
-/* Creates the optimal two-level offline schedule (see rw_schedule.h): `steps` steps,
- * `ram_slots` >= 1 RAM slots counting the slot of the segment's start, `disk_slots` >= 0
- * disk slots or -1 for unlimited, disk write and read costs >= 0 in units of one step.
- * Its advances + write_cost x disk writes + read_cost x disk reads equal the optimum H or D
- * (rw_two_level_cost); rw_schedule_capacity reports the RAM and disk slots it uses at most.
- * Plans in O(l) memory plus a few decision runs per disk slot. Returns RW_ERR_ARG for bad arguments
- * (as rw_two_level_cost), RW_ERR_MEM when the tables do not fit. Not collective. */
-int rw_schedule_create_two_level(int64_t steps, int ram_slots, int disk_slots, double write_cost,
-                                 double read_cost, rw_schedule *out)
+/* Creates the optimal tiered offline schedule (see rw_schedule.h). Returns RW_ERR_ARG for bad
+ * arguments, RW_ERR_MEM when the tables do not fit. Not collective. */
+int rw_schedule_create_tiered(int64_t steps, int ntiers, const rw_tier *tiers, rw_schedule *out)
 {
-  static const rw_schedule_ops ops = {two_level_next, NULL, two_level_destroy};
+  static const rw_schedule_ops ops = {tiered_next, NULL, tiered_destroy};
   int ierr = 0;
   rw_schedule s = NULL;
-  two_level *t = NULL;
-  rw_two_level_counts c;
-  RW_CHECK(out, RW_ERR_ARG, "rw_schedule_create_two_level: output pointer is NULL");
+  tiered *t = NULL;
+  rw_tiered_counts c;
+  RW_CHECK(out, RW_ERR_ARG, "rw_schedule_create_tiered: output pointer is NULL");
   *out = NULL;
-  RW_CALL(check_args("rw_schedule_create_two_level", steps, ram_slots, disk_slots, write_cost,
-                     read_cost));
-  RW_TRY(rw_schedule_alloc("two_level", &ops, &s));
+  RW_CALL(check_tiers("rw_schedule_create_tiered", steps, ntiers, tiers));
+  RW_TRY(rw_schedule_alloc(ntiers == 2 ? "two_level" : "three_level", &ops, &s));
   s->steps = steps;
-  RW_TRY(rw_calloc(1, sizeof *t, "two-level schedule", &t));
+  RW_TRY(rw_calloc(1, sizeof *t, "tiered schedule", &t));
   s->content = t;
-  t->p = (plan){
-      .l = steps, .c_ram = ram_slots, .c_disk = disk_slots, .wd = write_cost, .rd = read_cost};
-  RW_TRY(plan_build(&t->p));
-  RW_TRY(plan_count(&t->p, &c));
-  int cap = steps - 1 < (int64_t)ram_slots ? (int)(steps - 1) : ram_slots;
+  RW_TRY(tier_plans_build(&t->tp, steps, ntiers, tiers));
+  RW_TRY(plan_count(&t->tp.p[t->tp.top], &c));
+  int cap = steps - 1 < (int64_t)tiers[0].slots ? (int)(steps - 1) : tiers[0].slots;
   if (cap < 1) cap = 1;
   s->capacity_ram = cap;
-  s->capacity_disk = c.disk_slots_used;
+  s->capacity_disk = c.slots_used[ntiers - 1];
+  s->capacity_host = ntiers == 3 ? c.slots_used[1] : 0;
   RW_TRY(rw_engine_init(&t->ram, cap, RW_SPLIT_BINOMIAL));
-  t->cap = c.disk_slots_used + 4;
-  RW_TRY(rw_calloc((size_t)t->cap, sizeof *t->st, "two-level segments", &t->st));
-  RW_TRY(rw_calloc((size_t)c.disk_slots_used + 1, sizeof *t->free_disk, "two-level disk slots",
-                   &t->free_disk));
-  for (int k = 0; k < c.disk_slots_used; k++) /* slot 0 handed out first */
-    t->free_disk[k] = c.disk_slots_used - 1 - k;
-  t->nfree_disk = c.disk_slots_used;
-  t->st[0] = (segment){SEG_H, 0, steps, disk_slots, -1, 0};
+  t->cap = 0;
+  for (int k = 1; k < ntiers; k++) {
+    int used = c.slots_used[k];
+    t->cap += used + 4;
+    RW_TRY(
+        rw_calloc((size_t)used + 1, sizeof *t->free_slots[k], "tiered slots", &t->free_slots[k]));
+    for (int q = 0; q < used; q++) /* slot 0 handed out first */
+      t->free_slots[k][q] = used - 1 - q;
+    t->nfree[k] = used;
+  }
+  RW_TRY(rw_calloc((size_t)t->cap, sizeof *t->st, "tiered segments", &t->st));
+  t->st[0] = (segment){SEG_H, 0, steps, tiers[ntiers - 1].slots, -1, 0, ntiers - 1};
   t->top = 1;
   *out = s;
   return 0;
@@ -1038,15 +1194,39 @@ cleanup:
   return ierr;
 }
 
-/* The optimum and counts of a two-level schedule's own plan (see rw_schedule.h). */
+/* Creates the optimal two-level offline schedule (see rw_schedule.h): the tiered schedule
+ * with tiers {ram_slots} and {disk_slots, write_cost, read_cost}. Not collective. */
+int rw_schedule_create_two_level(int64_t steps, int ram_slots, int disk_slots, double write_cost,
+                                 double read_cost, rw_schedule *out)
+{
+  rw_tier tiers[2] = {{ram_slots, 0.0, 0.0}, {disk_slots, write_cost, read_cost}};
+  RW_CHECK(out, RW_ERR_ARG, "rw_schedule_create_two_level: output pointer is NULL");
+  *out = NULL;
+  RW_CALL(check_tiers("rw_schedule_create_two_level", steps, 2, tiers));
+  return rw_schedule_create_tiered(steps, 2, tiers, out);
+}
+
+/* The optimum and counts of a tiered schedule's own plan (see rw_schedule.h). */
+int rw_schedule_tiered_counts(rw_schedule s, rw_tiered_counts *counts)
+{
+  RW_CHECK(s && s->ops.next == tiered_next && counts, RW_ERR_ARG,
+           "rw_schedule_tiered_counts: not a tiered schedule, or NULL output");
+  tiered *t = s->content;
+  RW_CALL(plan_count(&t->tp.p[t->tp.top], counts));
+  return 0;
+}
+
+/* The same in the two-level form. */
 int rw_schedule_two_level_counts(rw_schedule s, rw_two_level_counts *counts)
 {
-  RW_CHECK(s && s->ops.next == two_level_next && counts, RW_ERR_ARG,
+  RW_CHECK(s && s->ops.next == tiered_next && counts, RW_ERR_ARG,
            "rw_schedule_two_level_counts: not a two-level schedule, or NULL output");
-  two_level *t = s->content;
-  RW_CALL(plan_count(&t->p, counts));
-  RW_CHECK(fabs(counts->cost - t->p.value) <= 1e-9 * (t->p.value > 1 ? t->p.value : 1),
-           RW_ERR_INTERNAL, "rw_schedule_two_level_counts: walked cost %.17g != table value %.17g",
-           counts->cost, t->p.value);
+  tiered *t = s->content;
+  RW_CHECK(t->tp.ntiers == 2, RW_ERR_ARG,
+           "rw_schedule_two_level_counts: a %d-tier schedule; use rw_schedule_tiered_counts",
+           t->tp.ntiers);
+  rw_tiered_counts c;
+  RW_CALL(rw_schedule_tiered_counts(s, &c));
+  counts_two_level(&c, counts);
   return 0;
 }

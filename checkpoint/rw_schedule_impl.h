@@ -19,10 +19,11 @@ struct rw_schedule_s {
   int64_t steps;     /* l, -1 while unknown */
   int capacity_ram;  /* most full RAM slots at once */
   int capacity_disk; /* most full disk slots at once (0: RAM only) */
+  int capacity_host; /* most full host slots at once (three tiers only) */
   void *content;
   /* Kept by rw_schedule_next from the emitted actions. */
   rw_schedule_stats stats;
-  int full_ram, full_disk;
+  int full_ram, full_disk, full_host;
   int64_t frontier; /* highest step the forward state has reached */
 };
 

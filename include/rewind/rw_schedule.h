@@ -74,7 +74,12 @@ extern "C" {
 
 typedef struct rw_schedule_s *rw_schedule;
 
-typedef enum { RW_LEVEL_RAM = 0, RW_LEVEL_DISK = 1 } rw_storage_level;
+/* Storage levels of slots. RW_LEVEL_RAM is the fastest tier, where the binomial schedule keeps
+ * its checkpoints (host RAM; on a device run, device memory: the driver's RAM store holds
+ * vectors shaped like the state). RW_LEVEL_DISK is the HDF5 tier. RW_LEVEL_HOST is the middle
+ * tier of a three-tier schedule (pinned host RAM between device memory and disk). The values
+ * are labels, not an order. */
+typedef enum { RW_LEVEL_RAM = 0, RW_LEVEL_DISK = 1, RW_LEVEL_HOST = 2 } rw_storage_level;
 
 typedef enum {
   RW_ACTION_ADVANCE = 0,
@@ -107,8 +112,9 @@ typedef struct {
   int64_t reversals;      /* FIRST_REVERSE + REVERSE actions */
   int64_t stores, restores, frees;
   int64_t disk_writes, disk_reads; /* STORE / RESTORE at RW_LEVEL_DISK */
+  int64_t host_writes, host_reads; /* STORE / RESTORE at RW_LEVEL_HOST */
   int peak_slots;                  /* most full slots at once, all levels */
-  int peak_ram_slots, peak_disk_slots;
+  int peak_ram_slots, peak_disk_slots, peak_host_slots;
 } rw_schedule_stats;
 
 /* Offline binomial checkpointing (Revolve; Griewank & Walther, ACM TOMS 26(1), 2000) for
@@ -178,6 +184,9 @@ int rw_schedule_get_stats(rw_schedule s, rw_schedule_stats *stats);
 /* Most slots the schedule may hold full at once per level: what a store must preallocate.
  * Either pointer may be NULL. Not collective. */
 int rw_schedule_capacity(rw_schedule s, int *ram_slots, int *disk_slots);
+/* The same for one level (RW_LEVEL_HOST: the middle tier of a three-tier schedule, 0 for
+ * every other schedule). Not collective. */
+int rw_schedule_level_capacity(rw_schedule s, rw_storage_level level, int *slots);
 
 /* The schedule's number of steps (-1 while an online schedule does not know it) and its
  * kind ("binomial", "fixed_interval", "store_all", "online", "two_level"); either may be
@@ -256,7 +265,54 @@ int rw_two_level_cost(int64_t steps, int ram_slots, int disk_slots, double write
  * checked against the table value. RW_ERR_ARG for another kind of schedule. Not collective. */
 int rw_schedule_two_level_counts(rw_schedule s, rw_two_level_counts *counts);
 
-/* --- End of the two-level section ----------------------------------------------------- */
+/* --- Tiered (K-level) offline schedule --------------------------------------------------- */
+
+/* Most storage tiers of a tiered schedule: the fastest (binomial) tier, a middle one and disk. */
+#define RW_MAX_TIERS 3
+
+/* One storage tier: its slots and the costs, in units of one forward step, of writing a state
+ * there and reading it back. Tier 0 (the fastest) must have costs 0: copies within it are not
+ * counted, as in the binomial model. */
+typedef struct {
+  int slots;
+  double write_cost, read_cost;
+} rw_tier;
+
+/* Counts of the optimal tiered schedule, per tier (index as in the tiers array; entry 0 of
+ * writes and reads stays 0: tier-0 copies are not counted). */
+typedef struct {
+  double cost;      /* advances + sum over tiers k >= 1 of write_cost_k writes_k + read_cost_k
+                       reads_k */
+  int64_t advances; /* steps of ADVANCE actions */
+  int64_t writes[RW_MAX_TIERS], reads[RW_MAX_TIERS];
+  int slots_used[RW_MAX_TIERS]; /* most slots of tier k full at once (k >= 1) */
+} rw_tiered_counts;
+
+/* The optimal offline schedule over K = ntiers (1 .. RW_MAX_TIERS) storage tiers, fastest
+ * first: the H-Revolve recurrences (Herrmann & Pallez, ACM TOMS 46(2), 2020) applied tier by
+ * tier, each tier's segments without a checkpoint of that tier reversed by the optimal
+ * schedule of the tiers below. With H_0(n) = t(n, tiers[0].slots) and, for k >= 1,
+ * c = tiers[k].slots, wd, rd its costs and H_{k-1} the optimum of the tiers below with all
+ * their slots:
+ *   H_k(n, 0) = H_{k-1}(n),  H_k(n, m) = min(H_{k-1}(n), wd + P_k(n, m)),
+ *   P_k(n, m) = min(H_{k-1}(n), min_{1<=j<=n-2} j + H_k(n-j, m-1) + rd + P_k(j, m)),
+ * and the schedule costs exactly H_{K-1}(steps, c_{K-1}). The top tier may have -1 slots
+ * (unlimited: the Disk-Revolve recurrence D with R = H_{K-2}); the others need >= 0 (a tier
+ * with 0 slots is skipped). Levels of the actions: K = 1 RW_LEVEL_RAM; K = 2 RAM, DISK; K = 3
+ * RAM, HOST, DISK. Every slot of a tier above 0 is freed right after its last read, and a
+ * tier's segment starts with every slot of the tiers below it free. The kind is "binomial"
+ * "two_level" (K <= 2) or "three_level"; steps 1 .. 2^30 - 1. Planning is exact, in
+ * O(l) memory per tier (see rw_schedule_disk.c). Not collective. */
+int rw_schedule_create_tiered(int64_t steps, int ntiers, const rw_tier *tiers, rw_schedule *out);
+
+/* The optimum and the counts of that schedule, without iterating actions. Not collective. */
+int rw_tiered_cost(int64_t steps, int ntiers, const rw_tier *tiers, rw_tiered_counts *counts);
+
+/* The same from the plan a schedule made by rw_schedule_create_tiered or
+ * rw_schedule_create_two_level holds. RW_ERR_ARG for another kind. Not collective. */
+int rw_schedule_tiered_counts(rw_schedule s, rw_tiered_counts *counts);
+
+/* --- End of the tiered section ----------------------------------------------------------- */
 
 #ifdef __cplusplus
 }
