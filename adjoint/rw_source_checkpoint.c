@@ -6,6 +6,7 @@
  * tf: the online schedule is told the number of steps after the step that lands on tf, and the
  * accepted times are recorded and replayed. Every step, first or recomputed, runs through
  * rw_stepper_step from the same input state, so the gradient equals store mode's bit for bit. */
+#include "rewind/rw_device.h"
 #include "rewind/rw_schedule.h"
 #include "rewind/rw_store.h"
 #include "rw_adjoint_impl.h"
@@ -25,9 +26,18 @@ static int rw_make_schedule(const rw_adjoint_options *opt, long N, int slots, in
            "two-level RAM + disk schedule) or the online one (periodic disk checkpoints); the %s "
            "schedule keeps its checkpoints in RAM",
            opt->schedule == RW_SCHEDULE_FIXED ? "fixed-interval" : "store-all");
+  RW_CHECK(opt->host_slots == 0 || (opt->schedule == RW_SCHEDULE_BINOMIAL && !opt->adaptive),
+           RW_ERR_ARG,
+           "a host checkpoint tier (checkpoint_ram on a device run) runs under the binomial "
+           "schedule with a fixed step (the optimal three-tier schedule)");
   switch (opt->schedule) {
   case RW_SCHEDULE_BINOMIAL:
-    if (dslots > 0)
+    if (opt->host_slots > 0) {
+      rw_tier tiers[3] = {{slots, 0.0, 0.0},
+                          {opt->host_slots, opt->host_write_cost, opt->host_read_cost},
+                          {dslots, wd, rd}};
+      RW_CALL(rw_schedule_create_tiered(N, 3, tiers, out));
+    } else if (dslots > 0)
       RW_CALL(rw_schedule_create_two_level(N, slots, dslots, wd, rd, out));
     else
       RW_CALL(rw_schedule_create_binomial(N, slots, out));
@@ -190,6 +200,52 @@ static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N
   double step = times[0] > 1e-9 ? times[0] : 1e-9;
   *wd = times[1] / step;
   *rd = times[2] / step;
+cleanup:
+  rw_store_destroy(&probe);
+  rw_vec_destroy(&tmp);
+  rw_vec_destroy_array(&vecs, ns > per ? ns : per);
+  return ierr;
+}
+
+/* Measures the costs of a copy to the host tier and back in units of one step: the fastest of
+ * three steps from y, and of three puts and gets through a one-slot host store (a device run
+ * waits for its device after each). The largest time over ranks, so every rank builds the same
+ * schedule. Collective. */
+static int rw_measure_host_costs(rw_stepper st, const rw_adjoint_options *opt, N_Vector y, int per,
+                                 double *wh, double *rh)
+{
+  int ierr = 0, ns = rw_stepper_num_stage_vectors(st);
+  N_Vector tmp = NULL, *vecs = NULL;
+  rw_store probe = NULL;
+  rw_device dev = rw_vec_device(y);
+  RW_TRY(rw_vec_clone(y, &tmp));
+  RW_TRY(rw_vec_clone_array(y, ns > per ? ns : per, &vecs));
+  for (int k = 0; k < per; k++)
+    rw_vec_copy(y, vecs[k]);
+  RW_TRY(rw_store_create_host(y, per, 1, &probe));
+  double t = rw_grid_t(opt, 1, 0), h = opt->dt > 0.0 ? opt->dt : 1e-3;
+  double times[3] = {INFINITY, INFINITY, INFINITY};
+  rw_snapshot_tag tg = {.step = 0, .t = t, .h = h};
+  for (int rep = 0; rep < 3; rep++) {
+    double w0 = rw_wtime();
+    rw_stepper_set_step_index(st, 0);
+    RW_TRY(rw_stepper_step(st, t, h, y, tmp, NULL, NULL));
+    if (dev) RW_TRY(rw_device_sync(dev));
+    double w1 = rw_wtime();
+    RW_TRY(rw_store_put(probe, 0, &tg, vecs));
+    double w2 = rw_wtime();
+    RW_TRY(rw_store_get(probe, 0, NULL, vecs));
+    if (dev) RW_TRY(rw_device_sync(dev));
+    double w3 = rw_wtime();
+    RW_TRY(rw_store_release(probe, 0));
+    times[0] = fmin(times[0], w1 - w0);
+    times[1] = fmin(times[1], w2 - w1);
+    times[2] = fmin(times[2], w3 - w2);
+  }
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, rw_vec_comm(y)));
+  double step = times[0] > 1e-9 ? times[0] : 1e-9;
+  *wh = times[1] / step;
+  *rh = times[2] / step;
 cleanup:
   rw_store_destroy(&probe);
   rw_vec_destroy(&tmp);
@@ -456,7 +512,7 @@ typedef struct {
   double hprop;         /* adaptive: the next proposed step size */
   size_t snap;          /* bytes of one snapshot on this rank */
   rw_schedule sch;
-  rw_store stores[2]; /* indexed by rw_storage_level */
+  rw_store stores[3]; /* indexed by rw_storage_level (RAM, DISK, HOST) */
   rw_read_ahead ra;
   long idx; /* actions executed */
   N_Vector cur, ynext, *stages;
@@ -536,6 +592,21 @@ static int ckpt_plan(rw_ckpt *c, N_Vector y)
            "restart_from '%s': a restart continues a binomial run with disk checkpoints at a fixed "
            "step",
            opt->restart_dir);
+  if (opt->host_bytes > 0)
+    RW_CALL(ckpt_slots_for("checkpoint_ram (the host tier)", opt->host_bytes, c->snap, y,
+                           &opt->host_slots));
+  RW_CHECK(opt->host_slots >= 0, RW_ERR_ARG, "host_slots = %d must be >= 0", opt->host_slots);
+  RW_CHECK(opt->host_slots == 0 || !opt->restart_dir, RW_ERR_ARG,
+           "restart_from '%s': a restart does not continue runs with a host checkpoint tier yet "
+           "(its host slots are lost with the run)",
+           opt->restart_dir);
+  if (opt->host_slots > 0 && (opt->host_write_cost < 0.0 || opt->host_read_cost < 0.0)) {
+    double mwh = 0.0, mrh = 0.0;
+    RW_CALL(rw_measure_host_costs(c->base.st, opt, y, c->per, &mwh, &mrh));
+    if (opt->host_write_cost < 0.0) opt->host_write_cost = mwh;
+    if (opt->host_read_cost < 0.0) opt->host_read_cost = mrh;
+    c->base.s->costs_measured = 1;
+  }
   if (c->dslots > 0 && (c->wd < 0.0 || c->rd < 0.0) && !opt->restart_dir) {
     double mwd = 0.0, mrd = 0.0;
     RW_CALL(rw_measure_disk_costs(c->base.st, opt, y, c->per, &mwd, &mrd));
@@ -635,6 +706,9 @@ static int ckpt_alloc(rw_state_source *src, N_Vector y)
   RW_CALL(ckpt_make_schedule(c, &cap, &dcap));
   RW_CALL(rw_store_create_ram(y, c->per, cap > 0 ? cap : 1, &c->stores[RW_LEVEL_RAM]));
   if (dcap > 0) RW_CALL(ckpt_create_disk(c, y, dcap));
+  int hcap = 0;
+  RW_CALL(rw_schedule_level_capacity(c->sch, RW_LEVEL_HOST, &hcap));
+  if (hcap > 0) RW_CALL(rw_store_create_host(y, c->per, hcap, &c->stores[RW_LEVEL_HOST]));
   RW_CALL(rw_vec_clone(y, &c->cur));
   RW_CALL(rw_vec_clone(y, &c->ynext));
   RW_CALL(rw_vec_clone_array(y, c->ns, &c->stages));
@@ -650,6 +724,10 @@ static int ckpt_alloc(rw_state_source *src, N_Vector y)
   s->disk_bytes = rw_store_bytes(c->stores[RW_LEVEL_DISK]);
   s->write_cost = c->dslots > 0 ? c->wd : 0.0;
   s->read_cost = c->dslots > 0 ? c->rd : 0.0;
+  s->host_slots = rw_store_num_slots(c->stores[RW_LEVEL_HOST]);
+  s->host_bytes = rw_store_bytes(c->stores[RW_LEVEL_HOST]);
+  s->host_write_cost = c->o.host_slots > 0 ? c->o.host_write_cost : 0.0;
+  s->host_read_cost = c->o.host_slots > 0 ? c->o.host_read_cost : 0.0;
   return 0;
 }
 
@@ -903,8 +981,14 @@ static int ckpt_stats(rw_state_source *src, rw_adjoint_stats *s)
   s->advances = (long)ss.advances;
   s->optimal_advances = (long)topt;
   s->recomputed_steps = (long)ss.recomputations;
-  s->peak_slots =
-      rw_store_peak_used(c->stores[RW_LEVEL_RAM]) + rw_store_peak_used(c->stores[RW_LEVEL_DISK]);
+  s->peak_slots = rw_store_peak_used(c->stores[RW_LEVEL_RAM]) +
+                  rw_store_peak_used(c->stores[RW_LEVEL_DISK]) +
+                  rw_store_peak_used(c->stores[RW_LEVEL_HOST]);
+  rw_store host = c->stores[RW_LEVEL_HOST];
+  s->host_writes = rw_store_writes(host);
+  s->host_reads = rw_store_reads(host);
+  s->time_host_write = rw_store_write_time(host);
+  s->time_host_read = rw_store_read_time(host);
   rw_store disk = c->stores[RW_LEVEL_DISK];
   s->disk_writes = rw_store_writes(disk);
   s->disk_reads = rw_store_reads(disk);
@@ -917,7 +1001,9 @@ static int ckpt_stats(rw_state_source *src, rw_adjoint_stats *s)
     s->disk_period_chosen = (long)p0;
   }
   s->schedule_cost = (double)ss.advances + s->write_cost * (double)ss.disk_writes +
-                     s->read_cost * (double)ss.disk_reads;
+                     s->read_cost * (double)ss.disk_reads +
+                     s->host_write_cost * (double)ss.host_writes +
+                     s->host_read_cost * (double)ss.host_reads;
   return 0;
 }
 
@@ -930,6 +1016,7 @@ static void ckpt_destroy(rw_state_source *src)
   rw_free(&c->ra.last_store);
   rw_store_destroy(&c->stores[RW_LEVEL_RAM]);
   rw_store_destroy(&c->stores[RW_LEVEL_DISK]);
+  rw_store_destroy(&c->stores[RW_LEVEL_HOST]);
   rw_vec_destroy(&c->cur);
   rw_vec_destroy(&c->ynext);
   rw_vec_destroy_array(&c->stages, c->ns);

@@ -2,6 +2,8 @@
  * whose slots x nvec vectors are allocated at creation through the counting allocator, so
  * the bytes held are exact and never exceed the budget they came from. The HDF5 store is
  * in rw_store_hdf5.c. */
+#include "../core/rw_device_impl.h"
+#include "rewind/rw_device.h"
 #include "rw_store_impl.h"
 
 #include <string.h>
@@ -89,6 +91,79 @@ int rw_store_create_ram(N_Vector tmpl, int nvec, int slots, rw_store *out)
   N_Vector *vecs = NULL;
   RW_TRY(rw_vec_clone_array(tmpl, slots * nvec, &vecs));
   st->content = vecs;
+  *out = st;
+  return 0;
+cleanup:
+  rw_store_destroy(&st);
+  return ierr;
+}
+
+/* --- Host store: the middle tier of a device run ------------------------------------ */
+
+typedef struct {
+  rw_device dev; /* the vectors' device (NULL: CPU vectors) */
+  size_t nloc;   /* doubles per vector on this rank */
+  double **slot; /* [nslots] nvec x nloc doubles each, page-locked on a GPU */
+} rw_host_slots;
+
+static int rw_store_host_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
+{
+  (void)tag;
+  rw_host_slots *h = st->content;
+  for (int k = 0; k < st->nvec; k++)
+    RW_CALL(rw_vec_to_host(v[k], h->slot[slot] + (size_t)k * h->nloc));
+  return 0;
+}
+
+static int rw_store_host_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
+{
+  (void)tag;
+  rw_host_slots *h = st->content;
+  for (int k = 0; k < st->nvec; k++)
+    RW_CALL(rw_vec_from_host(v[k], h->slot[slot] + (size_t)k * h->nloc));
+  return 0;
+}
+
+static void rw_store_host_destroy(rw_store st)
+{
+  rw_host_slots *h = st->content;
+  if (!h) return;
+  for (int i = 0; h->slot && i < st->nslots; i++) {
+    if (h->dev)
+      rw_device_host_free(h->dev, &h->slot[i]);
+    else
+      rw_free(&h->slot[i]);
+  }
+  rw_free(&h->slot);
+  rw_free(&st->content);
+}
+
+/* Creates a host store with every slot allocated now (see rw_store.h). Not collective. */
+int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out)
+{
+  static const rw_store_ops ops = {rw_store_host_put,    rw_store_host_get, NULL, NULL, NULL, NULL,
+                                   rw_store_host_destroy};
+  int ierr = 0;
+  rw_store st = NULL;
+  rw_host_slots *h = NULL;
+  RW_CHECK(tmpl && out && nvec >= 1 && slots >= 1, RW_ERR_ARG,
+           "rw_store_create_host: need a template, nvec >= 1 and slots >= 1 (got %d, %d)", nvec,
+           slots);
+  *out = NULL;
+  RW_CALL(rw_store_alloc("host", &ops, slots, nvec, (size_t)nvec * rw_vec_bytes(tmpl), &st));
+  RW_TRY(rw_calloc(1, sizeof *h, "host checkpoint store", &h));
+  st->content = h;
+  h->dev = rw_vec_device(tmpl);
+  h->nloc = (size_t)rw_vec_local_length(tmpl);
+  RW_TRY(rw_calloc((size_t)slots, sizeof *h->slot, "host checkpoint store", &h->slot));
+  size_t bytes = (size_t)nvec * (h->nloc ? h->nloc : 1) * sizeof(double);
+  for (int i = 0; i < slots; i++) {
+    if (h->dev)
+      RW_TRY(rw_device_host_alloc(h->dev, bytes, &h->slot[i]));
+    else
+      RW_TRY(
+          rw_calloc(bytes / sizeof(double), sizeof(double), "host checkpoint slot", &h->slot[i]));
+  }
   *out = st;
   return 0;
 cleanup:

@@ -52,7 +52,18 @@ static const rw_deck_key rw_app_common_keys[] = {
     {"checkpoint_slots", RW_KEY_INT, "20", NULL, 1, 1e6, 0, NULL, 0,
      "RAM checkpoint slots, counting the one holding the initial state"},
     {"checkpoint_ram", RW_KEY_SIZE, "0", "bytes", 0, 1e18, 0, NULL, 0,
-     "RAM budget for checkpoints per rank (e.g. 512MiB); when > 0 it sets the slots"},
+     "RAM budget for checkpoints per rank (e.g. 512MiB); when > 0 it sets the slots. On a "
+     "device run it is the host tier: page-locked host RAM between the device-memory slots "
+     "(checkpoint_device, or checkpoint_slots) and the disk, under the optimal three-tier "
+     "schedule (binomial, fixed step)"},
+    {"checkpoint_device", RW_KEY_SIZE, "0", "bytes", 0, 1e18, 0, NULL, 0,
+     "device runs: device-memory budget for checkpoints per rank (the fastest tier); when > 0 "
+     "it sets the slots there (else checkpoint_slots)"},
+    {"checkpoint_ram_write_cost", RW_KEY_STRING, "auto", "steps", 0, 0, 0, NULL, 0,
+     "device runs with a host tier: cost of copying one snapshot from the device to host RAM "
+     "in units of one time step, or auto: measured at start-up"},
+    {"checkpoint_ram_read_cost", RW_KEY_STRING, "auto", "steps", 0, 0, 0, NULL, 0,
+     "device runs with a host tier: cost of copying one snapshot back to the device, or auto"},
     {"checkpoint_interval", RW_KEY_INT, "10", "steps", 1, 1e12, 0, NULL, 0,
      "fixed schedule: steps between checkpoints"},
     {"checkpoint_disk", RW_KEY_SIZE, "0", "bytes", 0, 1e18, 0, NULL, 0,
@@ -218,19 +229,40 @@ static int rw_app_read_common(rw_app *app)
       rw_deck_get_string(deck, "checkpoint_dir", app->checkpoint_dir, sizeof app->checkpoint_dir));
   RW_CALL(rw_deck_get_bool(deck, "checkpoint_keep", &opt->disk_keep));
   RW_CALL(rw_deck_get_string(deck, "restart_from", app->restart_from, sizeof app->restart_from));
+  size_t device_bytes = 0;
+  char hcosts[2][64];
+  RW_CALL(rw_deck_get_size(deck, "checkpoint_device", &device_bytes));
   RW_CALL(rw_deck_get_string(deck, "checkpoint_write_cost", costs[0], sizeof costs[0]));
   RW_CALL(rw_deck_get_string(deck, "checkpoint_read_cost", costs[1], sizeof costs[1]));
-  const char *cost_key[2] = {"checkpoint_write_cost", "checkpoint_read_cost"};
-  double *cost[2] = {&opt->write_cost, &opt->read_cost};
-  for (int i = 0; i < 2; i++) {
+  RW_CALL(rw_deck_get_string(deck, "checkpoint_ram_write_cost", hcosts[0], sizeof hcosts[0]));
+  RW_CALL(rw_deck_get_string(deck, "checkpoint_ram_read_cost", hcosts[1], sizeof hcosts[1]));
+  const char *cost_key[4] = {"checkpoint_write_cost", "checkpoint_read_cost",
+                             "checkpoint_ram_write_cost", "checkpoint_ram_read_cost"};
+  char *cost_text[4] = {costs[0], costs[1], hcosts[0], hcosts[1]};
+  double *cost[4] = {&opt->write_cost, &opt->read_cost, &opt->host_write_cost,
+                     &opt->host_read_cost};
+  for (int i = 0; i < 4; i++) {
     char *end = NULL;
     *cost[i] = -1.0;
-    if (strcmp(costs[i], "auto") == 0) continue;
-    *cost[i] = strtod(costs[i], &end);
-    RW_CHECK(end != costs[i] && *end == '\0' && isfinite(*cost[i]) && *cost[i] >= 0.0, RW_ERR_DECK,
-             "key '%s' = '%s' (from %s): expected auto or a number >= 0 (the cost of one disk "
+    if (strcmp(cost_text[i], "auto") == 0) continue;
+    *cost[i] = strtod(cost_text[i], &end);
+    RW_CHECK(end != cost_text[i] && *end == '\0' && isfinite(*cost[i]) && *cost[i] >= 0.0,
+             RW_ERR_DECK,
+             "key '%s' = '%s' (from %s): expected auto or a number >= 0 (the cost of one %s "
              "transfer in units of one time step)",
-             cost_key[i], costs[i], rw_deck_source(deck, cost_key[i]));
+             cost_key[i], cost_text[i], rw_deck_source(deck, cost_key[i]),
+             i < 2 ? "disk" : "device-host");
+  }
+  /* Tiers: on a device run the RAM-store slots are device memory (checkpoint_device or
+   * checkpoint_slots) and checkpoint_ram is the host tier; on the CPU there is no device tier. */
+  if (app->device) {
+    opt->host_bytes = opt->ram_bytes;
+    opt->ram_bytes = device_bytes;
+  } else {
+    RW_CHECK(device_bytes == 0, RW_ERR_DECK,
+             "key 'checkpoint_device' (from %s) sets a device-memory budget, but device: cpu "
+             "(from %s); use checkpoint_ram for a CPU run, or device: cuda",
+             rw_deck_source(deck, "checkpoint_device"), rw_deck_source(deck, "device"));
   }
   RW_CHECK(dslots == 0 || opt->disk_bytes == 0, RW_ERR_DECK,
            "keys checkpoint_disk (from %s) and checkpoint_disk_slots (from %s) both set: give one",
@@ -292,6 +324,21 @@ static int rw_app_read_common(rw_app *app)
              "with checkpoint_schedule: binomial (fixed step) or online (fixed or adaptive step), "
              "or adjoint_mode reversible or backsolve (anchors on disk)",
              dk, rw_deck_source(deck, dk));
+  }
+  if (opt->host_bytes > 0) {
+    RW_CHECK(opt->mode == RW_ADJOINT_CHECKPOINT && opt->schedule == RW_SCHEDULE_BINOMIAL &&
+                 !opt->adaptive,
+             RW_ERR_DECK,
+             "key 'checkpoint_ram' (from %s) asks for a host checkpoint tier on this device run: "
+             "it needs adjoint_mode: checkpoint with checkpoint_schedule: binomial and a fixed "
+             "step (the three-tier schedule); set checkpoint_device for the device-memory "
+             "budget and leave checkpoint_ram at 0 otherwise",
+             rw_deck_source(deck, "checkpoint_ram"));
+    RW_CHECK(!app->restart_from[0], RW_ERR_DECK,
+             "keys 'checkpoint_ram' (from %s) and 'restart_from' (from %s): a restart does not "
+             "continue a device run with a host checkpoint tier yet (its host slots are lost "
+             "with the run); set checkpoint_ram: 0",
+             rw_deck_source(deck, "checkpoint_ram"), rw_deck_source(deck, "restart_from"));
   }
   if (app->restart_from[0]) {
     RW_CHECK(opt->disk_slots > 0 || opt->disk_bytes > 0, RW_ERR_DECK,
@@ -502,7 +549,18 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
     int nslots = 0;
     RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &snap, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
                               rw_context_comm(app->ctx)));
-    if (rw_store_slots_for_budget(opt.ram_bytes, (size_t)snap, &nslots))
+    if (rw_store_slots_for_budget_named(app->device ? "checkpoint_device" : "checkpoint_ram",
+                                        opt.ram_bytes, (size_t)snap, &nslots))
+      return rw_app_deck_error(app, app->device ? "checkpoint_device" : "checkpoint_ram");
+  }
+  if (opt.mode == RW_ADJOINT_CHECKPOINT && opt.host_bytes > 0) {
+    size_t per = opt.store_stages ? (size_t)rw_stepper_num_stage_vectors(st) : 1;
+    unsigned long long snap = per * rw_vec_bytes(y);
+    int nslots = 0;
+    RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &snap, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                              rw_context_comm(app->ctx)));
+    if (rw_store_slots_for_budget_named("checkpoint_ram (the host tier)", opt.host_bytes,
+                                        (size_t)snap, &nslots))
       return rw_app_deck_error(app, "checkpoint_ram");
   }
   if (opt.mode == RW_ADJOINT_CHECKPOINT && opt.disk_bytes > 0) {
@@ -608,6 +666,10 @@ int rw_app_write_results(rw_app *app, rw_problem prob, double J, const double *d
                {"checkpoint_bytes_ram", (long)st->checkpoint_bytes},
                {"checkpoint_bytes_disk", (long)st->disk_bytes},
                {"checkpoint_disk_slots", st->disk_slots},
+               {"checkpoint_host_slots", st->host_slots},
+               {"checkpoint_bytes_host", (long)st->host_bytes},
+               {"host_writes", st->host_writes},
+               {"host_reads", st->host_reads},
                {"disk_writes", st->disk_writes},
                {"disk_reads", st->disk_reads},
                {"accepted_steps", st->accepted},
@@ -787,6 +849,19 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
            : app->restart_from[0] ? " (of the run restarted)"
                                   : "",
            st->schedule_cost);
+  if (st->host_slots > 0)
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  host tier: %d slots of page-locked host RAM, %ld writes, %ld reads (%.2f s, %.2f s "
+           "on rank 0); costs in steps: write %.3g, read %.3g%s; schedule cost %.6g\n",
+           st->host_slots, st->host_writes, st->host_reads, st->time_host_write, st->time_host_read,
+           st->host_write_cost, st->host_read_cost, st->costs_measured ? " (measured)" : "",
+           st->schedule_cost);
+  else if (app->opt.mode == RW_ADJOINT_CHECKPOINT && app->opt.host_bytes > 0)
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  host tier: unused: with a copy to the host costing %.3g steps and back %.3g%s, the "
+           "optimal schedule keeps its checkpoints elsewhere\n",
+           app->opt.host_write_cost, app->opt.host_read_cost,
+           st->costs_measured ? " (measured)" : "");
   if (st->disk_period > 0)
     rw_log(
         ctx, RW_LOG_SUMMARY,
@@ -806,10 +881,12 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   if (app->device) { /* the slots hold device vectors: device memory, not host RAM */
     char b4[32];
     rw_fmt_bytes(rw_device_peak_bytes(app->device), b4, sizeof b4);
+    char b5[32];
+    rw_fmt_bytes(st->host_bytes, b5, sizeof b5);
     rw_log(ctx, RW_LOG_SUMMARY,
-           "  checkpoints: device memory %s per rank, disk %s per rank; device memory peak %s "
-           "(rank 0), host allocations peak %s per rank\n",
-           b1, b3, b4, b2);
+           "  checkpoints: device memory %s per rank, host RAM %s per rank, disk %s per rank; "
+           "device memory peak %s (rank 0), host allocations peak %s per rank\n",
+           b1, b5, b3, b4, b2);
   } else {
     rw_log(ctx, RW_LOG_SUMMARY,
            "  checkpoints: RAM %s per rank, disk %s per rank; peak allocated %s per rank\n", b1, b3,

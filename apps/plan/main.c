@@ -25,7 +25,8 @@ typedef enum {
   SCHED_FIXED,
   SCHED_STORE_ALL,
   SCHED_TWO_LEVEL,
-  SCHED_ONLINE_DISK /* online with disk slots: periodic disk checkpoints */
+  SCHED_ONLINE_DISK, /* online with disk slots: periodic disk checkpoints */
+  SCHED_THREE_LEVEL  /* binomial with host slots: the fast, host and disk tiers */
 } sched_kind;
 
 typedef struct {
@@ -33,9 +34,10 @@ typedef struct {
   int64_t ram_slots;  /* -1: not given */
   int64_t disk_slots; /* -1: unlimited */
   int have_disk_slots;
-  size_t ram_bytes, disk_bytes, snapshot_bytes;
-  int have_ram_bytes, have_disk_bytes, have_snapshot;
-  double step_cost, write_cost, read_cost;
+  int64_t host_slots; /* the middle tier (0: none) */
+  size_t ram_bytes, disk_bytes, host_bytes, snapshot_bytes;
+  int have_ram_bytes, have_disk_bytes, have_host_bytes, have_host_slots, have_snapshot;
+  double step_cost, write_cost, read_cost, host_write_cost, host_read_cost;
   sched_kind kind;
   int64_t interval;
   int actions, json;
@@ -59,6 +61,12 @@ static void usage(FILE *f)
           "                       with --online, a disk checkpoint every P steps, P chosen\n"
           "                       from the costs, each period reversed in RAM\n"
           "  --disk BYTES         disk budget (gives D = BYTES / snapshot bytes)\n"
+          "  --host-slots H       a middle tier between the RAM slots and the disk (a GPU\n"
+          "                       run: device memory, page-locked host RAM, disk); with\n"
+          "                       H > 0 the optimal three-tier schedule is used\n"
+          "  --host BYTES         middle-tier budget (gives H = BYTES / snapshot bytes)\n"
+          "  --host-write-cost X  cost of one copy to the middle tier (default 0)\n"
+          "  --host-read-cost X   cost of one copy back from it (default 0)\n"
           "  --step-cost X        cost of one forward step (default 1)\n"
           "  --write-cost X       cost of one disk write (default 0)\n"
           "  --read-cost X        cost of one disk read (default 0)\n"
@@ -74,7 +82,8 @@ static void usage(FILE *f)
           "t(l,c) = r l - C(c+r, r-1) at the optimum); forward_steps: every forward step\n"
           "evaluation (advances + one per reversed step); cost = advances x step cost +\n"
           "disk writes x write cost + disk reads x read cost. With disk slots the two-level\n"
-          "schedule minimises that cost exactly (H-Revolve; Disk-Revolve when unlimited).\n");
+          "schedule minimises that cost exactly (H-Revolve; Disk-Revolve when unlimited); with\n"
+          "host slots the three-tier schedule does, the host terms added to the cost.\n");
 }
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -180,16 +189,19 @@ static int parse_args(int argc, char **argv, plan_options *o)
         o->json = 1;
       continue;
     }
-    static const char *valued[] = {"--steps",     "--ram-slots",      "--ram",       "--disk-slots",
-                                   "--disk",      "--snapshot-bytes", "--step-cost", "--write-cost",
-                                   "--read-cost", "--schedule",       "--interval"};
+    static const char *valued[] = {
+        "--steps",     "--ram-slots",       "--ram",           "--disk-slots",
+        "--disk",      "--snapshot-bytes",  "--step-cost",     "--write-cost",
+        "--read-cost", "--schedule",        "--interval",      "--host-slots",
+        "--host",      "--host-write-cost", "--host-read-cost"};
     int known = 0;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
       known |= !strcmp(name, valued[k]);
     if (!known)
       return usage_error("unknown option '%s'%s; the options are --steps, --ram-slots, --ram, "
-                         "--snapshot-bytes, --disk-slots, --disk, --step-cost, --write-cost, "
-                         "--read-cost, --schedule, --interval, --online, --actions, --json, "
+                         "--snapshot-bytes, --disk-slots, --disk, --host-slots, --host, "
+                         "--step-cost, --write-cost, --read-cost, --host-write-cost, "
+                         "--host-read-cost, --schedule, --interval, --online, --actions, --json, "
                          "--help",
                          name, "");
     if (eq)
@@ -220,11 +232,16 @@ static int parse_args(int argc, char **argv, plan_options *o)
                            val, "");
       o->disk_slots = iv;
       o->have_disk_slots = 1;
+    } else if (!strcmp(name, "--host-slots")) {
+      if (parse_int64(val, &iv) || iv > INT_MAX)
+        return usage_error("--host-slots '%s': expected an integer in [0, 2147483647]%s", val, "");
+      o->host_slots = iv;
+      o->have_host_slots = 1;
     } else if (!strcmp(name, "--interval")) {
       if (parse_int64(val, &iv) || iv < 1)
         return usage_error("--interval '%s': expected an integer >= 1%s", val, "");
       o->interval = iv;
-    } else if (!strcmp(name, "--ram") || !strcmp(name, "--disk") ||
+    } else if (!strcmp(name, "--ram") || !strcmp(name, "--disk") || !strcmp(name, "--host") ||
                !strcmp(name, "--snapshot-bytes")) {
       size_t b = 0;
       if (parse_size(val, &b))
@@ -235,6 +252,8 @@ static int parse_args(int argc, char **argv, plan_options *o)
         o->ram_bytes = b, o->have_ram_bytes = 1;
       else if (!strcmp(name, "--disk"))
         o->disk_bytes = b, o->have_disk_bytes = 1;
+      else if (!strcmp(name, "--host"))
+        o->host_bytes = b, o->have_host_bytes = 1;
       else
         o->snapshot_bytes = b, o->have_snapshot = 1;
     } else if (!strcmp(name, "--schedule")) {
@@ -257,8 +276,12 @@ static int parse_args(int argc, char **argv, plan_options *o)
         o->step_cost = d;
       else if (!strcmp(name, "--write-cost"))
         o->write_cost = d;
-      else
+      else if (!strcmp(name, "--read-cost"))
         o->read_cost = d;
+      else if (!strcmp(name, "--host-write-cost"))
+        o->host_write_cost = d;
+      else
+        o->host_read_cost = d;
     }
   }
   if (!have_steps)
@@ -267,9 +290,9 @@ static int parse_args(int argc, char **argv, plan_options *o)
     return usage_error("--steps unknown needs --online: an offline schedule needs the number of "
                        "steps%s%s",
                        "", "");
-  if (o->have_ram_bytes || o->have_disk_bytes) {
+  if (o->have_ram_bytes || o->have_disk_bytes || o->have_host_bytes) {
     if (!o->have_snapshot)
-      return usage_error("--ram and --disk budgets need --snapshot-bytes (the size of one "
+      return usage_error("--ram, --host and --disk budgets need --snapshot-bytes (the size of one "
                          "snapshot)%s%s",
                          "", "");
     if (o->snapshot_bytes == 0) return usage_error("--snapshot-bytes must be > 0%s%s", "", "");
@@ -295,6 +318,26 @@ static int parse_args(int argc, char **argv, plan_options *o)
     size_t n = o->disk_bytes / o->snapshot_bytes;
     o->disk_slots = n > INT_MAX ? INT_MAX : (int64_t)n;
   }
+  if (o->have_host_bytes) {
+    if (o->have_host_slots)
+      return usage_error("give either --host-slots or --host with --snapshot-bytes, not both%s%s",
+                         "", "");
+    size_t n = o->host_bytes / o->snapshot_bytes;
+    o->host_slots = n > INT_MAX ? INT_MAX : (int64_t)n;
+  }
+  if (o->host_slots > 0) {
+    if (o->kind != SCHED_BINOMIAL)
+      return usage_error("host slots (%s) need the binomial schedule (the three-tier schedule "
+                         "is offline); not --schedule %s",
+                         o->have_host_bytes ? "--host" : "--host-slots",
+                         o->kind == SCHED_ONLINE  ? "online"
+                         : o->kind == SCHED_FIXED ? "fixed"
+                                                  : "store-all");
+    if (o->step_cost <= 0)
+      return usage_error("the three-tier schedule needs --step-cost > 0 (copies are weighed "
+                         "against steps)%s%s",
+                         "", "");
+  }
   if (o->disk_slots != 0) {
     if (o->kind != SCHED_BINOMIAL && o->kind != SCHED_ONLINE)
       return usage_error("disk slots (%s) need the binomial schedule (the two-level RAM + disk "
@@ -312,12 +355,14 @@ static int parse_args(int argc, char **argv, plan_options *o)
                          "", "");
     o->kind = o->kind == SCHED_ONLINE ? SCHED_ONLINE_DISK : SCHED_TWO_LEVEL;
   }
+  if (o->host_slots > 0) o->kind = SCHED_THREE_LEVEL;
   if ((o->kind == SCHED_BINOMIAL || o->kind == SCHED_ONLINE || o->kind == SCHED_TWO_LEVEL ||
-       o->kind == SCHED_ONLINE_DISK) &&
+       o->kind == SCHED_ONLINE_DISK || o->kind == SCHED_THREE_LEVEL) &&
       o->ram_slots < 0)
     return usage_error("the %s schedule needs --ram-slots C or --ram BYTES with --snapshot-bytes%s",
                        o->kind == SCHED_ONLINE || o->kind == SCHED_ONLINE_DISK ? "online"
                        : o->kind == SCHED_TWO_LEVEL                            ? "two-level"
+                       : o->kind == SCHED_THREE_LEVEL                          ? "three-tier"
                                                                                : "binomial",
                        "");
   if (o->kind == SCHED_FIXED && o->interval < 1)
@@ -342,6 +387,8 @@ static const char *kind_name(sched_kind k)
     return "two_level";
   case SCHED_ONLINE_DISK:
     return "online_disk";
+  case SCHED_THREE_LEVEL:
+    return "three_level";
   }
   return "?";
 }
@@ -372,13 +419,20 @@ static int make_schedule(const plan_options *o, int64_t steps, rw_schedule *s)
     return rw_schedule_create_online_disk((int)o->ram_slots, (int)o->disk_slots,
                                           o->write_cost / o->step_cost, o->read_cost / o->step_cost,
                                           s);
+  case SCHED_THREE_LEVEL: {
+    rw_tier tiers[3] = {
+        {(int)o->ram_slots, 0.0, 0.0},
+        {(int)o->host_slots, o->host_write_cost / o->step_cost, o->host_read_cost / o->step_cost},
+        {(int)o->disk_slots, o->write_cost / o->step_cost, o->read_cost / o->step_cost}};
+    return rw_schedule_create_tiered(steps, 3, tiers, s);
+  }
   }
   return RW_ERR_ARG;
 }
 
 /* The online disk schedule's period after the last simulation: used and chosen. */
 static int64_t g_period, g_period0;
-static rw_two_level_counts g_opt; /* two-level: the optimum of the schedule's own plan */
+static rw_tiered_counts g_opt; /* two- and three-level: the optimum of the schedule's own plan */
 
 /* Iterates the schedule (printing the actions when asked) and returns its statistics. For
  * the online schedule the end is announced after the step that reaches it, as an adaptive
@@ -413,7 +467,8 @@ static int simulate(const plan_options *o, int64_t steps, int print, int *first_
   if (!ierr) ierr = rw_schedule_get_stats(s, st);
   if (!ierr && o->kind == SCHED_ONLINE_DISK)
     ierr = rw_schedule_online_disk_period(s, &g_period, &g_period0);
-  if (!ierr && o->kind == SCHED_TWO_LEVEL) ierr = rw_schedule_two_level_counts(s, &g_opt);
+  if (!ierr && (o->kind == SCHED_TWO_LEVEL || o->kind == SCHED_THREE_LEVEL))
+    ierr = rw_schedule_tiered_counts(s, &g_opt);
   rw_schedule_destroy(&s);
   return ierr;
 }
@@ -473,10 +528,13 @@ static int plan_steps(const plan_options *o)
   /* The two-level optimum: the value of the recurrences in the schedule's plan (planned once;
    * the walk of its decisions checked against the table), which the cost of the actions
    * iterated above must equal. */
-  rw_two_level_counts opt = g_opt;
+  rw_tiered_counts opt = g_opt;
+  int three = o->kind == SCHED_THREE_LEVEL, tiered = three || o->kind == SCHED_TWO_LEVEL;
+  int disky = tiered || o->kind == SCHED_ONLINE_DISK;
   int64_t sa_adv = l - 1, sa_fwd = 2 * l - 1;
   double cost = (double)st.advances * o->step_cost + (double)st.disk_writes * o->write_cost +
-                (double)st.disk_reads * o->read_cost;
+                (double)st.disk_reads * o->read_cost + (double)st.host_writes * o->host_write_cost +
+                (double)st.host_reads * o->host_read_cost;
   double sa_cost = (double)sa_adv * o->step_cost;
   double overhead = (double)st.forward_steps / (double)sa_fwd - 1.0;
   if (o->json) {
@@ -488,17 +546,23 @@ static int plan_steps(const plan_options *o)
       print_json_int("disk_period", g_period);
       print_json_int("disk_period_chosen", g_period0);
     }
-    if (o->kind == SCHED_TWO_LEVEL || o->kind == SCHED_ONLINE_DISK) {
+    if (disky) {
       print_json_int("disk_slots_used", st.peak_disk_slots);
       print_json_int("ram_slots_used", st.peak_ram_slots);
       print_json_int("disk_capacity", disk_cap);
+    }
+    if (three) {
+      print_json_int("host_slots", o->host_slots);
+      print_json_int("host_slots_used", st.peak_host_slots);
     }
     print_json_int("peak_slots", st.peak_slots);
     if (o->have_snapshot) {
       print_json_int("snapshot_bytes", (int64_t)o->snapshot_bytes);
       print_json_int("checkpoint_bytes", (int64_t)o->snapshot_bytes * st.peak_ram_slots);
-      if (o->kind == SCHED_TWO_LEVEL || o->kind == SCHED_ONLINE_DISK)
+      if (disky)
         print_json_int("disk_checkpoint_bytes", (int64_t)o->snapshot_bytes * st.peak_disk_slots);
+      if (three)
+        print_json_int("host_checkpoint_bytes", (int64_t)o->snapshot_bytes * st.peak_host_slots);
     }
     if (o->kind == SCHED_FIXED) print_json_int("interval", o->interval);
     print_json_int("repetitions", r);
@@ -516,8 +580,14 @@ static int plan_steps(const plan_options *o)
     print_json_num("step_cost", o->step_cost);
     print_json_num("write_cost", o->write_cost);
     print_json_num("read_cost", o->read_cost);
+    if (three) {
+      print_json_int("host_writes", st.host_writes);
+      print_json_int("host_reads", st.host_reads);
+      print_json_num("host_write_cost", o->host_write_cost);
+      print_json_num("host_read_cost", o->host_read_cost);
+    }
     print_json_num("cost", cost);
-    if (o->kind == SCHED_TWO_LEVEL) {
+    if (tiered) {
       print_json_num("optimal_cost", opt.cost * o->step_cost);
       print_json_num("ram_only_cost", (double)t_opt * o->step_cost);
     }
@@ -534,7 +604,14 @@ static int plan_steps(const plan_options *o)
   if (o->have_snapshot)
     printf("  checkpoint memory        %d x %zu B = %.4g MiB at peak\n", st.peak_ram_slots,
            o->snapshot_bytes, (double)st.peak_ram_slots * (double)o->snapshot_bytes / 1048576.0);
-  if (o->kind == SCHED_TWO_LEVEL || o->kind == SCHED_ONLINE_DISK) {
+  if (three) {
+    printf("  host slots               %" PRId64 ", %d used at peak\n", o->host_slots,
+           st.peak_host_slots);
+    if (o->have_snapshot)
+      printf("  checkpoint host          %d x %zu B = %.4g MiB at peak\n", st.peak_host_slots,
+             o->snapshot_bytes, (double)st.peak_host_slots * (double)o->snapshot_bytes / 1048576.0);
+  }
+  if (disky) {
     if (o->disk_slots < 0)
       printf("  disk slots               unlimited, %d used at peak\n", st.peak_disk_slots);
     else
@@ -562,10 +639,13 @@ static int plan_steps(const plan_options *o)
          (double)st.recomputations / (double)l);
   printf("  overhead vs store-all    %+.2f%% forward step evaluations\n", 100.0 * overhead);
   printf("  stores / restores        %" PRId64 " / %" PRId64 "\n", st.stores, st.restores);
+  if (three)
+    printf("  host writes / reads      %" PRId64 " / %" PRId64 "\n", st.host_writes, st.host_reads);
   printf("  disk writes / reads      %" PRId64 " / %" PRId64 "\n", st.disk_writes, st.disk_reads);
   printf("  cost                     %.6g   (store everything: %.6g)\n", cost, sa_cost);
-  if (o->kind == SCHED_TWO_LEVEL)
-    printf("  two-level optimum        %.6g   (RAM only: %.6g)\n", opt.cost * o->step_cost,
+  if (tiered)
+    printf("  %s %.6g   (RAM only: %.6g)\n",
+           three ? "three-tier optimum      " : "two-level optimum       ", opt.cost * o->step_cost,
            (double)t_opt * o->step_cost);
   return 0;
 }

@@ -87,6 +87,16 @@ typedef struct {
   int disk_keep;
   double write_cost, read_cost;
   const char *run_id;
+  /* Host tier (a device run's middle tier; binomial schedule, fixed step): host_slots slots of
+   * page-locked host RAM, or host_bytes / snapshot bytes when host_bytes > 0, between the
+   * RAM-store slots (device memory on a device run) and the disk. The schedule is then the
+   * optimal three-tier one (rw_schedule_create_tiered): advances + host_write_cost x host
+   * writes + host_read_cost x host reads + the disk terms, costs in units of one step; a
+   * negative host cost is measured at start-up (one step, one copy to the host tier and one
+   * back, the largest time over ranks). 0 slots: no host tier. */
+  int host_slots;
+  size_t host_bytes;
+  double host_write_cost, host_read_cost;
   /* Recorded in the disk checkpoint files so that a refused restart says what differs: the
    * effective deck (one "key: value" per line) and the decomposition (free text). May be NULL. */
   const char *run_deck, *run_decomposition;
@@ -138,6 +148,11 @@ typedef struct {
   int ram_slots;           /* slots the store holds (checkpoint mode) */
   int disk_slots;          /* slots of the disk store (0: none) */
   long disk_writes, disk_reads;
+  int host_slots; /* slots of the host tier (0: none) */
+  long host_writes, host_reads;
+  double host_write_cost, host_read_cost; /* the host tier's costs the schedule used, in steps */
+  size_t host_bytes;                      /* bytes of the host slots on this rank */
+  double time_host_write, time_host_read; /* seconds in the host tier on this rank */
   double write_cost, read_cost;           /* the costs the schedule used, in steps */
   int costs_measured;                     /* 1 when they were measured at start-up */
   double schedule_cost;                   /* advances + write_cost writes + read_cost reads */

@@ -4,7 +4,10 @@
  * the driver decides what a snapshot holds (the state, or the stages too) and picks the
  * store of an action's storage level. Two implementations share one ops table:
  *
- *  - RAM (rw_store_create_ram): vectors from the counting allocator. Not collective.
+ *  - RAM (rw_store_create_ram): vectors from the counting allocator (on a device run, device
+ *    memory: they are shaped like the state). Not collective.
+ *  - Host (rw_store_create_host): host copies of the state, page-locked on a GPU; the middle
+ *    tier between device memory and disk. Not collective.
  *  - HDF5 files (rw_store_create_hdf5): one file per rank in a checkpoint directory, each
  *    slot a row of a chunked dataset with a Fletcher32 checksum, written behind the
  *    computation and read ahead by an I/O thread. Every call is collective
@@ -46,6 +49,12 @@ int rw_store_slots_for_budget_named(const char *what, size_t budget_bytes, size_
 /* A RAM store with `slots` slots of `nvec` vectors shaped like `tmpl`, all allocated now.
  * Not collective. */
 int rw_store_create_ram(N_Vector tmpl, int nvec, int slots, rw_store *out);
+
+/* A host store with `slots` slots of `nvec` vectors shaped like `tmpl`, all allocated now: the
+ * middle tier of a three-tier device run. Its slots are this rank's entries in host memory,
+ * page-locked on a GPU (rw_device_host_alloc) so that the copies from and to the device run at
+ * the link's speed; for CPU vectors, plain host arrays. Not collective. */
+int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out);
 
 /* Options of the HDF5 file store. */
 typedef struct {
@@ -121,7 +130,7 @@ int rw_store_sync(rw_store st);
  * verifies them). Not collective. */
 uint32_t rw_checksum_fletcher32(const void *data, size_t len);
 
-/* "ram" or "hdf5". */
+/* "ram", "host" or "hdf5". */
 const char *rw_store_kind(rw_store st);
 int rw_store_num_slots(rw_store st);
 /* The step slot `slot` holds, -1 when it is empty or out of range. Not collective. */

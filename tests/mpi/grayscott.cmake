@@ -46,6 +46,33 @@ rewind_mpi_expect(grayscott_app_device NP 2 RC zero
   COMMAND ${GS} -output ${GS_OUT}/gs_device.h5 -tf 10 -N 32 -output_every 5 -device emulated)
 rewind_h5_same(grayscott_app_device_same ${GS_OUT}/gs_default.h5 ${GS_OUT}/gs_device.h5
   DATASETS /gradient/dJdy0 DEPENDS grayscott_app_default grayscott_app_device)
+# Three checkpoint tiers on the emulated device (issue 11): device-memory slots, a page-locked
+# host tier and a disk tier, under the optimal three-tier schedule with the costs given so that
+# every tier is used. The gradient equals the device's store-mode run bit for bit (dJ/dp too:
+# the device sums in its own fixed order, so the CPU run's dJ/dp differs in the last bits), at
+# 2 and 4 ranks (4: the device tier from a byte budget, 4 KiB snapshots per rank).
+foreach(np 2 4)
+  if(np EQUAL 2)
+    set(fast -checkpoint_slots 3)
+    set(host "host RAM 16.00 KiB")
+  else()
+    set(fast -checkpoint_device 12KiB)
+    set(host "device memory 12.00 KiB per rank, host RAM 16.00 KiB")
+  endif()
+  rewind_mpi_expect(grayscott_app_device_store100_np${np} NP ${np} RC zero
+    REGEX "adjoint mode store"
+    COMMAND ${GS} -output ${GS_OUT}/gs_store100_np${np}.h5 -tf 100 -N 32 -output_every 0
+            -device emulated -adjoint_mode store)
+  rewind_mpi_expect(grayscott_app_device_tiers_np${np} NP ${np} RC zero
+    REGEX "disk tier: 6 slots.*host tier: [0-9]+ slots of page-locked host RAM, [1-9][0-9]* writes.*${host}"
+    COMMAND ${GS} -output ${GS_OUT}/gs_tiers${np}.h5 -tf 100 -N 32 -output_every 0 -device emulated
+            -adjoint_mode checkpoint ${fast} -checkpoint_ram 16KiB -checkpoint_disk_slots 6
+            -checkpoint_ram_write_cost 0.5 -checkpoint_ram_read_cost 0.5 -checkpoint_write_cost 1
+            -checkpoint_read_cost 1 -checkpoint_dir ${GS_OUT})
+  rewind_h5_same(grayscott_app_device_tiers_np${np}_same ${GS_OUT}/gs_store100_np${np}.h5
+    ${GS_OUT}/gs_tiers${np}.h5 DATASETS /gradient/dJdy0 /gradient/dJdp
+    DEPENDS grayscott_app_device_store100_np${np} grayscott_app_device_tiers_np${np})
+endforeach()
 # The result files are complete and readable: h5dump verifies the Fletcher32 checksums.
 foreach(f default u2 3d device)
   add_test(NAME grayscott_app_${f}_output_readable
@@ -79,3 +106,14 @@ grayscott_bad(differentiate_unknown 2
   "key 'differentiate': 'D_w' is not an input of this problem; allowed: all, y0, params, D_u, D_v, gamma, kappa.*differentiate from command line"
   -N 32 -differentiate y0,D_w)
 grayscott_bad(budget_too_small 2 "smaller than one snapshot" -N 32 -tf 2 -checkpoint_ram 1KiB)
+# Tier budgets: a device budget on a CPU run, a host tier under a schedule that has none, and
+# a host tier below one snapshot.
+grayscott_bad(device_budget_on_cpu 2
+  "checkpoint_device.*from command line.*device: cpu.*use checkpoint_ram for a CPU run"
+  -N 32 -tf 2 -adjoint_mode checkpoint -checkpoint_device 1MiB)
+grayscott_bad(host_tier_online 2
+  "checkpoint_ram.*host checkpoint tier.*checkpoint_schedule: binomial"
+  -N 32 -tf 2 -device emulated -adjoint_mode checkpoint -checkpoint_schedule online
+  -checkpoint_ram 1MiB)
+grayscott_bad(host_tier_too_small 2 "checkpoint_ram \\(the host tier\\).*smaller than one snapshot"
+  -N 32 -tf 2 -device emulated -adjoint_mode checkpoint -checkpoint_ram 1KiB)

@@ -474,6 +474,40 @@ static void vector_problem_tests(void)
            "reads) %s store mode",
            size, sd.disk_writes, sd.disk_reads, same ? "equals bit for bit" : "DIFFERS FROM");
     rw_vec_destroy(&y), rw_vec_destroy(&g);
+    result_free(&dk);
+    /* three tiers: device slots, page-locked host slots, disk (issue 11); the host tier's
+     * costs measured once, then given, so that every tier is used */
+    rw_adjoint_options o3 = od;
+    rw_adjoint_stats s3;
+    o3.ram_slots = 2, o3.host_slots = 2, o3.disk_slots = 3, o3.run_id = "test-device-3";
+    o3.host_write_cost = -1.0, o3.host_read_cost = -1.0, o3.write_cost = 1.0, o3.read_cost = 1.0;
+    CHECK(rw_problem_new_state(pd, &y));
+    CHECK(rw_problem_new_state(pd, &g));
+    CHECK(rw_vec_from_host(y, y0));
+    dk.n = (long)n;
+    dk.y = malloc((size_t)n * sizeof(double)), dk.g = malloc((size_t)n * sizeof(double));
+    memset(dk.p, 0, sizeof dk.p);
+    CHECK(rw_adjoint_solve(pd, st, &o3, y, &dk.J, dk.p, g, &s3));
+    double mwh = s3.host_write_cost, mrh = s3.host_read_cost;
+    int measured = s3.costs_measured && mwh >= 0 && mrh >= 0;
+    CHECK(rw_vec_to_host(y, dk.y));
+    CHECK(rw_vec_to_host(g, dk.g));
+    same = same_fields(&d, &dk) && d.J == dk.J && memcmp(d.p, dk.p, sizeof d.p) == 0;
+    o3.host_write_cost = 0.25, o3.host_read_cost = 0.25;
+    memset(dk.p, 0, sizeof dk.p);
+    CHECK(rw_vec_from_host(y, y0));
+    CHECK(rw_adjoint_solve(pd, st, &o3, y, &dk.J, dk.p, g, &s3));
+    CHECK(rw_vec_to_host(y, dk.y));
+    CHECK(rw_vec_to_host(g, dk.g));
+    same = same && same_fields(&d, &dk) && d.J == dk.J && memcmp(d.p, dk.p, sizeof d.p) == 0;
+    report(same && measured && s3.host_writes > 0 && s3.host_reads > 0 && s3.disk_writes > 0 &&
+               s3.host_slots <= 2,
+           "vector-op problem on the device, %d ranks: 2 device + 2 host + 3 disk slots (host "
+           "costs measured %.3g / %.3g steps; at 0.25: %ld host writes, %ld reads, %ld disk "
+           "writes) %s store mode",
+           size, mwh, mrh, s3.host_writes, s3.host_reads, s3.disk_writes,
+           same ? "equals bit for bit" : "DIFFERS FROM");
+    rw_vec_destroy(&y), rw_vec_destroy(&g);
     rw_stepper_destroy(&st);
     result_free(&dk);
     MPI_Barrier(MPI_COMM_WORLD);

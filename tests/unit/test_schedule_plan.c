@@ -138,6 +138,53 @@ Test(plan, disk_split_is_the_two_level_optimum)
   cr_assert(strstr(buf, "-> ram[0]"), "%s", buf);
 }
 
+/* Three tiers (a GPU run's device memory, page-locked host RAM and disk): the numbers are the
+ * optimum rw_tiered_cost computes, the budgets give the slots, --actions shows the host level,
+ * and an online schedule with host slots is refused. */
+Test(plan, three_tiers_are_the_tiered_optimum)
+{
+  cr_assert_eq(run_plan("--steps 4000 --ram-slots 6 --host-slots 12 --host-write-cost 1 "
+                        "--host-read-cost 1 --disk-slots 30 --write-cost 4 --read-cost 3 --json",
+                        buf, sizeof buf),
+               0, "%s", buf);
+  rw_tier t[3] = {{6, 0, 0}, {12, 1, 1}, {30, 4, 3}};
+  rw_tiered_counts n;
+  RW_TEST_OK(rw_tiered_cost(4000, 3, t, &n));
+  cr_assert(strstr(buf, "\"schedule\": \"three_level\""), "%s", buf);
+  cr_assert_eq(json_int(buf, "host_slots"), 12);
+  cr_assert_eq(json_int(buf, "host_slots_used"), n.slots_used[1]);
+  cr_assert_eq(json_int(buf, "disk_slots_used"), n.slots_used[2]);
+  cr_assert_eq(json_int(buf, "advances"), n.advances);
+  cr_assert_eq(json_int(buf, "host_writes"), n.writes[1]);
+  cr_assert_eq(json_int(buf, "host_reads"), n.reads[1]);
+  cr_assert_eq(json_int(buf, "disk_writes"), n.writes[2]);
+  cr_assert_eq(json_int(buf, "disk_reads"), n.reads[2]);
+  cr_assert_eq(json_int(buf, "cost"), (int64_t)n.cost); /* integer costs: exact */
+  cr_assert_eq(json_int(buf, "optimal_cost"), (int64_t)n.cost);
+  cr_assert(n.writes[1] > 0 && n.writes[2] > 0, "every tier used: %s", buf);
+  rw_two_level_counts two;
+  RW_TEST_OK(rw_two_level_cost(4000, 6, 30, 4, 3, &two));
+  cr_assert(n.cost < two.cost, "the host tier pays: %.17g vs RAM + disk %.17g", n.cost, two.cost);
+  cr_assert_eq(run_plan("--steps 4000 --ram 60MiB --snapshot-bytes 10MiB --host 120MiB "
+                        "--host-write-cost 1 --host-read-cost 1 --disk 300MiB --write-cost 4 "
+                        "--read-cost 3 --json",
+                        buf, sizeof buf),
+               0, "%s", buf);
+  cr_assert_eq(json_int(buf, "host_slots"), 12);
+  cr_assert_eq(json_int(buf, "cost"), (int64_t)n.cost);
+  cr_assert_eq(json_int(buf, "host_checkpoint_bytes"), n.slots_used[1] * 10 * 1048576LL);
+  cr_assert_eq(
+      run_plan("--steps 60 --ram-slots 2 --host-slots 2 --host-write-cost 0.5 "
+               "--host-read-cost 0.5 --disk-slots 2 --write-cost 2 --read-cost 2 --actions",
+               buf, sizeof buf),
+      0, "%s", buf);
+  cr_assert(strstr(buf, "-> host[0]") && strstr(buf, "restore host[0]") &&
+                strstr(buf, "-> disk[0]"),
+            "%s", buf);
+  cr_assert_eq(run_plan("--steps 100 --ram-slots 3 --host-slots 2 --online", buf, sizeof buf), 2);
+  cr_assert(strstr(buf, "host slots (--host-slots) need the binomial schedule"), "%s", buf);
+}
+
 Test(plan, online_and_unknown)
 {
   cr_assert_eq(run_plan("--steps 2000 --ram-slots 8 --online --json", buf, sizeof buf), 0, "%s",
