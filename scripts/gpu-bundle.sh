@@ -99,12 +99,19 @@ cat >"$out/run-bench.sh" <<'EOF'
 #!/bin/sh
 # The issue-11 figures on one GPU: Gray-Scott 2048^2 RK4 stage roofline (forward and adjoint
 # step against a device-to-device copy), then the whole gradient of 10^4 steps under binomial
-# checkpointing in device memory (200 slots of 64 MiB), 1 rank; the same roofline on 2 ranks;
+# checkpointing in device memory (200 slots of 64 MiB), and under three tiers (device, host,
+# disk), 1 rank; the same roofline on 2 ranks;
 # the heat 256^3 roofline.
 here=$(cd "$(dirname "$0")" && pwd)
 "$here/run.sh" -n 1 bench_pde --problem grayscott --n 2048 --stage 20 --device cuda
 "$here/run.sh" -n 1 bench_pde --problem grayscott --n 2048 --steps 10000 --slots 200 \
   --max-store-bytes 1GiB --device cuda
+# The three-tier budget: 50 device slots, 400 page-locked host slots (25 GiB) and 200 disk
+# slots (12.5 GiB of HDF5 files), copy and disk costs measured at start-up.
+ck=$(mktemp -d "${TMPDIR:-/tmp}/rewind-bench-XXXXXX")
+"$here/run.sh" -n 1 bench_pde --problem grayscott --n 2048 --steps 10000 --slots 50 \
+  --host-slots 400 --disk-slots 200 --checkpoint-dir "$ck" --max-store-bytes 1GiB --device cuda
+rm -rf "$ck"
 "$here/run.sh" -n 2 bench_pde --problem grayscott --n 2048 --stage 20 --device cuda
 "$here/run.sh" -n 1 bench_pde --problem heat3d --n 256 --stage 10 --device cuda
 EOF

@@ -75,6 +75,8 @@ typedef struct {
   size_t max_store_bytes;
   long stage; /* --stage K: the stage roofline with K steps per timing (0: the variants) */
   int device; /* --device: 0 (cpu), RW_DEVICE_EMULATED or RW_DEVICE_CUDA */
+  int host_slots, disk_slots; /* --host-slots, --disk-slots: tiers above the --slots ones */
+  char ckpt_dir[512];         /* --checkpoint-dir (disk tier) */
 } bench_opts;
 
 static void usage(FILE *f, const char *prog)
@@ -82,6 +84,7 @@ static void usage(FILE *f, const char *prog)
   fprintf(f,
           "usage: %s [--problem grayscott|heat3d] [--n N] [--steps L] [--slots C]\n"
           "          [--max-store-bytes B] [--repeat R] [--dt DT] [--device D]\n"
+          "          [--host-slots H] [--disk-slots D] [--checkpoint-dir DIR]\n"
           "  --problem P          grayscott (2-D, N x N) or heat3d (N^3) (default grayscott)\n"
           "  --n N                nodes per dimension (default 512 for grayscott, 128 for "
           "heat3d)\n"
@@ -98,7 +101,13 @@ static void usage(FILE *f, const char *prog)
           "                       time the best of --repeat runs (at least 5) of K steps\n"
           "  --device D           cpu (default), cuda (one GPU per rank) or emulated (the GPU\n"
           "                       code on the CPU). On a device the copy\n"
-          "                       bandwidth is a device-to-device copy\n",
+          "                       bandwidth is a device-to-device copy\n"
+          "  --host-slots H       a host tier above the --slots ones (page-locked host RAM on a\n"
+          "                       GPU): the binomial variant runs the optimal three-tier\n"
+          "                       schedule, copy costs measured at start-up\n"
+          "  --disk-slots D       a disk tier (HDF5 files in --checkpoint-dir, default .), disk\n"
+          "                       costs measured at start-up\n"
+          "  --checkpoint-dir DIR directory of the disk tier's files\n",
           prog);
 }
 
@@ -124,7 +133,8 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
     int known = !strcmp(a, "--problem") || !strcmp(a, "--n") || !strcmp(a, "--steps") ||
                 !strcmp(a, "--slots") || !strcmp(a, "--max-store-bytes") ||
                 !strcmp(a, "--repeat") || !strcmp(a, "--dt") || !strcmp(a, "--stage") ||
-                !strcmp(a, "--device");
+                !strcmp(a, "--device") || !strcmp(a, "--host-slots") ||
+                !strcmp(a, "--disk-slots") || !strcmp(a, "--checkpoint-dir");
     if (!known) {
       if (rank == 0) {
         fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
@@ -158,6 +168,17 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
     } else if (!strcmp(a, "--slots")) {
       bad = parse_long(v, 1, &n) || n > 1000000;
       o->slots = (int)n;
+    } else if (!strcmp(a, "--host-slots") || !strcmp(a, "--disk-slots")) {
+      bad = parse_long(v, 0, &n) || n > 1000000;
+      if (!strcmp(a, "--host-slots"))
+        o->host_slots = (int)n;
+      else
+        o->disk_slots = (int)n;
+      expected = "an integer from 0 to 1000000";
+    } else if (!strcmp(a, "--checkpoint-dir")) {
+      bad = strlen(v) >= sizeof o->ckpt_dir;
+      snprintf(o->ckpt_dir, sizeof o->ckpt_dir, "%s", v);
+      expected = "a directory path shorter than 512 characters";
     } else if (!strcmp(a, "--repeat")) {
       bad = parse_long(v, 1, &n) || n > 1000;
       o->repeat = (int)n;
@@ -299,6 +320,14 @@ static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
   opt.mode = v->kind == VAR_BINOMIAL ? RW_ADJOINT_CHECKPOINT : RW_ADJOINT_STORE;
   opt.schedule = RW_SCHEDULE_BINOMIAL;
   opt.ram_slots = o->slots;
+  if (v->kind == VAR_BINOMIAL && (o->host_slots > 0 || o->disk_slots > 0)) {
+    opt.host_slots = o->host_slots;
+    opt.disk_slots = o->disk_slots;
+    opt.disk_dir = o->ckpt_dir[0] ? o->ckpt_dir : ".";
+    opt.run_id = "bench-pde";
+    opt.host_write_cost = opt.host_read_cost = -1.0; /* measured at start-up */
+    opt.write_cost = opt.read_cost = -1.0;
+  }
   MPI_Comm comm = rw_context_comm(rw_problem_context(S->prob));
   N_Vector fadj = rw_problem_field_adjoint(S->prob);
   int R = o->repeat;
@@ -645,12 +674,24 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
   variant *fw = &vars[VAR_FORWARD], *bi = &vars[VAR_BINOMIAL], *sv = &vars[VAR_STORE];
   int counts_ok = 1, j_ok = 1, bitwise_ok = 1, finite_ok = isfinite(fw->J);
   RW_TRY(rw_binomial_advances(N, o->slots, NULL, &bi->t_lc));
+  int tiered = o->host_slots > 0 || o->disk_slots > 0;
+  rw_tiered_counts tc;
+  memset(&tc, 0, sizeof tc);
+  if (tiered && bi->ran) { /* the tiered optimum for the costs the run measured */
+    rw_tier tiers[3] = {{o->slots, 0.0, 0.0},
+                        {o->host_slots, bi->stats.host_write_cost, bi->stats.host_read_cost},
+                        {o->disk_slots, bi->stats.write_cost, bi->stats.read_cost}};
+    if (o->host_slots == 0) tiers[1] = tiers[2];
+    RW_TRY(rw_tiered_cost(N, o->host_slots > 0 ? 3 : 2, tiers, &tc));
+  }
   sv->t_lc = N - 1;
   for (int i = VAR_BINOMIAL; i < NVAR; i++) {
     variant *v = &vars[i];
     if (!v->ran) continue;
+    if (v->kind == VAR_BINOMIAL && tiered) /* the tiers' optimum, not t(l, c) */
+      v->t_lc = tc.advances;
     v->counts_ok = v->stats.steps == N && (int64_t)v->stats.advances == v->t_lc &&
-                   (int64_t)v->stats.optimal_advances == v->t_lc &&
+                   (tiered || (int64_t)v->stats.optimal_advances == v->t_lc) &&
                    (int64_t)v->stats.recomputed_steps == v->t_lc - (N - 1);
     v->ckpt = max_bytes(comm, v->stats.checkpoint_bytes);
     v->budget = (size_t)(v->kind == VAR_BINOMIAL ? o->slots : N) * state_bytes;
@@ -716,6 +757,18 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
            "order makes it the variant's own peak\n"
            "bitwise: binomial's J, dJ/dp, dJ/dy0%s equal to store-everything's bit for bit\n",
            field ? ", dJ/dkappa" : "");
+    if (tiered)
+      printf("tiers: %d fast slots; host %d slots, %ld writes, %ld reads (%.3f s, %.3f s), costs "
+             "%.3g / %.3g steps (measured); disk %d slots, %ld writes, %ld reads (%.3f s, %.3f s), "
+             "costs %.3g / %.3g steps (measured); schedule cost %.6g = the tiered optimum %.6g "
+             "(t(l,c) with the fast slots alone: %lld); 'advances' above is checked against the "
+             "tiered optimum\n",
+             o->slots, o->host_slots, bi->stats.host_writes, bi->stats.host_reads,
+             bi->stats.time_host_write, bi->stats.time_host_read, bi->stats.host_write_cost,
+             bi->stats.host_read_cost, o->disk_slots, bi->stats.disk_writes, bi->stats.disk_reads,
+             bi->stats.time_disk_write, bi->stats.time_disk_read, bi->stats.write_cost,
+             bi->stats.read_cost, bi->stats.schedule_cost, tc.cost,
+             (long long)bi->stats.optimal_advances);
     printf("forward: %.3f ms per step; adjoint/forward: binomial %.3f",
            1e3 * fw->t_total / (double)N, bi->t_total / fw->t_total);
     if (sv->ran)
