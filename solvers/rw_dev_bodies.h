@@ -239,8 +239,10 @@ typedef struct {
   const double *src;     /* owned source shape (NULL: none) */
   double q;
   double *out; /* owned output */
-  /* the Dirichlet ghost term of the conductivity gradient (RW_BODY_HEAT_KGHOST) */
-  int d;
+  /* a boundary face's ghost terms (RW_BODY_HEAT_KGHOST): mode 0, the ghost conductivity's
+   * term of the conductivity gradient (gk = ghosted w, gu = ghosted u); mode 1, a Neumann
+   * face's term of the state adjoint (gk = ghosted conductivity, gu = ghosted w) */
+  int d, mode;
   long toward; /* +1 low side, -1 high side: the mirror node one layer inside */
   long out_s;  /* owned stride along d */
 } rw_body_heat;
@@ -287,15 +289,20 @@ static inline RW_HD void rw_body_heat_kgrad_run(const rw_body_heat *p, long m)
   p->out[o] += g;
 }
 
-/* Item = node of a Dirichlet face (the box): the ghost conductivity's term, given to the node
- * one layer inside (heat_vjp_comb_field's boundary loop). */
+/* Item = node of a boundary face (the box), its term given to the node one layer inside:
+ * mode 0, the ghost conductivity's term of the conductivity gradient (heat_vjp_comb_field's
+ * boundary loop); mode 1, a Neumann ghost's term of the state adjoint (heat_neumann_ghosts). */
 static inline RW_HD void rw_body_heat_kghost_run(const rw_body_heat *p, long m)
 {
   long i, j, k;
   const long o = rw_body_heat_node(p, m, &i, &j, &k);
   const size_t x = rw_body_gidx(&p->g, i, j, k, 0);
-  const ptrdiff_t s = (ptrdiff_t)p->sd[p->d];
-  const double ug = p->gu[(ptrdiff_t)x - p->toward * s];
+  const ptrdiff_t s = (ptrdiff_t)p->sd[p->d], g = (ptrdiff_t)x - p->toward * s;
+  if (p->mode == 1) {
+    p->out[o + p->toward * p->out_s] += p->c[p->d] * (p->gk[x] + p->gk[g]) * p->gu[x];
+    return;
+  }
+  const double ug = p->gu[g];
   p->out[o + p->toward * p->out_s] += p->c[p->d] * p->gk[x] * (ug - p->gu[x]);
 }
 

@@ -42,7 +42,7 @@ typedef struct {
   N_Vector shape; /* s(x) */
   int neumann;    /* Neumann sides: the operator is not symmetric */
   int periodic;   /* periodic sides: no physical boundary */
-  N_Vector wv;    /* Neumann only: work vector of vjp_comb */
+  rw_grid zg;     /* Neumann only: the adjoint's halo grid (zero ghosts, Dirichlet 0) */
   int ns;
   long (*snode)[3]; /* sensor nodes (global) */
   long *sloc;       /* local index of the sensor node, -1 when another rank owns it */
@@ -360,14 +360,43 @@ static int heat_vjp_field(void *content, double t, N_Vector y, const double *p, 
   return 0;
 }
 
-/* Neumann sides: out_y = (df/du)^T w (overwritten) and out_p[0] += sum_i w_i s_i by the
- * scatter VJPs, w already formed in H->wv. */
-static int heat_vjp_scatter(heat *H, double t, N_Vector y, const double *p, N_Vector out_y,
-                            double *out_p)
+/* Neumann sides (after the symmetric part with zero ghosts): a boundary node b's face to its
+ * ghost, whose value mirrors the node one layer inside (b + t, t = +1 on a low side, -1 on a
+ * high one), contributes w_b c_d (k_b + k_g) to that node's adjoint, k_g the ghost's (mirrored)
+ * conductivity: out[b + t] += c_d (k_b + k_g) w_b, per dimension and side in order, from the
+ * ghosted copies of w (H->gu) and of the conductivity (H->gk). A gather per face node: no
+ * scatter array, no transposed exchange, and the same on a device (RW_BODY_HEAT_KGHOST,
+ * mode 1). */
+static int heat_neumann_ghosts(heat *H, double *out)
 {
-  N_VConst(0.0, out_y);
-  RW_CALL(heat_vjp_y(H, t, y, p, H->wv, out_y));
-  if (out_p) RW_CALL(heat_vjp_p(H, t, y, p, H->wv, out_p));
+  const double *gw = H->gu, *gk = H->gk;
+  for (int d = 0; d < H->dim; d++)
+    for (int side = 0; side < 2; side++) {
+      if (side == 0 ? H->st[d] != 0 : H->st[d] + H->cnt[d] != H->n[d]) continue;
+      long lo[3] = {0, 0, 0}, hi[3] = {H->cnt[0], H->cnt[1], H->cnt[2]};
+      lo[d] = side == 0 ? 0 : H->cnt[d] - 1;
+      hi[d] = lo[d] + 1;
+      const ptrdiff_t s = (ptrdiff_t)H->sd[d], out_s = d == 0 ? 1
+                                                       : d == 1
+                                                           ? (ptrdiff_t)H->cnt[0]
+                                                           : (ptrdiff_t)(H->cnt[0] * H->cnt[1]);
+      const ptrdiff_t toward = side == 0 ? 1 : -1;
+      if (H->dev) {
+        rw_body_heat b;
+        long nf = heat_dev_init(H, &b, lo, hi);
+        b.gk = gk, b.gu = gw, b.out = out, b.d = d, b.mode = 1, b.toward = (long)toward,
+        b.out_s = (long)out_s;
+        RW_CALL(rw_device_run(H->dev, RW_BODY_HEAT_KGHOST, &b, sizeof b, nf, rw_body_host));
+        continue;
+      }
+      for (long k = lo[2]; k < hi[2]; k++)
+        for (long j = lo[1]; j < hi[1]; j++)
+          for (long i = lo[0]; i < hi[0]; i++) {
+            ptrdiff_t x = (ptrdiff_t)rw_grid_gidx(H->gn, 1, H->dim, i, j, k, 1, 0);
+            ptrdiff_t o = (ptrdiff_t)((k * H->cnt[1] + j) * H->cnt[0] + i);
+            out[o + toward * out_s] += H->c[d] * (gk[x] + gk[x - toward * s]) * gw[x];
+          }
+    }
   return 0;
 }
 
@@ -378,16 +407,16 @@ static int heat_vjp_scatter(heat *H, double t, N_Vector y, const double *p, N_Ve
  * linearised operator itself, applied by gather with zero Dirichlet ghosts (grid lg, the
  * tangent grid) and w formed in its halo copy, overlapped like the forward; each node's value is
  * then independent of the decomposition. Neumann sides mirror an interior node into the ghost,
- * which is not symmetric: there w is formed in a work vector and the scatter VJP runs. */
+ * which is not symmetric: there the same gather runs with zero ghosts (grid zg), and each
+ * ghost face's term is added to the node it mirrors (heat_neumann_ghosts). */
 static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, int n,
                          const double *c, N_Vector *W, N_Vector out_y, double *out_p)
 {
   heat *H = content;
-  if (H->neumann) {
-    RW_CALL_SUNDIALS(N_VLinearCombination(n, (double *)c, W, H->wv));
-    return heat_vjp_scatter(H, t, y, p, out_y, out_p);
-  }
-  RW_CALL(heat_apply_comb(H, H->kappa, H->gk, H->lg, n, c, W, NULL, NULL, 0.0, out_y));
+  (void)t, (void)y, (void)p;
+  RW_CALL(heat_apply_comb(H, H->kappa, H->gk, H->neumann ? H->zg : H->lg, n, c, W, NULL, NULL, 0.0,
+                          out_y));
+  if (H->neumann) RW_CALL(heat_neumann_ghosts(H, rw_vec_data(out_y)));
   if (out_p && H->dev) { /* w s per node from w's ghosted copy, summed in the device's order */
     const long lo[3] = {0, 0, 0};
     double acc = 0.0;
@@ -450,17 +479,13 @@ RW_SIMD_CLONES static void heat_kgrad_row2(const double *restrict gw, const doub
  * no zeroed scatter array and no reverse halo exchange. On a Dirichlet side the face to the
  * ghost also gives c w_m (u_g - u_m) to the ghost's conductivity, which the conductivity grid
  * mirrors from the node one layer inside: that term goes there, as the scatter's transposed
- * exchange would send it. Neumann sides: vjp_field's scatter, then vjp_comb. */
+ * exchange would send it. A Neumann side is the same with the ghost u mirrored from inside. */
 static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double *p, int n,
                                const double *c, N_Vector *W, N_Vector out_y, double *out_p,
                                N_Vector field, N_Vector field_out)
 {
   heat *H = content;
-  if (H->neumann) { /* w formed once, for the field's scatter and the state's */
-    RW_CALL_SUNDIALS(N_VLinearCombination(n, (double *)c, W, H->wv));
-    RW_CALL(heat_vjp_field(content, t, y, p, field, H->wv, field_out));
-    return heat_vjp_scatter(H, t, y, p, out_y, out_p);
-  }
+  (void)field;
   const int D = H->dim;
   double *fo = rw_vec_data(field_out);
   const double *gw = H->gu, *gu = H->gb;
@@ -483,7 +508,7 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
         heat_kgrad_row2(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
     }
   if (H->periodic) return 0;
-  for (int d = 0; d < D; d++) /* the Dirichlet faces' ghost conductivities, mirrored inside */
+  for (int d = 0; d < D; d++) /* the boundary faces' ghost conductivities, mirrored inside */
     for (int side = 0; side < 2; side++) {
       if (side == 0 ? H->st[d] != 0 : H->st[d] + H->cnt[d] != H->n[d]) continue;
       long lo[3] = {0, 0, 0}, hi[3] = {H->cnt[0], H->cnt[1], H->cnt[2]};
@@ -644,6 +669,7 @@ static void heat_destroy(void *content)
   rw_grid_destroy(&H->ug);
   rw_grid_destroy(&H->lg);
   rw_grid_destroy(&H->kg);
+  rw_grid_destroy(&H->zg);
   if (H->dev) {
     rw_device_free(H->dev, &H->gu, H->glen * sizeof(double));
     rw_device_free(H->dev, &H->gk, H->glen * sizeof(double));
@@ -656,7 +682,6 @@ static void heat_destroy(void *content)
   rw_free(&H->ga);
   rw_free(&H->gb);
   rw_vec_destroy(&H->shape);
-  rw_vec_destroy(&H->wv);
   rw_free(&H->snode);
   rw_free(&H->sloc);
   rw_free(&H->sbuf);
@@ -773,10 +798,6 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
   }
   H->dev = rw_context_device(ctx);
   H->nodes = H->cnt[0] * H->cnt[1] * H->cnt[2];
-  RW_CHECK_GOTO(!H->dev || cfg->bc != RW_BC_NEUMANN, RW_ERR_NOT_IMPLEMENTED,
-                "heat on the device %s: Neumann sides are not on a device yet (their VJP "
-                "scatters); Dirichlet and periodic sides are",
-                H->dev ? rw_device_name(H->dev) : "");
   if (H->dev) {
     RW_TRY(rw_device_alloc(H->dev, H->glen * sizeof(double), &H->gu));
     RW_TRY(rw_device_alloc(H->dev, H->glen * sizeof(double), &H->gk));
@@ -797,7 +818,16 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
   RW_TRY(rw_grid_new_field(H->ug, &H->shape));
   H->neumann = cfg->bc == RW_BC_NEUMANN;
   H->periodic = cfg->bc == RW_BC_PERIODIC;
-  if (H->neumann) RW_TRY(rw_grid_new_field(H->ug, &H->wv));
+  if (H->neumann) { /* the adjoint's halo: zero ghosts, decomposed like the state */
+    for (int d = 0; d < 3; d++)
+      gc.bc[d] = RW_BC_DIRICHLET;
+    gc.dirichlet[0] = 0.0;
+    RW_TRY(rw_grid_create(ctx, &gc, &H->zg));
+    rw_grid_local_box(H->zg, s2, c2);
+    for (int d = 0; d < 3; d++)
+      RW_CHECK_GOTO(s2[d] == H->st[d] && c2[d] == H->cnt[d], RW_ERR_INTERNAL,
+                    "heat: the adjoint grid is decomposed unlike the state grid");
+  }
   rw_problem_ops dops = ops; /* on a device: no noise yet */
   if (H->dev) dops.diffusion = NULL, dops.diffusion_vjp = NULL, dops.noise_fill = NULL;
   int on_dev = H->dev != NULL;

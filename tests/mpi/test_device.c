@@ -29,7 +29,8 @@
  *     bit; J and dJ/dp, sums over nodes in the device's order, to 1e-13.
  *  5. Heat on the device (2-D and 3-D, Dirichlet and periodic sides, conductivity field and
  *     sensor misfit, store and binomial): fields, y(T), dJ/dy0, dJ/dkappa and J equal the CPU
- *     run bit for bit, dJ/dsource (a sum over nodes) to 1e-13; Neumann sides are refused.
+ *     run bit for bit, dJ/dsource (a sum over nodes) to 1e-13; Dirichlet, periodic and Neumann
+ *     sides.
  *  5b. Burgers on the device (store and binomial): y0, the target, y(T) and dJ/dy0 equal the CPU
  *     run bit for bit, J and dJ/dnu (sums over nodes) to 1e-13.
  *  5c. Wave with the leapfrog on the device (traces recorded from a velocity anomaly, then the
@@ -638,18 +639,20 @@ static void grayscott_tests(void)
     }
 }
 
-/* --- 5. Heat on the device (conductivity field, sensors, Dirichlet and periodic sides) ----- */
+/* --- 5. Heat on the device (conductivity field, sensors, Dirichlet, periodic and Neumann
+ * sides) ------------------------------------------------------------------------------------ */
 
 static void heat_tests(void)
 {
+  static const char *bcn[] = {"Dirichlet", "periodic", "Neumann"};
   for (int dim = 2; dim <= 3; dim++)
-    for (int bc = 0; bc < 2; bc++) {
+    for (int bc = 0; bc < 3; bc++) {
       rw_heat_config cfg;
       memset(&cfg, 0, sizeof cfg);
       cfg.dim = dim;
       for (int d = 0; d < 3; d++)
         cfg.n[d] = dim == 2 ? 20 + d : 10 + d, cfg.length[d] = 1.0, cfg.source_center[d] = 0.4;
-      cfg.bc = bc ? RW_BC_PERIODIC : RW_BC_DIRICHLET;
+      cfg.bc = bc == 2 ? RW_BC_NEUMANN : bc ? RW_BC_PERIODIC : RW_BC_DIRICHLET;
       cfg.boundary_value = bc ? 0.0 : 0.3;
       cfg.source_width = 0.15;
       cfg.nsensors = 5;
@@ -692,7 +695,7 @@ static void heat_tests(void)
         report(same && bad == 0 && fbad == 0 && eJ == 0.0 && eq <= 1e-13,
                "heat %dD %s %s on %d ranks: fields, y(T), dJ/dy0 and dJ/dkappa %s the CPU run's "
                "(%ld entries differ); J rel %.1e, dJ/dsource rel %.1e",
-               dim, bc ? "periodic" : "Dirichlet", mode ? "binomial 3 slots" : "store", size,
+               dim, bcn[bc], mode ? "binomial 3 slots" : "store", size,
                same && bad == 0 && fbad == 0 ? "equal" : "DIFFER FROM", bad + fbad, eJ, eq);
         result_free(&c), result_free(&d);
       }
@@ -701,17 +704,6 @@ static void heat_tests(void)
       rw_problem_destroy(&pc);
       rw_problem_destroy(&pd);
     }
-  /* Neumann sides are refused on a device, with the reason */
-  rw_heat_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.dim = 2, cfg.n[0] = cfg.n[1] = 12, cfg.length[0] = cfg.length[1] = 1.0;
-  cfg.bc = RW_BC_NEUMANN, cfg.source_width = 0.1, cfg.nsensors = 1;
-  rw_problem pn = NULL;
-  int e = rw_heat_problem_create(dev_ctx, &cfg, &pn);
-  report(e == RW_ERR_NOT_IMPLEMENTED && strstr(rw_error_message(), "Neumann"),
-         "heat with Neumann sides on the device is refused: %s", e ? "yes" : "NO");
-  rw_error_clear();
-  rw_problem_destroy(&pn);
 }
 
 /* --- 5b. Burgers on the device ------------------------------------------------------------- */
