@@ -3,35 +3,13 @@
 #include "rewind/rw_rng.h"
 
 #include "rewind/rw_error.h"
+#include "rw_rng_body.h"
 
 #include <math.h>
-
-/* Round multipliers and key-schedule (Weyl) constants of Philox-4x32 (Salmon et al. 2011,
- * section 4.2 and table 2). */
-#define PHILOX_M0 UINT32_C(0xD2511F53)
-#define PHILOX_M1 UINT32_C(0xCD9E8D57)
-#define PHILOX_W0 UINT32_C(0x9E3779B9)
-#define PHILOX_W1 UINT32_C(0xBB67AE85)
 
 /* Blocks per chunk in the bulk fills: the Philox rounds run over arrays of this length so the
  * compiler can keep them in vector registers. */
 #define RW_RNG_CHUNK 64
-
-/* One Philox-4x32 round on (x0..x3) with round key (k0, k1). */
-static inline void philox_round(uint32_t *x0, uint32_t *x1, uint32_t *x2, uint32_t *x3, uint32_t k0,
-                                uint32_t k1)
-{
-  uint64_t p0 = (uint64_t)PHILOX_M0 * *x0;
-  uint64_t p1 = (uint64_t)PHILOX_M1 * *x2;
-  uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
-  uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
-  uint32_t y0 = hi1 ^ *x1 ^ k0;
-  uint32_t y2 = hi0 ^ *x3 ^ k1;
-  *x0 = y0;
-  *x1 = lo1;
-  *x2 = y2;
-  *x3 = lo0;
-}
 
 void rw_philox4x32_r(int rounds, const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
 {
@@ -56,24 +34,6 @@ void rw_philox4x32_10(const uint32_t ctr[4], uint64_t key, uint32_t out[4])
 {
   const uint32_t k[2] = {(uint32_t)key, (uint32_t)(key >> 32)};
   rw_philox4x32_r(10, ctr, k, out);
-}
-
-/* Word pair (hi, lo) -> (m + 1/2) 2^-52 with m the top 52 of the 64 bits: exact, in (0, 1). */
-static inline double rw_rng_u01(uint32_t hi, uint32_t lo)
-{
-  uint64_t m = (((uint64_t)hi << 32) | lo) >> 12;
-  return ((double)m + 0.5) * 0x1p-52;
-}
-
-/* Box-Muller on one pair of uniforms. Shared by the point and bulk functions so that both give
- * the same bits. No a*b+c appears, so floating-point contraction cannot change the result. */
-static inline void rw_rng_box_muller(double u1, double u2, double *z0, double *z1)
-{
-  const double two_pi = 6.283185307179586476925286766559;
-  double r = sqrt(-2.0 * log(u1));
-  double t = two_pi * u2;
-  *z0 = r * cos(t);
-  *z1 = r * sin(t);
 }
 
 static int rw_rng_check(const char *func, uint64_t step, uint32_t stage, uint64_t index_end,

@@ -32,9 +32,11 @@ enum {
   RW_BODY_BG_MISFIT,     /* Burgers: the terminal misfit's terms and gradient */
   RW_BODY_LF,            /* the leapfrog stepper's node updates */
   RW_BODY_WAVE,          /* wave: the Laplacian's three uses and the component copies */
+  RW_BODY_NOISE,         /* noise: normals of a step and additive diffusion coefficients */
   RW_BODY_COUNT
 };
 #include "../core/rw_device_impl.h"
+#include "../core/rw_rng_body.h"
 #if defined(__cplusplus)
 static_assert(RW_BODY_COUNT == RW_BODY_ID_END, "RW_BODY_ID_END must follow the body ids");
 #else
@@ -314,6 +316,68 @@ static inline RW_HD void rw_body_heat_ws_run(const rw_body_heat *p, long m)
   p->out[o] = p->gu[rw_body_gidx(&p->g, i, j, k, 0)] * p->src[o];
 }
 
+/* --- Noise ----------------------------------------------------------------------------------- */
+
+typedef struct {
+  int mode;              /* 0 flat normals, 1 grid normals, 2 per-component constants,
+                            3 heat's diffusion (Neumann half cells) */
+  uint64_t seed, first;  /* mode 0: out[m] = normal(first + m) */
+  uint32_t c1hi, c2, c3; /* the counter's stage, step and stream words (rw_rng_body.h) */
+  double *out;
+  long cnt[3], start[3], n[3]; /* owned box, its global start, global nodes per dimension */
+  int ncomp, nnoisy, dim, neumann;
+  int comp_on[2]; /* mode 1: component c's noisy index c' (-1: no noise, entry 0) */
+  double cval[2]; /* mode 2: the constant of component c; mode 3: gscale, sqrt(2) */
+} rw_body_noise;
+
+#ifndef __CUDACC__
+/* Runs noise body *b (its mode, box and output set) over n items for noise step `step` of
+ * (seed, stream RW_RNG_STREAM_FORCING, stage 0), after the range checks rw_rng.c's fills make
+ * (step, and `index_end`, one past the largest global index drawn). rw_problem.c. */
+int rw_noise_device_run(rw_device dev, rw_body_noise *b, uint64_t seed, uint64_t step, long n,
+                        uint64_t index_end);
+#endif
+
+/* Item = owned entry m (node-major, components innermost). Mode 1: the node's global number
+ * g = ((start2 + k) n1 + start1 + j) n0 + start0 + i draws index g nnoisy + c' (the CPU fills'
+ * rows, gs_noise_fill / heat_noise_fill); mode 3 repeats heat_diffusion's products in order. */
+static inline RW_HD void rw_body_noise_run(const rw_body_noise *p, long m)
+{
+  if (p->mode == 0) {
+    p->out[m] = rw_rng_normal_at(p->seed, p->c1hi, p->c2, p->c3, p->first + (uint64_t)m);
+    return;
+  }
+  const long c = m % p->ncomp, node = m / p->ncomp;
+  if (p->mode == 2) {
+    p->out[m] = p->cval[c];
+    return;
+  }
+  const long i = node % p->cnt[0], j = (node / p->cnt[0]) % p->cnt[1],
+             k = node / (p->cnt[0] * p->cnt[1]);
+  if (p->mode == 3) {
+    double g = p->cval[0];
+    const double r2 = p->cval[1];
+    if (p->neumann) {
+      const long gj = p->start[1] + j, gk = p->start[2] + k, gi = p->start[0] + i;
+      if (gj == 0 || gj == p->n[1] - 1) g *= r2;
+      if (p->dim == 3 && (gk == 0 || gk == p->n[2] - 1)) g *= r2;
+      if (gi == 0) g *= r2;
+      if (gi == p->n[0] - 1) g *= r2;
+    }
+    p->out[m] = g;
+    return;
+  }
+  const int on = p->comp_on[c];
+  if (on < 0) {
+    p->out[m] = 0.0;
+    return;
+  }
+  const uint64_t g =
+      (uint64_t)(((p->start[2] + k) * p->n[1] + p->start[1] + j) * p->n[0] + p->start[0] + i);
+  p->out[m] =
+      rw_rng_normal_at(p->seed, p->c1hi, p->c2, p->c3, g * (uint64_t)p->nnoisy + (uint64_t)on);
+}
+
 /* --- Burgers ---------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -514,6 +578,9 @@ static inline RW_HD void rw_body_run(int id, const void *params, long idx)
     break;
   case RW_BODY_WAVE:
     rw_body_wave_run((const rw_body_wave *)params, idx);
+    break;
+  case RW_BODY_NOISE:
+    rw_body_noise_run((const rw_body_noise *)params, idx);
     break;
   default: /* unknown ids are refused by rw_device_run */
     break;

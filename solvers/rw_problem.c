@@ -4,6 +4,7 @@
 
 #include "rewind/rw_device.h"
 #include "rewind/rw_rng.h"
+#include "rw_dev_bodies.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ struct rw_problem_s {
   rw_problem inner;           /* partnered problem: field, counters and parameters are inner's */
   int frozen_p, frozen_field; /* not differentiated (rw_problem_set_active) */
   int device_ready;           /* ops run device kernels (rw_problem_set_device_ready) */
+  N_Vector vwork;             /* rw_problem_set_vjp_by_comb: rw_problem_vjp's work vector */
   /* noise (rw_problem_set_noise) */
   uint64_t seed;
   double amplitude;
@@ -77,6 +79,7 @@ int rw_problem_destroy(rw_problem *pprob)
   if (prob->ops.destroy && prob->content) prob->ops.destroy(prob->content);
   rw_vec_destroy(&prob->field);
   rw_vec_destroy(&prob->field_bar);
+  rw_vec_destroy(&prob->vwork);
   rw_free(&prob->pnames);
   if (!prob->inner) rw_free(&prob->p);
   rw_free(pprob);
@@ -103,6 +106,14 @@ void *rw_problem_content(rw_problem prob) { return prob->content; }
 sunindextype rw_problem_local_length(rw_problem prob) { return prob->local_n; }
 
 void rw_problem_set_device_ready(rw_problem prob) { prob->device_ready = 1; }
+
+int rw_problem_set_vjp_by_comb(rw_problem prob)
+{
+  RW_CHECK(prob->ops.vjp_comb, RW_ERR_ARG,
+           "rw_problem_set_vjp_by_comb: problem '%s' has no vjp_comb op", prob->name);
+  if (!prob->vwork) RW_CALL(rw_problem_new_state(prob, &prob->vwork));
+  return 0;
+}
 
 int rw_problem_new_state(rw_problem prob, N_Vector *out)
 {
@@ -167,6 +178,15 @@ int rw_problem_vjp_p(rw_problem prob, double t, N_Vector y, N_Vector w, double *
 
 int rw_problem_vjp(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector out_y, double *out_p)
 {
+  if (prob->vwork && !prob->ops.vjp &&
+      (!prob->field || prob->frozen_field || prob->ops.vjp_comb_field)) {
+    /* the problem's fused VJP with one vector (rw_problem_set_vjp_by_comb), then added */
+    double one = 1.0;
+    N_Vector W[1] = {w};
+    RW_CALL(rw_problem_vjp_comb(prob, t, y, 1, &one, W, NULL, prob->vwork, out_p));
+    N_VLinearSum(1.0, out_y, 1.0, prob->vwork, out_y);
+    return 0;
+  }
   if (!prob->ops.vjp) {
     RW_CALL(rw_problem_vjp_y(prob, t, y, w, out_y));
     return rw_problem_vjp_p(prob, t, y, w, out_p);
@@ -325,12 +345,37 @@ void rw_problem_get_noise(rw_problem prob, uint64_t *seed, double *amplitude, lo
 int rw_problem_has_noise(rw_problem prob) { return prob->ops.diffusion != NULL; }
 sunindextype rw_problem_noise_offset(rw_problem prob) { return prob->noise_offset; }
 
+int rw_noise_device_run(rw_device dev, rw_body_noise *b, uint64_t seed, uint64_t step, long n,
+                        uint64_t index_end)
+{
+  uint32_t ctr[4];
+  RW_CALL(rw_rng_counter(step, 0, 0, RW_RNG_STREAM_FORCING, ctr));
+  RW_CHECK(index_end <= RW_RNG_INDEX_LIMIT, RW_ERR_ARG,
+           "noise: global index %llu is past the noise counter's limit 2^49",
+           (unsigned long long)index_end);
+  b->seed = seed;
+  b->c1hi = 0; /* stage 0 */
+  b->c2 = (uint32_t)step;
+  b->c3 = (uint32_t)(step >> 32) | ((uint32_t)RW_RNG_STREAM_FORCING << 16);
+  if (n > 0) RW_CALL(rw_device_run(dev, RW_BODY_NOISE, b, sizeof *b, n, rw_body_host));
+  return 0;
+}
+
 /* z = the normals of noise step m for this rank's entries. */
 static int rw_problem_noise_fill(rw_problem prob, uint64_t m, N_Vector z)
 {
   prob->counts.noise++;
   if (prob->ops.noise_fill) {
     RW_OP_CALL(prob->ops.noise_fill(prob->content, prob->seed, m, z));
+    return 0;
+  }
+  rw_device dev = rw_vec_device(z);
+  if (dev) { /* the same draws as a device body */
+    rw_body_noise b;
+    memset(&b, 0, sizeof b);
+    long n = (long)rw_vec_local_length(z);
+    b.mode = 0, b.first = (uint64_t)prob->noise_offset, b.out = rw_vec_data(z);
+    RW_CALL(rw_noise_device_run(dev, &b, prob->seed, m, n, b.first + (uint64_t)n));
     return 0;
   }
   RW_CALL(rw_rng_normal_fill(prob->seed, m, 0, RW_RNG_STREAM_FORCING, (uint64_t)prob->noise_offset,

@@ -159,6 +159,14 @@ int rw_problem_field_active(rw_problem prob);
  * access to device memory inside the problem faults as it would on a GPU. Not collective. */
 void rw_problem_set_device_ready(rw_problem prob);
 
+/* For a problem with vjp_comb (and vjp_comb_field when it has a field) but no vjp op:
+ * rw_problem_vjp then runs vjp_comb with the one vector w into a work vector allocated here
+ * and adds it to out_y, instead of vjp_y, vjp_p and vjp_field (the steppers other than Runge-
+ * Kutta call rw_problem_vjp). For problems whose fused VJP is a gather and the separate ones
+ * scatter (heat): one code path for the CPU and a device. Collective (allocates a state
+ * vector). */
+int rw_problem_set_vjp_by_comb(rw_problem prob);
+
 /* A zeroed state vector with the problem's layout. Collective. */
 int rw_problem_new_state(rw_problem prob, N_Vector *out);
 

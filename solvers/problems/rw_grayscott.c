@@ -536,6 +536,13 @@ static int gs_diffusion(void *c, double t, N_Vector y, const double *p, N_Vector
   double gu = s->noise != RW_GS_NOISE_V ? s->gscale : 0.0;
   double gv = s->noise != RW_GS_NOISE_U ? s->gscale : 0.0;
   long nn = s->cnt[0] * s->cnt[1] * s->cnt[2];
+  if (s->dev) { /* the same two constants, as a device body */
+    rw_body_noise b;
+    memset(&b, 0, sizeof b);
+    b.mode = 2, b.out = gd, b.ncomp = 2, b.cval[0] = gu, b.cval[1] = gv;
+    RW_CALL(rw_device_run(s->dev, RW_BODY_NOISE, &b, sizeof b, 2 * nn, rw_body_host));
+    return 0;
+  }
   for (long i = 0; i < nn; i++) {
     gd[2 * i] = gu;
     gd[2 * i + 1] = gv;
@@ -561,6 +568,19 @@ static int gs_noise_fill(void *c, uint64_t seed, uint64_t step, N_Vector z)
   double *zd = rw_vec_data(z);
   const uint64_t nc = (uint64_t)s->nnoisy;
   const size_t m = (size_t)s->cnt[0];
+  if (s->dev) { /* one item per owned entry, each drawing the index its CPU row gives it */
+    rw_body_noise b;
+    memset(&b, 0, sizeof b);
+    b.mode = 1, b.out = zd, b.ncomp = 2, b.nnoisy = s->nnoisy, b.dim = s->dim;
+    for (int d = 0; d < 3; d++)
+      b.cnt[d] = s->cnt[d], b.start[d] = s->start[d], b.n[d] = s->n;
+    b.comp_on[0] = s->noise == RW_GS_NOISE_V ? -1 : 0;
+    b.comp_on[1] = s->noise == RW_GS_NOISE_U ? -1 : s->noise == RW_GS_NOISE_V ? 0 : 1;
+    uint64_t nodes = (uint64_t)s->n * (uint64_t)s->n * (uint64_t)(s->dim == 3 ? s->n : 1);
+    RW_CALL(rw_noise_device_run(s->dev, &b, seed, step, 2 * s->cnt[0] * s->cnt[1] * s->cnt[2],
+                                nodes * nc));
+    return 0;
+  }
   for (long k = 0; k < s->cnt[2]; k++)
     for (long j = 0; j < s->cnt[1]; j++) {
       uint64_t node = (uint64_t)(((s->start[2] + k) * s->n + s->start[1] + j) * s->n + s->start[0]);
@@ -675,8 +695,8 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   ops.diffusion_vjp = gs_diffusion_vjp;
   ops.noise_fill = gs_noise_fill;
   ops.destroy = gs_destroy;
-  if (s->dev) /* not on a device yet: the JVP (tests only) and the noise */
-    ops.jvp = NULL, ops.diffusion = NULL, ops.diffusion_vjp = NULL, ops.noise_fill = NULL;
+  if (s->dev) /* not on a device yet: the JVP (tests only) */
+    ops.jvp = NULL;
   int on_dev = s->dev != NULL;
   RW_TRY(rw_problem_create(ctx, "grayscott", &ops, s, rw_grid_local_length(s->grid), 4,
                            rw_gs_param_names, out));

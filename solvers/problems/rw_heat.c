@@ -622,6 +622,16 @@ static int heat_diffusion(void *content, double t, N_Vector y, const double *p, 
   heat *H = content;
   double *gd = rw_vec_data(g);
   const double r2 = sqrt(2.0);
+  if (H->dev) { /* the same products per node, as a device body */
+    rw_body_noise b;
+    memset(&b, 0, sizeof b);
+    b.mode = 3, b.out = gd, b.ncomp = 1, b.dim = H->dim, b.neumann = H->neumann;
+    b.cval[0] = H->gscale, b.cval[1] = r2;
+    for (int d = 0; d < 3; d++)
+      b.cnt[d] = H->cnt[d], b.start[d] = H->st[d], b.n[d] = H->n[d];
+    RW_CALL(rw_device_run(H->dev, RW_BODY_NOISE, &b, sizeof b, H->nodes, rw_body_host));
+    return 0;
+  }
   for (long k = 0; k < H->cnt[2]; k++)
     for (long j = 0; j < H->cnt[1]; j++) {
       double gjk = H->gscale;
@@ -653,6 +663,16 @@ static int heat_noise_fill(void *content, uint64_t seed, uint64_t step, N_Vector
 {
   heat *H = content;
   double *zd = rw_vec_data(z);
+  if (H->dev) { /* one item per owned node, drawing the index its CPU row gives it */
+    rw_body_noise b;
+    memset(&b, 0, sizeof b);
+    b.mode = 1, b.out = zd, b.ncomp = 1, b.nnoisy = 1, b.dim = H->dim, b.comp_on[0] = 0;
+    for (int d = 0; d < 3; d++)
+      b.cnt[d] = H->cnt[d], b.start[d] = H->st[d], b.n[d] = H->n[d];
+    RW_CALL(rw_noise_device_run(H->dev, &b, seed, step, H->nodes,
+                                (uint64_t)H->n[0] * (uint64_t)H->n[1] * (uint64_t)H->n[2]));
+    return 0;
+  }
   for (long k = 0; k < H->cnt[2]; k++)
     for (long j = 0; j < H->cnt[1]; j++) {
       uint64_t node = (uint64_t)(((H->st[2] + k) * H->n[1] + H->st[1] + j) * H->n[0] + H->st[0]);
@@ -828,12 +848,12 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
       RW_CHECK_GOTO(s2[d] == H->st[d] && c2[d] == H->cnt[d], RW_ERR_INTERNAL,
                     "heat: the adjoint grid is decomposed unlike the state grid");
   }
-  rw_problem_ops dops = ops; /* on a device: no noise yet */
-  if (H->dev) dops.diffusion = NULL, dops.diffusion_vjp = NULL, dops.noise_fill = NULL;
+  rw_problem_ops dops = ops;
   int on_dev = H->dev != NULL;
   RW_TRY(rw_problem_create(ctx, "heat", &dops, H, rw_grid_local_length(H->ug), 1, names, &prob));
   if (on_dev) rw_problem_set_device_ready(prob);
-  H = NULL; /* owned by the problem from here */
+  H = NULL;                                 /* owned by the problem from here */
+  RW_TRY(rw_problem_set_vjp_by_comb(prob)); /* the gather VJPs for every stepper */
   {
     heat *Hp = rw_problem_content(prob);
     RW_TRY(rw_heat_fill_gaussian(prob, Hp->shape, 0.0, 1.0, cfg->source_center, cfg->source_width));

@@ -72,3 +72,33 @@ foreach(g state/final gradient/dJdy0)
   set_tests_properties(grayscott_app_noise_3d_same_${gname} PROPERTIES
     DEPENDS "grayscott_app_noise_3d_np1;grayscott_app_noise_3d_np2" SKIP_RETURN_CODE 77)
 endforeach()
+
+# Noise on the emulated device (issue 11): the normals drawn by a device body (Philox and
+# Box-Muller from core/rw_rng_body.h, the code the CPU fills run) and the diffusion
+# coefficients as device bodies; the SDE steppers are vector operations. Gray-Scott (sheun, u
+# and v; em, v only, 3-D) and heat (em, Neumann: the half-cell coefficients) give the CPU runs'
+# final states and gradients bit for bit.
+rewind_mpi_expect(grayscott_app_device_noise NP 2 RC zero
+  REGEX "device: emulated.*noise: space-time white noise on u and v.*dJ/dkappa"
+  COMMAND ${GS} -N 32 -tf 5 -stepper sheun -noise_amplitude 0.01 -noise_seed 3 -device emulated
+          -output ${GS_OUT}/gs_noise_device.h5)
+rewind_mpi_expect(grayscott_app_device_noise_3d NP 2 RC zero
+  REGEX "device: emulated.*noise: space-time white noise on v"
+  COMMAND ${GS} -dim 3 -N 8 -tf 2 -stepper em -noise_amplitude 0.01 -noise_species v
+          -device emulated -output ${GS_OUT}/gs_noise3d_device.h5)
+rewind_mpi_expect(heat_app_noise_neumann NP 2 RC zero REGEX "dJ/dkappa\\|_2 *= [0-9]"
+  COMMAND ${HEAT} -stepper em -noise_amplitude 0.05 -noise_seed 7 -tf 0.05 -boundary neumann
+          -output ${HEAT_OUT}/heat_noise_neumann.h5)
+rewind_mpi_expect(heat_app_device_noise_neumann NP 2 RC zero
+  REGEX "device: emulated.*dJ/dkappa\\|_2 *= [0-9]"
+  COMMAND ${HEAT} -stepper em -noise_amplitude 0.05 -noise_seed 7 -tf 0.05 -boundary neumann
+          -device emulated -output ${HEAT_OUT}/heat_noise_neumann_device.h5)
+rewind_h5_same(grayscott_app_device_noise_same ${GS_OUT}/gs_noise.h5 ${GS_OUT}/gs_noise_device.h5
+  DATASETS /state/final /gradient/dJdy0
+  DEPENDS grayscott_app_noise grayscott_app_device_noise)
+rewind_h5_same(grayscott_app_device_noise_3d_same ${GS_OUT}/gs_noise3d_np2.h5
+  ${GS_OUT}/gs_noise3d_device.h5 DATASETS /state/final /gradient/dJdy0
+  DEPENDS grayscott_app_noise_3d_np2 grayscott_app_device_noise_3d)
+rewind_h5_same(heat_app_device_noise_neumann_same ${HEAT_OUT}/heat_noise_neumann.h5
+  ${HEAT_OUT}/heat_noise_neumann_device.h5 DATASETS /state/u /gradient/dJdy0 /gradient/dJdkappa
+  DEPENDS heat_app_noise_neumann heat_app_device_noise_neumann)

@@ -47,6 +47,7 @@
 #include "rewind/rw_grid.h"
 #include "rewind/rw_heat.h"
 #include "rewind/rw_leapfrog.h"
+#include "rewind/rw_sde.h"
 #include "rewind/rw_wave.h"
 #include "rw_mpi_test.h"
 
@@ -383,7 +384,10 @@ static void solve(rw_problem prob, const char *tab, const rw_adjoint_options *o,
 {
   rw_stepper st;
   N_Vector y, g;
-  CHECK(rw_stepper_create_erk(prob, rw_tableau_find(tab), &st));
+  if (rw_sde_method_known(tab)) /* em, sheun: the problem's noise is set */
+    CHECK(rw_stepper_create_sde(prob, tab, &st));
+  else
+    CHECK(rw_stepper_create_erk(prob, rw_tableau_find(tab), &st));
   CHECK(rw_problem_new_state(prob, &y));
   CHECK(rw_problem_new_state(prob, &g));
   r->n = (long)rw_vec_local_length(y);
@@ -632,6 +636,37 @@ static void grayscott_tests(void)
                same && bad == 0 ? "equal" : "DIFFER FROM", eJ, ep);
         result_free(&c), result_free(&d);
       }
+      /* space-time white noise (issue 12) on the device: the normals (both species, or v only
+       * in 3-D) and the diffusion coefficients as device bodies, Euler-Maruyama and stochastic
+       * Heun */
+      for (int k = 0; k < 2; k++) {
+        rw_gs_config nc = cfg;
+        nc.noise = dim == 3 ? RW_GS_NOISE_V : RW_GS_NOISE_UV;
+        rw_problem nq[2];
+        CHECK(rw_gs_problem_create(cpu_ctx, &nc, &nq[0]));
+        CHECK(rw_gs_problem_create(dev_ctx, &nc, &nq[1]));
+        for (int q = 0; q < 2; q++)
+          CHECK(rw_problem_set_noise(nq[q], 5, 0.01, 1));
+        static const char *sdes[] = {"em", "sheun"};
+        rw_adjoint_options m = o;
+        m.mode = RW_ADJOINT_CHECKPOINT, m.schedule = RW_SCHEDULE_BINOMIAL, m.ram_slots = 3;
+        result c, d;
+        solve(nq[0], sdes[k], &m, rw_vec_data(yc), &c);
+        solve(nq[1], sdes[k], &m, rw_vec_data(yc), &d);
+        double ep = 0.0;
+        for (int q = 0; q < 4; q++)
+          ep = fmax(ep, relerr(c.p[q], d.p[q]));
+        double eJ = relerr(c.J, d.J);
+        int same = same_fields(&c, &d);
+        report(same && eJ <= 1e-13 && ep <= 1e-13,
+               "Gray-Scott %dD %s with noise on %s, %s binomial 3 slots on %d ranks: y(T) and "
+               "dJ/dy0 %s the CPU run's; J rel %.1e, dJ/dp max rel %.1e",
+               dim, obj ? "u2" : "point", dim == 3 ? "v" : "u and v", sdes[k], size,
+               same ? "equal" : "DIFFER FROM", eJ, ep);
+        result_free(&c), result_free(&d);
+        rw_problem_destroy(&nq[0]);
+        rw_problem_destroy(&nq[1]);
+      }
       rw_vec_destroy(&yc);
       rw_vec_destroy(&yd);
       rw_problem_destroy(&pc);
@@ -697,6 +732,28 @@ static void heat_tests(void)
                "(%ld entries differ); J rel %.1e, dJ/dsource rel %.1e",
                dim, bcn[bc], mode ? "binomial 3 slots" : "store", size,
                same && bad == 0 && fbad == 0 ? "equal" : "DIFFER FROM", bad + fbad, eJ, eq);
+        result_free(&c), result_free(&d);
+      }
+      /* space-time white noise (issue 12) on the device: the normals and the diffusion
+       * coefficients (half cells at Neumann sides) as device bodies, Euler-Maruyama and
+       * stochastic Heun through the heat's gather VJPs */
+      for (int q = 0; q < 2; q++)
+        CHECK(rw_problem_set_noise(probs[q], 11, 0.05, 1));
+      static const char *sdes[] = {"em", "sheun"};
+      for (int k = 0; k < 2; k++) {
+        rw_adjoint_options m = o;
+        m.mode = RW_ADJOINT_CHECKPOINT, m.schedule = RW_SCHEDULE_BINOMIAL, m.ram_slots = 3;
+        result c, d;
+        solve(pc, sdes[k], &m, rw_vec_data(yc), &c);
+        solve(pd, sdes[k], &m, rw_vec_data(yc), &d);
+        long fbad = differ(rw_problem_field_adjoint(pc), rw_problem_field_adjoint(pd));
+        double eJ = relerr(c.J, d.J), eq = relerr(c.p[0], d.p[0]);
+        int same = same_fields(&c, &d);
+        report(same && fbad == 0 && eJ == 0.0 && eq <= 1e-13,
+               "heat %dD %s with noise, %s binomial 3 slots on %d ranks: y(T), dJ/dy0 and "
+               "dJ/dkappa %s the CPU run's (%ld entries differ); J rel %.1e, dJ/dsource rel %.1e",
+               dim, bcn[bc], sdes[k], size, same && fbad == 0 ? "equal" : "DIFFER FROM", fbad, eJ,
+               eq);
         result_free(&c), result_free(&d);
       }
       rw_vec_destroy(&yc);
