@@ -336,12 +336,15 @@ static int rw_read_ahead_step(rw_read_ahead *ra, long idx, rw_store disk, int pe
 #define RW_RESTART_FORMAT   "rewind-restart 1 steps=%ld ram_slots=%d disk_slots=%d per=%d"
 #define RW_RESTART_COSTS    " write_cost=%a read_cost=%a"
 #define RW_RESTART_COSTS_IN " write_cost=%la read_cost=%la"
+/* A run with a host tier (three tiers) adds its host slots and copy costs to the record. */
+#define RW_RESTART_HOST    " host_slots=%d host_write_cost=%a host_read_cost=%a"
+#define RW_RESTART_HOST_IN " host_slots=%d host_write_cost=%la host_read_cost=%la"
 
 /* Reads the killed run's schedule facts from the store's info and checks them against this
  * run's; returns its disk slots and costs. Not collective (every rank reads its own file; the
  * files of one run agree). */
 static int rw_restart_info(rw_store disk, const char *dir, long N, int slots, int per, int *dslots,
-                           double *wd, double *rd)
+                           double *wd, double *rd, rw_adjoint_options *opt)
 {
   const char *info = rw_store_hdf5_info(disk);
   long n = -1;
@@ -356,6 +359,21 @@ static int rw_restart_info(rw_store disk, const char *dir, long N, int slots, in
            "slots and %d vectors per snapshot; this run has %ld steps, %d slots and %d vectors",
            dir, n, rs, pp, N, slots, per);
   *dslots = ds;
+  /* the host tier: the killed run's slots must be this run's; its costs are adopted */
+  const char *h = strstr(info, " host_slots=");
+  int hs = 0;
+  double hw = 0.0, hr = 0.0;
+  if (h)
+    RW_CHECK(sscanf(h, RW_RESTART_HOST_IN, &hs, &hw, &hr) == 3, RW_ERR_IO,
+             "restart_from '%s': the checkpoint file '%s' has an unreadable host-tier record "
+             "('%.60s')",
+             dir, rw_store_path(disk), h);
+  RW_CHECK(hs == opt->host_slots, RW_ERR_DECK,
+           "restart_from '%s': the checkpoints were written by a run with %d host-tier slots "
+           "(checkpoint_ram on a device run); this run has %d",
+           dir, hs, opt->host_slots);
+  opt->host_write_cost = hw;
+  opt->host_read_cost = hr;
   return 0;
 }
 
@@ -366,12 +384,15 @@ static int rw_restart_info(rw_store disk, const char *dir, long N, int slots, in
  * above). Not collective. */
 static int rw_restart_scan(const rw_adjoint_options *opt, long N, int slots, int dslots, double wd,
                            double rd, long k, int64_t *ram, int nram, int64_t *disk, int ndisk,
-                           rw_action *kact, rw_store ds, long *cand, int *ok, long *ncand)
+                           int64_t *host, int nhost, rw_action *kact, rw_store ds, long *cand,
+                           int *ok, long *ncand)
 {
   int ierr = 0;
   rw_schedule sc = NULL;
   for (int i = 0; i < nram; i++)
     ram[i] = -1;
+  for (int i = 0; i < nhost; i++)
+    host[i] = -1;
   for (int i = 0; i < ndisk; i++)
     disk[i] = -1;
   *ncand = 0;
@@ -382,8 +403,8 @@ static int rw_restart_scan(const rw_adjoint_options *opt, long N, int slots, int
     if (a.type == RW_ACTION_FIRST_REVERSE || a.type == RW_ACTION_TERMINATE) break;
     if (k >= 0 && i > k) break;
     if (a.type == RW_ACTION_STORE || a.type == RW_ACTION_FREE) {
-      int64_t *lv = a.level == RW_LEVEL_DISK ? disk : ram;
-      int nl = a.level == RW_LEVEL_DISK ? ndisk : nram;
+      int64_t *lv = a.level == RW_LEVEL_DISK ? disk : a.level == RW_LEVEL_HOST ? host : ram;
+      int nl = a.level == RW_LEVEL_DISK ? ndisk : a.level == RW_LEVEL_HOST ? nhost : nram;
       RW_CHECK_GOTO(a.slot >= 0 && a.slot < nl, RW_ERR_INTERNAL,
                     "restart: schedule slot %d outside the store's %d", a.slot, nl);
       lv[a.slot] = a.type == RW_ACTION_STORE ? a.step : -1;
@@ -394,6 +415,8 @@ static int rw_restart_scan(const rw_adjoint_options *opt, long N, int slots, int
         int good = 1;
         for (int r = 0; good && r < nram; r++)
           good = ram[r] < 0 || ram[r] == a.step;
+        for (int r = 0; good && r < nhost; r++) /* lost with the process too */
+          good = host[r] < 0 || host[r] == a.step;
         for (int d = 0; good && d < ndisk; d++)
           if (disk[d] >= 0) RW_TRY(rw_store_hdf5_check_slot(ds, d, disk[d], 0, &good));
         cand[*ncand] = i;
@@ -416,8 +439,9 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
 {
   int ierr = 0, nram = rw_store_num_slots(stores[RW_LEVEL_RAM]);
   int ndisk = rw_store_num_slots(stores[RW_LEVEL_DISK]);
+  int nhost = rw_store_num_slots(stores[RW_LEVEL_HOST]);
   rw_store ds = stores[RW_LEVEL_DISK];
-  int64_t *ram = NULL, *disk = NULL;
+  int64_t *ram = NULL, *disk = NULL, *host = NULL;
   long *cand = NULL, ncand = 0, K = -1;
   int *ok = NULL;
   int64_t *seen = NULL; /* per disk slot: the step whose data were verified */
@@ -425,13 +449,14 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
   memset(&ka, 0, sizeof ka);
   RW_TRY(rw_calloc((size_t)nram + 1, sizeof *ram, "restart", &ram));
   RW_TRY(rw_calloc((size_t)ndisk + 1, sizeof *disk, "restart", &disk));
+  RW_TRY(rw_calloc((size_t)nhost + 1, sizeof *host, "restart", &host));
   long none = 0;
-  RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, &ka, ds, NULL,
-                         NULL, &ncand));
+  RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, host, nhost,
+                         &ka, ds, NULL, NULL, &ncand));
   RW_TRY(rw_calloc((size_t)ncand + 1, sizeof *cand, "restart", &cand));
   RW_TRY(rw_calloc((size_t)ncand + 1, sizeof *ok, "restart", &ok));
-  RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, &ka, ds, cand,
-                         ok, &ncand));
+  RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, host, nhost,
+                         &ka, ds, cand, ok, &ncand));
   /* The latest candidate that passes everywhere: the cheap check (stamps) first, then the
    * data of every disk slot it needs, each (slot, step) read once; agreed over ranks. */
   RW_TRY(rw_calloc((size_t)ndisk + 1, sizeof *seen, "restart", &seen));
@@ -440,8 +465,8 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
   for (long c = ncand - 1; c >= 0 && K < 0; c--) {
     int good = ok[c];
     if (good) {
-      RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, cand[c], ram, nram, disk, ndisk, &ka,
-                             ds, NULL, NULL, &none));
+      RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, cand[c], ram, nram, disk, ndisk, host,
+                             nhost, &ka, ds, NULL, NULL, &none));
       for (int d = 0; good && d < ndisk; d++) {
         if (disk[d] < 0 || seen[d] == disk[d]) continue;
         RW_TRY(rw_store_hdf5_check_slot(ds, d, disk[d], 1, &good));
@@ -453,8 +478,8 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
   }
   /* The slot contents at the resume point (none when starting again). */
   if (K >= 0)
-    RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, K, ram, nram, disk, ndisk, &ka, ds, NULL,
-                           NULL, &none));
+    RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, K, ram, nram, disk, ndisk, host, nhost,
+                           &ka, ds, NULL, NULL, &none));
   else { /* no resume point: start again from y0 */
     for (int d = 0; d < ndisk; d++)
       disk[d] = -1;
@@ -483,6 +508,9 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
     for (int r = 0; r < nram; r++)
       if (ram[r] >= 0)
         RW_TRY(rw_store_put(stores[RW_LEVEL_RAM], r, &tag, per == 1 ? &cur : stages));
+    for (int r = 0; r < nhost; r++)
+      if (host[r] >= 0)
+        RW_TRY(rw_store_put(stores[RW_LEVEL_HOST], r, &tag, per == 1 ? &cur : stages));
     for (long i = 0; i <= K; i++) {
       rw_action a;
       RW_TRY(rw_schedule_next(sch, &a));
@@ -495,6 +523,7 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
 cleanup:
   rw_free(&ram);
   rw_free(&disk);
+  rw_free(&host);
   rw_free(&cand);
   rw_free(&ok);
   rw_free(&seen);
@@ -596,11 +625,8 @@ static int ckpt_plan(rw_ckpt *c, N_Vector y)
     RW_CALL(ckpt_slots_for("checkpoint_ram (the host tier)", opt->host_bytes, c->snap, y,
                            &opt->host_slots));
   RW_CHECK(opt->host_slots >= 0, RW_ERR_ARG, "host_slots = %d must be >= 0", opt->host_slots);
-  RW_CHECK(opt->host_slots == 0 || !opt->restart_dir, RW_ERR_ARG,
-           "restart_from '%s': a restart does not continue runs with a host checkpoint tier yet "
-           "(its host slots are lost with the run)",
-           opt->restart_dir);
-  if (opt->host_slots > 0 && (opt->host_write_cost < 0.0 || opt->host_read_cost < 0.0)) {
+  if (opt->host_slots > 0 && (opt->host_write_cost < 0.0 || opt->host_read_cost < 0.0) &&
+      !opt->restart_dir) { /* a restart takes the killed run's costs from its files */
     double mwh = 0.0, mrh = 0.0;
     RW_CALL(rw_measure_host_costs(c->base.st, opt, y, c->per, &mwh, &mrh));
     if (opt->host_write_cost < 0.0) opt->host_write_cost = mwh;
@@ -633,7 +659,7 @@ static int ckpt_open_restart(rw_ckpt *c, N_Vector y)
   RW_CALL(rw_store_create_hdf5(y, c->per, 0, &ho, &c->stores[RW_LEVEL_DISK]));
   RW_CALL(rw_error_agree(rw_vec_comm(y),
                          rw_restart_info(c->stores[RW_LEVEL_DISK], opt->restart_dir, c->base.N,
-                                         c->slots, c->per, &c->dslots, &c->wd, &c->rd)));
+                                         c->slots, c->per, &c->dslots, &c->wd, &c->rd, opt)));
   opt->disk_dir = opt->restart_dir;
   return 0;
 }
@@ -667,9 +693,12 @@ static int ckpt_make_schedule(rw_ckpt *c, int *cap, int *dcap)
 static int ckpt_create_disk(rw_ckpt *c, N_Vector y, int dcap)
 {
   rw_adjoint_options *opt = &c->o;
-  char info[256];
-  snprintf(info, sizeof info, RW_RESTART_FORMAT RW_RESTART_COSTS, c->base.N, c->slots, c->dslots,
-           c->per, c->wd, c->rd);
+  char info[384];
+  int at = snprintf(info, sizeof info, RW_RESTART_FORMAT RW_RESTART_COSTS, c->base.N, c->slots,
+                    c->dslots, c->per, c->wd, c->rd);
+  if (opt->host_slots > 0 && at > 0 && (size_t)at < sizeof info)
+    snprintf(info + at, sizeof info - (size_t)at, RW_RESTART_HOST, opt->host_slots,
+             opt->host_write_cost, opt->host_read_cost);
   rw_store_hdf5_options ho = {.dir = opt->disk_dir ? opt->disk_dir : ".",
                               .run_id = opt->run_id ? opt->run_id : "run",
                               .contents = ckpt_contents(c),

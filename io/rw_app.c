@@ -334,11 +334,6 @@ static int rw_app_read_common(rw_app *app)
              "step (the three-tier schedule); set checkpoint_device for the device-memory "
              "budget and leave checkpoint_ram at 0 otherwise",
              rw_deck_source(deck, "checkpoint_ram"));
-    RW_CHECK(!app->restart_from[0], RW_ERR_DECK,
-             "keys 'checkpoint_ram' (from %s) and 'restart_from' (from %s): a restart does not "
-             "continue a device run with a host checkpoint tier yet (its host slots are lost "
-             "with the run); set checkpoint_ram: 0",
-             rw_deck_source(deck, "checkpoint_ram"), rw_deck_source(deck, "restart_from"));
   }
   if (app->restart_from[0]) {
     RW_CHECK(opt->disk_slots > 0 || opt->disk_bytes > 0, RW_ERR_DECK,

@@ -45,3 +45,18 @@ foreach(name grayscott heat wave burgers ode)
       TIMEOUT 400 PROCESSORS ${np} PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
   endforeach()
 endforeach()
+# Three tiers on the emulated device (issue 11): device slots, a 16 KiB host tier (8 state
+# snapshots of 2 KiB per rank at 2 ranks, 2 with the RK4 stages) and the disk; the host slots die with the run like the RAM
+# ones, and the restart refills them from the resume point's disk snapshot. Every case at 2
+# ranks, SIGKILL and torn write at 1.
+foreach(np 1 2)
+  add_test(NAME restart_grayscott_device_tiers_np${np}
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/restart.sh ${MPIEXEC_EXECUTABLE} ${np}
+            $<TARGET_FILE:rewind-grayscott> ${DISK_ARGS_grayscott} -device emulated)
+  set(env "${REWIND_TEST_ENV}" RESTART_HOST=16KiB)
+  if(np EQUAL 1)
+    list(APPEND env RESTART_QUICK=1)
+  endif()
+  set_tests_properties(restart_grayscott_device_tiers_np${np} PROPERTIES ENVIRONMENT "${env}"
+    TIMEOUT 400 PROCESSORS ${np} PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+endforeach()

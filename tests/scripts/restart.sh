@@ -8,6 +8,7 @@
 # then SIGKILL: the restart must not trust that snapshot and resumes from an earlier one).
 # Refusals: a restart with another deck, or another rank count, exits non-zero naming what
 # differs, prints no gradient and leaves the files for the right restart.
+# RESTART_HOST=BYTES: a device run with a host tier as well (three tiers).
 # With RESTART_QUICK=1 only the SIGKILL and torn-write cases run (the 4-rank tests, to keep
 # the suite's time down; the others run at 1 and 2 ranks).
 # Usage: restart.sh MPIEXEC NP APP [app args...]
@@ -20,9 +21,12 @@ mkdir "$work/ckpt"
 run() { "$mpiexec" -n "$np" --oversubscribe "$app" "$@" -progress off 2>&1; }
 out=$(run "$@" -adjoint_mode store -output "$work/ref.h5") ||
   { echo "$out"; echo "FAIL: the store-mode run failed"; exit 1; }
-disk=(-adjoint_mode checkpoint -checkpoint_schedule binomial -checkpoint_ram 0 -checkpoint_slots 2
-  -checkpoint_disk_slots 4 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5
+disk=(-adjoint_mode checkpoint -checkpoint_schedule binomial -checkpoint_ram "${RESTART_HOST:-0}"
+  -checkpoint_slots 2 -checkpoint_disk_slots 4 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5
   -checkpoint_dir "$work/ckpt")
+# RESTART_HOST=BYTES (a device run, -device in the app's arguments): a host tier of that budget
+# under the three-tier schedule, its copy costs given; its slots are lost with the run as RAM's.
+[ -n "${RESTART_HOST:-}" ] && disk+=(-checkpoint_ram_write_cost 0.25 -checkpoint_ram_read_cost 0.25)
 fail=0
 bad() {
   echo "FAIL [$1]: $2"
