@@ -62,6 +62,23 @@ static int rw_make_schedule(const rw_adjoint_options *opt, long N, int slots, in
   return 0;
 }
 
+/* A fresh copy of the run's schedule `base` (from its first action): a clone that shares its plan
+ * where the kind has one (the tiered schedules: no second planning), else created again. */
+static int rw_schedule_again(rw_schedule base, const rw_adjoint_options *opt, long N, int slots,
+                             int dslots, double wd, double rd, rw_schedule *out)
+{
+  if (base) {
+    int e = rw_schedule_clone(base, out);
+    if (e != RW_ERR_NOT_IMPLEMENTED) {
+      RW_CALL(e);
+      return 0;
+    }
+    rw_error_clear();
+  }
+  RW_CALL(rw_make_schedule(opt, N, slots, dslots, wd, rd, out));
+  return 0;
+}
+
 /* Step-size controller for adaptive stepping (Hairer, Norsett & Wanner I, Sec. II.4):
  * h_new = h min(5, max(0.2, 0.9 err^(-1/(q+1)))), no growth right after a rejection. */
 static double rw_next_h(double h, double err, int q, int after_reject)
@@ -382,10 +399,10 @@ static int rw_restart_info(rw_store disk, const char *dir, long N, int slots, in
  * With k < 0: counts in *ncand the disk STOREs of the first sweep and, when cand != NULL,
  * records their action indices in cand and in ok whether this rank could resume there (see
  * above). Not collective. */
-static int rw_restart_scan(const rw_adjoint_options *opt, long N, int slots, int dslots, double wd,
-                           double rd, long k, int64_t *ram, int nram, int64_t *disk, int ndisk,
-                           int64_t *host, int nhost, rw_action *kact, rw_store ds, long *cand,
-                           int *ok, long *ncand)
+static int rw_restart_scan(rw_schedule base, const rw_adjoint_options *opt, long N, int slots,
+                           int dslots, double wd, double rd, long k, int64_t *ram, int nram,
+                           int64_t *disk, int ndisk, int64_t *host, int nhost, rw_action *kact,
+                           rw_store ds, long *cand, int *ok, long *ncand)
 {
   int ierr = 0;
   rw_schedule sc = NULL;
@@ -396,7 +413,7 @@ static int rw_restart_scan(const rw_adjoint_options *opt, long N, int slots, int
   for (int i = 0; i < ndisk; i++)
     disk[i] = -1;
   *ncand = 0;
-  RW_TRY(rw_make_schedule(opt, N, slots, dslots, wd, rd, &sc));
+  RW_TRY(rw_schedule_again(base, opt, N, slots, dslots, wd, rd, &sc));
   for (long i = 0;; i++) {
     rw_action a;
     RW_TRY(rw_schedule_next(sc, &a));
@@ -451,12 +468,12 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
   RW_TRY(rw_calloc((size_t)ndisk + 1, sizeof *disk, "restart", &disk));
   RW_TRY(rw_calloc((size_t)nhost + 1, sizeof *host, "restart", &host));
   long none = 0;
-  RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, host, nhost,
-                         &ka, ds, NULL, NULL, &ncand));
+  RW_TRY(rw_restart_scan(sch, opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, host,
+                         nhost, &ka, ds, NULL, NULL, &ncand));
   RW_TRY(rw_calloc((size_t)ncand + 1, sizeof *cand, "restart", &cand));
   RW_TRY(rw_calloc((size_t)ncand + 1, sizeof *ok, "restart", &ok));
-  RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, host, nhost,
-                         &ka, ds, cand, ok, &ncand));
+  RW_TRY(rw_restart_scan(sch, opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, host,
+                         nhost, &ka, ds, cand, ok, &ncand));
   /* The latest candidate that passes everywhere: the cheap check (stamps) first, then the
    * data of every disk slot it needs, each (slot, step) read once; agreed over ranks. */
   RW_TRY(rw_calloc((size_t)ndisk + 1, sizeof *seen, "restart", &seen));
@@ -465,8 +482,8 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
   for (long c = ncand - 1; c >= 0 && K < 0; c--) {
     int good = ok[c];
     if (good) {
-      RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, cand[c], ram, nram, disk, ndisk, host,
-                             nhost, &ka, ds, NULL, NULL, &none));
+      RW_TRY(rw_restart_scan(sch, opt, N, slots, dslots, wd, rd, cand[c], ram, nram, disk, ndisk,
+                             host, nhost, &ka, ds, NULL, NULL, &none));
       for (int d = 0; good && d < ndisk; d++) {
         if (disk[d] < 0 || seen[d] == disk[d]) continue;
         RW_TRY(rw_store_hdf5_check_slot(ds, d, disk[d], 1, &good));
@@ -478,8 +495,8 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
   }
   /* The slot contents at the resume point (none when starting again). */
   if (K >= 0)
-    RW_TRY(rw_restart_scan(opt, N, slots, dslots, wd, rd, K, ram, nram, disk, ndisk, host, nhost,
-                           &ka, ds, NULL, NULL, &none));
+    RW_TRY(rw_restart_scan(sch, opt, N, slots, dslots, wd, rd, K, ram, nram, disk, ndisk, host,
+                           nhost, &ka, ds, NULL, NULL, &none));
   else { /* no resume point: start again from y0 */
     for (int d = 0; d < ndisk; d++)
       disk[d] = -1;
@@ -719,7 +736,8 @@ static int ckpt_create_disk(rw_ckpt *c, N_Vector y, int dcap)
   }
   /* an online schedule's copy starts when the length is known (rw_read_ahead_begin) */
   if (opt->schedule != RW_SCHEDULE_ONLINE)
-    RW_CALL(rw_make_schedule(opt, c->base.N, c->slots, c->dslots, c->wd, c->rd, &c->ra.ahead));
+    RW_CALL(
+        rw_schedule_again(c->sch, opt, c->base.N, c->slots, c->dslots, c->wd, c->rd, &c->ra.ahead));
   RW_CALL(rw_calloc((size_t)dcap, sizeof *c->ra.last_store, "read-ahead", &c->ra.last_store));
   return 0;
 }

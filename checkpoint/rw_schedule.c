@@ -29,6 +29,17 @@ int rw_schedule_destroy(rw_schedule *ps)
   return 0;
 }
 
+/* A fresh iterator sharing s's plan (see rw_schedule.h). Not collective. */
+int rw_schedule_clone(rw_schedule s, rw_schedule *out)
+{
+  RW_CHECK(s && out, RW_ERR_ARG, "rw_schedule_clone: NULL argument");
+  *out = NULL;
+  RW_CHECK(s->ops.clone, RW_ERR_NOT_IMPLEMENTED,
+           "rw_schedule_clone: the %s schedule is created again instead", s->kind);
+  RW_CALL(s->ops.clone(s, out));
+  return 0;
+}
+
 /* Emits the next action and counts it (see rw_schedule.h). Not collective. */
 int rw_schedule_next(rw_schedule s, rw_action *a)
 {

@@ -922,6 +922,8 @@ typedef struct {
   plan p[RW_MAX_TIERS];
   int ntiers, top; /* tiers given; index of the top tier (ntiers - 1) */
   rw_storage_level level[RW_MAX_TIERS];
+  int refs;              /* schedules sharing these plans (rw_schedule_clone) */
+  rw_tiered_counts walk; /* the top plan's walk (the capacities of every clone) */
 } tier_plans;
 
 static void tier_plans_free(tier_plans *t)
@@ -1027,7 +1029,7 @@ int rw_two_level_cost(int64_t steps, int ram_slots, int disk_slots, double write
 
 /* --- The schedule ----------------------------------------------------------------------- */
 typedef struct {
-  tier_plans tp;
+  tier_plans *tp; /* shared by clones, freed with the last */
   rw_engine ram;
   segment *st;
   int top, cap;
@@ -1058,8 +1060,8 @@ static int tiered_next(rw_schedule s, rw_action *a)
       return 0;
     }
     segment *g = &t->st[t->top - 1];
-    const plan *p = &t->tp.p[g->k];
-    rw_storage_level lev = t->tp.level[g->k];
+    const plan *p = &t->tp->p[g->k];
+    rw_storage_level lev = t->tp->level[g->k];
     switch (g->kind) {
     case SEG_BASE: {
       if (p->sub) { /* the tiers below reverse it with all their slots */
@@ -1142,7 +1144,10 @@ static void tiered_destroy(rw_schedule s)
 {
   tiered *t = s->content;
   if (!t) return;
-  tier_plans_free(&t->tp);
+  if (t->tp && --t->tp->refs <= 0) {
+    tier_plans_free(t->tp);
+    rw_free(&t->tp);
+  }
   if (t->ram.pos) rw_engine_finalize(&t->ram);
   rw_free(&t->st);
   for (int k = 0; k < RW_MAX_TIERS; k++)
@@ -1150,11 +1155,42 @@ static void tiered_destroy(rw_schedule s)
   rw_free(&s->content);
 }
 
+static int tiered_clone(rw_schedule s, rw_schedule *out);
+
+/* The iterator's state over shared plans tp (planned, counted in c): the binomial engine, the
+ * free slots and the segment stack at the start. */
+static int tiered_start(rw_schedule s, tiered *t, const rw_tiered_counts *c, int ram_slots)
+{
+  const tier_plans *tp = t->tp;
+  int ntiers = tp->ntiers;
+  int64_t steps = s->steps;
+  int cap = steps - 1 < (int64_t)ram_slots ? (int)(steps - 1) : ram_slots;
+  if (cap < 1) cap = 1;
+  s->capacity_ram = cap;
+  s->capacity_disk = c->slots_used[ntiers - 1];
+  s->capacity_host = ntiers == 3 ? c->slots_used[1] : 0;
+  RW_CALL(rw_engine_init(&t->ram, cap, RW_SPLIT_BINOMIAL));
+  t->cap = 0;
+  for (int k = 1; k < ntiers; k++) {
+    int used = c->slots_used[k];
+    t->cap += used + 4;
+    RW_CALL(
+        rw_calloc((size_t)used + 1, sizeof *t->free_slots[k], "tiered slots", &t->free_slots[k]));
+    for (int q = 0; q < used; q++) /* slot 0 handed out first */
+      t->free_slots[k][q] = used - 1 - q;
+    t->nfree[k] = used;
+  }
+  RW_CALL(rw_calloc((size_t)t->cap, sizeof *t->st, "tiered segments", &t->st));
+  t->st[0] = (segment){SEG_H, 0, steps, tp->p[tp->top].c_disk, -1, 0, ntiers - 1};
+  t->top = 1;
+  return 0;
+}
+
 /* Creates the optimal tiered offline schedule (see rw_schedule.h). Returns RW_ERR_ARG for bad
  * arguments, RW_ERR_MEM when the tables do not fit. Not collective. */
 int rw_schedule_create_tiered(int64_t steps, int ntiers, const rw_tier *tiers, rw_schedule *out)
 {
-  static const rw_schedule_ops ops = {tiered_next, NULL, tiered_destroy};
+  static const rw_schedule_ops ops = {tiered_next, NULL, tiered_destroy, tiered_clone};
   int ierr = 0;
   rw_schedule s = NULL;
   tiered *t = NULL;
@@ -1166,31 +1202,37 @@ int rw_schedule_create_tiered(int64_t steps, int ntiers, const rw_tier *tiers, r
   s->steps = steps;
   RW_TRY(rw_calloc(1, sizeof *t, "tiered schedule", &t));
   s->content = t;
-  RW_TRY(tier_plans_build(&t->tp, steps, ntiers, tiers));
-  RW_TRY(plan_count(&t->tp.p[t->tp.top], &c));
-  int cap = steps - 1 < (int64_t)tiers[0].slots ? (int)(steps - 1) : tiers[0].slots;
-  if (cap < 1) cap = 1;
-  s->capacity_ram = cap;
-  s->capacity_disk = c.slots_used[ntiers - 1];
-  s->capacity_host = ntiers == 3 ? c.slots_used[1] : 0;
-  RW_TRY(rw_engine_init(&t->ram, cap, RW_SPLIT_BINOMIAL));
-  t->cap = 0;
-  for (int k = 1; k < ntiers; k++) {
-    int used = c.slots_used[k];
-    t->cap += used + 4;
-    RW_TRY(
-        rw_calloc((size_t)used + 1, sizeof *t->free_slots[k], "tiered slots", &t->free_slots[k]));
-    for (int q = 0; q < used; q++) /* slot 0 handed out first */
-      t->free_slots[k][q] = used - 1 - q;
-    t->nfree[k] = used;
-  }
-  RW_TRY(rw_calloc((size_t)t->cap, sizeof *t->st, "tiered segments", &t->st));
-  t->st[0] = (segment){SEG_H, 0, steps, tiers[ntiers - 1].slots, -1, 0, ntiers - 1};
-  t->top = 1;
+  RW_TRY(rw_calloc(1, sizeof *t->tp, "tiered plans", &t->tp));
+  t->tp->refs = 1;
+  RW_TRY(tier_plans_build(t->tp, steps, ntiers, tiers));
+  RW_TRY(plan_count(&t->tp->p[t->tp->top], &c));
+  t->tp->walk = c;
+  RW_TRY(tiered_start(s, t, &c, tiers[0].slots));
   *out = s;
   return 0;
 cleanup:
   rw_schedule_destroy(&s);
+  return ierr;
+}
+
+/* A fresh iterator over the same plans (rw_schedule_clone). */
+static int tiered_clone(rw_schedule s, rw_schedule *out)
+{
+  int ierr = 0;
+  const tiered *src = s->content;
+  rw_schedule n = NULL;
+  tiered *t = NULL;
+  RW_TRY(rw_schedule_alloc(s->kind, &s->ops, &n));
+  n->steps = s->steps;
+  RW_TRY(rw_calloc(1, sizeof *t, "tiered schedule", &t));
+  n->content = t;
+  t->tp = src->tp;
+  t->tp->refs++;
+  RW_TRY(tiered_start(n, t, &t->tp->walk, t->tp->p[t->tp->top].c_ram));
+  *out = n;
+  return 0;
+cleanup:
+  rw_schedule_destroy(&n);
   return ierr;
 }
 
@@ -1212,7 +1254,7 @@ int rw_schedule_tiered_counts(rw_schedule s, rw_tiered_counts *counts)
   RW_CHECK(s && s->ops.next == tiered_next && counts, RW_ERR_ARG,
            "rw_schedule_tiered_counts: not a tiered schedule, or NULL output");
   tiered *t = s->content;
-  RW_CALL(plan_count(&t->tp.p[t->tp.top], counts));
+  RW_CALL(plan_count(&t->tp->p[t->tp->top], counts));
   return 0;
 }
 
@@ -1222,9 +1264,9 @@ int rw_schedule_two_level_counts(rw_schedule s, rw_two_level_counts *counts)
   RW_CHECK(s && s->ops.next == tiered_next && counts, RW_ERR_ARG,
            "rw_schedule_two_level_counts: not a two-level schedule, or NULL output");
   tiered *t = s->content;
-  RW_CHECK(t->tp.ntiers == 2, RW_ERR_ARG,
+  RW_CHECK(t->tp->ntiers == 2, RW_ERR_ARG,
            "rw_schedule_two_level_counts: a %d-tier schedule; use rw_schedule_tiered_counts",
-           t->tp.ntiers);
+           t->tp->ntiers);
   rw_tiered_counts c;
   RW_CALL(rw_schedule_tiered_counts(s, &c));
   counts_two_level(&c, counts);

@@ -96,7 +96,7 @@ static void fixed_destroy(rw_schedule s)
 
 static int create_fixed(const char *kind, int64_t steps, int64_t interval, rw_schedule *out)
 {
-  static const rw_schedule_ops ops = {fixed_next, NULL, fixed_destroy};
+  static const rw_schedule_ops ops = {fixed_next, NULL, fixed_destroy, NULL};
   int ierr = 0, cap = 0;
   rw_schedule s = NULL;
   fixed_content *f = NULL;

@@ -6,11 +6,13 @@
 #include "rewind/rw_schedule.h"
 
 /* Operations of one schedule implementation. `next` is required; `set_steps` is NULL for
- * schedules that know their length; `destroy` frees the content (may be NULL). */
+ * schedules that know their length; `destroy` frees the content (may be NULL); `clone` (may be
+ * NULL) makes a fresh iterator of the same schedule that shares what s planned. */
 typedef struct {
   int (*next)(rw_schedule s, rw_action *a);
   int (*set_steps)(rw_schedule s, int64_t steps);
   void (*destroy)(rw_schedule s);
+  int (*clone)(rw_schedule s, rw_schedule *out);
 } rw_schedule_ops;
 
 struct rw_schedule_s {

@@ -278,7 +278,7 @@ static void online_destroy(rw_schedule s)
  * RW_ERR_MEM when an allocation fails (nothing is leaked). Not collective. */
 int rw_schedule_create_online(int slots, rw_schedule *out)
 {
-  static const rw_schedule_ops ops = {online_next, online_set_steps, online_destroy};
+  static const rw_schedule_ops ops = {online_next, online_set_steps, online_destroy, NULL};
   int ierr = 0;
   rw_schedule s = NULL;
   online_content *o = NULL;

@@ -261,7 +261,8 @@ static void online_disk_destroy(rw_schedule s)
 int rw_schedule_create_online_disk(int ram_slots, int disk_slots, double write_cost,
                                    double read_cost, rw_schedule *out)
 {
-  static const rw_schedule_ops ops = {online_disk_next, online_disk_set_steps, online_disk_destroy};
+  static const rw_schedule_ops ops = {online_disk_next, online_disk_set_steps, online_disk_destroy,
+                                      NULL};
   int ierr = 0;
   rw_schedule s = NULL;
   online_disk *o = NULL;

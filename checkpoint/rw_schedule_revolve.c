@@ -261,7 +261,7 @@ static void binomial_destroy(rw_schedule s)
 /* Creates the offline binomial schedule (see rw_schedule.h). Not collective. */
 int rw_schedule_create_binomial(int64_t steps, int slots, rw_schedule *out)
 {
-  static const rw_schedule_ops ops = {binomial_next, NULL, binomial_destroy};
+  static const rw_schedule_ops ops = {binomial_next, NULL, binomial_destroy, NULL};
   int ierr = 0;
   rw_schedule s = NULL;
   rw_engine *e = NULL;

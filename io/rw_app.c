@@ -104,8 +104,8 @@ static const rw_deck_key rw_app_common_keys[] = {
     {"device", RW_KEY_ENUM, "cpu", NULL, 0, 0, 0, "cpu,cuda,emulated", 0,
      "where the state vectors and the problem's kernels live: cpu; cuda (one GPU per rank, the "
      "node-local rank modulo the visible GPUs); emulated (the GPU code run on the CPU with its "
-     "memory guarded, for checking). The PDE apps run on a device (rewind-heat with "
-     "Dirichlet or periodic sides); rewind-ode and rewind-neuralode not yet"},
+     "memory guarded, for checking). The PDE apps run on a device, with noise too; "
+     "rewind-ode and rewind-neuralode not yet"},
     {"noise_paths", RW_KEY_INT, "1", "paths", 1, 1e9, 0, NULL, 0,
      "stochastic forcing: J and every gradient are the means over this many noise paths, seeds "
      "noise_seed .. noise_seed + noise_paths - 1, solved one after another (needs noise)"},

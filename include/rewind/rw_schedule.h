@@ -166,6 +166,13 @@ int rw_online_disk_period(int ram_slots, double write_cost, double read_cost, in
  * collective. */
 int rw_schedule_online_disk_period(rw_schedule s, int64_t *period, int64_t *chosen);
 
+/* A new schedule equal to s as it was created (it starts again from the first action, with
+ * fresh counts), sharing s's plan read-only instead of planning again: for the tiered and
+ * two-level schedules, whose planning can take seconds at l = 10^5. The plan lives until the
+ * last schedule sharing it is destroyed. RW_ERR_NOT_IMPLEMENTED for the other kinds (cheap to
+ * create again). Not collective. */
+int rw_schedule_clone(rw_schedule s, rw_schedule *out);
+
 /* Destroys the schedule; accepts NULL or *s == NULL, sets *s to NULL. Not collective. */
 int rw_schedule_destroy(rw_schedule *s);
 

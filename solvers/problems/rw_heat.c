@@ -473,7 +473,7 @@ RW_SIMD_CLONES static void heat_kgrad_row2(const double *restrict gw, const doub
   heat_kgrad_body(gw, gu, out, m, sd, c, 0);
 }
 
-/* vjp_comb and the conductivity's VJP in one sweep (Dirichlet or periodic sides): w's halo
+/* vjp_comb and the conductivity's VJP in one sweep (every kind of side): w's halo
  * copy is the one vjp_comb forms (zero ghosts on a Dirichlet side), u's is exchanged meanwhile
  * into H->gb, and the gradient of every owned k_m is gathered from both (heat_kgrad_body), so
  * no zeroed scatter array and no reverse halo exchange. On a Dirichlet side the face to the

@@ -388,3 +388,48 @@ Test(schedule_tiered, planning_time)
           n.cost, r, n.advances, n.writes[1], n.reads[1], n.slots_used[1], n.writes[2], n.reads[2],
           n.slots_used[2], rw_wtime() - t0);
 }
+
+/* rw_schedule_clone: a fresh iterator sharing the plan. Its stream equals a new schedule's,
+ * whether taken before or after the original ran, and it outlives the original; other kinds
+ * say they are created again. */
+Test(schedule_tiered, clone_shares_the_plan)
+{
+  rw_tier t[3] = {tier(3, 0, 0), tier(4, 0.5, 0.5), tier(6, 2, 2)};
+  for (int variant = 0; variant < 2; variant++) {
+    rw_schedule a = NULL, b = NULL, c = NULL;
+    RW_TEST_OK(rw_schedule_create_tiered(500, variant ? 2 : 3, t, &a));
+    rw_action x, y;
+    for (int k = 0; k < 37; k++) /* part of the original's stream first */
+      RW_TEST_OK(rw_schedule_next(a, &x));
+    RW_TEST_OK(rw_schedule_clone(a, &b));
+    RW_TEST_OK(rw_schedule_destroy(&a)); /* the clone keeps the plan alive */
+    RW_TEST_OK(rw_schedule_create_tiered(500, variant ? 2 : 3, t, &c));
+    int cap[2], capc[2], h = -1, hc = -1;
+    RW_TEST_OK(rw_schedule_capacity(b, &cap[0], &cap[1]));
+    RW_TEST_OK(rw_schedule_capacity(c, &capc[0], &capc[1]));
+    RW_TEST_OK(rw_schedule_level_capacity(b, RW_LEVEL_HOST, &h));
+    RW_TEST_OK(rw_schedule_level_capacity(c, RW_LEVEL_HOST, &hc));
+    cr_assert(cap[0] == capc[0] && cap[1] == capc[1] && h == hc);
+    long n = 0;
+    do {
+      RW_TEST_OK(rw_schedule_next(b, &x));
+      RW_TEST_OK(rw_schedule_next(c, &y));
+      cr_assert(x.type == y.type && x.step == y.step && x.to == y.to && x.slot == y.slot &&
+                    x.level == y.level && x.first_sweep == y.first_sweep,
+                "variant %d: the clone's action %ld differs from a new schedule's", variant, n);
+      n++;
+    } while (x.type != RW_ACTION_TERMINATE);
+    rw_tiered_counts cb, cc;
+    RW_TEST_OK(rw_schedule_tiered_counts(b, &cb));
+    RW_TEST_OK(rw_schedule_tiered_counts(c, &cc));
+    cr_assert(cb.cost == cc.cost && cb.advances == cc.advances);
+    rw_schedule_destroy(&b);
+    rw_schedule_destroy(&c);
+  }
+  rw_schedule s = NULL, d = NULL;
+  RW_TEST_OK(rw_schedule_create_binomial(50, 4, &s));
+  cr_assert_eq(rw_schedule_clone(s, &d), RW_ERR_NOT_IMPLEMENTED);
+  cr_assert_null(d);
+  rw_error_clear();
+  rw_schedule_destroy(&s);
+}
