@@ -17,22 +17,24 @@
 #include <stddef.h>
 
 enum {
-  RW_BODY_GRID_FILL = 1, /* ghosted owned part = combination of owned vectors (+ keep) */
-  RW_BODY_GRID_BOX,      /* box of a ghosted array <-> contiguous buffer */
-  RW_BODY_GS_RHS,        /* Gray-Scott f on a box */
-  RW_BODY_GS_VJP,        /* Gray-Scott (df/dy)^T w on a box, and per-node parameter terms */
-  RW_BODY_GS_U2,         /* Gray-Scott u^2 per node (objective u2) and its gradient */
-  RW_BODY_GRID_BC,       /* physical boundary ghosts (Dirichlet, Neumann) and their transpose */
-  RW_BODY_GRID_ADD,      /* owned entries += the ghosted array's owned part (the transpose) */
-  RW_BODY_HEAT_DIFFUSE,  /* heat: div(k grad u) (+ q s) on a box */
-  RW_BODY_HEAT_KGRAD,    /* heat: the conductivity gradient gathered per node */
-  RW_BODY_HEAT_KGHOST,   /* heat: a Dirichlet face's ghost-conductivity terms */
-  RW_BODY_HEAT_WS,       /* heat: w s per node (the source parameter's terms) */
-  RW_BODY_BG,            /* Burgers: f, (df/du)^T w, or the viscosity terms on a box */
-  RW_BODY_BG_MISFIT,     /* Burgers: the terminal misfit's terms and gradient */
-  RW_BODY_LF,            /* the leapfrog stepper's node updates */
-  RW_BODY_WAVE,          /* wave: the Laplacian's three uses and the component copies */
-  RW_BODY_NOISE,         /* noise: normals of a step and additive diffusion coefficients */
+  RW_BODY_GRID_FILL = 1,     /* ghosted owned part = combination of owned vectors (+ keep) */
+  RW_BODY_GRID_BOX,          /* box of a ghosted array <-> contiguous buffer */
+  RW_BODY_GS_RHS,            /* Gray-Scott f on a box */
+  RW_BODY_GS_VJP,            /* Gray-Scott (df/dy)^T w on a box, and per-node parameter terms */
+  RW_BODY_GS_U2,             /* Gray-Scott u^2 per node (objective u2) and its gradient */
+  RW_BODY_GRID_BC,           /* physical boundary ghosts (Dirichlet, Neumann) and their transpose */
+  RW_BODY_GRID_ADD,          /* owned entries += the ghosted array's owned part (the transpose) */
+  RW_BODY_HEAT_DIFFUSE,      /* heat: div(k grad u) (+ q s) on a box */
+  RW_BODY_HEAT_KGRAD,        /* heat: the conductivity gradient gathered per node */
+  RW_BODY_HEAT_KGHOST,       /* heat: a Dirichlet face's ghost-conductivity terms */
+  RW_BODY_HEAT_WS,           /* heat: w s per node (the source parameter's terms) */
+  RW_BODY_BG,                /* Burgers: f, (df/du)^T w, or the viscosity terms on a box */
+  RW_BODY_BG_MISFIT,         /* Burgers: the terminal misfit's terms and gradient */
+  RW_BODY_LF,                /* the leapfrog stepper's node updates */
+  RW_BODY_WAVE,              /* wave: the Laplacian's three uses and the component copies */
+  RW_BODY_NOISE,             /* noise: normals of a step and additive diffusion coefficients */
+  RW_BODY_GS_RHS_COMB,       /* Gray-Scott: the fused stage (combination and stencil, interior) */
+  RW_BODY_HEAT_DIFFUSE_COMB, /* heat: the fused stage (combination and stencil, interior) */
   RW_BODY_COUNT
 };
 #include "../core/rw_device_impl.h"
@@ -62,20 +64,23 @@ static inline RW_HD size_t rw_body_gidx(const rw_body_geom *g, long i, long j, l
 
 typedef struct {
   rw_body_geom g;
+  long lo[3], cnt[3]; /* the box of owned nodes filled (all of them, or a shell slab) */
   int n;
   double c[RW_LINCOMB_MAX];
   const double *x[RW_LINCOMB_MAX];
   double *gv, *keep;
 } rw_body_grid_fill;
 
-/* Item = owned entry o: gv[ghosted(o)] = sum_j c_j x_j[o] (rw_lincomb's rounding), keep too. */
-static inline RW_HD void rw_body_grid_fill_run(const rw_body_grid_fill *p, long o)
+/* Item = entry m of the box (nodes x fastest, components innermost), owned index o:
+ * gv[ghosted(o)] = sum_j c_j x_j[o] (rw_lincomb's rounding), keep too. */
+static inline RW_HD void rw_body_grid_fill_run(const rw_body_grid_fill *p, long m)
 {
-  const int nc = p->g.ncomp;
-  const long node = o / nc, i = node % p->g.cnt[0], r = node / p->g.cnt[0];
-  const long j = r % p->g.cnt[1], k = r / p->g.cnt[1];
+  const int nc = p->g.ncomp, comp = (int)(m % nc);
+  const long node = m / nc, i = p->lo[0] + node % p->cnt[0], r = node / p->cnt[0];
+  const long j = p->lo[1] + r % p->cnt[1], k = p->lo[2] + r / p->cnt[1];
+  const long o = ((k * p->g.cnt[1] + j) * p->g.cnt[0] + i) * nc + comp;
   const double v = rw_dk_lincomb(p->n, p->c, p->x, o);
-  p->gv[rw_body_gidx(&p->g, i, j, k, (int)(o % nc))] = v;
+  p->gv[rw_body_gidx(&p->g, i, j, k, comp)] = v;
   if (p->keep) p->keep[o] = v;
 }
 
@@ -182,6 +187,41 @@ static inline RW_HD void rw_body_gs_rhs_run(const rw_body_gs *p, long m)
   p->out[o + 1] = p->Dv * ((tv - p->nd * v) * p->ih2) + uvv - p->gk * v;
 }
 
+/* The fused stage (rw_grid_apply_comb_fused): the interior box's right-hand side with the
+ * stage combination Y = sum_j c_j x_j formed at each stencil point from the owned inputs (every
+ * neighbour of an interior node is owned) instead of read from a ghosted copy, and Y at the node
+ * itself written to keep. The same sums in the same order as the fill body and
+ * rw_body_gs_rhs_run, so the same bits, with one pass over memory instead of two. */
+#define RW_FUSE_MAX 8
+typedef struct {
+  rw_body_gs b; /* b.gv unused */
+  int n;
+  double c[RW_FUSE_MAX];
+  const double *x[RW_FUSE_MAX];
+  double *keep; /* may be NULL */
+} rw_body_gs_comb;
+
+static inline RW_HD void rw_body_gs_rhs_comb_run(const rw_body_gs_comb *q, long m)
+{
+  const rw_body_gs *p = &q->b;
+  const long i = p->lo[0] + m % p->cnt[0], r = m / p->cnt[0];
+  const long j = p->lo[1] + r % p->cnt[1], k = p->lo[2] + r / p->cnt[1];
+  const long o = ((k * p->g.cnt[1] + j) * p->g.cnt[0] + i) * 2;
+  const long sy = 2 * p->g.cnt[0], sz = 2 * p->g.cnt[0] * p->g.cnt[1]; /* owned strides */
+#define RW_Y(off) rw_dk_lincomb(q->n, q->c, q->x, o + (off))
+  double u = RW_Y(0), v = RW_Y(1), uvv = u * v * v;
+  double tu = RW_Y(-2) + RW_Y(2) + RW_Y(-sy) + RW_Y(sy);
+  double tv = RW_Y(-1) + RW_Y(3) + RW_Y(1 - sy) + RW_Y(1 + sy);
+  if (p->g.dim == 3) {
+    tu += RW_Y(-sz) + RW_Y(sz);
+    tv += RW_Y(1 - sz) + RW_Y(1 + sz);
+  }
+#undef RW_Y
+  if (q->keep) q->keep[o] = u, q->keep[o + 1] = v;
+  p->out[o] = p->Du * ((tu - p->nd * u) * p->ih2) - uvv + p->ga * (1.0 - u);
+  p->out[o + 1] = p->Dv * ((tv - p->nd * v) * p->ih2) + uvv - p->gk * v;
+}
+
 /* Item = node of the box: (df/dy)^T w as gs_vjp_node computes it, and the node's four
  * parameter terms u L w_u, v L w_v, w_u (1 - u) - w_v v, -(w_v v). */
 static inline RW_HD void rw_body_gs_vjp_run(const rw_body_gs *p, long m)
@@ -271,6 +311,35 @@ static inline RW_HD void rw_body_heat_diffuse_run(const rw_body_heat *p, long m)
   fi += p->c[1] * ((ki + gk[-s1]) * (gu[-s1] - ui) + (ki + gk[s1]) * (gu[s1] - ui));
   if (p->g.dim == 3)
     fi += p->c[2] * ((ki + gk[-s2]) * (gu[-s2] - ui) + (ki + gk[s2]) * (gu[s2] - ui));
+  p->out[o] = p->src ? fi + p->q * p->src[o] : fi;
+}
+
+/* The fused stage's interior box (rw_grid_apply_comb_fused): as rw_body_heat_diffuse_run with
+ * u = sum_j c_j x_j formed at every point it reads (owned strides), u at the node to keep. */
+typedef struct {
+  rw_body_heat b; /* b.gu unused */
+  int n;
+  double c[RW_FUSE_MAX];
+  const double *x[RW_FUSE_MAX];
+  double *keep; /* may be NULL */
+} rw_body_heat_comb;
+
+static inline RW_HD void rw_body_heat_diffuse_comb_run(const rw_body_heat_comb *q, long m)
+{
+  const rw_body_heat *p = &q->b;
+  long i, j, k;
+  const long o = rw_body_heat_node(p, m, &i, &j, &k);
+  const double *gk = p->gk + rw_body_gidx(&p->g, i, j, k, 0);
+  const ptrdiff_t s0 = (ptrdiff_t)p->sd[0], s1 = (ptrdiff_t)p->sd[1], s2 = (ptrdiff_t)p->sd[2];
+  const long t1 = p->g.cnt[0], t2 = p->g.cnt[0] * p->g.cnt[1]; /* owned strides */
+#define RW_U(off) rw_dk_lincomb(q->n, q->c, q->x, o + (off))
+  double ui = RW_U(0), ki = gk[0], fi = 0.0;
+  fi += p->c[0] * ((ki + gk[-s0]) * (RW_U(-1) - ui) + (ki + gk[s0]) * (RW_U(1) - ui));
+  fi += p->c[1] * ((ki + gk[-s1]) * (RW_U(-t1) - ui) + (ki + gk[s1]) * (RW_U(t1) - ui));
+  if (p->g.dim == 3)
+    fi += p->c[2] * ((ki + gk[-s2]) * (RW_U(-t2) - ui) + (ki + gk[s2]) * (RW_U(t2) - ui));
+#undef RW_U
+  if (q->keep) q->keep[o] = ui;
   p->out[o] = p->src ? fi + p->q * p->src[o] : fi;
 }
 
@@ -581,6 +650,12 @@ static inline RW_HD void rw_body_run(int id, const void *params, long idx)
     break;
   case RW_BODY_NOISE:
     rw_body_noise_run((const rw_body_noise *)params, idx);
+    break;
+  case RW_BODY_GS_RHS_COMB:
+    rw_body_gs_rhs_comb_run((const rw_body_gs_comb *)params, idx);
+    break;
+  case RW_BODY_HEAT_DIFFUSE_COMB:
+    rw_body_heat_diffuse_comb_run((const rw_body_heat_comb *)params, idx);
     break;
   default: /* unknown ids are refused by rw_device_run */
     break;

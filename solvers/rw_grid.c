@@ -26,6 +26,10 @@ struct rw_grid_s {
   rw_device dev;
   int on_dev;
   double *dsend[3][2], *drecv[3][2];
+  /* rw_grid_apply_comb_fused: the stage's inputs while its interior kernel runs (n = 0: none) */
+  int fuse_n;
+  const double *fuse_c;
+  N_Vector *fuse_x, fuse_keep;
 };
 
 int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
@@ -366,6 +370,8 @@ static int rw_grid_dev_begin(rw_grid g, int n, const double *c, N_Vector *X, dou
   RW_CALL(rw_grid_dev_setup(g, dev));
   rw_body_grid_fill f;
   f.g = rw_grid_geom(g);
+  for (int d = 0; d < 3; d++)
+    f.lo[d] = 0, f.cnt[d] = g->count[d];
   f.n = n;
   for (int j = 0; j < n; j++)
     f.c[j] = c ? c[j] : 1.0, f.x[j] = rw_vec_data(X[j]);
@@ -522,6 +528,26 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
   return 0;
 }
 
+/* The frame of the owned block, as disjoint slabs: in dimension d the two G-thick slabs,
+ * restricted to the interior range [ilo, ihi) in the dimensions before d and the full range in
+ * those after. */
+static void rw_grid_frame(rw_grid g, const double *gv, double *o, const long ilo[3],
+                          const long ihi[3], rw_grid_kernel_fn kernel, void *kctx)
+{
+  const int G = g->cfg.ghost;
+  for (int d = 0; d < g->cfg.dim; d++)
+    for (int s = 0; s < 2; s++) {
+      long lo[3], hi[3];
+      for (int e = 0; e < 3; e++) {
+        lo[e] = e < d ? ilo[e] : 0;
+        hi[e] = e < d ? ihi[e] : g->count[e];
+      }
+      lo[d] = s == 0 ? 0 : g->count[d] - G;
+      hi[d] = s == 0 ? G : g->count[d];
+      kernel(kctx, g, gv, o, lo, hi);
+    }
+}
+
 static int rw_grid_apply_impl(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
                               double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
 {
@@ -548,19 +574,7 @@ static int rw_grid_apply_impl(rw_grid g, int n, const double *c, N_Vector *X, N_
   }
   kernel(kctx, g, gv, o, ilo, ihi);
   RW_CALL(rw_grid_exchange_end(g, gv));
-  /* The frame, as disjoint slabs: in dimension d the two G-thick slabs, restricted to the
-   * interior range in the dimensions before d and the full range in those after. */
-  for (int d = 0; d < dim; d++)
-    for (int s = 0; s < 2; s++) {
-      long lo[3], hi[3];
-      for (int e = 0; e < 3; e++) {
-        lo[e] = e < d ? ilo[e] : all_lo[e];
-        hi[e] = e < d ? ihi[e] : all_hi[e];
-      }
-      lo[d] = s == 0 ? 0 : g->count[d] - G;
-      hi[d] = s == 0 ? G : g->count[d];
-      kernel(kctx, g, gv, o, lo, hi);
-    }
+  rw_grid_frame(g, gv, o, ilo, ihi, kernel, kctx);
   return 0;
 }
 
@@ -575,5 +589,63 @@ int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector 
                        N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
 {
   RW_CALL(rw_grid_apply_impl(g, n, c, X, keep, gv, out, kernel, kctx));
+  return 0;
+}
+
+/* The fused stage on a device (rw_grid.h): the combination filled into gv (and keep) only on
+ * the owned shell of width 2G that the faces, the boundary ghosts and the frame kernels read,
+ * as disjoint slabs like the frame's; then the faces posted, the interior kernel called with
+ * gv == NULL (it forms the combination itself from rw_grid_comb_inputs and writes keep there),
+ * the exchange completed and the frame run from gv as usual. */
+int rw_grid_apply_comb_fused(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
+                             double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
+{
+  const int G = g->cfg.ghost, dim = g->cfg.dim;
+  rw_device dev = rw_vec_device(X[0]);
+  int ok = dev != NULL && c != NULL && n >= 1 && n <= RW_FUSE_MAX;
+  for (int d = 0; d < dim; d++)
+    ok = ok && g->count[d] >= 4 * G; /* disjoint shell slabs around an interior */
+  if (!ok) return rw_grid_apply_comb(g, n, c, X, keep, gv, out, kernel, kctx);
+  RW_CALL(rw_grid_dev_setup(g, dev));
+  rw_body_grid_fill f;
+  f.g = rw_grid_geom(g);
+  f.n = n;
+  for (int j = 0; j < n; j++)
+    f.c[j] = c[j], f.x[j] = rw_vec_data(X[j]);
+  f.gv = gv;
+  f.keep = keep ? rw_vec_data(keep) : NULL;
+  const long S = 2 * G;
+  for (int d = 0; d < dim; d++)
+    for (int s = 0; s < 2; s++) {
+      long items = g->cfg.ncomp;
+      for (int e = 0; e < 3; e++) {
+        long lo = e < d && e < dim ? S : 0, hi = e < d && e < dim ? g->count[e] - S : g->count[e];
+        if (e == d) lo = s == 0 ? 0 : g->count[d] - S, hi = s == 0 ? S : g->count[d];
+        f.lo[e] = lo, f.cnt[e] = hi - lo;
+        items *= hi - lo;
+      }
+      RW_CALL(rw_device_run(dev, RW_BODY_GRID_FILL, &f, sizeof f, items, rw_body_host));
+    }
+  g->on_dev = 1;
+  RW_CALL(rw_grid_post(g, gv));
+  long ilo[3], ihi[3];
+  for (int d = 0; d < 3; d++) {
+    ilo[d] = d < dim ? G : 0;
+    ihi[d] = d < dim ? g->count[d] - G : 1;
+  }
+  double *o = rw_vec_data(out);
+  g->fuse_n = n, g->fuse_c = c, g->fuse_x = X, g->fuse_keep = keep;
+  kernel(kctx, g, NULL, o, ilo, ihi);
+  g->fuse_n = 0;
+  RW_CALL(rw_grid_exchange_end(g, gv));
+  rw_grid_frame(g, gv, o, ilo, ihi, kernel, kctx);
+  return 0;
+}
+
+int rw_grid_comb_inputs(rw_grid g, int *n, const double **c, N_Vector **X, N_Vector *keep)
+{
+  RW_CHECK(g->fuse_n > 0, RW_ERR_INTERNAL,
+           "rw_grid_comb_inputs: no fused stage in progress on this grid");
+  *n = g->fuse_n, *c = g->fuse_c, *X = g->fuse_x, *keep = g->fuse_keep;
   return 0;
 }

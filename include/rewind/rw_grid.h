@@ -104,6 +104,19 @@ int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kerne
 int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep, double *gv,
                        N_Vector out, rw_grid_kernel_fn kernel, void *kctx);
 
+/* rw_grid_apply_comb for device vectors in one pass over memory: the combination is formed into
+ * gv (and keep) only on the owned shell 2 ghost layers deep that the faces, the boundary ghosts
+ * and the frame read; the kernel is called once for the interior box with gv == NULL and must
+ * then form Y = sum_j c[j] X[j] itself at every point it reads (rw_grid_comb_inputs; all of an
+ * interior node's neighbours are owned) and write keep there, with the same rounding as the
+ * fill (rw_dk_lincomb), so the results equal rw_grid_apply_comb's bit for bit. Falls back to
+ * rw_grid_apply_comb for CPU vectors, more than RW_FUSE_MAX (8) inputs, or a block thinner
+ * than 4 ghost layers. Collective. */
+int rw_grid_apply_comb_fused(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
+                             double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx);
+/* The inputs of the fused stage in progress (inside its interior kernel call). Not collective. */
+int rw_grid_comb_inputs(rw_grid g, int *n, const double **c, N_Vector **X, N_Vector *keep);
+
 /* Global (i, j, k) of local owned node (i, j, k), and the owner rank's local index of a
  * global node if this rank owns it (-1 otherwise). */
 long rw_grid_local_index(rw_grid g, long gi, long gj, long gk);

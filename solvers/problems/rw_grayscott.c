@@ -185,6 +185,38 @@ static void gs_dev_box(rw_gs *s, int id, const double *gv, double *out, const lo
   if (n > 0 && !s->dev_err) s->dev_err = rw_device_run(s->dev, id, &b, sizeof b, n, rw_body_host);
 }
 
+/* The fused stage's interior box: Y = sum_j c_j X_j formed at every stencil point, f and keep
+ * written (RW_BODY_GS_RHS_COMB). */
+static void gs_dev_rhs_comb(rw_gs *s, rw_grid g, double *out, const long lo[3], const long hi[3])
+{
+  rw_body_gs_comb q;
+  const gs_coef k = gs_coefs(s, s->p);
+  int n = 0;
+  const double *c = NULL;
+  N_Vector *X = NULL, keep = NULL;
+  int e = rw_grid_comb_inputs(g, &n, &c, &X, &keep);
+  if (e) {
+    if (!s->dev_err) s->dev_err = e;
+    return;
+  }
+  long items = 1;
+  memset(&q, 0, sizeof q);
+  for (int d = 0; d < 3; d++) {
+    q.b.g.gn[d] = s->gn[d], q.b.g.cnt[d] = s->cnt[d];
+    q.b.lo[d] = lo[d], q.b.cnt[d] = hi[d] - lo[d];
+    items *= q.b.cnt[d];
+  }
+  q.b.g.ghost = 1, q.b.g.dim = s->dim, q.b.g.ncomp = 2;
+  q.b.Du = k.Du, q.b.Dv = k.Dv, q.b.ga = k.ga, q.b.gk = k.gk, q.b.ih2 = k.ih2, q.b.nd = k.nd;
+  q.b.out = out;
+  q.n = n;
+  for (int j = 0; j < n; j++)
+    q.c[j] = c[j], q.x[j] = rw_vec_data(X[j]);
+  q.keep = keep ? rw_vec_data(keep) : NULL;
+  if (items > 0 && !s->dev_err)
+    s->dev_err = rw_device_run(s->dev, RW_BODY_GS_RHS_COMB, &q, sizeof q, items, rw_body_host);
+}
+
 /* The parameter sums from the device's per-node terms, in its fixed order: out[c] += sum. */
 static int gs_dev_fold(rw_gs *s, double *out)
 {
@@ -211,7 +243,10 @@ static void gs_rhs_kernel(void *kc, rw_grid g, const double *gv, double *out, co
 {
   const rw_gs *s = kc;
   const gs_coef k = gs_coefs(s, s->p);
-  (void)g;
+  if (s->dev && !gv) { /* the fused stage's interior (rw_grid_apply_comb_fused) */
+    gs_dev_rhs_comb((rw_gs *)s, g, out, lo, hi);
+    return;
+  }
   if (s->dev) {
     gs_dev_box((rw_gs *)s, RW_BODY_GS_RHS, gv, out, lo, hi);
     return;
@@ -269,7 +304,10 @@ static int gs_rhs_comb(void *c, double t, const double *p, int n, const double *
   rw_gs *s = c;
   (void)t;
   s->p = p;
-  RW_CALL(rw_grid_apply_comb(s->grid, n, cx, X, keep, s->gy, f, gs_rhs_kernel, s));
+  if (s->dev) /* one pass over memory: the combination formed inside the stencil */
+    RW_CALL(rw_grid_apply_comb_fused(s->grid, n, cx, X, keep, s->gy, f, gs_rhs_kernel, s));
+  else
+    RW_CALL(rw_grid_apply_comb(s->grid, n, cx, X, keep, s->gy, f, gs_rhs_kernel, s));
   RW_CALL(gs_dev_error(s));
   return 0;
 }

@@ -174,6 +174,27 @@ static int heat_diffuse(const heat *H, const double *gk, const double *gu, const
   return 0;
 }
 
+/* The fused stage's interior box on a device (rw_grid_apply_comb_fused: gv == NULL): u formed
+ * from the stage's inputs at every point read, u kept (RW_BODY_HEAT_DIFFUSE_COMB). */
+static int heat_diffuse_comb(const heat *H, rw_grid g, const double *gk, const double *src,
+                             double q, double *out, const long lo[3], const long hi[3])
+{
+  rw_body_heat_comb b;
+  int n = 0;
+  const double *c = NULL;
+  N_Vector *X = NULL, keep = NULL;
+  RW_CALL(rw_grid_comb_inputs(g, &n, &c, &X, &keep));
+  long items = heat_dev_init(H, &b.b, lo, hi);
+  b.b.gk = gk, b.b.src = src, b.b.q = q, b.b.out = out;
+  b.n = n;
+  for (int j = 0; j < n; j++)
+    b.c[j] = c[j], b.x[j] = rw_vec_data(X[j]);
+  b.keep = keep ? rw_vec_data(keep) : NULL;
+  if (items > 0)
+    RW_CALL(rw_device_run(H->dev, RW_BODY_HEAT_DIFFUSE_COMB, &b, sizeof b, items, rw_body_host));
+  return 0;
+}
+
 /* rw_grid_apply kernel: the interior box needs no ghosts; before the first box that touches
  * the block's frame, the kappa exchange still in flight (if any) is completed. */
 static void heat_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
@@ -191,7 +212,8 @@ static void heat_kernel(void *kc, rw_grid g, const double *gv, double *out, cons
       c->kgrid = NULL;
     }
   }
-  int e = heat_diffuse(c->H, c->gk, gv, c->src, c->q, out, lo, hi);
+  int e = gv ? heat_diffuse(c->H, c->gk, gv, c->src, c->q, out, lo, hi)
+             : heat_diffuse_comb(c->H, g, c->gk, c->src, c->q, out, lo, hi);
   if (e && !c->err) c->err = e;
 }
 
@@ -199,15 +221,17 @@ static void heat_kernel(void *kc, rw_grid g, const double *gv, double *out, cons
  * (into H->gu) by rw_grid_apply, the two exchanges overlapped with the interior. */
 static int heat_apply_comb(heat *H, N_Vector a, double *ga_arr, rw_grid vgrid, int n,
                            const double *cv, N_Vector *V, N_Vector keep, const double *src,
-                           double q, N_Vector out)
+                           double q, N_Vector out, int fused)
 {
   heat_kctx c = {H, ga_arr, H->kg, ga_arr, src, q, 0};
   if (a == H->kappa && ga_arr == H->gk && H->gk_ready)
     c.kgrid = NULL; /* the field's halo copy of this solve is in place */
   else
     RW_CALL(rw_grid_exchange_begin(H->kg, a, ga_arr));
-  int ierr = cv ? rw_grid_apply_comb(vgrid, n, cv, V, keep, H->gu, out, heat_kernel, &c)
-                : rw_grid_apply(vgrid, V[0], H->gu, out, heat_kernel, &c);
+  int ierr = cv && fused && H->dev /* one pass: the callers that need H->gu whole do not fuse */
+                 ? rw_grid_apply_comb_fused(vgrid, n, cv, V, keep, H->gu, out, heat_kernel, &c)
+                 : cv ? rw_grid_apply_comb(vgrid, n, cv, V, keep, H->gu, out, heat_kernel, &c)
+                      : rw_grid_apply(vgrid, V[0], H->gu, out, heat_kernel, &c);
   if (c.kgrid) { /* apply failed before any frame box: finish the kappa exchange */
     int e = rw_grid_exchange_end(H->kg, ga_arr);
     if (!ierr) ierr = e;
@@ -220,7 +244,7 @@ static int heat_apply_comb(heat *H, N_Vector a, double *ga_arr, rw_grid vgrid, i
 static int heat_apply(heat *H, N_Vector a, double *ga_arr, rw_grid vgrid, N_Vector v,
                       const double *src, double q, N_Vector out)
 {
-  RW_CALL(heat_apply_comb(H, a, ga_arr, vgrid, 1, NULL, &v, NULL, src, q, out));
+  RW_CALL(heat_apply_comb(H, a, ga_arr, vgrid, 1, NULL, &v, NULL, src, q, out, 0));
   return 0;
 }
 
@@ -257,7 +281,7 @@ static int heat_rhs_comb(void *content, double t, const double *p, int n, const 
   heat *H = content;
   (void)t;
   RW_CALL(
-      heat_apply_comb(H, H->kappa, H->gk, H->ug, n, c, X, keep, rw_vec_data(H->shape), p[0], f));
+      heat_apply_comb(H, H->kappa, H->gk, H->ug, n, c, X, keep, rw_vec_data(H->shape), p[0], f, 1));
   return 0;
 }
 
@@ -415,7 +439,7 @@ static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, i
   heat *H = content;
   (void)t, (void)y, (void)p;
   RW_CALL(heat_apply_comb(H, H->kappa, H->gk, H->neumann ? H->zg : H->lg, n, c, W, NULL, NULL, 0.0,
-                          out_y));
+                          out_y, 0));
   if (H->neumann) RW_CALL(heat_neumann_ghosts(H, rw_vec_data(out_y)));
   if (out_p && H->dev) { /* w s per node from w's ghosted copy, summed in the device's order */
     const long lo[3] = {0, 0, 0};
