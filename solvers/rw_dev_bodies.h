@@ -62,6 +62,23 @@ static inline RW_HD size_t rw_body_gidx(const rw_body_geom *g, long i, long j, l
 
 /* --- grid -------------------------------------------------------------------------------- */
 
+/* The inputs of a fused stage (rw_grid_apply_comb_fused) as its interior body sees them: Y =
+ * sum_j c_j x_j, formed by the body at every point it reads, and keep (may be NULL) to write Y
+ * to at the body's own node. */
+#define RW_FUSE_MAX 8
+typedef struct {
+  int n;
+  double c[RW_FUSE_MAX];
+  const double *x[RW_FUSE_MAX];
+  double *keep;
+} rw_body_comb;
+
+#ifndef __CUDACC__
+struct rw_grid_s;
+/* The fused stage in progress on grid g (inside its interior kernel call) into *in (rw_grid.c). */
+int rw_grid_comb_body(struct rw_grid_s *g, rw_body_comb *in);
+#endif
+
 typedef struct {
   rw_body_geom g;
   long lo[3], cnt[3]; /* the box of owned nodes filled (all of them, or a shell slab) */
@@ -192,13 +209,9 @@ static inline RW_HD void rw_body_gs_rhs_run(const rw_body_gs *p, long m)
  * neighbour of an interior node is owned) instead of read from a ghosted copy, and Y at the node
  * itself written to keep. The same sums in the same order as the fill body and
  * rw_body_gs_rhs_run, so the same bits, with one pass over memory instead of two. */
-#define RW_FUSE_MAX 8
 typedef struct {
   rw_body_gs b; /* b.gv unused */
-  int n;
-  double c[RW_FUSE_MAX];
-  const double *x[RW_FUSE_MAX];
-  double *keep; /* may be NULL */
+  rw_body_comb in;
 } rw_body_gs_comb;
 
 static inline RW_HD void rw_body_gs_rhs_comb_run(const rw_body_gs_comb *q, long m)
@@ -208,7 +221,7 @@ static inline RW_HD void rw_body_gs_rhs_comb_run(const rw_body_gs_comb *q, long 
   const long j = p->lo[1] + r % p->cnt[1], k = p->lo[2] + r / p->cnt[1];
   const long o = ((k * p->g.cnt[1] + j) * p->g.cnt[0] + i) * 2;
   const long sy = 2 * p->g.cnt[0], sz = 2 * p->g.cnt[0] * p->g.cnt[1]; /* owned strides */
-#define RW_Y(off) rw_dk_lincomb(q->n, q->c, q->x, o + (off))
+#define RW_Y(off) rw_dk_lincomb(q->in.n, q->in.c, q->in.x, o + (off))
   double u = RW_Y(0), v = RW_Y(1), uvv = u * v * v;
   double tu = RW_Y(-2) + RW_Y(2) + RW_Y(-sy) + RW_Y(sy);
   double tv = RW_Y(-1) + RW_Y(3) + RW_Y(1 - sy) + RW_Y(1 + sy);
@@ -217,7 +230,7 @@ static inline RW_HD void rw_body_gs_rhs_comb_run(const rw_body_gs_comb *q, long 
     tv += RW_Y(1 - sz) + RW_Y(1 + sz);
   }
 #undef RW_Y
-  if (q->keep) q->keep[o] = u, q->keep[o + 1] = v;
+  if (q->in.keep) q->in.keep[o] = u, q->in.keep[o + 1] = v;
   p->out[o] = p->Du * ((tu - p->nd * u) * p->ih2) - uvv + p->ga * (1.0 - u);
   p->out[o + 1] = p->Dv * ((tv - p->nd * v) * p->ih2) + uvv - p->gk * v;
 }
@@ -318,10 +331,7 @@ static inline RW_HD void rw_body_heat_diffuse_run(const rw_body_heat *p, long m)
  * u = sum_j c_j x_j formed at every point it reads (owned strides), u at the node to keep. */
 typedef struct {
   rw_body_heat b; /* b.gu unused */
-  int n;
-  double c[RW_FUSE_MAX];
-  const double *x[RW_FUSE_MAX];
-  double *keep; /* may be NULL */
+  rw_body_comb in;
 } rw_body_heat_comb;
 
 static inline RW_HD void rw_body_heat_diffuse_comb_run(const rw_body_heat_comb *q, long m)
@@ -332,14 +342,14 @@ static inline RW_HD void rw_body_heat_diffuse_comb_run(const rw_body_heat_comb *
   const double *gk = p->gk + rw_body_gidx(&p->g, i, j, k, 0);
   const ptrdiff_t s0 = (ptrdiff_t)p->sd[0], s1 = (ptrdiff_t)p->sd[1], s2 = (ptrdiff_t)p->sd[2];
   const long t1 = p->g.cnt[0], t2 = p->g.cnt[0] * p->g.cnt[1]; /* owned strides */
-#define RW_U(off) rw_dk_lincomb(q->n, q->c, q->x, o + (off))
+#define RW_U(off) rw_dk_lincomb(q->in.n, q->in.c, q->in.x, o + (off))
   double ui = RW_U(0), ki = gk[0], fi = 0.0;
   fi += p->c[0] * ((ki + gk[-s0]) * (RW_U(-1) - ui) + (ki + gk[s0]) * (RW_U(1) - ui));
   fi += p->c[1] * ((ki + gk[-s1]) * (RW_U(-t1) - ui) + (ki + gk[s1]) * (RW_U(t1) - ui));
   if (p->g.dim == 3)
     fi += p->c[2] * ((ki + gk[-s2]) * (RW_U(-t2) - ui) + (ki + gk[s2]) * (RW_U(t2) - ui));
 #undef RW_U
-  if (q->keep) q->keep[o] = ui;
+  if (q->in.keep) q->in.keep[o] = ui;
   p->out[o] = p->src ? fi + p->q * p->src[o] : fi;
 }
 

@@ -649,3 +649,16 @@ int rw_grid_comb_inputs(rw_grid g, int *n, const double **c, N_Vector **X, N_Vec
   *n = g->fuse_n, *c = g->fuse_c, *X = g->fuse_x, *keep = g->fuse_keep;
   return 0;
 }
+
+int rw_grid_comb_body(rw_grid g, rw_body_comb *in)
+{
+  int n = 0;
+  const double *c = NULL;
+  N_Vector *X = NULL, keep = NULL;
+  RW_CALL(rw_grid_comb_inputs(g, &n, &c, &X, &keep));
+  in->n = n;
+  for (int j = 0; j < n; j++)
+    in->c[j] = c[j], in->x[j] = rw_vec_data(X[j]);
+  in->keep = keep ? rw_vec_data(keep) : NULL;
+  return 0;
+}

@@ -191,16 +191,13 @@ static void gs_dev_rhs_comb(rw_gs *s, rw_grid g, double *out, const long lo[3], 
 {
   rw_body_gs_comb q;
   const gs_coef k = gs_coefs(s, s->p);
-  int n = 0;
-  const double *c = NULL;
-  N_Vector *X = NULL, keep = NULL;
-  int e = rw_grid_comb_inputs(g, &n, &c, &X, &keep);
+  long items = 1;
+  memset(&q, 0, sizeof q);
+  int e = rw_grid_comb_body(g, &q.in);
   if (e) {
     if (!s->dev_err) s->dev_err = e;
     return;
   }
-  long items = 1;
-  memset(&q, 0, sizeof q);
   for (int d = 0; d < 3; d++) {
     q.b.g.gn[d] = s->gn[d], q.b.g.cnt[d] = s->cnt[d];
     q.b.lo[d] = lo[d], q.b.cnt[d] = hi[d] - lo[d];
@@ -209,10 +206,6 @@ static void gs_dev_rhs_comb(rw_gs *s, rw_grid g, double *out, const long lo[3], 
   q.b.g.ghost = 1, q.b.g.dim = s->dim, q.b.g.ncomp = 2;
   q.b.Du = k.Du, q.b.Dv = k.Dv, q.b.ga = k.ga, q.b.gk = k.gk, q.b.ih2 = k.ih2, q.b.nd = k.nd;
   q.b.out = out;
-  q.n = n;
-  for (int j = 0; j < n; j++)
-    q.c[j] = c[j], q.x[j] = rw_vec_data(X[j]);
-  q.keep = keep ? rw_vec_data(keep) : NULL;
   if (items > 0 && !s->dev_err)
     s->dev_err = rw_device_run(s->dev, RW_BODY_GS_RHS_COMB, &q, sizeof q, items, rw_body_host);
 }

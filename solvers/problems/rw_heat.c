@@ -180,16 +180,9 @@ static int heat_diffuse_comb(const heat *H, rw_grid g, const double *gk, const d
                              double q, double *out, const long lo[3], const long hi[3])
 {
   rw_body_heat_comb b;
-  int n = 0;
-  const double *c = NULL;
-  N_Vector *X = NULL, keep = NULL;
-  RW_CALL(rw_grid_comb_inputs(g, &n, &c, &X, &keep));
+  RW_CALL(rw_grid_comb_body(g, &b.in));
   long items = heat_dev_init(H, &b.b, lo, hi);
   b.b.gk = gk, b.b.src = src, b.b.q = q, b.b.out = out;
-  b.n = n;
-  for (int j = 0; j < n; j++)
-    b.c[j] = c[j], b.x[j] = rw_vec_data(X[j]);
-  b.keep = keep ? rw_vec_data(keep) : NULL;
   if (items > 0)
     RW_CALL(rw_device_run(H->dev, RW_BODY_HEAT_DIFFUSE_COMB, &b, sizeof b, items, rw_body_host));
   return 0;
@@ -384,6 +377,23 @@ static int heat_vjp_field(void *content, double t, N_Vector y, const double *p, 
   return 0;
 }
 
+/* The owned layer [lo, hi) of boundary face (d, side) when this rank holds that physical
+ * boundary (returns 0 otherwise), with the ghosted stride s and the owned stride out_s along d
+ * and the direction `toward` the inside (+1 on a low side, -1 on a high one). */
+static int heat_face(const heat *H, int d, int side, long lo[3], long hi[3], ptrdiff_t *s,
+                     ptrdiff_t *out_s, ptrdiff_t *toward)
+{
+  if (side == 0 ? H->st[d] != 0 : H->st[d] + H->cnt[d] != H->n[d]) return 0;
+  for (int e = 0; e < 3; e++)
+    lo[e] = 0, hi[e] = H->cnt[e];
+  lo[d] = side == 0 ? 0 : H->cnt[d] - 1;
+  hi[d] = lo[d] + 1;
+  *s = (ptrdiff_t)H->sd[d];
+  *out_s = d == 0 ? 1 : d == 1 ? (ptrdiff_t)H->cnt[0] : (ptrdiff_t)(H->cnt[0] * H->cnt[1]);
+  *toward = side == 0 ? 1 : -1;
+  return 1;
+}
+
 /* Neumann sides (after the symmetric part with zero ghosts): a boundary node b's face to its
  * ghost, whose value mirrors the node one layer inside (b + t, t = +1 on a low side, -1 on a
  * high one), contributes w_b c_d (k_b + k_g) to that node's adjoint, k_g the ghost's (mirrored)
@@ -396,15 +406,9 @@ static int heat_neumann_ghosts(heat *H, double *out)
   const double *gw = H->gu, *gk = H->gk;
   for (int d = 0; d < H->dim; d++)
     for (int side = 0; side < 2; side++) {
-      if (side == 0 ? H->st[d] != 0 : H->st[d] + H->cnt[d] != H->n[d]) continue;
-      long lo[3] = {0, 0, 0}, hi[3] = {H->cnt[0], H->cnt[1], H->cnt[2]};
-      lo[d] = side == 0 ? 0 : H->cnt[d] - 1;
-      hi[d] = lo[d] + 1;
-      const ptrdiff_t s = (ptrdiff_t)H->sd[d], out_s = d == 0 ? 1
-                                                       : d == 1
-                                                           ? (ptrdiff_t)H->cnt[0]
-                                                           : (ptrdiff_t)(H->cnt[0] * H->cnt[1]);
-      const ptrdiff_t toward = side == 0 ? 1 : -1;
+      long lo[3], hi[3];
+      ptrdiff_t s, out_s, toward;
+      if (!heat_face(H, d, side, lo, hi, &s, &out_s, &toward)) continue;
       if (H->dev) {
         rw_body_heat b;
         long nf = heat_dev_init(H, &b, lo, hi);
@@ -534,15 +538,9 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
   if (H->periodic) return 0;
   for (int d = 0; d < D; d++) /* the boundary faces' ghost conductivities, mirrored inside */
     for (int side = 0; side < 2; side++) {
-      if (side == 0 ? H->st[d] != 0 : H->st[d] + H->cnt[d] != H->n[d]) continue;
-      long lo[3] = {0, 0, 0}, hi[3] = {H->cnt[0], H->cnt[1], H->cnt[2]};
-      lo[d] = side == 0 ? 0 : H->cnt[d] - 1;
-      hi[d] = lo[d] + 1;
-      const ptrdiff_t s = (ptrdiff_t)H->sd[d], out_s = d == 0 ? 1
-                                                       : d == 1
-                                                           ? (ptrdiff_t)H->cnt[0]
-                                                           : (ptrdiff_t)(H->cnt[0] * H->cnt[1]);
-      const ptrdiff_t toward = side == 0 ? 1 : -1; /* the mirror node, one layer inside */
+      long lo[3], hi[3];
+      ptrdiff_t s, out_s, toward; /* toward: the mirror node, one layer inside */
+      if (!heat_face(H, d, side, lo, hi, &s, &out_s, &toward)) continue;
       if (H->dev) {
         rw_body_heat b;
         long nf = heat_dev_init(H, &b, lo, hi);
