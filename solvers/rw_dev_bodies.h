@@ -35,6 +35,7 @@ enum {
   RW_BODY_NOISE,             /* noise: normals of a step and additive diffusion coefficients */
   RW_BODY_GS_RHS_COMB,       /* Gray-Scott: the fused stage (combination and stencil, interior) */
   RW_BODY_HEAT_DIFFUSE_COMB, /* heat: the fused stage (combination and stencil, interior) */
+  RW_BODY_GS_JVP,            /* Gray-Scott: the tangent (df/dy) d + (df/dp) dp on a box */
   RW_BODY_COUNT
 };
 #include "../core/rw_device_impl.h"
@@ -202,6 +203,45 @@ static inline RW_HD void rw_body_gs_rhs_run(const rw_body_gs *p, long m)
   }
   p->out[o] = p->Du * ((tu - p->nd * u) * p->ih2) - uvv + p->ga * (1.0 - u);
   p->out[o + 1] = p->Dv * ((tv - p->nd * v) * p->ih2) + uvv - p->gk * v;
+}
+
+/* Item = node of the box: (df/dy) d (+ (df/dp) dp), as gs_jvp_kernel computes it, d ghosted in
+ * gv, the state ghosted in gy. */
+typedef struct {
+  rw_body_geom g;
+  long lo[3], cnt[3];
+  double p[4], dp[4]; /* D_u, D_v, gamma, kappa and their tangents */
+  int has_dp;
+  double ih2;
+  size_t sy, sz;
+  const double *gv, *gy;
+  double *out;
+} rw_body_gs_jvp;
+
+static inline RW_HD double rw_body_gs_lap(const rw_body_gs_jvp *p, const double *a, size_t x)
+{
+  double t = a[x - 2] + a[x + 2] + a[x - p->sy] + a[x + p->sy];
+  if (p->g.dim == 3) t += a[x - p->sz] + a[x + p->sz];
+  return (t - 2.0 * p->g.dim * a[x]) * p->ih2;
+}
+
+static inline RW_HD void rw_body_gs_jvp_run(const rw_body_gs_jvp *p, long m)
+{
+  const long i = p->lo[0] + m % p->cnt[0], r = m / p->cnt[0];
+  const long j = p->lo[1] + r % p->cnt[1], k = p->lo[2] + r / p->cnt[1];
+  const size_t x = rw_body_gidx(&p->g, i, j, k, 0);
+  const size_t o = (size_t)(((k * p->g.cnt[1] + j) * p->g.cnt[0] + i) * 2);
+  const double Du = p->p[0], Dv = p->p[1], ga = p->p[2], ka = p->p[3];
+  const double *gy = p->gy, *gv = p->gv;
+  double u = gy[x], v = gy[x + 1], a = gv[x], b = gv[x + 1];
+  double fu = Du * rw_body_gs_lap(p, gv, x) - (v * v + ga) * a - 2.0 * u * v * b;
+  double fv = Dv * rw_body_gs_lap(p, gv, x + 1) + v * v * a + (2.0 * u * v - ga - ka) * b;
+  if (p->has_dp) {
+    fu += p->dp[0] * rw_body_gs_lap(p, gy, x) + p->dp[2] * (1.0 - u);
+    fv += p->dp[1] * rw_body_gs_lap(p, gy, x + 1) - (p->dp[2] + p->dp[3]) * v;
+  }
+  p->out[o] = fu;
+  p->out[o + 1] = fv;
 }
 
 /* The fused stage (rw_grid_apply_comb_fused): the interior box's right-hand side with the
@@ -463,14 +503,17 @@ typedef struct {
   rw_body_geom g;
   long lo[3], cnt[3]; /* the box of owned nodes */
   double ihx2, ihy2, i4hx, i4hy, i2hx, i2hy, nu;
-  int mode;         /* 0: f, 1: out += (df/du)^T w, 2: terms = w L u */
-  const double *gv; /* ghosted input (u for f and the nu terms, w for the VJP) */
+  int mode;         /* 0: f, 1: out += (df/du)^T w, 2: terms = w L u, 3: the tangent */
+  double dnu;       /* mode 3: the viscosity's tangent */
+  const double *gu; /* mode 3: ghosted state */
+  const double *gv; /* ghosted input (u for f and the nu terms, w for the VJP, v for mode 3) */
   const double *u;  /* VJP: owned state */
   const double *w;  /* nu terms: owned cotangent */
   double *out;      /* owned output (f, the VJP, or the nu terms) */
 } rw_body_bg;
 
-/* Item = node of the box, as bg_kernel computes it (modes BG_RHS, BG_VJPY, BG_NU per node). */
+/* Item = node of the box, as bg_kernel computes it (modes BG_RHS, BG_VJPY, BG_NU, BG_JVP per
+ * node). */
 static inline RW_HD void rw_body_bg_run(const rw_body_bg *p, long mm)
 {
   const long i = p->lo[0] + mm % p->cnt[0], j = p->lo[1] + mm / p->cnt[0];
@@ -483,8 +526,15 @@ static inline RW_HD void rw_body_bg_run(const rw_body_bg *p, long mm)
     p->out[m] = -(e * e - wst * wst) * p->i4hx - (n * n - so * so) * p->i4hy + p->nu * lap;
   else if (p->mode == 1)
     p->out[m] += p->u[m] * ((e - wst) * p->i2hx + (n - so) * p->i2hy) + p->nu * lap;
-  else
+  else if (p->mode == 2)
     p->out[m] = p->w[m] * lap;
+  else { /* bg_kernel's BG_JVP, operation by operation */
+    const double *gu = p->gu;
+    double lapu = ((gu[s - 1] - 2.0 * gu[s]) + gu[s + 1]) * p->ihx2 +
+                  ((gu[s - gx] - 2.0 * gu[s]) + gu[s + gx]) * p->ihy2;
+    p->out[m] = -(gu[s + 1] * e - gu[s - 1] * wst) * p->i2hx -
+                (gu[s + gx] * n - gu[s - gx] * so) * p->i2hy + p->nu * lap + p->dnu * lapu;
+  }
 }
 
 typedef struct {
@@ -666,6 +716,9 @@ static inline RW_HD void rw_body_run(int id, const void *params, long idx)
     break;
   case RW_BODY_HEAT_DIFFUSE_COMB:
     rw_body_heat_diffuse_comb_run((const rw_body_heat_comb *)params, idx);
+    break;
+  case RW_BODY_GS_JVP:
+    rw_body_gs_jvp_run((const rw_body_gs_jvp *)params, idx);
     break;
   default: /* unknown ids are refused by rw_device_run */
     break;

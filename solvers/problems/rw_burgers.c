@@ -58,7 +58,8 @@ static void bg_dev_box(bg_kctx *k, const double *gv, double *out, const long lo[
   p.g.ghost = 1, p.g.dim = 2, p.g.ncomp = 1;
   p.ihx2 = b->ihx2, p.ihy2 = b->ihy2, p.i4hx = b->i4hx, p.i4hy = b->i4hy;
   p.i2hx = b->i2hx, p.i2hy = b->i2hy, p.nu = k->nu;
-  p.mode = k->mode == BG_RHS ? 0 : k->mode == BG_VJPY ? 1 : 2;
+  p.mode = k->mode == BG_RHS ? 0 : k->mode == BG_VJPY ? 1 : k->mode == BG_NU ? 2 : 3;
+  p.dnu = k->dnu, p.gu = k->gu;
   p.gv = gv, p.u = k->u, p.w = k->w, p.out = k->mode == BG_NU ? b->terms : out;
   if (!b->dev_err)
     b->dev_err = rw_device_run(b->dev, RW_BODY_BG, &p, sizeof p, p.cnt[0] * p.cnt[1], rw_body_host);
@@ -160,6 +161,7 @@ static int bg_jvp(void *content, double t, N_Vector y, const double *p, N_Vector
   RW_CALL(rw_grid_exchange_end(b->g, b->gB));
   bg_kctx k = {b, BG_JVP, p[0], dp ? dp[0] : 0.0, NULL, b->gB, NULL, 0.0};
   RW_CALL(rw_grid_apply(b->g, v, b->gA, out, bg_kernel, &k));
+  RW_CALL(bg_dev_error(b));
   return 0;
 }
 
@@ -301,8 +303,7 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
                                      .terminal_grad = bg_terminal_grad,
                                      .destroy = bg_destroy};
   static const char *const names[] = {"nu"};
-  rw_problem_ops dops = ops; /* on a device: no JVP yet (tests only) */
-  if (b->dev) dops.jvp = NULL;
+  rw_problem_ops dops = ops;
   int on_dev = b->dev != NULL;
   RW_TRY(rw_problem_create(ctx, "burgers", &dops, b, rw_grid_local_length(b->g), 1, names, &prob));
   if (on_dev) rw_problem_set_device_ready(prob);

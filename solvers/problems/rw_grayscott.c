@@ -264,6 +264,24 @@ static void gs_jvp_kernel(void *kc, rw_grid g, const double *gv, double *out, co
   const double Du = s->p[0], Dv = s->p[1], ga = s->p[2], ka = s->p[3];
   const double *gy = s->gyk, *dp = s->dp;
   (void)g;
+  if (s->dev) { /* the same per node, as a device body */
+    rw_body_gs_jvp b;
+    long n = 1;
+    memset(&b, 0, sizeof b);
+    for (int d = 0; d < 3; d++) {
+      b.g.gn[d] = s->gn[d], b.g.cnt[d] = s->cnt[d];
+      b.lo[d] = lo[d], b.cnt[d] = hi[d] - lo[d];
+      n *= b.cnt[d];
+    }
+    b.g.ghost = 1, b.g.dim = s->dim, b.g.ncomp = 2;
+    for (int q = 0; q < 4; q++)
+      b.p[q] = s->p[q], b.dp[q] = dp ? dp[q] : 0.0;
+    b.has_dp = dp != NULL, b.ih2 = s->ih2, b.sy = s->sy, b.sz = s->sz;
+    b.gv = gv, b.gy = gy, b.out = out;
+    if (n > 0 && !s->dev_err)
+      ((rw_gs *)s)->dev_err = rw_device_run(s->dev, RW_BODY_GS_JVP, &b, sizeof b, n, rw_body_host);
+    return;
+  }
   for (long k = lo[2]; k < hi[2]; k++)
     for (long j = lo[1]; j < hi[1]; j++)
       for (long i = lo[0]; i < hi[0]; i++) {
@@ -315,6 +333,7 @@ static int gs_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, co
   s->p = p, s->dp = dp, s->gyk = s->gy;
   RW_CALL(rw_grid_apply(s->grid, v, s->gv, out, gs_jvp_kernel, s));
   s->dp = NULL, s->gyk = NULL;
+  RW_CALL(gs_dev_error(s));
   return 0;
 }
 
@@ -726,8 +745,6 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   ops.diffusion_vjp = gs_diffusion_vjp;
   ops.noise_fill = gs_noise_fill;
   ops.destroy = gs_destroy;
-  if (s->dev) /* not on a device yet: the JVP (tests only) */
-    ops.jvp = NULL;
   int on_dev = s->dev != NULL;
   RW_TRY(rw_problem_create(ctx, "grayscott", &ops, s, rw_grid_local_length(s->grid), 4,
                            rw_gs_param_names, out));

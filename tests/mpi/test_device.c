@@ -594,6 +594,52 @@ static void grid_tests(void)
          ncase, size, nbad);
 }
 
+/* The tangent on the device (the problems' JVPs, used by Taylor and dot-product tests): J v +
+ * (df/dp) dp at y equals the CPU's bit for bit, and on the device <w, J v + f_p dp> equals
+ * <J^T w, v> + <f_p^T w, dp> (the device VJP against the device JVP) to 1e-12. */
+static void jvp_check(const char *what, rw_problem pc, rw_problem pd, N_Vector yc, int np)
+{
+  N_Vector vc, vd, wd, jc, jd, gd, yd;
+  CHECK(rw_problem_new_state(pc, &vc));
+  CHECK(rw_problem_new_state(pc, &jc));
+  CHECK(rw_problem_new_state(pd, &vd));
+  CHECK(rw_problem_new_state(pd, &wd));
+  CHECK(rw_problem_new_state(pd, &jd));
+  CHECK(rw_problem_new_state(pd, &gd));
+  CHECK(rw_problem_new_state(pd, &yd));
+  long n = (long)rw_vec_local_length(vc);
+  double *h = malloc(((size_t)n + 1) * sizeof(double));
+  for (long i = 0; i < n; i++)
+    rw_vec_data(vc)[i] = hash01(21, (uint64_t)(rank * 1000003 + i));
+  CHECK(rw_vec_from_host(vd, rw_vec_data(vc)));
+  CHECK(rw_vec_from_host(yd, rw_vec_data(yc)));
+  for (long i = 0; i < n; i++)
+    h[i] = hash01(22, (uint64_t)(rank * 1000003 + i));
+  CHECK(rw_vec_from_host(wd, h));
+  double dp[4] = {0.3, -0.2, 0.1, 0.05}, pbar[4] = {0, 0, 0, 0};
+  CHECK(rw_problem_jvp(pc, 0.0, yc, vc, dp, jc));
+  CHECK(rw_problem_jvp(pd, 0.0, yd, vd, dp, jd));
+  long bad = differ(jc, jd);
+  N_VConst(0.0, gd);
+  CHECK(rw_problem_vjp(pd, 0.0, yd, wd, gd, pbar));
+  double lhs = N_VDotProd(wd, jd), rhs = N_VDotProd(gd, vd);
+  /* the parameter VJP is this rank's part (the driver sums it over ranks once per sweep) */
+  MPI_Allreduce(MPI_IN_PLACE, pbar, np, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  for (int k = 0; k < np; k++)
+    rhs += pbar[k] * dp[k];
+  /* against the dot products' own rounding scale, ||w|| ||J v||: the sums cancel much */
+  double scale = sqrt(N_VDotProd(wd, wd) * N_VDotProd(jd, jd));
+  double e = fabs(lhs - rhs) / fmax(scale, 1e-300);
+  report(bad == 0 && e <= 1e-13,
+         "%s tangent on the device, %d ranks: J v + f_p dp %s the CPU's (%ld entries differ); "
+         "<w, J v + f_p dp> = %.15e vs <J^T w, v> + <f_p^T w, dp>: %.1e of ||w|| ||J v||",
+         what, size, bad == 0 ? "equals" : "DIFFERS FROM", bad, lhs, e);
+  free(h);
+  N_Vector *vs[] = {&vc, &jc, &vd, &wd, &jd, &gd, &yd};
+  for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
+    rw_vec_destroy(vs[i]);
+}
+
 /* --- 4. Gray-Scott on the device (its grid exchange and stencils as device kernels) ------- */
 
 static void grayscott_tests(void)
@@ -614,6 +660,7 @@ static void grayscott_tests(void)
       CHECK(rw_gs_initial_state(pc, yc));
       CHECK(rw_gs_initial_state(pd, yd));
       long bad = differ(yc, yd);
+      if (obj == 0) jvp_check(dim == 3 ? "Gray-Scott 3D" : "Gray-Scott 2D", pc, pd, yc, 4);
       rw_adjoint_options o;
       rw_adjoint_options_default(&o);
       o.t0 = 0.0, o.tf = dim == 2 ? 10.0 : 4.0, o.dt = 0.5;
@@ -782,6 +829,7 @@ static void burgers_tests(void)
   CHECK(rw_burgers_initial_state(pc, yc));
   CHECK(rw_burgers_initial_state(pd, yd));
   long bad = differ(yc, yd) + differ(rw_burgers_target(pc), rw_burgers_target(pd));
+  jvp_check("Burgers", pc, pd, yc, 1);
   rw_adjoint_options o;
   rw_adjoint_options_default(&o);
   o.t0 = 0.0, o.tf = 0.2, o.dt = 0.01;
