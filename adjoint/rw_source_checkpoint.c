@@ -33,9 +33,10 @@ static int rw_make_schedule(const rw_adjoint_options *opt, long N, int slots, in
   switch (opt->schedule) {
   case RW_SCHEDULE_BINOMIAL:
     if (opt->host_slots > 0) {
+      /* without disk slots the disk costs are not measured (-1, "auto"): they do not matter */
       rw_tier tiers[3] = {{slots, 0.0, 0.0},
                           {opt->host_slots, opt->host_write_cost, opt->host_read_cost},
-                          {dslots, wd, rd}};
+                          {dslots, dslots > 0 ? wd : 0.0, dslots > 0 ? rd : 0.0}};
       RW_CALL(rw_schedule_create_tiered(N, 3, tiers, out));
     } else if (dslots > 0)
       RW_CALL(rw_schedule_create_two_level(N, slots, dslots, wd, rd, out));
@@ -181,93 +182,75 @@ static int rw_put_pending(rw_store st, int slot, const rw_adjoint_options *opt, 
   return 0;
 }
 
-/* Measures the costs of a disk write and read in units of one step: one step from y, one
- * write and one read of a snapshot through a one-slot disk store. Every rank takes the
- * largest time over ranks, so all build the same schedule. Collective. */
-static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N_Vector y, int per,
-                                 double *wd, double *rd)
-{
-  int ierr = 0, ns = rw_stepper_num_stage_vectors(st);
-  N_Vector tmp = NULL, *vecs = NULL;
-  rw_store probe = NULL;
-  char id[80];
-  snprintf(id, sizeof id, "%s-probe", opt->run_id ? opt->run_id : "run");
-  rw_store_hdf5_options ho = {
-      .dir = opt->disk_dir ? opt->disk_dir : ".", .run_id = id, .contents = "probe"};
-  RW_TRY(rw_vec_clone(y, &tmp));
-  RW_TRY(rw_vec_clone_array(y, ns > per ? ns : per, &vecs));
-  for (int k = 0; k < per; k++)
-    rw_vec_copy(y, vecs[k]);
-  RW_TRY(rw_store_create_hdf5(y, per, 1, &ho, &probe));
-  double t = rw_grid_t(opt, 1, 0), h = opt->dt > 0.0 ? opt->dt : 1e-3, times[3];
-  double w0 = rw_wtime();
-  rw_stepper_set_step_index(st, 0);
-  RW_TRY(rw_stepper_step(st, t, h, y, tmp, NULL, NULL));
-  double w1 = rw_wtime();
-  rw_snapshot_tag tg = {.step = 0, .t = t, .h = h};
-  RW_TRY(rw_store_put(probe, 0, &tg, vecs));
-  RW_TRY(rw_store_sync(probe)); /* the write itself, not only its hand-off */
-  double w2 = rw_wtime();
-  RW_TRY(rw_store_get(probe, 0, NULL, vecs));
-  double w3 = rw_wtime();
-  times[0] = w1 - w0;
-  times[1] = w2 - w1;
-  times[2] = w3 - w2;
-  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, rw_vec_comm(y)));
-  double step = times[0] > 1e-9 ? times[0] : 1e-9;
-  *wd = times[1] / step;
-  *rd = times[2] / step;
-cleanup:
-  rw_store_destroy(&probe);
-  rw_vec_destroy(&tmp);
-  rw_vec_destroy_array(&vecs, ns > per ? ns : per);
-  return ierr;
-}
-
-/* Measures the costs of a copy to the host tier and back in units of one step: the fastest of
- * three steps from y, and of three puts and gets through a one-slot host store (a device run
- * waits for its device after each). The largest time over ranks, so every rank builds the same
+/* Measures the costs of a write and a read of one snapshot through the one-slot store `probe`
+ * (destroyed here), in units of one step from y: the fastest of `reps` rounds of one step, one
+ * put (with its write-behind waited for) and one get, a device run waiting for its device after
+ * the step and the get. Every rank takes the largest time over ranks, so all build the same
  * schedule. Collective. */
-static int rw_measure_host_costs(rw_stepper st, const rw_adjoint_options *opt, N_Vector y, int per,
-                                 double *wh, double *rh)
+static int rw_measure_store_costs(rw_stepper st, const rw_adjoint_options *opt, N_Vector y, int per,
+                                  rw_store *probe, int reps, double *w, double *r)
 {
   int ierr = 0, ns = rw_stepper_num_stage_vectors(st);
   N_Vector tmp = NULL, *vecs = NULL;
-  rw_store probe = NULL;
   rw_device dev = rw_vec_device(y);
   RW_TRY(rw_vec_clone(y, &tmp));
   RW_TRY(rw_vec_clone_array(y, ns > per ? ns : per, &vecs));
   for (int k = 0; k < per; k++)
     rw_vec_copy(y, vecs[k]);
-  RW_TRY(rw_store_create_host(y, per, 1, &probe));
   double t = rw_grid_t(opt, 1, 0), h = opt->dt > 0.0 ? opt->dt : 1e-3;
   double times[3] = {INFINITY, INFINITY, INFINITY};
   rw_snapshot_tag tg = {.step = 0, .t = t, .h = h};
-  for (int rep = 0; rep < 3; rep++) {
+  for (int rep = 0; rep < reps; rep++) {
+    if (rep > 0) RW_TRY(rw_store_release(*probe, 0));
     double w0 = rw_wtime();
     rw_stepper_set_step_index(st, 0);
     RW_TRY(rw_stepper_step(st, t, h, y, tmp, NULL, NULL));
     if (dev) RW_TRY(rw_device_sync(dev));
     double w1 = rw_wtime();
-    RW_TRY(rw_store_put(probe, 0, &tg, vecs));
+    RW_TRY(rw_store_put(*probe, 0, &tg, vecs));
+    RW_TRY(rw_store_sync(*probe)); /* the write itself, not only its hand-off */
     double w2 = rw_wtime();
-    RW_TRY(rw_store_get(probe, 0, NULL, vecs));
+    RW_TRY(rw_store_get(*probe, 0, NULL, vecs));
     if (dev) RW_TRY(rw_device_sync(dev));
     double w3 = rw_wtime();
-    RW_TRY(rw_store_release(probe, 0));
     times[0] = fmin(times[0], w1 - w0);
     times[1] = fmin(times[1], w2 - w1);
     times[2] = fmin(times[2], w3 - w2);
   }
   RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, rw_vec_comm(y)));
   double step = times[0] > 1e-9 ? times[0] : 1e-9;
-  *wh = times[1] / step;
-  *rh = times[2] / step;
+  *w = times[1] / step;
+  *r = times[2] / step;
 cleanup:
-  rw_store_destroy(&probe);
+  rw_store_destroy(probe);
   rw_vec_destroy(&tmp);
   rw_vec_destroy_array(&vecs, ns > per ? ns : per);
   return ierr;
+}
+
+/* The disk costs: one round through a one-slot disk store in the checkpoint directory. */
+static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N_Vector y, int per,
+                                 double *wd, double *rd)
+{
+  rw_store probe = NULL;
+  char id[80];
+  snprintf(id, sizeof id, "%s-probe", opt->run_id ? opt->run_id : "run");
+  rw_store_hdf5_options ho = {
+      .dir = opt->disk_dir ? opt->disk_dir : ".", .run_id = id, .contents = "probe"};
+  RW_CALL(rw_store_create_hdf5(y, per, 1, &ho, &probe));
+  RW_CALL(rw_measure_store_costs(st, opt, y, per, &probe, 1, wd, rd));
+  return 0;
+}
+
+/* The host tier's copy costs: the fastest of three rounds through a one-slot host store (a copy
+ * is short, so one round would measure noise). */
+static int rw_measure_host_costs(rw_stepper st, const rw_adjoint_options *opt, N_Vector y, int per,
+                                 double *wh, double *rh)
+{
+  rw_store probe = NULL;
+  RW_CALL(rw_store_create_host(y, per, 1, &probe));
+  RW_CALL(rw_measure_store_costs(st, opt, y, per, &probe, 3, wh, rh));
+  return 0;
 }
 
 /* Read-ahead for the disk store. Schedules are pure and deterministic, so a second copy of
