@@ -73,6 +73,15 @@ foreach(np 2 4)
     ${GS_OUT}/gs_tiers${np}.h5 DATASETS /gradient/dJdy0 /gradient/dJdp
     DEPENDS grayscott_app_device_store100_np${np} grayscott_app_device_tiers_np${np})
 endforeach()
+# Device and host tiers only, every cost left at auto (the host copy measured, the disk costs,
+# unused without disk slots, not measured): the same gradient.
+rewind_mpi_expect(grayscott_app_device_host_auto NP 2 RC zero
+  REGEX "host tier: 8 slots of page-locked host RAM.*\\(measured\\)"
+  COMMAND ${GS} -output ${GS_OUT}/gs_host_auto.h5 -tf 100 -N 32 -output_every 0 -device emulated
+          -adjoint_mode checkpoint -checkpoint_slots 3 -checkpoint_ram 64KiB)
+rewind_h5_same(grayscott_app_device_host_auto_same ${GS_OUT}/gs_store100_np2.h5
+  ${GS_OUT}/gs_host_auto.h5 DATASETS /gradient/dJdy0 /gradient/dJdp
+  DEPENDS grayscott_app_device_store100_np2 grayscott_app_device_host_auto)
 # The result files are complete and readable: h5dump verifies the Fletcher32 checksums.
 foreach(f default u2 3d device)
   add_test(NAME grayscott_app_${f}_output_readable
