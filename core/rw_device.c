@@ -7,6 +7,11 @@
 #include "rw_device_impl.h"
 
 #include <math.h>
+#include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h> /* MPIX_Query_cuda_support */
+#endif
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,14 +321,79 @@ int rw_device_create(rw_context ctx, rw_device_kind kind, rw_device *out)
         MPI_Comm_split_type(rw_context_comm(ctx), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
     MPI_Comm_rank(node, &local);
     MPI_Comm_free(&node);
-    RW_TRY(rw_cuda_device_open(d, local));
+    int oerr = rw_cuda_device_open(d, local); /* closes what it opened when it fails */
+    /* every rank has its device, or none goes on (the mode below is agreed collectively) */
+    int aerr = rw_error_agree(rw_context_comm(ctx), oerr);
+    if (aerr && !oerr) d->be->close(d);
+    RW_TRY(aerr);
   }
   *out = d;
+  /* AUTO fails only on an MPI error: the device is then closed with it */
+  RW_TRY(rw_device_set_mpi(d, rw_context_comm(ctx), RW_DEVICE_MPI_AUTO));
   return 0;
 cleanup:
+  if (*out) { /* opened: destroy closes it */
+    rw_device_destroy(out);
+    d = NULL;
+  }
   rw_free(&d);
   return ierr;
 }
+
+int rw_mpi_cuda_support(void)
+{
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+  /* the library this process runs with, not the one it was compiled against: a CUDA-aware
+   * Open MPI answers 1 here whatever MPIX_CUDA_AWARE_SUPPORT said at compile time */
+  return MPIX_Query_cuda_support() ? 1 : 0;
+#else
+  return -1;
+#endif
+}
+
+int rw_device_set_mpi(rw_device d, MPI_Comm comm, rw_device_mpi mode)
+{
+  RW_CHECK(d, RW_ERR_ARG, "rw_device_set_mpi: NULL device");
+  RW_CHECK(mode == RW_DEVICE_MPI_AUTO || mode == RW_DEVICE_MPI_STAGED ||
+               mode == RW_DEVICE_MPI_DIRECT,
+           RW_ERR_ARG, "rw_device_set_mpi: unknown mode %d", (int)mode);
+  /* the least support over the ranks, and the first rank that lacks it */
+  int mine = rw_mpi_cuda_support(), least = mine, rank = 0, lacking = INT32_MAX, first = 0;
+  MPI_Comm_rank(comm, &rank);
+  RW_CALL_MPI(MPI_Allreduce(&mine, &least, 1, MPI_INT, MPI_MIN, comm));
+  lacking = mine == 1 ? INT32_MAX : rank;
+  RW_CALL_MPI(MPI_Allreduce(&lacking, &first, 1, MPI_INT, MPI_MIN, comm));
+  const char *lib = least == 1   ? "the MPI library reports CUDA support on every rank"
+                    : least == 0 ? "the MPI library does not report CUDA support"
+                                 : "the MPI library cannot say whether it takes CUDA memory "
+                                   "(no MPIX_Query_cuda_support)";
+  int cuda = d->kind == RW_DEVICE_CUDA;
+  if (mode == RW_DEVICE_MPI_DIRECT && cuda && least != 1)
+    return RW_ERROR(RW_ERR_ARG,
+                    "halos from device memory (direct) need a CUDA-aware MPI library: rank %d's "
+                    "%s",
+                    first,
+                    least == 0 ? "does not report CUDA support (MPIX_Query_cuda_support)"
+                               : "cannot say whether it takes CUDA memory");
+  int direct = mode == RW_DEVICE_MPI_DIRECT || (mode == RW_DEVICE_MPI_AUTO && cuda && least == 1);
+  d->mpi_direct = direct;
+  if (direct && cuda)
+    snprintf(d->mpi_mode, sizeof d->mpi_mode, "halos sent from device memory: %s", lib);
+  else if (direct)
+    snprintf(d->mpi_mode, sizeof d->mpi_mode,
+             "halos handed to MPI from the emulated device's memory (direct, as with a "
+             "CUDA-aware library)");
+  else if (cuda)
+    snprintf(d->mpi_mode, sizeof d->mpi_mode, "halos staged through page-locked host buffers%s%s",
+             mode == RW_DEVICE_MPI_STAGED ? " (asked for)" : ": ",
+             mode == RW_DEVICE_MPI_STAGED ? "" : lib);
+  else
+    snprintf(d->mpi_mode, sizeof d->mpi_mode, "halos staged through host buffers");
+  return 0;
+}
+
+int rw_device_mpi_direct(rw_device d) { return d ? d->mpi_direct : 0; }
+const char *rw_device_mpi_mode(rw_device d) { return d ? d->mpi_mode : "no device"; }
 
 void rw_device_destroy(rw_device *pd)
 {

@@ -58,6 +58,9 @@ struct rw_device_s {
   size_t arena_top;
   rw_emu_block *blocks;
   int nblocks, cap_blocks, open;
+  /* halos: handed to MPI from device memory (rw_device_set_mpi), and why */
+  int mpi_direct;
+  char mpi_mode[200];
   /* CUDA: ordinal and the backend's own state */
   int ordinal;
   void *impl;

@@ -106,6 +106,11 @@ static const rw_deck_key rw_app_common_keys[] = {
      "node-local rank modulo the visible GPUs); emulated (the GPU code run on the CPU with its "
      "memory guarded, for checking). The PDE apps run on a device, with noise too; "
      "rewind-ode and rewind-neuralode not yet"},
+    {"device_mpi", RW_KEY_ENUM, "auto", NULL, 0, 0, 0, "auto,staged,direct", 0,
+     "how the halos of a device run reach MPI: auto (from device memory when the MPI library "
+     "reports CUDA support on every rank, else staged); staged (copied through page-locked host "
+     "buffers); direct (device memory handed to MPI: needs a CUDA-aware MPI; on the emulated "
+     "device it checks that path)"},
     {"noise_paths", RW_KEY_INT, "1", "paths", 1, 1e9, 0, NULL, 0,
      "stochastic forcing: J and every gradient are the means over this many noise paths, seeds "
      "noise_seed .. noise_seed + noise_paths - 1, solved one after another (needs noise)"},
@@ -202,7 +207,26 @@ static int rw_app_read_common(rw_app *app)
       return rw_app_deck_error(app, "device");
     }
     rw_context_set_device(app->ctx, app->device);
-    rw_log(app->ctx, RW_LOG_SUMMARY, "device: %s (rank 0)\n", rw_device_name(app->device));
+    char mpimode[16];
+    RW_CALL(rw_deck_get_string(deck, "device_mpi", mpimode, sizeof mpimode));
+    rw_device_mpi m = !strcmp(mpimode, "staged")   ? RW_DEVICE_MPI_STAGED
+                      : !strcmp(mpimode, "direct") ? RW_DEVICE_MPI_DIRECT
+                                                   : RW_DEVICE_MPI_AUTO;
+    if (rw_device_set_mpi(app->device, rw_context_comm(app->ctx), m)) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", rw_error_message());
+      why[strcspn(why, "\n")] = '\0';
+      RW_ERROR(RW_ERR_DECK, "device_mpi = %s (from %s): %s", mpimode,
+               rw_deck_source(deck, "device_mpi"), why);
+      return rw_app_deck_error(app, "device_mpi");
+    }
+    rw_log(app->ctx, RW_LOG_SUMMARY, "device: %s (rank 0); %s\n", rw_device_name(app->device),
+           rw_device_mpi_mode(app->device));
+  } else {
+    RW_CHECK(!strcmp(rw_deck_source(deck, "device_mpi"), "default"), RW_ERR_DECK,
+             "key 'device_mpi' (from %s) says how a device run's halos reach MPI, but device: cpu "
+             "(from %s); drop it, or set device: cuda",
+             rw_deck_source(deck, "device_mpi"), rw_deck_source(deck, "device"));
   }
   RW_CALL(rw_deck_get_string(deck, "stepper", app->stepper, sizeof app->stepper));
   RW_CALL(rw_deck_get_real(deck, "t0", &opt->t0));

@@ -21,16 +21,20 @@ struct rw_grid_s {
   MPI_Request req[12];
   int nreq;
   /* device vectors (rw_device.h): the exchange in flight is on `dev` (on_dev); the faces are
-   * packed on the device into dsend, staged through sendbuf / recvbuf (MPI here is not
-   * CUDA-aware) and unpacked from drecv */
+   * packed on the device into dsend and unpacked from drecv, staged through the page-locked
+   * sendbuf / recvbuf, or handed to MPI as they are when the device's halos go direct
+   * (rw_device_mpi_direct: a CUDA-aware MPI; on the emulated device inside a host scope, open
+   * from the posts to the end of the wait: `scope`) */
   rw_device dev;
-  int on_dev;
+  int on_dev, scope;
   double *dsend[3][2], *drecv[3][2];
   /* rw_grid_apply_comb_fused: the stage's inputs while its interior kernel runs (n = 0: none) */
   int fuse_n;
   const double *fuse_c;
   N_Vector *fuse_x, fuse_keep;
 };
+
+static void rw_grid_mpi_done(rw_grid g);
 
 int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
 {
@@ -121,6 +125,7 @@ int rw_grid_destroy(rw_grid *pg)
 {
   if (!pg || !*pg) return 0;
   rw_grid g = *pg;
+  rw_grid_mpi_done(g); /* an exchange left open by an error */
   for (int d = 0; d < 3; d++)
     for (int s = 0; s < 2; s++) {
       if (g->dev) { /* pinned staging buffers (rw_grid_dev_setup) */
@@ -392,6 +397,7 @@ static int rw_grid_pack(rw_grid g, int d, int side, double *gv)
     return 0;
   }
   RW_CALL(rw_grid_dev_face(g, d, a, gv, g->dsend[d][side], 0));
+  if (rw_device_mpi_direct(g->dev)) return 0; /* MPI takes dsend itself */
   RW_CALL(rw_device_copy(g->dev, g->sendbuf[d][side], g->dsend[d][side],
                          g->face_len[d] * sizeof(double), RW_COPY_D2H));
   return 0;
@@ -405,8 +411,9 @@ static int rw_grid_unpack(rw_grid g, int d, int side, double *gv)
     rw_grid_face(g, d, a, gv, g->recvbuf[d][side], 1);
     return 0;
   }
-  RW_CALL(rw_device_copy(g->dev, g->drecv[d][side], g->recvbuf[d][side],
-                         g->face_len[d] * sizeof(double), RW_COPY_H2D));
+  if (!rw_device_mpi_direct(g->dev)) /* else MPI received into drecv */
+    RW_CALL(rw_device_copy(g->dev, g->drecv[d][side], g->recvbuf[d][side],
+                           g->face_len[d] * sizeof(double), RW_COPY_H2D));
   RW_CALL(rw_grid_dev_face(g, d, a, gv, g->drecv[d][side], 1));
   return 0;
 }
@@ -430,29 +437,57 @@ int rw_grid_exchange_begin_comb(rw_grid g, int n, const double *c, N_Vector *X, 
   return rw_grid_post(g, gv);
 }
 
+/* The buffers MPI sends from and receives into for face (d, side): the device's own when its
+ * halos go direct, else the host staging buffers. */
+static double *rw_grid_sbuf(rw_grid g, int d, int side)
+{
+  return g->on_dev && rw_device_mpi_direct(g->dev) ? g->dsend[d][side] : g->sendbuf[d][side];
+}
+
+static double *rw_grid_rbuf(rw_grid g, int d, int side)
+{
+  return g->on_dev && rw_device_mpi_direct(g->dev) ? g->drecv[d][side] : g->recvbuf[d][side];
+}
+
+/* Before MPI is given device buffers: the packing kernels must have finished (MPI does not
+ * order itself after the device's queue), and the emulated device's memory is opened until
+ * the wait has completed (rw_grid_mpi_done). */
+static int rw_grid_mpi_ready(rw_grid g)
+{
+  if (!g->on_dev || !rw_device_mpi_direct(g->dev)) return 0;
+  RW_CALL(rw_device_sync(g->dev));
+  if (!g->scope) rw_device_host_begin(g->dev), g->scope = 1;
+  return 0;
+}
+
+static void rw_grid_mpi_done(rw_grid g)
+{
+  if (g->scope) rw_device_host_end(g->dev), g->scope = 0;
+}
+
 /* Packs the faces of gv and posts the messages. */
 static int rw_grid_post(rw_grid g, double *gv)
 {
   g->nreq = 0;
+  /* low face to the low neighbour (its high ghosts), high face to the high neighbour; a
+   * physical boundary (no neighbour) sends and receives nothing, so nothing is packed */
+  for (int d = 0; d < g->cfg.dim; d++)
+    for (int side = 0; side < 2; side++)
+      if (g->nbr[d][side] != MPI_PROC_NULL) RW_CALL(rw_grid_pack(g, d, side, gv));
+  RW_CALL(rw_grid_mpi_ready(g));
   for (int d = 0; d < g->cfg.dim; d++) {
     int n = (int)g->face_len[d];
-    /* low face to the low neighbour (its high ghosts), high face to the high neighbour; a
-     * physical boundary (no neighbour) sends and receives nothing, so nothing is packed */
-    if (g->nbr[d][0] != MPI_PROC_NULL) {
-      RW_CALL(rw_grid_pack(g, d, 0, gv));
-      RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 2 * d + 1, g->cart,
-                            &g->req[g->nreq++]));
-    }
-    if (g->nbr[d][1] != MPI_PROC_NULL) {
-      RW_CALL(rw_grid_pack(g, d, 1, gv));
-      RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 2 * d, g->cart,
-                            &g->req[g->nreq++]));
-    }
     if (g->nbr[d][0] != MPI_PROC_NULL)
-      RW_CALL_MPI(MPI_Isend(g->sendbuf[d][0], n, MPI_DOUBLE, g->nbr[d][0], 2 * d, g->cart,
+      RW_CALL_MPI(MPI_Irecv(rw_grid_rbuf(g, d, 0), n, MPI_DOUBLE, g->nbr[d][0], 2 * d + 1, g->cart,
                             &g->req[g->nreq++]));
     if (g->nbr[d][1] != MPI_PROC_NULL)
-      RW_CALL_MPI(MPI_Isend(g->sendbuf[d][1], n, MPI_DOUBLE, g->nbr[d][1], 2 * d + 1, g->cart,
+      RW_CALL_MPI(MPI_Irecv(rw_grid_rbuf(g, d, 1), n, MPI_DOUBLE, g->nbr[d][1], 2 * d, g->cart,
+                            &g->req[g->nreq++]));
+    if (g->nbr[d][0] != MPI_PROC_NULL)
+      RW_CALL_MPI(MPI_Isend(rw_grid_sbuf(g, d, 0), n, MPI_DOUBLE, g->nbr[d][0], 2 * d, g->cart,
+                            &g->req[g->nreq++]));
+    if (g->nbr[d][1] != MPI_PROC_NULL)
+      RW_CALL_MPI(MPI_Isend(rw_grid_sbuf(g, d, 1), n, MPI_DOUBLE, g->nbr[d][1], 2 * d + 1, g->cart,
                             &g->req[g->nreq++]));
   }
   return 0;
@@ -462,6 +497,7 @@ int rw_grid_exchange_end(rw_grid g, double *gv)
 {
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
   g->nreq = 0;
+  rw_grid_mpi_done(g);
   for (int d = 0; d < g->cfg.dim; d++) {
     if (g->nbr[d][0] != MPI_PROC_NULL) RW_CALL(rw_grid_unpack(g, d, 0, gv));
     if (g->nbr[d][1] != MPI_PROC_NULL) RW_CALL(rw_grid_unpack(g, d, 1, gv));
@@ -486,26 +522,34 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
   /* Ghost adjoints go back to the neighbour that sent those values, which adds them to its
    * face: the reverse of each forward message. */
   g->nreq = 0;
+  int direct = g->on_dev && rw_device_mpi_direct(g->dev);
+  for (int d = 0; d < g->cfg.dim; d++)
+    for (int side = 0; side < 2; side++) {
+      if (g->nbr[d][side] == MPI_PROC_NULL) continue; /* a physical boundary */
+      if (g->on_dev) { /* the ghost face, packed on the device (and copied out if staged) */
+        RW_CALL(rw_grid_dev_face(g, d, side ? g->count[d] : -G, gadj, g->dsend[d][side], 0));
+        if (!direct)
+          RW_CALL(rw_device_copy(g->dev, g->sendbuf[d][side], g->dsend[d][side],
+                                 g->face_len[d] * sizeof(double), RW_COPY_D2H));
+      } else {
+        rw_grid_face(g, d, side ? g->count[d] : -G, gadj, g->sendbuf[d][side], 0);
+      }
+    }
+  RW_CALL(rw_grid_mpi_ready(g));
   for (int d = 0; d < g->cfg.dim; d++) {
     int n = (int)g->face_len[d];
     for (int side = 0; side < 2; side++) {
       int nb = g->nbr[d][side];
-      if (nb == MPI_PROC_NULL) continue; /* a physical boundary: nothing to send or receive */
-      if (g->on_dev) {                   /* the ghost face, packed on the device and copied out */
-        RW_CALL(rw_grid_dev_face(g, d, side ? g->count[d] : -G, gadj, g->dsend[d][side], 0));
-        RW_CALL(rw_device_copy(g->dev, g->sendbuf[d][side], g->dsend[d][side],
-                               g->face_len[d] * sizeof(double), RW_COPY_D2H));
-      } else {
-        rw_grid_face(g, d, side ? g->count[d] : -G, gadj, g->sendbuf[d][side], 0);
-      }
-      RW_CALL_MPI(MPI_Irecv(g->recvbuf[d][side], n, MPI_DOUBLE, nb, 100 + 2 * d + (1 - side),
+      if (nb == MPI_PROC_NULL) continue;
+      RW_CALL_MPI(MPI_Irecv(rw_grid_rbuf(g, d, side), n, MPI_DOUBLE, nb, 100 + 2 * d + (1 - side),
                             g->cart, &g->req[g->nreq++]));
-      RW_CALL_MPI(MPI_Isend(g->sendbuf[d][side], n, MPI_DOUBLE, nb, 100 + 2 * d + side, g->cart,
-                            &g->req[g->nreq++]));
+      RW_CALL_MPI(MPI_Isend(rw_grid_sbuf(g, d, side), n, MPI_DOUBLE, nb, 100 + 2 * d + side,
+                            g->cart, &g->req[g->nreq++]));
     }
   }
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
   g->nreq = 0;
+  rw_grid_mpi_done(g);
   for (int d = 0; d < g->cfg.dim; d++)
     for (int side = 0; side < 2; side++) {
       if (g->nbr[d][side] == MPI_PROC_NULL) continue;
@@ -514,8 +558,9 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
         rw_grid_face(g, d, a, gadj, g->recvbuf[d][side], 2);
         continue;
       }
-      RW_CALL(rw_device_copy(g->dev, g->drecv[d][side], g->recvbuf[d][side],
-                             g->face_len[d] * sizeof(double), RW_COPY_H2D));
+      if (!direct)
+        RW_CALL(rw_device_copy(g->dev, g->drecv[d][side], g->recvbuf[d][side],
+                               g->face_len[d] * sizeof(double), RW_COPY_H2D));
       RW_CALL(rw_grid_dev_face(g, d, a, gadj, g->drecv[d][side], 2));
     }
   if (g->on_dev) {

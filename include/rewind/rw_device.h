@@ -50,6 +50,37 @@ size_t rw_device_peak_bytes(rw_device dev);
 /* Waits until every operation queued on the device has finished (a no-op when emulated). */
 int rw_device_sync(rw_device dev);
 
+/* How the halo messages of a device's vectors reach MPI (rw_grid.h's exchanges):
+ *  - RW_DEVICE_MPI_STAGED: faces packed on the device, copied to page-locked host buffers,
+ *    sent, received into page-locked buffers and copied back (any MPI library);
+ *  - RW_DEVICE_MPI_DIRECT: the device's face buffers are handed to MPI (a CUDA-aware library:
+ *    no host copies; NVLink or GPUDirect where the library has them). The device is
+ *    synchronised after packing, since MPI does not order itself after queued kernels. On the
+ *    emulated device MPI is given its buffers inside a host scope: the check of this path's
+ *    buffer handling on a machine without a GPU;
+ *  - RW_DEVICE_MPI_AUTO: direct on a CUDA device when every rank's MPI library reports CUDA
+ *    support (rw_mpi_cuda_support), staged otherwise and on the emulated device.
+ * rw_device_create applies AUTO. */
+typedef enum {
+  RW_DEVICE_MPI_AUTO = 0,
+  RW_DEVICE_MPI_STAGED = 1,
+  RW_DEVICE_MPI_DIRECT = 2
+} rw_device_mpi;
+
+/* What this rank's MPI library reports about CUDA device buffers: 1 it takes them, 0 it does
+ * not, -1 it cannot say (no Open MPI CUDA extension, MPIX_Query_cuda_support). Not collective. */
+int rw_mpi_cuda_support(void);
+/* Sets how dev's halos reach MPI (collective over comm, which every rank of dev's vectors
+ * belongs to). DIRECT on a CUDA device whose MPI library does not report CUDA support on
+ * every rank is refused (RW_ERR_ARG, saying which rank and what its library reported), as
+ * the library would read device addresses as host memory. */
+int rw_device_set_mpi(rw_device dev, MPI_Comm comm, rw_device_mpi mode);
+/* 1 when dev's halos go to MPI from device memory (RW_DEVICE_MPI_DIRECT in effect). */
+int rw_device_mpi_direct(rw_device dev);
+/* One line on the mode in effect and why ("staged through page-locked host buffers: the MPI
+ * library does not report CUDA support"). */
+const char *rw_device_mpi_mode(rw_device dev);
+
 /* Makes every vector ctx creates from now on a vector of `dev` (NULL: CPU vectors again).
  * The context does not own the device. */
 void rw_context_set_device(rw_context ctx, rw_device dev);

@@ -46,6 +46,22 @@ rewind_mpi_expect(grayscott_app_device NP 2 RC zero
   COMMAND ${GS} -output ${GS_OUT}/gs_device.h5 -tf 10 -N 32 -output_every 5 -device emulated)
 rewind_h5_same(grayscott_app_device_same ${GS_OUT}/gs_default.h5 ${GS_OUT}/gs_device.h5
   DATASETS /gradient/dJdy0 DEPENDS grayscott_app_default grayscott_app_device)
+# Halos handed to MPI from device memory (device_mpi: direct, the CUDA-aware path; on the
+# emulated device MPI gets the device's face buffers inside a host scope, so a buffer taken
+# from the wrong side faults or gives other bits): the CPU run's dJ/dy0 bit for bit, at 2 ranks
+# and at 4 (a 2 x 2 process grid: faces in both dimensions).
+foreach(np 2 4)
+  rewind_mpi_expect(grayscott_app_device_direct_np${np} NP ${np} RC zero
+    REGEX "halos handed to MPI from the emulated device's memory.*binomial optimum"
+    COMMAND ${GS} -output ${GS_OUT}/gs_device_direct${np}.h5 -tf 10 -N 32 -output_every 5
+            -device emulated -device_mpi direct)
+endforeach()
+rewind_h5_same(grayscott_app_device_direct_np2_same ${GS_OUT}/gs_default.h5
+  ${GS_OUT}/gs_device_direct2.h5 DATASETS /gradient/dJdy0
+  DEPENDS grayscott_app_default grayscott_app_device_direct_np2)
+rewind_h5_same(grayscott_app_device_direct_np4_same ${GS_OUT}/gs_device.h5
+  ${GS_OUT}/gs_device_direct4.h5 DATASETS /gradient/dJdy0
+  DEPENDS grayscott_app_device grayscott_app_device_direct_np4)
 # Three checkpoint tiers on the emulated device (issue 11): device-memory slots, a page-locked
 # host tier and a disk tier, under the optimal three-tier schedule with the costs given so that
 # every tier is used. The gradient equals the device's store-mode run bit for bit (dJ/dp too:
@@ -108,6 +124,8 @@ grayscott_bad(grid_too_small 2 "N = 1 \\(from command line\\) must be" -N 1)
 grayscott_bad(unknown_objective 2 "objective = 'maximum' \\(from command line\\) is not one of: point, u2"
   -objective maximum)
 grayscott_bad(bad_dim 2 "dim = 4 \\(from command line\\) must be" -dim 4)
+grayscott_bad(device_mpi_on_cpu 2 "key 'device_mpi' \\(from command line\\) says how a device run's halos reach MPI, but device: cpu"
+  -device_mpi staged)
 grayscott_bad(node_outside 2 "objective_node.*index 40 must be an integer in 0..31" -N 32 -objective_node 3,40)
 grayscott_bad(node_wrong_count 2 "objective_node.*has 3 indices; dim = 2 needs 2" -N 32 -objective_node 1,2,3)
 grayscott_bad(unstable 1 "not finite" -N 32 -D_u 1 -tf 20 -stability_check off)

@@ -594,6 +594,41 @@ static void grid_tests(void)
          ncase, size, nbad);
 }
 
+/* How halos reach MPI (rw_device_set_mpi). AUTO on this device is direct exactly when it is
+ * a GPU and every rank's MPI library reports CUDA support; DIRECT on a GPU without that is
+ * refused with the reason. On the emulated device DIRECT hands MPI the device's own face
+ * buffers inside a host scope (a wrong buffer faults or changes bits): the grid tests run again
+ * that way, then Gray-Scott's, and the mode goes back to AUTO. */
+static void grayscott_tests(void);
+
+static void mpi_mode_tests(rw_device dev)
+{
+  int mine = rw_mpi_cuda_support(), least = mine;
+  MPI_Allreduce(&mine, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  int cuda = rw_device_get_kind(dev) == RW_DEVICE_CUDA;
+  report(rw_device_mpi_direct(dev) == (cuda && least == 1),
+         "halo mode at start-up (auto): %s; MPI library's CUDA support %d (1 yes, 0 no, -1 cannot "
+         "say)",
+         rw_device_mpi_mode(dev), least);
+  int ierr = rw_device_set_mpi(dev, MPI_COMM_WORLD, RW_DEVICE_MPI_DIRECT);
+  if (cuda && least != 1) {
+    report(ierr == RW_ERR_ARG && strstr(rw_error_message(), "CUDA-aware") != NULL,
+           "direct halos refused on a GPU whose MPI library does not take CUDA memory: %s",
+           ierr ? rw_error_message() : "(accepted)");
+    CHECK(rw_device_set_mpi(dev, MPI_COMM_WORLD, RW_DEVICE_MPI_AUTO));
+    return;
+  }
+  CHECK(ierr);
+  report(rw_device_mpi_direct(dev) == 1, "direct halos: %s", rw_device_mpi_mode(dev));
+  grid_tests();
+  grayscott_tests();
+  CHECK(rw_device_set_mpi(dev, MPI_COMM_WORLD, RW_DEVICE_MPI_STAGED));
+  report(rw_device_mpi_direct(dev) == 0, "staged halos when asked: %s", rw_device_mpi_mode(dev));
+  CHECK(rw_device_set_mpi(dev, MPI_COMM_WORLD, RW_DEVICE_MPI_AUTO));
+  report(rw_device_set_mpi(dev, MPI_COMM_WORLD, (rw_device_mpi)7) == RW_ERR_ARG,
+         "an unknown halo mode is refused: %s", rw_error_message());
+}
+
 /* The tangent on the device (the problems' JVPs, used by Taylor and dot-product tests): J v +
  * (df/dp) dp at y equals the CPU's bit for bit, and on the device <w, J v + f_p dp> equals
  * <J^T w, v> + <f_p^T w, dp> (the device VJP against the device JVP) to 1e-12. */
@@ -992,6 +1027,7 @@ int main(int argc, char **argv)
   if (k == RW_DEVICE_EMULATED) guard_tests(dev);
   vector_problem_tests();
   grid_tests();
+  mpi_mode_tests(dev);
   grayscott_tests();
   heat_tests();
   burgers_tests();
