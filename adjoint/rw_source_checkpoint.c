@@ -259,9 +259,10 @@ static int rw_measure_host_costs(rw_stepper st, const rw_adjoint_options *opt, N
  * been handed to the store (the store runs its I/O in order), so the read overlaps the
  * steps and adjoint steps in between. */
 typedef struct {
+  rw_storage_level level; /* RW_LEVEL_DISK, or RW_LEVEL_HOST (the host store's transfers) */
   rw_schedule ahead;
   long ahead_idx;   /* actions the copy has emitted */
-  long *last_store; /* [disk slots] index of the last disk STORE seen per slot */
+  long *last_store; /* [slots of the level] index of the last STORE seen per slot */
   long at;          /* index of the next disk RESTORE (0: none known, -1: none left) */
   int slot, issued;
   int64_t step;
@@ -279,15 +280,14 @@ static int rw_read_ahead_begin(rw_read_ahead *ra, const rw_adjoint_options *opt,
     rw_action a;
     RW_CALL(rw_schedule_next(ra->ahead, &a));
     ra->ahead_idx++;
-    if (a.level == RW_LEVEL_DISK && a.type == RW_ACTION_STORE)
-      ra->last_store[a.slot] = ra->ahead_idx;
+    if (a.level == ra->level && a.type == RW_ACTION_STORE) ra->last_store[a.slot] = ra->ahead_idx;
   }
   RW_CALL(rw_schedule_set_steps(ra->ahead, N));
   return 0;
 }
 
-/* After the driver has executed `idx` actions: finds the next disk restore and starts its
- * read when it is safe. Not collective. */
+/* After the driver has executed `idx` actions: finds the next restore from the level's store
+ * and starts its read when it is safe. Not collective. */
 static int rw_read_ahead_step(rw_read_ahead *ra, long idx, rw_store disk, int pend_disk_slot)
 {
   if (!ra->ahead || ra->at < 0) return 0;
@@ -301,9 +301,8 @@ static int rw_read_ahead_step(rw_read_ahead *ra, long idx, rw_store disk, int pe
         ra->at = -1;
         return 0;
       }
-      if (a.level == RW_LEVEL_DISK && a.type == RW_ACTION_STORE)
-        ra->last_store[a.slot] = ra->ahead_idx;
-      if (a.level == RW_LEVEL_DISK && a.type == RW_ACTION_RESTORE && ra->ahead_idx > idx) {
+      if (a.level == ra->level && a.type == RW_ACTION_STORE) ra->last_store[a.slot] = ra->ahead_idx;
+      if (a.level == ra->level && a.type == RW_ACTION_RESTORE && ra->ahead_idx > idx) {
         ra->at = ra->ahead_idx;
         ra->slot = a.slot;
         ra->step = a.step;
@@ -541,9 +540,9 @@ typedef struct {
   double hprop;         /* adaptive: the next proposed step size */
   size_t snap;          /* bytes of one snapshot on this rank */
   rw_schedule sch;
-  rw_store stores[3]; /* indexed by rw_storage_level (RAM, DISK, HOST) */
-  rw_read_ahead ra;
-  long idx; /* actions executed */
+  rw_store stores[3];   /* indexed by rw_storage_level (RAM, DISK, HOST) */
+  rw_read_ahead ra, rh; /* read-ahead of the disk store and of the host store */
+  long idx;             /* actions executed */
   N_Vector cur, ynext, *stages;
   rw_time_record rec;
   double *q; /* the driver's running-cost accumulator (the snapshots' tags record it) */
@@ -625,6 +624,18 @@ static int ckpt_plan(rw_ckpt *c, N_Vector y)
     RW_CALL(ckpt_slots_for("checkpoint_ram (the host tier)", opt->host_bytes, c->snap, y,
                            &opt->host_slots));
   RW_CHECK(opt->host_slots >= 0, RW_ERR_ARG, "host_slots = %d must be >= 0", opt->host_slots);
+  if (opt->host_slots > 0 && rw_vec_device(y) && opt->ram_bytes > 0) {
+    /* the host tier's two device staging snapshots (rw_store_create_host) come out of the
+     * device budget */
+    unsigned long long big = c->snap;
+    RW_CALL_MPI(
+        MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_vec_comm(y)));
+    RW_CHECK(opt->ram_bytes >= 3 * big, RW_ERR_BUDGET,
+             "device checkpoint budget %zu bytes per rank: with a host tier it must hold one "
+             "slot and the host tier's two staging snapshots, 3 x %llu bytes",
+             opt->ram_bytes, big);
+    RW_CALL(ckpt_slots_for(NULL, opt->ram_bytes - 2 * (size_t)big, c->snap, y, &c->slots));
+  }
   if (opt->host_slots > 0 && (opt->host_write_cost < 0.0 || opt->host_read_cost < 0.0) &&
       !opt->restart_dir) { /* a restart takes the killed run's costs from its files */
     double mwh = 0.0, mrh = 0.0;
@@ -738,7 +749,13 @@ static int ckpt_alloc(rw_state_source *src, N_Vector y)
   if (dcap > 0) RW_CALL(ckpt_create_disk(c, y, dcap));
   int hcap = 0;
   RW_CALL(rw_schedule_level_capacity(c->sch, RW_LEVEL_HOST, &hcap));
-  if (hcap > 0) RW_CALL(rw_store_create_host(y, c->per, hcap, &c->stores[RW_LEVEL_HOST]));
+  if (hcap > 0) {
+    RW_CALL(rw_store_create_host(y, c->per, hcap, &c->stores[RW_LEVEL_HOST]));
+    /* the host tier runs under a fixed-step binomial schedule only: its length is known */
+    RW_CALL(rw_schedule_again(c->sch, &c->o, c->base.N, c->slots, c->dslots, c->wd, c->rd,
+                              &c->rh.ahead));
+    RW_CALL(rw_calloc((size_t)hcap, sizeof *c->rh.last_store, "read-ahead", &c->rh.last_store));
+  }
   RW_CALL(rw_vec_clone(y, &c->cur));
   RW_CALL(rw_vec_clone(y, &c->ynext));
   RW_CALL(rw_vec_clone_array(y, c->ns, &c->stages));
@@ -756,6 +773,7 @@ static int ckpt_alloc(rw_state_source *src, N_Vector y)
   s->read_cost = c->dslots > 0 ? c->rd : 0.0;
   s->host_slots = rw_store_num_slots(c->stores[RW_LEVEL_HOST]);
   s->host_bytes = rw_store_bytes(c->stores[RW_LEVEL_HOST]);
+  s->host_staging_bytes = s->host_slots > 0 && rw_vec_device(y) ? 2 * c->snap : 0;
   s->host_write_cost = c->o.host_slots > 0 ? c->o.host_write_cost : 0.0;
   s->host_read_cost = c->o.host_slots > 0 ? c->o.host_read_cost : 0.0;
   return 0;
@@ -925,6 +943,10 @@ static int ckpt_execute(rw_ckpt *c, const rw_action *a)
     int pend_disk = c->pend_slot >= 0 && c->pend_level == RW_LEVEL_DISK ? c->pend_slot : -1;
     RW_CALL(rw_read_ahead_step(&c->ra, c->idx, c->stores[RW_LEVEL_DISK], pend_disk));
   }
+  if (c->stores[RW_LEVEL_HOST]) {
+    int pend_host = c->pend_slot >= 0 && c->pend_level == RW_LEVEL_HOST ? c->pend_slot : -1;
+    RW_CALL(rw_read_ahead_step(&c->rh, c->idx, c->stores[RW_LEVEL_HOST], pend_host));
+  }
   return 0;
 }
 
@@ -1017,6 +1039,7 @@ static int ckpt_stats(rw_state_source *src, rw_adjoint_stats *s)
   rw_store host = c->stores[RW_LEVEL_HOST];
   s->host_writes = rw_store_writes(host);
   s->host_reads = rw_store_reads(host);
+  s->host_prefetched = rw_store_host_prefetch_hits(host);
   s->time_host_write = rw_store_write_time(host);
   s->time_host_read = rw_store_read_time(host);
   rw_store disk = c->stores[RW_LEVEL_DISK];
@@ -1044,6 +1067,8 @@ static void ckpt_destroy(rw_state_source *src)
   rw_schedule_destroy(&c->sch);
   rw_schedule_destroy(&c->ra.ahead);
   rw_free(&c->ra.last_store);
+  rw_schedule_destroy(&c->rh.ahead);
+  rw_free(&c->rh.last_store);
   rw_store_destroy(&c->stores[RW_LEVEL_RAM]);
   rw_store_destroy(&c->stores[RW_LEVEL_DISK]);
   rw_store_destroy(&c->stores[RW_LEVEL_HOST]);
@@ -1075,6 +1100,8 @@ int rw_source_checkpoint_create(rw_problem prob, rw_stepper st, const rw_adjoint
   c->staged = c->have = c->ready = c->pend_step = -1;
   c->pend_slot = -1;
   c->pend_level = RW_LEVEL_RAM;
+  c->ra.level = RW_LEVEL_DISK;
+  c->rh.level = RW_LEVEL_HOST;
   RW_TRY(ckpt_check(c));
   RW_TRY(ckpt_plan(c, y));
   *out = &c->base;

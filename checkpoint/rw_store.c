@@ -100,27 +100,86 @@ cleanup:
 
 /* --- Host store: the middle tier of a device run ------------------------------------ */
 
+/* On a device the copies are asynchronous (rw_device_copy_start) through two device staging
+ * snapshots: a put copies the vectors into `out` on the device (fast) and queues the copy of
+ * `out` to the slot, so the link's transfer overlaps the steps that follow; a prefetch queues
+ * the copy of a slot into `in`, and the get that follows copies `in` to the vectors on the
+ * device. The queue runs in order, so a prefetch after a put reads what the put wrote. The
+ * waits: a put waits for the previous put's transfer (`out` is then free); a get of a slot
+ * that was not prefetched waits for the transfer that filled the slot; a get from `in` waits
+ * for the prefetch. A put into a slot drops a prefetch of it (the prefetch read the slot's old
+ * contents). CPU vectors copy directly. */
 typedef struct {
-  rw_device dev; /* the vectors' device (NULL: CPU vectors) */
-  size_t nloc;   /* doubles per vector on this rank */
-  double **slot; /* [nslots] nvec x nloc doubles each, page-locked on a GPU */
+  rw_device dev;    /* the vectors' device (NULL: CPU vectors) */
+  size_t nloc;      /* doubles per vector on this rank */
+  double **slot;    /* [nslots] nvec x nloc doubles each, page-locked on a GPU */
+  double *out, *in; /* device: the staging snapshots (nvec x nloc doubles each) */
+  long out_ticket;  /* the transfer out of `out` */
+  long *filled;     /* [nslots] the transfer that fills the slot */
+  long in_ticket;   /* the prefetch into `in`, of slot in_slot at step in_step */
+  int in_slot;
+  int64_t in_step;
+  long hits; /* gets served by a prefetch */
 } rw_host_slots;
 
 static int rw_store_host_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
 {
   (void)tag;
   rw_host_slots *h = st->content;
+  if (!h->out) {
+    for (int k = 0; k < st->nvec; k++)
+      RW_CALL(rw_vec_to_host(v[k], h->slot[slot] + (size_t)k * h->nloc));
+    return 0;
+  }
+  size_t vb = h->nloc * sizeof(double);
+  RW_CALL(rw_device_copy_wait(h->dev, h->out_ticket)); /* `out` is free */
   for (int k = 0; k < st->nvec; k++)
-    RW_CALL(rw_vec_to_host(v[k], h->slot[slot] + (size_t)k * h->nloc));
+    RW_CALL(
+        rw_device_copy(h->dev, h->out + (size_t)k * h->nloc, rw_vec_data(v[k]), vb, RW_COPY_D2D));
+  RW_CALL(rw_device_copy_start(h->dev, h->slot[slot], h->out, (size_t)st->nvec * vb, RW_COPY_D2H,
+                               &h->out_ticket));
+  h->filled[slot] = h->out_ticket;
+  if (h->in_slot == slot) h->in_slot = -1;
   return 0;
 }
 
 static int rw_store_host_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
 {
-  (void)tag;
   rw_host_slots *h = st->content;
+  size_t vb = h->nloc * sizeof(double);
+  if (h->in && h->in_slot == slot && h->in_step == tag->step) {
+    RW_CALL(rw_device_copy_wait(h->dev, h->in_ticket));
+    for (int k = 0; k < st->nvec; k++)
+      RW_CALL(
+          rw_device_copy(h->dev, rw_vec_data(v[k]), h->in + (size_t)k * h->nloc, vb, RW_COPY_D2D));
+    h->in_slot = -1;
+    h->hits++;
+    return 0;
+  }
+  if (h->filled) RW_CALL(rw_device_copy_wait(h->dev, h->filled[slot]));
   for (int k = 0; k < st->nvec; k++)
     RW_CALL(rw_vec_from_host(v[k], h->slot[slot] + (size_t)k * h->nloc));
+  return 0;
+}
+
+static int rw_store_host_prefetch(rw_store st, int slot, int64_t step)
+{
+  rw_host_slots *h = st->content;
+  if (!h->in) return 0;
+  RW_CALL(rw_device_copy_start(h->dev, h->in, h->slot[slot],
+                               (size_t)st->nvec * h->nloc * sizeof(double), RW_COPY_H2D,
+                               &h->in_ticket));
+  h->in_slot = slot;
+  h->in_step = step;
+  return 0;
+}
+
+static int rw_store_host_sync(rw_store st)
+{
+  rw_host_slots *h = st->content;
+  if (!h->dev) return 0;
+  long last = h->out_ticket > h->in_ticket ? h->out_ticket : h->in_ticket;
+  RW_CALL(rw_device_copy_wait(h->dev, last));
   return 0;
 }
 
@@ -128,12 +187,17 @@ static void rw_store_host_destroy(rw_store st)
 {
   rw_host_slots *h = st->content;
   if (!h) return;
+  if (h->dev) (void)rw_store_host_sync(st); /* no transfer may outlive its buffers */
   for (int i = 0; h->slot && i < st->nslots; i++) {
     if (h->dev)
       rw_device_host_free(h->dev, &h->slot[i]);
     else
       rw_free(&h->slot[i]);
   }
+  size_t bytes = (size_t)st->nvec * h->nloc * sizeof(double);
+  if (h->out) rw_device_free(h->dev, &h->out, bytes);
+  if (h->in) rw_device_free(h->dev, &h->in, bytes);
+  rw_free(&h->filled);
   rw_free(&h->slot);
   rw_free(&st->content);
 }
@@ -141,8 +205,9 @@ static void rw_store_host_destroy(rw_store st)
 /* Creates a host store with every slot allocated now (see rw_store.h). Not collective. */
 int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out)
 {
-  static const rw_store_ops ops = {rw_store_host_put,    rw_store_host_get, NULL, NULL, NULL, NULL,
-                                   rw_store_host_destroy};
+  static const rw_store_ops ops = {
+      rw_store_host_put,  rw_store_host_get,    NULL, NULL, rw_store_host_prefetch,
+      rw_store_host_sync, rw_store_host_destroy};
   int ierr = 0;
   rw_store st = NULL;
   rw_host_slots *h = NULL;
@@ -155,6 +220,7 @@ int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out)
   st->content = h;
   h->dev = rw_vec_device(tmpl);
   h->nloc = (size_t)rw_vec_local_length(tmpl);
+  h->in_slot = -1;
   RW_TRY(rw_calloc((size_t)slots, sizeof *h->slot, "host checkpoint store", &h->slot));
   size_t bytes = (size_t)nvec * (h->nloc ? h->nloc : 1) * sizeof(double);
   for (int i = 0; i < slots; i++) {
@@ -164,11 +230,22 @@ int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out)
       RW_TRY(
           rw_calloc(bytes / sizeof(double), sizeof(double), "host checkpoint slot", &h->slot[i]));
   }
+  if (h->dev && h->nloc) {
+    RW_TRY(rw_device_alloc(h->dev, bytes, &h->out));
+    RW_TRY(rw_device_alloc(h->dev, bytes, &h->in));
+    RW_TRY(rw_calloc((size_t)slots, sizeof *h->filled, "host checkpoint store", &h->filled));
+  }
   *out = st;
   return 0;
 cleanup:
   rw_store_destroy(&st);
   return ierr;
+}
+
+long rw_store_host_prefetch_hits(rw_store st)
+{
+  if (!st || strcmp(st->kind, "host") != 0 || !st->content) return 0;
+  return ((rw_host_slots *)st->content)->hits;
 }
 
 /* --- Generic layer ------------------------------------------------------------------- */

@@ -190,6 +190,27 @@ static int rw_emu_sync(rw_device d)
   return 0;
 }
 
+/* The emulated copy queue: a request is kept until it is waited for, then run in order. */
+static int rw_emu_copy_start(rw_device d, void *dst, const void *src, size_t bytes, int dir,
+                             long ticket)
+{
+  RW_CHECK(d->nqueue < RW_COPY_RING, RW_ERR_INTERNAL, "emulated copy queue full");
+  d->queue[d->nqueue++] = (rw_emu_copy_req){dst, src, bytes, dir, ticket};
+  return 0;
+}
+
+static int rw_emu_copy_wait(rw_device d, long ticket)
+{
+  int k = 0;
+  for (; k < d->nqueue && d->queue[k].ticket <= ticket; k++) {
+    const rw_emu_copy_req *r = &d->queue[k];
+    RW_CALL(rw_emu_copy(d, r->dst, r->src, r->bytes, r->dir));
+  }
+  memmove(d->queue, d->queue + k, (size_t)(d->nqueue - k) * sizeof *d->queue);
+  d->nqueue -= k;
+  return 0;
+}
+
 static void rw_emu_close(rw_device d)
 {
   if (d->arena) munmap(d->arena, RW_EMU_RESERVE);
@@ -201,8 +222,9 @@ static void rw_emu_close(rw_device d)
 }
 
 static const rw_device_backend rw_emu_backend = {
-    rw_emu_alloc, rw_emu_release, rw_emu_copy, rw_emu_lincomb, rw_emu_map, rw_emu_reduce,
-    rw_emu_sync,  rw_emu_close,   NULL,        NULL,           NULL};
+    rw_emu_alloc,  rw_emu_release,    rw_emu_copy,     rw_emu_lincomb, rw_emu_map,
+    rw_emu_reduce, rw_emu_sync,       rw_emu_close,    NULL,           NULL,
+    NULL,          rw_emu_copy_start, rw_emu_copy_wait};
 
 int rw_device_host_alloc(rw_device d, size_t bytes, double **p)
 {
@@ -252,6 +274,32 @@ int rw_device_copy(rw_device d, void *dst, const void *src, size_t bytes, int di
 {
   if (!bytes) return 0;
   RW_CALL(d->be->copy(d, dst, src, bytes, dir));
+  return 0;
+}
+
+int rw_device_copy_wait(rw_device d, long ticket)
+{
+  if (!d || ticket <= d->copy_done) return 0;
+  if (ticket > d->copy_issued) ticket = d->copy_issued;
+  RW_CALL(d->be->copy_wait(d, ticket));
+  d->copy_done = ticket;
+  return 0;
+}
+
+int rw_device_copy_start(rw_device d, void *dst, const void *src, size_t bytes, int dir,
+                         long *ticket)
+{
+  *ticket = 0;
+  if (!bytes) return 0;
+  if (!d->be->copy_start) { /* no queue: the copy is done when this returns */
+    RW_CALL(rw_device_copy(d, dst, src, bytes, dir));
+    return 0;
+  }
+  long t = d->copy_issued + 1;
+  if (t - d->copy_done > RW_COPY_RING) RW_CALL(rw_device_copy_wait(d, t - RW_COPY_RING));
+  RW_CALL(d->be->copy_start(d, dst, src, bytes, dir, t));
+  d->copy_issued = t;
+  *ticket = t;
   return 0;
 }
 
@@ -399,6 +447,7 @@ void rw_device_destroy(rw_device *pd)
 {
   if (!pd || !*pd) return;
   rw_device d = *pd;
+  d->nqueue = 0; /* emulated requests never waited for are dropped: their owners are gone */
   if (d->be && d->be->close) d->be->close(d);
   free(d->partials);
   rw_free(pd);
@@ -408,7 +457,12 @@ rw_device_kind rw_device_get_kind(rw_device d) { return d->kind; }
 const char *rw_device_name(rw_device d) { return d->name; }
 size_t rw_device_bytes(rw_device d) { return d->bytes; }
 size_t rw_device_peak_bytes(rw_device d) { return d->peak; }
-int rw_device_sync(rw_device d) { return d ? d->be->sync(d) : 0; }
+int rw_device_sync(rw_device d)
+{
+  if (!d) return 0;
+  RW_CALL(rw_device_copy_wait(d, d->copy_issued));
+  return d->be->sync(d);
+}
 
 /* ---------------------------------------------------------------------------------------
  * Device vectors. */

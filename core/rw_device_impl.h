@@ -36,7 +36,24 @@ typedef struct {
   /* page-locked host memory for staging copies (NULL: ordinary host memory will do) */
   int (*host_alloc)(rw_device d, size_t bytes, void **p);
   void (*host_free)(rw_device d, void *p);
+  /* the copy queue (rw_device_copy_start): starts copy number `ticket` after everything
+   * queued on the device so far, and waits for copy `ticket` (and so every earlier one) */
+  int (*copy_start)(rw_device d, void *dst, const void *src, size_t bytes, int dir, long ticket);
+  int (*copy_wait)(rw_device d, long ticket);
 } rw_device_backend;
+
+/* Copies in flight on a device's copy queue at most (rw_device_copy_start waits for the
+ * oldest beyond this). */
+#define RW_COPY_RING 32
+
+/* The emulated device's copy queue: requests run in order when waited for. */
+typedef struct {
+  void *dst;
+  const void *src;
+  size_t bytes;
+  int dir;
+  long ticket;
+} rw_emu_copy_req;
 
 typedef struct {
   void *p;
@@ -58,6 +75,11 @@ struct rw_device_s {
   size_t arena_top;
   rw_emu_block *blocks;
   int nblocks, cap_blocks, open;
+  /* the copy queue: copies started and known complete (tickets 1, 2, ..); emulated, the
+   * requests not yet run */
+  long copy_issued, copy_done;
+  rw_emu_copy_req queue[RW_COPY_RING];
+  int nqueue;
   /* halos: handed to MPI from device memory (rw_device_set_mpi), and why */
   int mpi_direct;
   char mpi_mode[200];
@@ -79,6 +101,19 @@ int rw_cuda_device_open(rw_device d, int local_rank);
 int rw_device_alloc(rw_device d, size_t bytes, double **p);
 void rw_device_free(rw_device d, double **p, size_t bytes);
 int rw_device_copy(rw_device d, void *dst, const void *src, size_t bytes, int dir);
+/* Asynchronous copies between device memory and page-locked host memory (or within the
+ * device), on the device's copy queue: copy_start queues one after every operation queued on
+ * the device so far and returns at once with its ticket (> 0); copy_wait(t) returns when copy
+ * t and every copy started before it have completed (t <= 0 or already known complete: at
+ * once). Until then the source must not be written and the destination not read: the caller
+ * orders its own accesses by waiting. Later device operations do not wait for the queue. On a
+ * GPU the queue is a non-blocking stream ordered after the compute stream by an event; on the
+ * emulated device a request runs only when it is waited for (or the queue is full), the
+ * latest a GPU could complete it, so a missing wait reads stale data there and fails the
+ * comparisons with the CPU. rw_device_sync also waits for the queue. */
+int rw_device_copy_start(rw_device d, void *dst, const void *src, size_t bytes, int dir,
+                         long *ticket);
+int rw_device_copy_wait(rw_device d, long ticket);
 /* Zeroed host memory for staging copies to and from the device: page-locked (pinned) on a GPU,
  * so copies run at full speed and without an extra bounce; rw_calloc'ed (counted) otherwise.
  * Release with rw_device_host_free and the same byte count. */

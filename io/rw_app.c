@@ -870,11 +870,12 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
            st->schedule_cost);
   if (st->host_slots > 0)
     rw_log(ctx, RW_LOG_SUMMARY,
-           "  host tier: %d slots of page-locked host RAM, %ld writes, %ld reads (%.2f s, %.2f s "
-           "on rank 0); costs in steps: write %.3g, read %.3g%s; schedule cost %.6g\n",
-           st->host_slots, st->host_writes, st->host_reads, st->time_host_write, st->time_host_read,
-           st->host_write_cost, st->host_read_cost, st->costs_measured ? " (measured)" : "",
-           st->schedule_cost);
+           "  host tier: %d slots of page-locked host RAM, %ld writes, %ld reads (%ld started "
+           "ahead; %.2f s, %.2f s on rank 0); costs in steps: write %.3g, read %.3g%s; schedule "
+           "cost %.6g\n",
+           st->host_slots, st->host_writes, st->host_reads, st->host_prefetched,
+           st->time_host_write, st->time_host_read, st->host_write_cost, st->host_read_cost,
+           st->costs_measured ? " (measured)" : "", st->schedule_cost);
   else if (app->opt.mode == RW_ADJOINT_CHECKPOINT && app->opt.host_bytes > 0)
     rw_log(ctx, RW_LOG_SUMMARY,
            "  host tier: unused: with a copy to the host costing %.3g steps and back %.3g%s, the "
@@ -900,12 +901,15 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   if (app->device) { /* the slots hold device vectors: device memory, not host RAM */
     char b4[32];
     rw_fmt_bytes(rw_device_peak_bytes(app->device), b4, sizeof b4);
-    char b5[32];
+    char b5[32], b6[32], staging[64] = "";
     rw_fmt_bytes(st->host_bytes, b5, sizeof b5);
+    rw_fmt_bytes(st->host_staging_bytes, b6, sizeof b6);
+    if (st->host_staging_bytes > 0)
+      snprintf(staging, sizeof staging, " + %s host-tier staging", b6);
     rw_log(ctx, RW_LOG_SUMMARY,
-           "  checkpoints: device memory %s per rank, host RAM %s per rank, disk %s per rank; "
+           "  checkpoints: device memory %s%s per rank, host RAM %s per rank, disk %s per rank; "
            "device memory peak %s (rank 0), host allocations peak %s per rank\n",
-           b1, b5, b3, b4, b2);
+           b1, staging, b5, b3, b4, b2);
   } else {
     rw_log(ctx, RW_LOG_SUMMARY,
            "  checkpoints: RAM %s per rank, disk %s per rank; peak allocated %s per rank\n", b1, b3,

@@ -53,8 +53,15 @@ int rw_store_create_ram(N_Vector tmpl, int nvec, int slots, rw_store *out);
 /* A host store with `slots` slots of `nvec` vectors shaped like `tmpl`, all allocated now: the
  * middle tier of a three-tier device run. Its slots are this rank's entries in host memory,
  * page-locked on a GPU (rw_device_host_alloc) so that the copies from and to the device run at
- * the link's speed; for CPU vectors, plain host arrays. Not collective. */
+ * the link's speed; for CPU vectors, plain host arrays. For device vectors the copies are
+ * asynchronous (rw_device_copy_start) through two staging snapshots in device memory (which
+ * this store allocates): a put returns once its snapshot is copied on the device, its transfer
+ * to the host overlapping what follows; rw_store_prefetch starts a slot's transfer back, and
+ * the get that follows waits only for what is still in flight; rw_store_sync waits for every
+ * transfer. Not collective. */
 int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out);
+/* How many gets of a host store were served by a prefetch (0 for other stores). */
+long rw_store_host_prefetch_hits(rw_store st);
 
 /* Options of the HDF5 file store. */
 typedef struct {

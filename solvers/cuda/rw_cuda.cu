@@ -94,6 +94,12 @@ namespace
 struct rw_cuda_impl {
   double *partials; /* device array of chunk values */
   long cap;
+  /* the copy queue (rw_device_copy_start): a non-blocking stream, so the compute work on the
+   * legacy default stream does not wait for it; `after` orders each copy after the work
+   * queued before it; done[t % RW_COPY_RING] completes with copy t */
+  cudaStream_t copy;
+  cudaEvent_t after, done[RW_COPY_RING];
+  int have_queue;
 };
 
 struct rw_dk_lincomb_args {
@@ -232,10 +238,57 @@ static int rw_cuda_sync(rw_device d)
   return rw_cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
+/* Creates the copy stream and its events at the first asynchronous copy. */
+static int rw_cuda_queue(rw_cuda_impl *im)
+{
+  if (im->have_queue) return 0;
+  RW_CALL(rw_cuda_check(cudaStreamCreateWithFlags(&im->copy, cudaStreamNonBlocking),
+                        "cudaStreamCreateWithFlags (copy queue)"));
+  RW_CALL(rw_cuda_check(cudaEventCreateWithFlags(&im->after, cudaEventDisableTiming),
+                        "cudaEventCreate"));
+  for (int i = 0; i < RW_COPY_RING; i++)
+    RW_CALL(rw_cuda_check(cudaEventCreateWithFlags(&im->done[i], cudaEventDisableTiming),
+                          "cudaEventCreate"));
+  im->have_queue = 1;
+  return 0;
+}
+
+static int rw_cuda_copy_start(rw_device d, void *dst, const void *src, size_t bytes, int dir,
+                              long ticket)
+{
+  rw_cuda_impl *im = (rw_cuda_impl *)d->impl;
+  RW_CALL(rw_cuda_queue(im));
+  cudaMemcpyKind k = dir == RW_COPY_H2D   ? cudaMemcpyHostToDevice
+                     : dir == RW_COPY_D2H ? cudaMemcpyDeviceToHost
+                                          : cudaMemcpyDeviceToDevice;
+  /* after everything queued so far on the compute (legacy default) stream */
+  RW_CALL(rw_cuda_check(cudaEventRecord(im->after, 0), "cudaEventRecord"));
+  RW_CALL(rw_cuda_check(cudaStreamWaitEvent(im->copy, im->after, 0), "cudaStreamWaitEvent"));
+  RW_CALL(rw_cuda_check(cudaMemcpyAsync(dst, src, bytes, k, im->copy), "cudaMemcpyAsync"));
+  RW_CALL(rw_cuda_check(cudaEventRecord(im->done[ticket % RW_COPY_RING], im->copy),
+                        "cudaEventRecord"));
+  return 0;
+}
+
+static int rw_cuda_copy_wait(rw_device d, long ticket)
+{
+  rw_cuda_impl *im = (rw_cuda_impl *)d->impl;
+  if (!im->have_queue) return 0;
+  return rw_cuda_check(cudaEventSynchronize(im->done[ticket % RW_COPY_RING]),
+                       "cudaEventSynchronize (copy queue)");
+}
+
 static void rw_cuda_close(rw_device d)
 {
   rw_cuda_impl *im = (rw_cuda_impl *)d->impl;
   if (!im) return;
+  if (im->have_queue) {
+    cudaStreamSynchronize(im->copy);
+    for (int i = 0; i < RW_COPY_RING; i++)
+      cudaEventDestroy(im->done[i]);
+    cudaEventDestroy(im->after);
+    cudaStreamDestroy(im->copy);
+  }
   if (im->partials) cudaFree(im->partials);
   free(im);
   d->impl = nullptr;
@@ -255,9 +308,10 @@ static void rw_cuda_host_free(rw_device d, void *p)
 }
 
 static const rw_device_backend rw_cuda_backend = {
-    rw_cuda_alloc, rw_cuda_release,    rw_cuda_copy,     rw_cuda_lincomb,
-    rw_cuda_map,   rw_cuda_reduce,     rw_cuda_sync,     rw_cuda_close,
-    rw_cuda_run,   rw_cuda_host_alloc, rw_cuda_host_free};
+    rw_cuda_alloc, rw_cuda_release,    rw_cuda_copy,      rw_cuda_lincomb,
+    rw_cuda_map,   rw_cuda_reduce,     rw_cuda_sync,      rw_cuda_close,
+    rw_cuda_run,   rw_cuda_host_alloc, rw_cuda_host_free, rw_cuda_copy_start,
+    rw_cuda_copy_wait};
 
 extern "C" int rw_cuda_device_open(rw_device d, int local_rank)
 {
