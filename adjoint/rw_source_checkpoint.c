@@ -624,7 +624,7 @@ static int ckpt_plan(rw_ckpt *c, N_Vector y)
     RW_CALL(ckpt_slots_for("checkpoint_ram (the host tier)", opt->host_bytes, c->snap, y,
                            &opt->host_slots));
   RW_CHECK(opt->host_slots >= 0, RW_ERR_ARG, "host_slots = %d must be >= 0", opt->host_slots);
-  if (opt->host_slots > 0 && rw_vec_device(y) && opt->ram_bytes > 0) {
+  if (opt->host_slots > 0 && rw_vec_device(y) && opt->ram_bytes > 0 && !opt->host_sync) {
     /* the host tier's two device staging snapshots (rw_store_create_host) come out of the
      * device budget */
     unsigned long long big = c->snap;
@@ -750,7 +750,10 @@ static int ckpt_alloc(rw_state_source *src, N_Vector y)
   int hcap = 0;
   RW_CALL(rw_schedule_level_capacity(c->sch, RW_LEVEL_HOST, &hcap));
   if (hcap > 0) {
-    RW_CALL(rw_store_create_host(y, c->per, hcap, &c->stores[RW_LEVEL_HOST]));
+    if (c->o.host_sync)
+      RW_CALL(rw_store_create_host_sync(y, c->per, hcap, &c->stores[RW_LEVEL_HOST]));
+    else
+      RW_CALL(rw_store_create_host(y, c->per, hcap, &c->stores[RW_LEVEL_HOST]));
     /* the host tier runs under a fixed-step binomial schedule only: its length is known */
     RW_CALL(rw_schedule_again(c->sch, &c->o, c->base.N, c->slots, c->dslots, c->wd, c->rd,
                               &c->rh.ahead));
@@ -773,7 +776,8 @@ static int ckpt_alloc(rw_state_source *src, N_Vector y)
   s->read_cost = c->dslots > 0 ? c->rd : 0.0;
   s->host_slots = rw_store_num_slots(c->stores[RW_LEVEL_HOST]);
   s->host_bytes = rw_store_bytes(c->stores[RW_LEVEL_HOST]);
-  s->host_staging_bytes = s->host_slots > 0 && rw_vec_device(y) ? 2 * c->snap : 0;
+  s->host_staging_bytes =
+      s->host_slots > 0 && rw_vec_device(y) && !c->o.host_sync ? 2 * c->snap : 0;
   s->host_write_cost = c->o.host_slots > 0 ? c->o.host_write_cost : 0.0;
   s->host_read_cost = c->o.host_slots > 0 ? c->o.host_read_cost : 0.0;
   return 0;

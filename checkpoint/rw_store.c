@@ -202,8 +202,9 @@ static void rw_store_host_destroy(rw_store st)
   rw_free(&st->content);
 }
 
-/* Creates a host store with every slot allocated now (see rw_store.h). Not collective. */
-int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out)
+/* Creates a host store with every slot allocated now, its copies asynchronous on a device
+ * unless `sync` (see rw_store.h). Not collective. */
+static int rw_store_host_make(N_Vector tmpl, int nvec, int slots, int sync, rw_store *out)
 {
   static const rw_store_ops ops = {
       rw_store_host_put,  rw_store_host_get,    NULL, NULL, rw_store_host_prefetch,
@@ -230,7 +231,7 @@ int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out)
       RW_TRY(
           rw_calloc(bytes / sizeof(double), sizeof(double), "host checkpoint slot", &h->slot[i]));
   }
-  if (h->dev && h->nloc) {
+  if (h->dev && h->nloc && !sync) {
     RW_TRY(rw_device_alloc(h->dev, bytes, &h->out));
     RW_TRY(rw_device_alloc(h->dev, bytes, &h->in));
     RW_TRY(rw_calloc((size_t)slots, sizeof *h->filled, "host checkpoint store", &h->filled));
@@ -240,6 +241,16 @@ int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out)
 cleanup:
   rw_store_destroy(&st);
   return ierr;
+}
+
+int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out)
+{
+  return rw_store_host_make(tmpl, nvec, slots, 0, out);
+}
+
+int rw_store_create_host_sync(N_Vector tmpl, int nvec, int slots, rw_store *out)
+{
+  return rw_store_host_make(tmpl, nvec, slots, 1, out);
 }
 
 long rw_store_host_prefetch_hits(rw_store st)

@@ -112,6 +112,12 @@ ck=$(mktemp -d "${TMPDIR:-/tmp}/rewind-bench-XXXXXX")
 "$here/run.sh" -n 1 bench_pde --problem grayscott --n 2048 --steps 10000 --slots 50 \
   --host-slots 400 --disk-slots 200 --checkpoint-dir "$ck" --max-store-bytes 1GiB --device cuda
 rm -rf "$ck"
+# What overlapping the host tier's copies gains: device + host tiers, asynchronous copies
+# (staging, read-ahead) and then synchronous ones, same schedule.
+for sync in 0 1; do
+  "$here/run.sh" -n 1 bench_pde --problem grayscott --n 2048 --steps 2000 --slots 12 \
+    --host-slots 60 --host-sync $sync --max-store-bytes 1GiB --device cuda
+done
 "$here/run.sh" -n 2 bench_pde --problem grayscott --n 2048 --stage 20 --device cuda
 "$here/run.sh" -n 1 bench_pde --problem heat3d --n 256 --stage 10 --device cuda
 EOF

@@ -97,6 +97,9 @@ typedef struct {
   int host_slots;
   size_t host_bytes;
   double host_write_cost, host_read_cost;
+  /* 1: the host tier's copies synchronous, without the staging snapshots (rw_store_create_host),
+   * to measure what overlapping them gains; 0 (default): asynchronous on a device */
+  int host_sync;
   /* Recorded in the disk checkpoint files so that a refused restart says what differs: the
    * effective deck (one "key: value" per line) and the decomposition (free text). May be NULL. */
   const char *run_deck, *run_decomposition;

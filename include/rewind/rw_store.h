@@ -60,6 +60,9 @@ int rw_store_create_ram(N_Vector tmpl, int nvec, int slots, rw_store *out);
  * the get that follows waits only for what is still in flight; rw_store_sync waits for every
  * transfer. Not collective. */
 int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out);
+/* The same with the copies synchronous on a device too (no staging snapshots, no read-ahead):
+ * what the asynchronous store is measured against. Not collective. */
+int rw_store_create_host_sync(N_Vector tmpl, int nvec, int slots, rw_store *out);
 /* How many gets of a host store were served by a prefetch (0 for other stores). */
 long rw_store_host_prefetch_hits(rw_store st);
 

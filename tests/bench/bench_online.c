@@ -74,7 +74,11 @@ int main(int argc, char **argv)
   }
   int64_t *ls = malloc(sizeof *ls * 20000);
   double *ex = malloc(sizeof *ex * 20000), *exc = malloc(sizeof *exc * 20000);
-  if (!ls || !ex || !exc) return 1;
+  /* every cell (l, c) of one end mode, pooled over c: [end][cell] */
+  double *pool[2] = {malloc(sizeof(double) * 4 * 20000), malloc(sizeof(double) * 4 * 20000)};
+  double *poolc[2] = {malloc(sizeof(double) * 4 * 20000), malloc(sizeof(double) * 4 * 20000)};
+  int npool[2] = {0, 0}, pworse[2] = {0, 0};
+  if (!ls || !ex || !exc || !pool[0] || !pool[1] || !poolc[0] || !poolc[1]) return 1;
   int nl = 0;
   for (int64_t l = 1; l <= lmax && l <= 3000; l++)
     ls[nl++] = l;
@@ -119,7 +123,10 @@ int main(int argc, char **argv)
           else
             worse++;
         }
+        pool[before][npool[before]] = ex[k];
+        poolc[before][npool[before]++] = exc[k];
       }
+      pworse[before] += worse;
       qsort(ex, (size_t)nl, sizeof *ex, cmp_double);
       qsort(exc, (size_t)nl, sizeof *exc, cmp_double);
       int m = nl / 2, p = (int)(0.9 * nl);
@@ -129,6 +136,16 @@ int main(int argc, char **argv)
       fflush(stdout);
     }
   }
+  for (int before = 1; before >= 0; before--) {
+    int n = npool[before], m = n / 2, p = (int)(0.9 * n);
+    qsort(pool[before], (size_t)n, sizeof(double), cmp_double);
+    qsort(poolc[before], (size_t)n, sizeof(double), cmp_double);
+    printf("all %4s | %7.2f%% %7.2f%% %7.2f%% | %7.2f%% %7.2f%% %7.2f%% | %6d        (%d cells "
+           "(l, c) pooled)\n",
+           before ? "B" : "A", 100 * pool[before][m], 100 * pool[before][p],
+           100 * pool[before][n - 1], 100 * poolc[before][m], 100 * poolc[before][p],
+           100 * poolc[before][n - 1], pworse[before], n);
+  }
   printf("B: end announced before the last step (l = n + 1); A: after it (l = n), which\n"
          "costs every online schedule one more step. cmp: t(l,c) for l <= beta(c,3) (A: +1),\n"
          "Wang-Moin-Iaccarino beyond. worse: lengths outside (beta(c,2), beta(c,3)] with more\n"
@@ -136,5 +153,7 @@ int main(int argc, char **argv)
   free(ls);
   free(ex);
   free(exc);
+  for (int e = 0; e < 2; e++)
+    free(pool[e]), free(poolc[e]);
   return 0;
 }

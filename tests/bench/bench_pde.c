@@ -76,6 +76,7 @@ typedef struct {
   long stage; /* --stage K: the stage roofline with K steps per timing (0: the variants) */
   int device; /* --device: 0 (cpu), RW_DEVICE_EMULATED or RW_DEVICE_CUDA */
   int host_slots, disk_slots; /* --host-slots, --disk-slots: tiers above the --slots ones */
+  int host_sync;              /* --host-sync 1: the host tier's copies synchronous */
   char ckpt_dir[512];         /* --checkpoint-dir (disk tier) */
 } bench_opts;
 
@@ -107,7 +108,9 @@ static void usage(FILE *f, const char *prog)
           "                       schedule, copy costs measured at start-up\n"
           "  --disk-slots D       a disk tier (HDF5 files in --checkpoint-dir, default .), disk\n"
           "                       costs measured at start-up\n"
-          "  --checkpoint-dir DIR directory of the disk tier's files\n",
+          "  --checkpoint-dir DIR directory of the disk tier's files\n"
+          "  --host-sync 0|1      1: the host tier's copies synchronous (no staging, no\n"
+          "                       read-ahead), to measure what overlapping them gains\n",
           prog);
 }
 
@@ -134,7 +137,8 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
                 !strcmp(a, "--slots") || !strcmp(a, "--max-store-bytes") ||
                 !strcmp(a, "--repeat") || !strcmp(a, "--dt") || !strcmp(a, "--stage") ||
                 !strcmp(a, "--device") || !strcmp(a, "--host-slots") ||
-                !strcmp(a, "--disk-slots") || !strcmp(a, "--checkpoint-dir");
+                !strcmp(a, "--disk-slots") || !strcmp(a, "--checkpoint-dir") ||
+                !strcmp(a, "--host-sync");
     if (!known) {
       if (rank == 0) {
         fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
@@ -168,6 +172,10 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
     } else if (!strcmp(a, "--slots")) {
       bad = parse_long(v, 1, &n) || n > 1000000;
       o->slots = (int)n;
+    } else if (!strcmp(a, "--host-sync")) {
+      bad = parse_long(v, 0, &n) || n > 1;
+      o->host_sync = (int)n;
+      expected = "0 or 1";
     } else if (!strcmp(a, "--host-slots") || !strcmp(a, "--disk-slots")) {
       bad = parse_long(v, 0, &n) || n > 1000000;
       if (!strcmp(a, "--host-slots"))
@@ -322,6 +330,7 @@ static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
   opt.ram_slots = o->slots;
   if (v->kind == VAR_BINOMIAL && (o->host_slots > 0 || o->disk_slots > 0)) {
     opt.host_slots = o->host_slots;
+    opt.host_sync = o->host_sync;
     opt.disk_slots = o->disk_slots;
     opt.disk_dir = o->ckpt_dir[0] ? o->ckpt_dir : ".";
     opt.run_id = "bench-pde";
@@ -758,12 +767,14 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
            "bitwise: binomial's J, dJ/dp, dJ/dy0%s equal to store-everything's bit for bit\n",
            field ? ", dJ/dkappa" : "");
     if (tiered)
-      printf("tiers: %d fast slots; host %d slots, %ld writes, %ld reads (%.3f s, %.3f s), costs "
-             "%.3g / %.3g steps (measured); disk %d slots, %ld writes, %ld reads (%.3f s, %.3f s), "
+      printf("tiers: %d fast slots; host %d slots, %ld writes, %ld reads (%ld started ahead; "
+             "copies %s; %.3f s, %.3f s), costs %.3g / %.3g steps (measured); disk %d slots, %ld "
+             "writes, %ld reads (%.3f s, %.3f s), "
              "costs %.3g / %.3g steps (measured); schedule cost %.6g = the tiered optimum %.6g "
              "(t(l,c) with the fast slots alone: %lld); 'advances' above is checked against the "
              "tiered optimum\n",
              o->slots, o->host_slots, bi->stats.host_writes, bi->stats.host_reads,
+             bi->stats.host_prefetched, o->host_sync ? "synchronous" : "asynchronous",
              bi->stats.time_host_write, bi->stats.time_host_read, bi->stats.host_write_cost,
              bi->stats.host_read_cost, o->disk_slots, bi->stats.disk_writes, bi->stats.disk_reads,
              bi->stats.time_disk_write, bi->stats.time_disk_read, bi->stats.write_cost,
