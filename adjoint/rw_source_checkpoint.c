@@ -542,6 +542,7 @@ typedef struct {
   rw_schedule sch;
   rw_store stores[3];   /* indexed by rw_storage_level (RAM, DISK, HOST) */
   rw_read_ahead ra, rh; /* read-ahead of the disk store and of the host store */
+  int staging_slots;    /* device slots given to the host tier's staging snapshots */
   long idx;             /* actions executed */
   N_Vector cur, ynext, *stages;
   rw_time_record rec;
@@ -626,15 +627,18 @@ static int ckpt_plan(rw_ckpt *c, N_Vector y)
   RW_CHECK(opt->host_slots >= 0, RW_ERR_ARG, "host_slots = %d must be >= 0", opt->host_slots);
   if (opt->host_slots > 0 && rw_vec_device(y) && opt->ram_bytes > 0 && !opt->host_sync) {
     /* the host tier's two device staging snapshots (rw_store_create_host) come out of the
-     * device budget */
+     * device budget; a budget below three snapshots keeps its slots and copies synchronously.
+     * Should the schedule leave the host tier unused, ckpt_make_schedule gives them back. */
     unsigned long long big = c->snap;
     RW_CALL_MPI(
         MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_vec_comm(y)));
-    RW_CHECK(opt->ram_bytes >= 3 * big, RW_ERR_BUDGET,
-             "device checkpoint budget %zu bytes per rank: with a host tier it must hold one "
-             "slot and the host tier's two staging snapshots, 3 x %llu bytes",
-             opt->ram_bytes, big);
-    RW_CALL(ckpt_slots_for(NULL, opt->ram_bytes - 2 * (size_t)big, c->snap, y, &c->slots));
+    int full = c->slots;
+    if (opt->ram_bytes >= 3 * big) {
+      RW_CALL(ckpt_slots_for(NULL, opt->ram_bytes - 2 * (size_t)big, c->snap, y, &c->slots));
+      c->staging_slots = full - c->slots;
+    } else {
+      opt->host_sync = 1;
+    }
   }
   if (opt->host_slots > 0 && (opt->host_write_cost < 0.0 || opt->host_read_cost < 0.0) &&
       !opt->restart_dir) { /* a restart takes the killed run's costs from its files */
@@ -680,6 +684,14 @@ static int ckpt_make_schedule(rw_ckpt *c, int *cap, int *dcap)
 {
   rw_adjoint_options *opt = &c->o;
   RW_CALL(rw_make_schedule(opt, c->base.N, c->slots, c->dslots, c->wd, c->rd, &c->sch));
+  int hcap = 0;
+  RW_CALL(rw_schedule_level_capacity(c->sch, RW_LEVEL_HOST, &hcap));
+  if (hcap == 0 && c->staging_slots > 0) { /* no host tier after all: no staging either */
+    c->slots += c->staging_slots;
+    c->staging_slots = 0;
+    rw_schedule_destroy(&c->sch);
+    RW_CALL(rw_make_schedule(opt, c->base.N, c->slots, c->dslots, c->wd, c->rd, &c->sch));
+  }
   RW_CALL(rw_schedule_capacity(c->sch, cap, dcap));
   if (opt->schedule == RW_SCHEDULE_BINOMIAL || opt->schedule == RW_SCHEDULE_ONLINE)
     RW_CHECK(*cap <= c->slots, RW_ERR_INTERNAL, "schedule wants %d slots, budget gives %d", *cap,
@@ -1044,6 +1056,7 @@ static int ckpt_stats(rw_state_source *src, rw_adjoint_stats *s)
   s->host_writes = rw_store_writes(host);
   s->host_reads = rw_store_reads(host);
   s->host_prefetched = rw_store_host_prefetch_hits(host);
+  s->host_from_staging = rw_store_host_staged_hits(host);
   s->time_host_write = rw_store_write_time(host);
   s->time_host_read = rw_store_read_time(host);
   rw_store disk = c->stores[RW_LEVEL_DISK];

@@ -108,7 +108,10 @@ cleanup:
  * waits: a put waits for the previous put's transfer (`out` is then free); a get of a slot
  * that was not prefetched waits for the transfer that filled the slot; a get from `in` waits
  * for the prefetch. A put into a slot drops a prefetch of it (the prefetch read the slot's old
- * contents). CPU vectors copy directly. */
+ * contents). A get of the slot the last put went to copies `out` on the device, which still
+ * holds it (only the next put overwrites `out`, after waiting for its transfer): no round
+ * trip through the host for a snapshot restored soon after it was stored. CPU vectors copy
+ * directly. */
 typedef struct {
   rw_device dev;    /* the vectors' device (NULL: CPU vectors) */
   size_t nloc;      /* doubles per vector on this rank */
@@ -119,7 +122,8 @@ typedef struct {
   long in_ticket;   /* the prefetch into `in`, of slot in_slot at step in_step */
   int in_slot;
   int64_t in_step;
-  long hits; /* gets served by a prefetch */
+  long hits;        /* gets served by a prefetch */
+  long staged_hits; /* gets served by `out` (the slot of the last put) */
 } rw_host_slots;
 
 static int rw_store_host_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
@@ -147,6 +151,13 @@ static int rw_store_host_get(rw_store st, int slot, const rw_snapshot_tag *tag, 
 {
   rw_host_slots *h = st->content;
   size_t vb = h->nloc * sizeof(double);
+  if (h->out && h->out_ticket > 0 && h->filled[slot] == h->out_ticket) {
+    for (int k = 0; k < st->nvec; k++)
+      RW_CALL(
+          rw_device_copy(h->dev, rw_vec_data(v[k]), h->out + (size_t)k * h->nloc, vb, RW_COPY_D2D));
+    h->staged_hits++;
+    return 0;
+  }
   if (h->in && h->in_slot == slot && h->in_step == tag->step) {
     RW_CALL(rw_device_copy_wait(h->dev, h->in_ticket));
     for (int k = 0; k < st->nvec; k++)
@@ -251,6 +262,12 @@ int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out)
 int rw_store_create_host_sync(N_Vector tmpl, int nvec, int slots, rw_store *out)
 {
   return rw_store_host_make(tmpl, nvec, slots, 1, out);
+}
+
+long rw_store_host_staged_hits(rw_store st)
+{
+  if (!st || strcmp(st->kind, "host") != 0 || !st->content) return 0;
+  return ((rw_host_slots *)st->content)->staged_hits;
 }
 
 long rw_store_host_prefetch_hits(rw_store st)

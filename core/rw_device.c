@@ -221,10 +221,20 @@ static void rw_emu_close(rw_device d)
   d->nblocks = d->cap_blocks = 0;
 }
 
-static const rw_device_backend rw_emu_backend = {
-    rw_emu_alloc,  rw_emu_release,    rw_emu_copy,     rw_emu_lincomb, rw_emu_map,
-    rw_emu_reduce, rw_emu_sync,       rw_emu_close,    NULL,           NULL,
-    NULL,          rw_emu_copy_start, rw_emu_copy_wait};
+static const rw_device_backend rw_emu_backend = {rw_emu_alloc,
+                                                 rw_emu_release,
+                                                 rw_emu_copy,
+                                                 rw_emu_lincomb,
+                                                 rw_emu_map,
+                                                 rw_emu_reduce,
+                                                 rw_emu_sync,
+                                                 rw_emu_close,
+                                                 NULL,
+                                                 NULL,
+                                                 NULL,
+                                                 rw_emu_copy_start,
+                                                 rw_emu_copy_wait,
+                                                 NULL};
 
 int rw_device_host_alloc(rw_device d, size_t bytes, double **p)
 {
@@ -284,6 +294,12 @@ int rw_device_copy_wait(rw_device d, long ticket)
   RW_CALL(d->be->copy_wait(d, ticket));
   d->copy_done = ticket;
   return 0;
+}
+
+int rw_device_sync_compute(rw_device d)
+{
+  if (!d || !d->be->sync_compute) return 0;
+  return d->be->sync_compute(d);
 }
 
 int rw_device_copy_start(rw_device d, void *dst, const void *src, size_t bytes, int dir,
@@ -405,25 +421,26 @@ int rw_device_set_mpi(rw_device d, MPI_Comm comm, rw_device_mpi mode)
   RW_CHECK(mode == RW_DEVICE_MPI_AUTO || mode == RW_DEVICE_MPI_STAGED ||
                mode == RW_DEVICE_MPI_DIRECT,
            RW_ERR_ARG, "rw_device_set_mpi: unknown mode %d", (int)mode);
-  /* the least support over the ranks, and the first rank that lacks it */
-  int mine = rw_mpi_cuda_support(), least = mine, rank = 0, lacking = INT32_MAX, first = 0;
+  /* over the ranks: does every library say yes, and the first rank whose library says no */
+  int mine = rw_mpi_cuda_support(), rank = 0, yes = mine == 1, all_yes = 0, first = 0;
   MPI_Comm_rank(comm, &rank);
-  RW_CALL_MPI(MPI_Allreduce(&mine, &least, 1, MPI_INT, MPI_MIN, comm));
-  lacking = mine == 1 ? INT32_MAX : rank;
-  RW_CALL_MPI(MPI_Allreduce(&lacking, &first, 1, MPI_INT, MPI_MIN, comm));
-  const char *lib = least == 1   ? "the MPI library reports CUDA support on every rank"
-                    : least == 0 ? "the MPI library does not report CUDA support"
-                                 : "the MPI library cannot say whether it takes CUDA memory "
-                                   "(no MPIX_Query_cuda_support)";
+  int no_rank = mine == 0 ? rank : INT32_MAX;
+  RW_CALL_MPI(MPI_Allreduce(&yes, &all_yes, 1, MPI_INT, MPI_MIN, comm));
+  RW_CALL_MPI(MPI_Allreduce(&no_rank, &first, 1, MPI_INT, MPI_MIN, comm));
+  int some_no = first != INT32_MAX;
+  const char *lib = all_yes   ? "the MPI library reports CUDA support on every rank"
+                    : some_no ? "the MPI library does not report CUDA support"
+                              : "the MPI library cannot say whether it takes CUDA memory "
+                                "(no MPIX_Query_cuda_support)";
   int cuda = d->kind == RW_DEVICE_CUDA;
-  if (mode == RW_DEVICE_MPI_DIRECT && cuda && least != 1)
+  /* a library that says no is believed; one that cannot say (not Open MPI) is trusted when
+   * direct is asked for */
+  if (mode == RW_DEVICE_MPI_DIRECT && cuda && some_no)
     return RW_ERROR(RW_ERR_ARG,
                     "halos from device memory (direct) need a CUDA-aware MPI library: rank %d's "
-                    "%s",
-                    first,
-                    least == 0 ? "does not report CUDA support (MPIX_Query_cuda_support)"
-                               : "cannot say whether it takes CUDA memory");
-  int direct = mode == RW_DEVICE_MPI_DIRECT || (mode == RW_DEVICE_MPI_AUTO && cuda && least == 1);
+                    "does not report CUDA support (MPIX_Query_cuda_support)",
+                    first);
+  int direct = mode == RW_DEVICE_MPI_DIRECT || (mode == RW_DEVICE_MPI_AUTO && cuda && all_yes);
   d->mpi_direct = direct;
   if (direct && cuda)
     snprintf(d->mpi_mode, sizeof d->mpi_mode, "halos sent from device memory: %s", lib);

@@ -40,6 +40,8 @@ typedef struct {
    * queued on the device so far, and waits for copy `ticket` (and so every earlier one) */
   int (*copy_start)(rw_device d, void *dst, const void *src, size_t bytes, int dir, long ticket);
   int (*copy_wait)(rw_device d, long ticket);
+  /* waits for the compute work only, not the copy queue (NULL: nothing to wait for) */
+  int (*sync_compute)(rw_device d);
 } rw_device_backend;
 
 /* Copies in flight on a device's copy queue at most (rw_device_copy_start waits for the
@@ -114,6 +116,9 @@ int rw_device_copy(rw_device d, void *dst, const void *src, size_t bytes, int di
 int rw_device_copy_start(rw_device d, void *dst, const void *src, size_t bytes, int dir,
                          long *ticket);
 int rw_device_copy_wait(rw_device d, long ticket);
+/* Waits for the kernels and copies queued on the compute stream, not for the copy queue (before
+ * MPI reads device buffers a kernel wrote); a no-op on the emulated device. */
+int rw_device_sync_compute(rw_device d);
 /* Zeroed host memory for staging copies to and from the device: page-locked (pinned) on a GPU,
  * so copies run at full speed and without an extra bounce; rw_calloc'ed (counted) otherwise.
  * Release with rw_device_host_free and the same byte count. */

@@ -225,7 +225,7 @@ static int rw_app_read_common(rw_app *app)
   } else {
     RW_CHECK(!strcmp(rw_deck_source(deck, "device_mpi"), "default"), RW_ERR_DECK,
              "key 'device_mpi' (from %s) says how a device run's halos reach MPI, but device: cpu "
-             "(from %s); drop it, or set device: cuda",
+             "(from %s); drop it, or set device: cuda (or emulated)",
              rw_deck_source(deck, "device_mpi"), rw_deck_source(deck, "device"));
   }
   RW_CALL(rw_deck_get_string(deck, "stepper", app->stepper, sizeof app->stepper));
@@ -870,12 +870,12 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
            st->schedule_cost);
   if (st->host_slots > 0)
     rw_log(ctx, RW_LOG_SUMMARY,
-           "  host tier: %d slots of page-locked host RAM, %ld writes, %ld reads (%ld started "
-           "ahead; %.2f s, %.2f s on rank 0); costs in steps: write %.3g, read %.3g%s; schedule "
-           "cost %.6g\n",
+           "  host tier: %d slots of page-locked host RAM, %ld writes, %ld reads (%ld read ahead, "
+           "%ld from the staging copy; %.2f s, %.2f s on rank 0); costs in steps: write %.3g, "
+           "read %.3g%s; schedule cost %.6g\n",
            st->host_slots, st->host_writes, st->host_reads, st->host_prefetched,
-           st->time_host_write, st->time_host_read, st->host_write_cost, st->host_read_cost,
-           st->costs_measured ? " (measured)" : "", st->schedule_cost);
+           st->host_from_staging, st->time_host_write, st->time_host_read, st->host_write_cost,
+           st->host_read_cost, st->costs_measured ? " (measured)" : "", st->schedule_cost);
   else if (app->opt.mode == RW_ADJOINT_CHECKPOINT && app->opt.host_bytes > 0)
     rw_log(ctx, RW_LOG_SUMMARY,
            "  host tier: unused: with a copy to the host costing %.3g steps and back %.3g%s, the "

@@ -26,7 +26,7 @@ struct rw_grid_s {
    * (rw_device_mpi_direct: a CUDA-aware MPI; on the emulated device inside a host scope, open
    * from the posts to the end of the wait: `scope`) */
   rw_device dev;
-  int on_dev, scope;
+  int on_dev, scope, direct; /* direct: latched when the messages are posted */
   double *dsend[3][2], *drecv[3][2];
   /* rw_grid_apply_comb_fused: the stage's inputs while its interior kernel runs (n = 0: none) */
   int fuse_n;
@@ -397,7 +397,7 @@ static int rw_grid_pack(rw_grid g, int d, int side, double *gv)
     return 0;
   }
   RW_CALL(rw_grid_dev_face(g, d, a, gv, g->dsend[d][side], 0));
-  if (rw_device_mpi_direct(g->dev)) return 0; /* MPI takes dsend itself */
+  if (g->direct) return 0; /* MPI takes dsend itself */
   RW_CALL(rw_device_copy(g->dev, g->sendbuf[d][side], g->dsend[d][side],
                          g->face_len[d] * sizeof(double), RW_COPY_D2H));
   return 0;
@@ -411,7 +411,7 @@ static int rw_grid_unpack(rw_grid g, int d, int side, double *gv)
     rw_grid_face(g, d, a, gv, g->recvbuf[d][side], 1);
     return 0;
   }
-  if (!rw_device_mpi_direct(g->dev)) /* else MPI received into drecv */
+  if (!g->direct) /* else MPI received into drecv */
     RW_CALL(rw_device_copy(g->dev, g->drecv[d][side], g->recvbuf[d][side],
                            g->face_len[d] * sizeof(double), RW_COPY_H2D));
   RW_CALL(rw_grid_dev_face(g, d, a, gv, g->drecv[d][side], 1));
@@ -441,12 +441,12 @@ int rw_grid_exchange_begin_comb(rw_grid g, int n, const double *c, N_Vector *X, 
  * halos go direct, else the host staging buffers. */
 static double *rw_grid_sbuf(rw_grid g, int d, int side)
 {
-  return g->on_dev && rw_device_mpi_direct(g->dev) ? g->dsend[d][side] : g->sendbuf[d][side];
+  return g->direct ? g->dsend[d][side] : g->sendbuf[d][side];
 }
 
 static double *rw_grid_rbuf(rw_grid g, int d, int side)
 {
-  return g->on_dev && rw_device_mpi_direct(g->dev) ? g->drecv[d][side] : g->recvbuf[d][side];
+  return g->direct ? g->drecv[d][side] : g->recvbuf[d][side];
 }
 
 /* Before MPI is given device buffers: the packing kernels must have finished (MPI does not
@@ -454,8 +454,8 @@ static double *rw_grid_rbuf(rw_grid g, int d, int side)
  * the wait has completed (rw_grid_mpi_done). */
 static int rw_grid_mpi_ready(rw_grid g)
 {
-  if (!g->on_dev || !rw_device_mpi_direct(g->dev)) return 0;
-  RW_CALL(rw_device_sync(g->dev));
+  if (!g->direct) return 0;
+  RW_CALL(rw_device_sync_compute(g->dev));
   if (!g->scope) rw_device_host_begin(g->dev), g->scope = 1;
   return 0;
 }
@@ -469,6 +469,7 @@ static void rw_grid_mpi_done(rw_grid g)
 static int rw_grid_post(rw_grid g, double *gv)
 {
   g->nreq = 0;
+  g->direct = g->on_dev && rw_device_mpi_direct(g->dev);
   /* low face to the low neighbour (its high ghosts), high face to the high neighbour; a
    * physical boundary (no neighbour) sends and receives nothing, so nothing is packed */
   for (int d = 0; d < g->cfg.dim; d++)
@@ -522,7 +523,7 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
   /* Ghost adjoints go back to the neighbour that sent those values, which adds them to its
    * face: the reverse of each forward message. */
   g->nreq = 0;
-  int direct = g->on_dev && rw_device_mpi_direct(g->dev);
+  int direct = g->direct = g->on_dev && rw_device_mpi_direct(g->dev);
   for (int d = 0; d < g->cfg.dim; d++)
     for (int side = 0; side < 2; side++) {
       if (g->nbr[d][side] == MPI_PROC_NULL) continue; /* a physical boundary */

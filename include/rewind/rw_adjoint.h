@@ -156,6 +156,7 @@ typedef struct {
   double host_write_cost, host_read_cost; /* the host tier's costs the schedule used, in steps */
   size_t host_bytes;                      /* bytes of the host slots on this rank */
   long host_prefetched;      /* host reads served by a transfer started ahead (a device run) */
+  long host_from_staging;    /* host reads served by the device staging copy of the last write */
   size_t host_staging_bytes; /* device memory of the host tier's two staging snapshots */
   double time_host_write, time_host_read; /* seconds in the host tier on this rank */
   double write_cost, read_cost;           /* the costs the schedule used, in steps */

@@ -63,8 +63,10 @@ int rw_store_create_host(N_Vector tmpl, int nvec, int slots, rw_store *out);
 /* The same with the copies synchronous on a device too (no staging snapshots, no read-ahead):
  * what the asynchronous store is measured against. Not collective. */
 int rw_store_create_host_sync(N_Vector tmpl, int nvec, int slots, rw_store *out);
-/* How many gets of a host store were served by a prefetch (0 for other stores). */
+/* How many gets of a host store were served by a prefetch, and by the device staging copy of
+ * the last put (the slot it went to, before the next put); 0 for other stores. */
 long rw_store_host_prefetch_hits(rw_store st);
+long rw_store_host_staged_hits(rw_store st);
 
 /* Options of the HDF5 file store. */
 typedef struct {

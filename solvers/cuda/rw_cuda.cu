@@ -244,11 +244,19 @@ static int rw_cuda_queue(rw_cuda_impl *im)
   if (im->have_queue) return 0;
   RW_CALL(rw_cuda_check(cudaStreamCreateWithFlags(&im->copy, cudaStreamNonBlocking),
                         "cudaStreamCreateWithFlags (copy queue)"));
-  RW_CALL(rw_cuda_check(cudaEventCreateWithFlags(&im->after, cudaEventDisableTiming),
-                        "cudaEventCreate"));
-  for (int i = 0; i < RW_COPY_RING; i++)
-    RW_CALL(rw_cuda_check(cudaEventCreateWithFlags(&im->done[i], cudaEventDisableTiming),
-                          "cudaEventCreate"));
+  int made = -1, ierr = rw_cuda_check(cudaEventCreateWithFlags(&im->after, cudaEventDisableTiming),
+                                      "cudaEventCreate");
+  if (!ierr) made = 0;
+  for (; !ierr && made < RW_COPY_RING; made++)
+    ierr = rw_cuda_check(cudaEventCreateWithFlags(&im->done[made], cudaEventDisableTiming),
+                         "cudaEventCreate");
+  if (ierr) { /* nothing half made is kept: the next copy tries again */
+    for (int i = 0; i + 1 < made; i++) /* done[made - 1] failed */
+      cudaEventDestroy(im->done[i]);
+    if (made >= 0) cudaEventDestroy(im->after);
+    cudaStreamDestroy(im->copy);
+    return ierr;
+  }
   im->have_queue = 1;
   return 0;
 }
@@ -276,6 +284,12 @@ static int rw_cuda_copy_wait(rw_device d, long ticket)
   if (!im->have_queue) return 0;
   return rw_cuda_check(cudaEventSynchronize(im->done[ticket % RW_COPY_RING]),
                        "cudaEventSynchronize (copy queue)");
+}
+
+static int rw_cuda_sync_compute(rw_device d)
+{
+  (void)d;
+  return rw_cuda_check(cudaStreamSynchronize(0), "cudaStreamSynchronize (compute)");
 }
 
 static void rw_cuda_close(rw_device d)
@@ -311,7 +325,7 @@ static const rw_device_backend rw_cuda_backend = {
     rw_cuda_alloc, rw_cuda_release,    rw_cuda_copy,      rw_cuda_lincomb,
     rw_cuda_map,   rw_cuda_reduce,     rw_cuda_sync,      rw_cuda_close,
     rw_cuda_run,   rw_cuda_host_alloc, rw_cuda_host_free, rw_cuda_copy_start,
-    rw_cuda_copy_wait};
+    rw_cuda_copy_wait, rw_cuda_sync_compute};
 
 extern "C" int rw_cuda_device_open(rw_device d, int local_rank)
 {

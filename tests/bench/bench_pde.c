@@ -767,14 +767,16 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
            "bitwise: binomial's J, dJ/dp, dJ/dy0%s equal to store-everything's bit for bit\n",
            field ? ", dJ/dkappa" : "");
     if (tiered)
-      printf("tiers: %d fast slots; host %d slots, %ld writes, %ld reads (%ld started ahead; "
-             "copies %s; %.3f s, %.3f s), costs %.3g / %.3g steps (measured); disk %d slots, %ld "
+      printf("tiers: %d fast slots; host %d slots, %ld writes, %ld reads (%ld read ahead, %ld from "
+             "the staging copy; copies %s; %.3f s, %.3f s), costs %.3g / %.3g steps (measured); "
+             "disk %d slots, %ld "
              "writes, %ld reads (%.3f s, %.3f s), "
              "costs %.3g / %.3g steps (measured); schedule cost %.6g = the tiered optimum %.6g "
              "(t(l,c) with the fast slots alone: %lld); 'advances' above is checked against the "
              "tiered optimum\n",
              o->slots, o->host_slots, bi->stats.host_writes, bi->stats.host_reads,
-             bi->stats.host_prefetched, o->host_sync ? "synchronous" : "asynchronous",
+             bi->stats.host_prefetched, bi->stats.host_from_staging,
+             bi->stats.host_staging_bytes ? "asynchronous" : "synchronous",
              bi->stats.time_host_write, bi->stats.time_host_read, bi->stats.host_write_cost,
              bi->stats.host_read_cost, o->disk_slots, bi->stats.disk_writes, bi->stats.disk_reads,
              bi->stats.time_disk_write, bi->stats.time_disk_read, bi->stats.write_cost,

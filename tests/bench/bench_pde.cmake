@@ -27,11 +27,11 @@ rewind_mpi_expect(bench_pde_grayscott_device_smoke NP 2 RC zero
 rewind_mpi_expect(bench_pde_grayscott_device_host_smoke NP 2 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --steps 40 --slots 3 --host-slots 4
           --device emulated
-  REGEX "host 4 slots, [1-9][0-9]* writes, [1-9][0-9]* reads \\([1-9][0-9]* started ahead; copies asynchronous.*\"gradients_match\":true")
+  REGEX "host 4 slots, [1-9][0-9]* writes, [1-9][0-9]* reads \\([1-9][0-9]* read ahead, [0-9]+ from the staging copy; copies asynchronous.*\"gradients_match\":true")
 rewind_mpi_expect(bench_pde_grayscott_device_host_sync_smoke NP 2 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --steps 40 --slots 3 --host-slots 4
           --host-sync 1 --device emulated
-  REGEX "host 4 slots, [1-9][0-9]* writes, [1-9][0-9]* reads \\(0 started ahead; copies synchronous.*\"gradients_match\":true")
+  REGEX "host 4 slots, [1-9][0-9]* writes, [1-9][0-9]* reads \\(0 read ahead, 0 from the staging copy; copies synchronous.*\"gradients_match\":true")
 rewind_mpi_expect(bench_pde_grayscott_device_stage_smoke NP 1 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --stage 2 --device emulated
   REGEX "device-to-device copy.*BENCH_JSON .*\"device\":\"emulated\"")

@@ -68,7 +68,7 @@ rewind_h5_same(grayscott_app_device_direct_np4_same ${GS_OUT}/gs_device.h5
 # the device sums in its own fixed order, so the CPU run's dJ/dp differs in the last bits), at
 # 2 and 4 ranks (4: the device tier from a byte budget, 4 KiB snapshots per rank: 12 KiB hold
 # one slot and the host tier's two staging snapshots). The host tier's copies are asynchronous,
-# and its reads are started ahead ("started ahead" > 0); on the emulated device a transfer runs
+# and its reads are started ahead ("read ahead" > 0); on the emulated device a transfer runs
 # only when waited for, so a missing wait would read a stale slot and change the bits.
 foreach(np 2 4)
   if(np EQUAL 2)
@@ -83,7 +83,7 @@ foreach(np 2 4)
     COMMAND ${GS} -output ${GS_OUT}/gs_store100_np${np}.h5 -tf 100 -N 32 -output_every 0
             -device emulated -adjoint_mode store)
   rewind_mpi_expect(grayscott_app_device_tiers_np${np} NP ${np} RC zero
-    REGEX "disk tier: 6 slots.*host tier: [0-9]+ slots of page-locked host RAM, [1-9][0-9]* writes, [0-9]+ reads \\([1-9][0-9]* started ahead.*${host}"
+    REGEX "disk tier: 6 slots.*host tier: [0-9]+ slots of page-locked host RAM, [1-9][0-9]* writes, [0-9]+ reads \\([1-9][0-9]* read ahead, [0-9]+ from the staging copy.*${host}"
     COMMAND ${GS} -output ${GS_OUT}/gs_tiers${np}.h5 -tf 100 -N 32 -output_every 0 -device emulated
             -adjoint_mode checkpoint ${fast} -checkpoint_ram 16KiB -checkpoint_disk_slots 6
             -checkpoint_ram_write_cost 0.5 -checkpoint_ram_read_cost 0.5 -checkpoint_write_cost 1

@@ -443,16 +443,20 @@ static void host_store_tests(void)
   N_VScale(2.0, a.d, a.d), N_VScale(2.0, a.c, a.c);
   CHECK(rw_store_put(st, 1, &t7, va)); /* slot 1: (2a, b) */
   N_VConst(-1.0, a.d), N_VConst(-1.0, b.d);
-  CHECK(rw_store_prefetch(st, 1, 7));
-  pair e = pair_new(n, 91, -1); /* the original a */
-  CHECK(rw_store_get(st, 0, &got, vq));
+  CHECK(rw_store_prefetch(st, 0, 5));
+  pair e = pair_new(n, 91, -1);         /* the original a */
+  CHECK(rw_store_get(st, 0, &got, vq)); /* from the prefetch */
   long bad = differ(e.c, q.d) + (got.step != 5);
   N_VConst(3.0, b.d);                   /* b is written again: the slots must not see it */
-  CHECK(rw_store_get(st, 1, &got, vq)); /* from the prefetch */
+  CHECK(rw_store_get(st, 1, &got, vq)); /* the last put's slot: from the staging copy */
   bad += differ(a.c, q.d) + (got.step != 7);
   pair f = pair_new(n, 92, -1);
   bad += differ(f.c, vq[1]);
-  long hits = rw_store_host_prefetch_hits(st);
+  CHECK(rw_store_put(st, 2, &t9, vq)); /* another put: slot 1 now comes from the host */
+  N_VConst(6.0, q.d), N_VConst(6.0, a.d);
+  CHECK(rw_store_get(st, 1, &got, vq));
+  bad += differ(a.c, q.d) + differ(f.c, vq[1]) + (got.step != 7);
+  long hits = rw_store_host_prefetch_hits(st), staged = rw_store_host_staged_hits(st);
   /* a prefetch of slot 0, then slot 0 stored again: the get returns the new contents */
   CHECK(rw_store_prefetch(st, 0, 5));
   N_VConst(4.0, q.d), N_VConst(5.0, b.d), N_VConst(4.0, q.c), N_VConst(5.0, f.c);
@@ -467,11 +471,12 @@ static void host_store_tests(void)
   rw_store_destroy(&st);
   long all = 0;
   MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  report(all == 0 && hits == 1 && hits2 == 1,
+  report(all == 0 && hits == 1 && hits2 == 1 && staged == 1,
          "host store on the device, transfers asynchronous: %ld entries differ from what was put "
-         "(sources overwritten after each put, a prefetched get, a slot stored again after its "
-         "prefetch); %ld of 2 gets from a prefetch before the re-store (1 expected), %ld after",
-         all, hits, hits2);
+         "(sources overwritten after each put, a prefetched get, a get from the staging copy, one "
+         "from the host, a slot stored again after its prefetch); gets from a prefetch %ld and "
+         "%ld after the re-store (1 expected), from the staging copy %ld (1 expected)",
+         all, hits, hits2, staged);
   pair_free(&a), pair_free(&b), pair_free(&q), pair_free(&e), pair_free(&f);
 }
 
