@@ -92,6 +92,23 @@ foreach(np 2 4)
     ${GS_OUT}/gs_tiers${np}.h5 DATASETS /gradient/dJdy0 /gradient/dJdp
     DEPENDS grayscott_app_device_store100_np${np} grayscott_app_device_tiers_np${np})
 endforeach()
+# A device budget of two snapshots (8 KiB at 4 ranks) cannot also hold the host tier's two
+# staging snapshots: the host copies stay synchronous (none read ahead) and the gradient is the
+# same; and a host tier the schedule leaves unused (copies priced at 10^6 steps) gives the
+# staging slots back: all 12 KiB are device slots.
+rewind_mpi_expect(grayscott_app_device_host_small_budget NP 4 RC zero
+  REGEX "host tier: [0-9]+ slots of page-locked host RAM, [1-9][0-9]* writes, [1-9][0-9]* reads \\(0 read ahead, 0 from the staging copy.*device memory 8.00 KiB per rank, host RAM"
+  COMMAND ${GS} -output ${GS_OUT}/gs_host_small.h5 -tf 100 -N 32 -output_every 0 -device emulated
+          -adjoint_mode checkpoint -checkpoint_device 8KiB -checkpoint_ram 16KiB
+          -checkpoint_ram_write_cost 0.5 -checkpoint_ram_read_cost 0.5)
+rewind_h5_same(grayscott_app_device_host_small_budget_same ${GS_OUT}/gs_store100_np4.h5
+  ${GS_OUT}/gs_host_small.h5 DATASETS /gradient/dJdy0 /gradient/dJdp
+  DEPENDS grayscott_app_device_store100_np4 grayscott_app_device_host_small_budget)
+rewind_mpi_expect(grayscott_app_device_host_unused NP 4 RC zero
+  REGEX "host tier: unused.*device memory 12.00 KiB per rank, host RAM"
+  COMMAND ${GS} -output ${GS_OUT}/gs_host_unused.h5 -tf 100 -N 32 -output_every 0 -device emulated
+          -adjoint_mode checkpoint -checkpoint_device 12KiB -checkpoint_ram 16KiB
+          -checkpoint_ram_write_cost 1e6 -checkpoint_ram_read_cost 1e6)
 # Device and host tiers only, every cost left at auto (the host copy measured, the disk costs,
 # unused without disk slots, not measured): the same gradient.
 rewind_mpi_expect(grayscott_app_device_host_auto NP 2 RC zero
