@@ -6,6 +6,7 @@
 #include "rw_dev_bodies.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +29,10 @@ struct rw_grid_s {
   rw_device dev;
   int on_dev, scope, direct; /* direct: latched when the messages are posted */
   double *dsend[3][2], *drecv[3][2];
+  /* on a device the faces are pieces of one block each (face (d, s) at face_off[d][s]), so a
+   * staged exchange moves all its faces with one copy each way */
+  double *dsend_all, *drecv_all, *hsend_all, *hrecv_all;
+  size_t face_total, face_off[3][2];
   /* rw_grid_apply_comb_fused: the stage's inputs while its interior kernel runs (n = 0: none) */
   int fuse_n;
   const double *fuse_c;
@@ -128,15 +133,20 @@ int rw_grid_destroy(rw_grid *pg)
   rw_grid_mpi_done(g); /* an exchange left open by an error */
   for (int d = 0; d < 3; d++)
     for (int s = 0; s < 2; s++) {
-      if (g->dev) { /* pinned staging buffers (rw_grid_dev_setup) */
-        rw_device_host_free(g->dev, &g->sendbuf[d][s]);
-        rw_device_host_free(g->dev, &g->recvbuf[d][s]);
+      if (g->dev) { /* pieces of the blocks (rw_grid_dev_setup) */
+        g->sendbuf[d][s] = g->recvbuf[d][s] = g->dsend[d][s] = g->drecv[d][s] = NULL;
+        continue;
       }
       rw_free(&g->sendbuf[d][s]);
       rw_free(&g->recvbuf[d][s]);
-      rw_device_free(g->dev, &g->dsend[d][s], g->face_len[d] * sizeof(double));
-      rw_device_free(g->dev, &g->drecv[d][s], g->face_len[d] * sizeof(double));
     }
+  if (g->dev) {
+    size_t bytes = g->face_total * sizeof(double);
+    rw_device_host_free(g->dev, &g->hsend_all);
+    rw_device_host_free(g->dev, &g->hrecv_all);
+    rw_device_free(g->dev, &g->dsend_all, bytes);
+    rw_device_free(g->dev, &g->drecv_all, bytes);
+  }
   if (g->cart != MPI_COMM_NULL) MPI_Comm_free(&g->cart);
   rw_free(pg);
   return 0;
@@ -348,22 +358,64 @@ static int rw_grid_dev_face(rw_grid g, int d, long a, double *gv, double *buf, i
   return 0;
 }
 
-/* The device halo buffers, at the first device exchange. */
+/* The device halo buffers, at the first device exchange: one device block for the faces sent
+ * and one for those received, and their page-locked host copies (the staging buffers), face
+ * (d, s) at face_off[d][s] in each. Nothing changes unless all four are allocated. */
 static int rw_grid_dev_setup(rw_grid g, rw_device dev)
 {
   RW_CHECK(!g->dev || g->dev == dev, RW_ERR_ARG, "a grid's fields must live on one device");
   if (g->dev) return 0;
+  int ierr = 0;
+  size_t total = 0;
+  double *ds = NULL, *dr = NULL, *hs = NULL, *hr = NULL;
+  for (int d = 0; d < g->cfg.dim; d++)
+    total += 2 * g->face_len[d];
+  size_t bytes = (total ? total : 1) * sizeof(double);
+  RW_TRY(rw_device_alloc(dev, bytes, &ds));
+  RW_TRY(rw_device_alloc(dev, bytes, &dr));
+  RW_TRY(rw_device_host_alloc(dev, bytes, &hs));
+  RW_TRY(rw_device_host_alloc(dev, bytes, &hr));
   g->dev = dev;
+  g->face_total = total ? total : 1;
+  g->dsend_all = ds, g->drecv_all = dr, g->hsend_all = hs, g->hrecv_all = hr;
+  size_t off = 0;
   for (int d = 0; d < g->cfg.dim; d++)
     for (int s = 0; s < 2; s++) {
-      RW_CALL(rw_device_alloc(dev, g->face_len[d] * sizeof(double), &g->dsend[d][s]));
-      RW_CALL(rw_device_alloc(dev, g->face_len[d] * sizeof(double), &g->drecv[d][s]));
-      /* the host staging buffers, page-locked on a GPU */
       rw_free(&g->sendbuf[d][s]);
       rw_free(&g->recvbuf[d][s]);
-      RW_CALL(rw_device_host_alloc(dev, g->face_len[d] * sizeof(double), &g->sendbuf[d][s]));
-      RW_CALL(rw_device_host_alloc(dev, g->face_len[d] * sizeof(double), &g->recvbuf[d][s]));
+      g->face_off[d][s] = off;
+      g->dsend[d][s] = ds + off, g->drecv[d][s] = dr + off;
+      g->sendbuf[d][s] = hs + off, g->recvbuf[d][s] = hr + off;
+      off += g->face_len[d];
     }
+  return 0;
+cleanup:
+  rw_device_free(dev, &ds, bytes);
+  rw_device_free(dev, &dr, bytes);
+  rw_device_host_free(dev, &hs);
+  rw_device_host_free(dev, &hr);
+  return ierr;
+}
+
+/* A staged device exchange's copy of every face that has a neighbour, in one piece: the span
+ * of the blocks from the first such face to the end of the last (faces between without a
+ * neighbour travel along unread). dir RW_COPY_D2H: the packed faces out; RW_COPY_H2D: the
+ * received faces in. */
+static int rw_grid_dev_span_copy(rw_grid g, int dir)
+{
+  size_t lo = SIZE_MAX, hi = 0;
+  for (int d = 0; d < g->cfg.dim; d++)
+    for (int s = 0; s < 2; s++)
+      if (g->nbr[d][s] != MPI_PROC_NULL) {
+        if (g->face_off[d][s] < lo) lo = g->face_off[d][s];
+        if (g->face_off[d][s] + g->face_len[d] > hi) hi = g->face_off[d][s] + g->face_len[d];
+      }
+  if (hi <= lo) return 0;
+  size_t bytes = (hi - lo) * sizeof(double);
+  if (dir == RW_COPY_D2H)
+    RW_CALL(rw_device_copy(g->dev, g->hsend_all + lo, g->dsend_all + lo, bytes, RW_COPY_D2H));
+  else
+    RW_CALL(rw_device_copy(g->dev, g->drecv_all + lo, g->hrecv_all + lo, bytes, RW_COPY_H2D));
   return 0;
 }
 
@@ -396,10 +448,8 @@ static int rw_grid_pack(rw_grid g, int d, int side, double *gv)
     rw_grid_face(g, d, a, gv, g->sendbuf[d][side], 0);
     return 0;
   }
+  /* staged: copied out with the other faces (rw_grid_dev_span_copy); direct: MPI takes dsend */
   RW_CALL(rw_grid_dev_face(g, d, a, gv, g->dsend[d][side], 0));
-  if (g->direct) return 0; /* MPI takes dsend itself */
-  RW_CALL(rw_device_copy(g->dev, g->sendbuf[d][side], g->dsend[d][side],
-                         g->face_len[d] * sizeof(double), RW_COPY_D2H));
   return 0;
 }
 
@@ -411,9 +461,7 @@ static int rw_grid_unpack(rw_grid g, int d, int side, double *gv)
     rw_grid_face(g, d, a, gv, g->recvbuf[d][side], 1);
     return 0;
   }
-  if (!g->direct) /* else MPI received into drecv */
-    RW_CALL(rw_device_copy(g->dev, g->drecv[d][side], g->recvbuf[d][side],
-                           g->face_len[d] * sizeof(double), RW_COPY_H2D));
+  /* drecv holds the face: MPI received into it, or rw_grid_dev_span_copy copied it in */
   RW_CALL(rw_grid_dev_face(g, d, a, gv, g->drecv[d][side], 1));
   return 0;
 }
@@ -475,6 +523,7 @@ static int rw_grid_post(rw_grid g, double *gv)
   for (int d = 0; d < g->cfg.dim; d++)
     for (int side = 0; side < 2; side++)
       if (g->nbr[d][side] != MPI_PROC_NULL) RW_CALL(rw_grid_pack(g, d, side, gv));
+  if (g->on_dev && !g->direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_D2H));
   RW_CALL(rw_grid_mpi_ready(g));
   for (int d = 0; d < g->cfg.dim; d++) {
     int n = (int)g->face_len[d];
@@ -499,6 +548,7 @@ int rw_grid_exchange_end(rw_grid g, double *gv)
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
   g->nreq = 0;
   rw_grid_mpi_done(g);
+  if (g->on_dev && !g->direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_H2D));
   for (int d = 0; d < g->cfg.dim; d++) {
     if (g->nbr[d][0] != MPI_PROC_NULL) RW_CALL(rw_grid_unpack(g, d, 0, gv));
     if (g->nbr[d][1] != MPI_PROC_NULL) RW_CALL(rw_grid_unpack(g, d, 1, gv));
@@ -527,15 +577,12 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
   for (int d = 0; d < g->cfg.dim; d++)
     for (int side = 0; side < 2; side++) {
       if (g->nbr[d][side] == MPI_PROC_NULL) continue; /* a physical boundary */
-      if (g->on_dev) { /* the ghost face, packed on the device (and copied out if staged) */
+      if (g->on_dev)                                  /* the ghost face, packed on the device */
         RW_CALL(rw_grid_dev_face(g, d, side ? g->count[d] : -G, gadj, g->dsend[d][side], 0));
-        if (!direct)
-          RW_CALL(rw_device_copy(g->dev, g->sendbuf[d][side], g->dsend[d][side],
-                                 g->face_len[d] * sizeof(double), RW_COPY_D2H));
-      } else {
+      else
         rw_grid_face(g, d, side ? g->count[d] : -G, gadj, g->sendbuf[d][side], 0);
-      }
     }
+  if (g->on_dev && !direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_D2H));
   RW_CALL(rw_grid_mpi_ready(g));
   for (int d = 0; d < g->cfg.dim; d++) {
     int n = (int)g->face_len[d];
@@ -551,6 +598,7 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
   g->nreq = 0;
   rw_grid_mpi_done(g);
+  if (g->on_dev && !direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_H2D));
   for (int d = 0; d < g->cfg.dim; d++)
     for (int side = 0; side < 2; side++) {
       if (g->nbr[d][side] == MPI_PROC_NULL) continue;
@@ -559,9 +607,6 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
         rw_grid_face(g, d, a, gadj, g->recvbuf[d][side], 2);
         continue;
       }
-      if (!direct)
-        RW_CALL(rw_device_copy(g->dev, g->drecv[d][side], g->recvbuf[d][side],
-                               g->face_len[d] * sizeof(double), RW_COPY_H2D));
       RW_CALL(rw_grid_dev_face(g, d, a, gadj, g->drecv[d][side], 2));
     }
   if (g->on_dev) {
