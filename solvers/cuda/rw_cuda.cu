@@ -250,7 +250,7 @@ static int rw_cuda_queue(rw_cuda_impl *im)
   for (; !ierr && made < RW_COPY_RING; made++)
     ierr = rw_cuda_check(cudaEventCreateWithFlags(&im->done[made], cudaEventDisableTiming),
                          "cudaEventCreate");
-  if (ierr) { /* nothing half made is kept: the next copy tries again */
+  if (ierr) {                          /* nothing half made is kept: the next copy tries again */
     for (int i = 0; i + 1 < made; i++) /* done[made - 1] failed */
       cudaEventDestroy(im->done[i]);
     if (made >= 0) cudaEventDestroy(im->after);
@@ -273,8 +273,8 @@ static int rw_cuda_copy_start(rw_device d, void *dst, const void *src, size_t by
   RW_CALL(rw_cuda_check(cudaEventRecord(im->after, 0), "cudaEventRecord"));
   RW_CALL(rw_cuda_check(cudaStreamWaitEvent(im->copy, im->after, 0), "cudaStreamWaitEvent"));
   RW_CALL(rw_cuda_check(cudaMemcpyAsync(dst, src, bytes, k, im->copy), "cudaMemcpyAsync"));
-  RW_CALL(rw_cuda_check(cudaEventRecord(im->done[ticket % RW_COPY_RING], im->copy),
-                        "cudaEventRecord"));
+  RW_CALL(
+      rw_cuda_check(cudaEventRecord(im->done[ticket % RW_COPY_RING], im->copy), "cudaEventRecord"));
   return 0;
 }
 
@@ -322,9 +322,9 @@ static void rw_cuda_host_free(rw_device d, void *p)
 }
 
 static const rw_device_backend rw_cuda_backend = {
-    rw_cuda_alloc, rw_cuda_release,    rw_cuda_copy,      rw_cuda_lincomb,
-    rw_cuda_map,   rw_cuda_reduce,     rw_cuda_sync,      rw_cuda_close,
-    rw_cuda_run,   rw_cuda_host_alloc, rw_cuda_host_free, rw_cuda_copy_start,
+    rw_cuda_alloc,     rw_cuda_release,     rw_cuda_copy,      rw_cuda_lincomb,
+    rw_cuda_map,       rw_cuda_reduce,      rw_cuda_sync,      rw_cuda_close,
+    rw_cuda_run,       rw_cuda_host_alloc,  rw_cuda_host_free, rw_cuda_copy_start,
     rw_cuda_copy_wait, rw_cuda_sync_compute};
 
 extern "C" int rw_cuda_device_open(rw_device d, int local_rank)
