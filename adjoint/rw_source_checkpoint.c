@@ -243,12 +243,14 @@ static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N
 }
 
 /* The host tier's copy costs: the fastest of three rounds through a one-slot host store (a copy
- * is short, so one round would measure noise). */
+ * is short, so one round would measure noise). The probe's copies are synchronous: a whole
+ * transfer each way, what a copy costs when nothing hides it (an asynchronous store would
+ * serve the read from its device staging copy and measure a device copy instead). */
 static int rw_measure_host_costs(rw_stepper st, const rw_adjoint_options *opt, N_Vector y, int per,
                                  double *wh, double *rh)
 {
   rw_store probe = NULL;
-  RW_CALL(rw_store_create_host(y, per, 1, &probe));
+  RW_CALL(rw_store_create_host_sync(y, per, 1, &probe));
   RW_CALL(rw_measure_store_costs(st, opt, y, per, &probe, 3, wh, rh));
   return 0;
 }
