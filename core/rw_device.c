@@ -6,6 +6,7 @@
 #include "rewind/rw_error.h"
 #include "rw_device_impl.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <mpi.h>
 #if defined(OPEN_MPI) && OPEN_MPI
@@ -211,6 +212,19 @@ static int rw_emu_copy_wait(rw_device d, long ticket)
   return 0;
 }
 
+/* The host BLAS with the three operands' blocks open (as a GPU's cuBLAS call reads them). */
+static int rw_emu_gemm(rw_device d, int ta, int tb, int M, int N, int K, double alpha,
+                       const double *A, int lda, const double *B, int ldb, double beta, double *C,
+                       int ldc)
+{
+  rw_emu_kernel k = {d, 0, {0}};
+  rw_emu_touch(&k, A), rw_emu_touch(&k, B), rw_emu_touch(&k, C);
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
+              K, alpha, A, lda, B, ldb, beta, C, ldc);
+  rw_emu_done(&k);
+  return 0;
+}
+
 static void rw_emu_close(rw_device d)
 {
   if (d->arena) munmap(d->arena, RW_EMU_RESERVE);
@@ -234,7 +248,8 @@ static const rw_device_backend rw_emu_backend = {rw_emu_alloc,
                                                  NULL,
                                                  rw_emu_copy_start,
                                                  rw_emu_copy_wait,
-                                                 NULL};
+                                                 NULL,
+                                                 rw_emu_gemm};
 
 int rw_device_host_alloc(rw_device d, size_t bytes, double **p)
 {
@@ -336,6 +351,15 @@ int rw_device_run(rw_device d, int id, const void *params, size_t psize, long n,
     host(id, params, i);
   rw_device_host_end(d);
   return 0;
+}
+
+int rw_device_gemm(rw_device d, int ta, int tb, int M, int N, int K, double alpha, const double *A,
+                   int lda, const double *B, int ldb, double beta, double *C, int ldc)
+{
+  RW_CHECK(M >= 0 && N >= 0 && K >= 0, RW_ERR_INTERNAL, "device gemm: M %d, N %d, K %d", M, N, K);
+  if (M == 0 || N == 0) return 0;
+  RW_CHECK(d->be->gemm, RW_ERR_NOT_IMPLEMENTED, "device %s has no matrix product", d->name);
+  return d->be->gemm(d, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 static int rw_device_partials(rw_device d, long np)

@@ -13,7 +13,7 @@ extern "C" {
 /* The largest parameter block an element body takes (bytes): a CUDA kernel argument. */
 #define RW_BODY_PARAMS_MAX_BYTES 1536
 /* Element body ids are 1 .. RW_BODY_ID_END - 1 (solvers/rw_dev_bodies.h, checked there). */
-#define RW_BODY_ID_END 20
+#define RW_BODY_ID_END 21
 
 /* Directions of rw_device_backend.copy. */
 enum { RW_COPY_H2D, RW_COPY_D2H, RW_COPY_D2D };
@@ -42,6 +42,10 @@ typedef struct {
   int (*copy_wait)(rw_device d, long ticket);
   /* waits for the compute work only, not the copy queue (NULL: nothing to wait for) */
   int (*sync_compute)(rw_device d);
+  /* C = alpha op(A) op(B) + beta C on the compute stream, row-major as cblas_dgemm with
+   * CblasRowMajor (rw_device_gemm) */
+  int (*gemm)(rw_device d, int ta, int tb, int M, int N, int K, double alpha, const double *A,
+              int lda, const double *B, int ldb, double beta, double *C, int ldc);
 } rw_device_backend;
 
 /* Copies in flight on a device's copy queue at most (rw_device_copy_start waits for the
@@ -131,6 +135,15 @@ int rw_device_run(rw_device d, int id, const void *params, size_t psize, long n,
 /* This rank's value of reduction `op` (rw_kernels.h) over n entries of device arrays, in the
  * device's fixed order. */
 int rw_device_reduce(rw_device d, int op, const double *x, const double *y, long n, double *out);
+
+/* C (M x N) = alpha op(A) op(B) + beta C for row-major device arrays, op(X) = X or X^T (ta,
+ * tb; op(A) is M x K, op(B) K x N; leading dimensions as cblas_dgemm's with CblasRowMajor);
+ * beta = 0 does not read C. On a GPU cuBLAS's dgemm (loaded at the first call: a missing
+ * library is an error naming it), deterministic on one GPU model (no atomics: cuBLAS's
+ * default); emulated, the host BLAS (cblas_dgemm) with the blocks open, so the results differ
+ * from a GPU's in the last bits. M, N or K = 0 is allowed (K = 0: C = beta C). */
+int rw_device_gemm(rw_device d, int ta, int tb, int M, int N, int K, double alpha, const double *A,
+                   int lda, const double *B, int ldb, double beta, double *C, int ldc);
 
 /* CUDA: the generic element-body kernel (solvers/cuda/rw_cuda.cu). */
 int rw_cuda_run(rw_device d, int id, const void *params, size_t psize, long n);

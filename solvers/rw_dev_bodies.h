@@ -36,6 +36,7 @@ enum {
   RW_BODY_GS_RHS_COMB,       /* Gray-Scott: the fused stage (combination and stencil, interior) */
   RW_BODY_HEAT_DIFFUSE_COMB, /* heat: the fused stage (combination and stencil, interior) */
   RW_BODY_GS_JVP,            /* Gray-Scott: the tangent (df/dy) d + (df/dp) dp on a box */
+  RW_BODY_NODE,              /* neural ODE: the MLP's element-wise steps around its products */
   RW_BODY_COUNT
 };
 #include "../core/rw_device_impl.h"
@@ -659,6 +660,81 @@ static inline RW_HD void rw_body_wave_run(const rw_body_wave *p, long mm)
   }
 }
 
+/* --- Neural ODE (solvers/problems/rw_neuralode.c) ------------------------------------------ */
+
+enum {
+  RW_NODE_BIAS,     /* item (i, j) of n x m: z[i m + j] = x[j] (the bias row before a product) */
+  RW_NODE_ACT,      /* item k: z[k] = act(z[k]) */
+  RW_NODE_ACT_GRAD, /* item k: z[k] *= act'(z) from the activation x[k] = act(z) */
+  RW_NODE_COLSUM,   /* item j < m: z[j] = sum_{i < n} x[i m + j], i ascending */
+  RW_NODE_INPUT,    /* item (i, c) of n x (m + 1): z[i (m+1) + c] = c < m ? x[i m + c] : a */
+  RW_NODE_AXPY,     /* item k: z[k] -= a x[k] (the damping) */
+  RW_NODE_DIFF,     /* item k: z[k] = a (x[k] - y[k]) (the misfit and its gradient) */
+  RW_NODE_WIDEN     /* item (i, c) of n x m2: z[i m2 + c] = c < m ? x[i m + c] : 0 */
+};
+
+typedef struct {
+  int mode, act; /* act: rw_activation's code (0 identity, 1 tanh, 2 softplus, 3 relu) */
+  long n;        /* rows */
+  int m, m2;     /* widths */
+  double a;
+  const double *x, *y;
+  double *z;
+} rw_body_node;
+
+/* One item of a neural-ODE element step; the activations and their derivatives are the CPU
+ * loops' formulas (tanh on fused multiply-adds, as the CPU's AVX2 and AVX-512 paths). */
+static inline RW_HD void rw_body_node_run(const rw_body_node *p, long k)
+{
+  switch (p->mode) {
+  case RW_NODE_BIAS:
+    p->z[k] = p->x[k % p->m];
+    break;
+  case RW_NODE_ACT: {
+    const double v = p->z[k];
+    if (p->act == 1)
+      p->z[k] = rw_dk_tanh(v, 1);
+    else if (p->act == 3)
+      p->z[k] = v > 0.0 ? v : 0.0;
+    else if (p->act == 2)
+      p->z[k] = (v > 0.0 ? v : 0.0) + log1p(exp(-fabs(v)));
+    break;
+  }
+  case RW_NODE_ACT_GRAD: {
+    const double x = p->x[k];
+    if (p->act == 1)
+      p->z[k] *= 1.0 - x * x;
+    else if (p->act == 3)
+      p->z[k] = x > 0.0 ? p->z[k] : 0.0;
+    else if (p->act == 2)
+      p->z[k] *= -expm1(-x);
+    break;
+  }
+  case RW_NODE_COLSUM: {
+    double s = 0.0;
+    for (long i = 0; i < p->n; i++)
+      s += p->x[i * p->m + k];
+    p->z[k] = s;
+    break;
+  }
+  case RW_NODE_INPUT: {
+    const long i = k / (p->m + 1), c = k % (p->m + 1);
+    p->z[k] = c < p->m ? p->x[i * p->m + c] : p->a;
+    break;
+  }
+  case RW_NODE_AXPY:
+    p->z[k] -= p->a * p->x[k];
+    break;
+  case RW_NODE_DIFF:
+    p->z[k] = p->a * (p->x[k] - p->y[k]);
+    break;
+  default: { /* RW_NODE_WIDEN */
+    const long i = k / p->m2, c = k % p->m2;
+    p->z[k] = c < p->m ? p->x[i * p->m + c] : 0.0;
+  }
+  }
+}
+
 /* Runs item idx of body `id`. */
 static inline RW_HD void rw_body_run(int id, const void *params, long idx)
 {
@@ -719,6 +795,9 @@ static inline RW_HD void rw_body_run(int id, const void *params, long idx)
     break;
   case RW_BODY_GS_JVP:
     rw_body_gs_jvp_run((const rw_body_gs_jvp *)params, idx);
+    break;
+  case RW_BODY_NODE:
+    rw_body_node_run((const rw_body_node *)params, idx);
     break;
   default: /* unknown ids are refused by rw_device_run */
     break;

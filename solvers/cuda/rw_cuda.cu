@@ -7,7 +7,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #define RW_CUDA_MAX_VECS 32
 
@@ -100,6 +102,14 @@ struct rw_cuda_impl {
   cudaStream_t copy;
   cudaEvent_t after, done[RW_COPY_RING];
   int have_queue;
+  /* cuBLAS, loaded at the first matrix product (rw_cuda_blas): the PDE problems never need
+   * it, so a machine without the library still runs them */
+  void *blas_lib;
+  cublasHandle_t blas;
+  cublasStatus_t (*blas_destroy)(cublasHandle_t);
+  cublasStatus_t (*blas_dgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                               int, const double *, const double *, int, const double *, int,
+                               const double *, double *, int);
 };
 
 struct rw_dk_lincomb_args {
@@ -292,10 +302,62 @@ static int rw_cuda_sync_compute(rw_device d)
   return rw_cuda_check(cudaStreamSynchronize(0), "cudaStreamSynchronize (compute)");
 }
 
+/* Loads cuBLAS (the soname of the toolkit the build used) and makes a handle on the legacy
+ * default stream, the one every kernel here is queued on, so products and kernels stay in
+ * order. cuBLAS's dgemm uses no atomics unless asked (cublasSetAtomicsMode), so a product
+ * repeats bit for bit on one GPU model. */
+static int rw_cuda_blas(rw_device d, rw_cuda_impl *im)
+{
+  if (im->blas_lib) return 0;
+  char soname[64];
+  snprintf(soname, sizeof soname, "libcublas.so.%d", (int)CUBLAS_VER_MAJOR);
+  void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  RW_CHECK(lib, RW_ERR_CUDA,
+           "device %s: the neural-ODE problem's matrix products need cuBLAS, and %s could not be "
+           "loaded (%s): add the folder that holds it (CUDA's lib64, or the nvidia-cublas "
+           "package's lib) to LD_LIBRARY_PATH",
+           d->name, soname, dlerror());
+  typedef cublasStatus_t (*create_fn)(cublasHandle_t *);
+  create_fn create = (create_fn)dlsym(lib, "cublasCreate_v2");
+  im->blas_destroy = (cublasStatus_t(*)(cublasHandle_t))dlsym(lib, "cublasDestroy_v2");
+  im->blas_dgemm = (decltype(im->blas_dgemm))dlsym(lib, "cublasDgemm_v2");
+  cublasStatus_t st = CUBLAS_STATUS_NOT_INITIALIZED;
+  if (create && im->blas_destroy && im->blas_dgemm) st = create(&im->blas);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    dlclose(lib);
+    return RW_ERROR(RW_ERR_CUDA, "device %s: cuBLAS (%s) %s (status %d)", d->name, soname,
+                    create ? "could not make a handle" : "lacks cublasCreate_v2 or cublasDgemm_v2",
+                    (int)st);
+  }
+  im->blas_lib = lib;
+  return 0;
+}
+
+/* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B's array read
+ * column-major is B^T, so the operands swap and keep their transposition flags. */
+static int rw_cuda_gemm(rw_device d, int ta, int tb, int M, int N, int K, double alpha,
+                        const double *A, int lda, const double *B, int ldb, double beta, double *C,
+                        int ldc)
+{
+  rw_cuda_impl *im = (rw_cuda_impl *)d->impl;
+  RW_CALL(rw_cuda_blas(d, im));
+  cublasStatus_t st =
+      im->blas_dgemm(im->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M,
+                     K, &alpha, B, ldb, A, lda, &beta, C, ldc);
+  RW_CHECK(st == CUBLAS_STATUS_SUCCESS, RW_ERR_CUDA,
+           "device %s: cublasDgemm (%d x %d x %d) failed with status %d", d->name, M, N, K,
+           (int)st);
+  return 0;
+}
+
 static void rw_cuda_close(rw_device d)
 {
   rw_cuda_impl *im = (rw_cuda_impl *)d->impl;
   if (!im) return;
+  if (im->blas_lib) {
+    im->blas_destroy(im->blas);
+    dlclose(im->blas_lib);
+  }
   if (im->have_queue) {
     cudaStreamSynchronize(im->copy);
     for (int i = 0; i < RW_COPY_RING; i++)
@@ -325,7 +387,7 @@ static const rw_device_backend rw_cuda_backend = {
     rw_cuda_alloc,     rw_cuda_release,     rw_cuda_copy,      rw_cuda_lincomb,
     rw_cuda_map,       rw_cuda_reduce,      rw_cuda_sync,      rw_cuda_close,
     rw_cuda_run,       rw_cuda_host_alloc,  rw_cuda_host_free, rw_cuda_copy_start,
-    rw_cuda_copy_wait, rw_cuda_sync_compute};
+    rw_cuda_copy_wait, rw_cuda_sync_compute, rw_cuda_gemm};
 
 extern "C" int rw_cuda_device_open(rw_device d, int local_rank)
 {

@@ -4,7 +4,11 @@
  * parameters one at a time except the bias sums and the element-wise activations. */
 #include "rewind/rw_neuralode.h"
 
+#include "rewind/rw_device.h"
 #include "rewind/rw_kernels.h"
+
+#include "../../core/rw_device_impl.h"
+#include "../rw_dev_bodies.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -13,51 +17,15 @@
 #include <string.h>
 
 /* ---- vectorised tanh ----------------------------------------------------------------------
- * tanh(a) = -m / (2 + m) with m = expm1(-2|a|), the sign of a restored. expm1(z) by range
- * reduction z = k ln2 + r (|r| <= ln2/2, k by the round-to-nearest magic constant), e^r - 1
- * by its Taylor polynomial to degree 13 (truncation below 2e-17 relative), and
- * expm1(z) = 2^k (e^r - 1) + (2^k - 1), which cancels only for k = 0, where it is exact.
- * |a| is clamped at 40 (tanh is 1 to the last bit well before); a NaN stays a NaN.
- * Branch-free, so the compiler vectorises the loop (with -fno-trapping-math). On CPUs with
- * AVX2 and FMA (x86-64 since 2013) the polynomial runs on fused multiply-adds; the generic
- * path rounds each product, so the two may differ in the last bit (a run repeats bit for bit
- * on one machine either way). */
-#define RW_MADD(fused, a, b, c) ((fused) ? fma((a), (b), (c)) : (a) * (b) + (c))
+ * The loop over rw_dk_tanh (rw_kernels.h, the formula a device run shares), compiled for
+ * AVX2 + FMA and AVX-512 (the polynomial on fused multiply-adds: the GPU's bits) and for the
+ * baseline (each product rounded: may differ in the last bit). The compiler vectorises it
+ * (with -fno-trapping-math). */
 static inline __attribute__((always_inline)) void
 rw_tanh_body(const double *restrict x, double *restrict y, long n, const int fused)
 {
-  const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
-  const double inv_ln2 = 1.44269504088896338700e+00, magic = 6755399441055744.0; /* 1.5 2^52 */
-  for (long i = 0; i < n; i++) {
-    double a = fabs(x[i]);
-    a = a > 40.0 ? 40.0 : a; /* a NaN stays a NaN */
-    double z = -2.0 * a;
-    double kd = z * inv_ln2 + magic;
-    int64_t kb;
-    memcpy(&kb, &kd, sizeof kb);
-    kd -= magic;
-    double r = (z - kd * ln2_hi) - kd * ln2_lo;
-    double q = 1.0 / 6227020800.0; /* 1/13! */
-    q = RW_MADD(fused, q, r, 1.0 / 479001600.0);
-    q = RW_MADD(fused, q, r, 1.0 / 39916800.0);
-    q = RW_MADD(fused, q, r, 1.0 / 3628800.0);
-    q = RW_MADD(fused, q, r, 1.0 / 362880.0);
-    q = RW_MADD(fused, q, r, 1.0 / 40320.0);
-    q = RW_MADD(fused, q, r, 1.0 / 5040.0);
-    q = RW_MADD(fused, q, r, 1.0 / 720.0);
-    q = RW_MADD(fused, q, r, 1.0 / 120.0);
-    q = RW_MADD(fused, q, r, 1.0 / 24.0);
-    q = RW_MADD(fused, q, r, 1.0 / 6.0);
-    q = RW_MADD(fused, q, r, 0.5);
-    q = RW_MADD(fused, q * r, r, r);            /* e^r - 1 */
-    int64_t k = (int64_t)(int32_t)(uint32_t)kb; /* the low bits hold k */
-    int64_t eb = (k + 1023) << 52;
-    double s;
-    memcpy(&s, &eb, sizeof s);
-    double m = RW_MADD(fused, s, q, s - 1.0);
-    double t = -m / (2.0 + m);
-    y[i] = copysign(t, x[i]);
-  }
+  for (long i = 0; i < n; i++)
+    y[i] = rw_dk_tanh(x[i], fused);
 }
 
 __attribute__((target("avx2,fma"))) static void rw_tanh_avx2(const double *restrict x,
@@ -194,36 +162,94 @@ typedef struct {
   double *theta_seen; /* the theta the cached entries were computed with */
   rw_node_entry cache[RW_NODE_CACHE];
   int next;
+  /* on a device (rw_device.h): the arrays above except targets, theta_seen and tmp are device
+   * arrays, the products cuBLAS's (rw_device_gemm) and the element steps device bodies */
+  rw_device dev;
+  double *theta_d; /* theta on the device (P) */
+  double *dp_d;    /* one VJP's dJ/dtheta, or a theta tangent, on the device (P) */
+  double *dp_h;    /* dp_d copied back (P) */
+  double *tgt_d;   /* the targets on the device */
+  double *diff_d;  /* the misfit (nloc * D) */
 } rw_node;
+
+/* Bytes of the node's per-rank arrays (at least one entry each). */
+static size_t node_rows(const rw_node *o, long width)
+{
+  return (size_t)((o->nloc > 0 ? o->nloc : 1) * (width > 0 ? width : 1)) * sizeof(double);
+}
+
+/* A work array: device memory on a device run, host memory otherwise. */
+static int node_arr_alloc(rw_node *o, size_t bytes, const char *what, double **p)
+{
+  if (o->dev) return rw_device_alloc(o->dev, bytes, p);
+  return rw_calloc(bytes / sizeof(double), sizeof(double), what, p);
+}
+
+static void node_arr_free(rw_node *o, double **p, size_t bytes)
+{
+  if (o->dev)
+    rw_device_free(o->dev, p, bytes);
+  else
+    rw_free(p);
+}
+
+/* One element step on the device (rw_body_node). */
+static int node_body(rw_node *o, int mode, long items, long n, int m, int m2, double a,
+                     const double *x, const double *y, double *z)
+{
+  rw_body_node b = {mode, (int)o->a.activation, n, m, m2, a, x, y, z};
+  return rw_device_run(o->dev, RW_BODY_NODE, &b, sizeof b, items, rw_body_host);
+}
 
 static void node_destroy(void *c)
 {
   rw_node *o = c;
   rw_free(&o->targets);
-  rw_free(&o->x0);
-  rw_free(&o->g[0]);
-  rw_free(&o->g[1]);
-  rw_free(&o->dx);
-  rw_free(&o->dz);
+  node_arr_free(o, &o->x0, node_rows(o, o->a.widths[0]));
+  node_arr_free(o, &o->g[0], node_rows(o, o->maxw));
+  node_arr_free(o, &o->g[1], node_rows(o, o->maxw));
+  node_arr_free(o, &o->dx, node_rows(o, o->maxw));
+  node_arr_free(o, &o->dz, node_rows(o, o->maxw));
   rw_free(&o->tmp);
   rw_free(&o->theta_seen);
   for (int k = 0; k < RW_NODE_CACHE; k++) {
-    rw_free(&o->cache[k].y);
-    rw_free(&o->cache[k].act);
+    node_arr_free(o, &o->cache[k].y, node_rows(o, o->D));
+    node_arr_free(o, &o->cache[k].act, node_rows(o, o->nh));
   }
+  if (o->dev) {
+    rw_device_free(o->dev, &o->theta_d, (size_t)o->P * sizeof(double));
+    rw_device_free(o->dev, &o->dp_d, (size_t)o->P * sizeof(double));
+    rw_device_free(o->dev, &o->tgt_d, node_rows(o, o->D));
+    rw_device_free(o->dev, &o->diff_d, node_rows(o, o->D));
+  }
+  rw_free(&o->dp_h);
   rw_free(&o);
 }
 
-/* x_0 for the state y at time t: y itself, or y with the time column appended. */
-static const double *node_input(rw_node *o, double t, const double *y)
+/* C = beta C + op(A) op(B) (row-major): cuBLAS on a device, node_gemm's kernels on the CPU. */
+static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const double *A, int lda,
+                      const double *B, int ldb, double beta, double *C, int ldc);
+static int node_mm(rw_node *o, int ta, int tb, int M, int N, int K, const double *A, int lda,
+                   const double *B, int ldb, double beta, double *C, int ldc)
 {
-  if (!o->a.time_input) return y;
+  if (o->dev) return rw_device_gemm(o->dev, ta, tb, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
+  node_gemm(o, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+  return 0;
+}
+
+/* *x = x_0 for the state y at time t: y itself, or y with the time column appended. */
+static int node_input(rw_node *o, double t, const double *y, const double **x)
+{
+  *x = y;
+  if (!o->a.time_input) return 0;
   int D = o->D;
+  *x = o->x0;
+  if (o->dev) return node_body(o, RW_NODE_INPUT, o->nloc * (D + 1), o->nloc, D, 0, t, y, NULL, o->x0);
   for (long i = 0; i < o->nloc; i++) {
     memcpy(o->x0 + i * (D + 1), y + i * D, (size_t)D * sizeof(double));
     o->x0[i * (D + 1) + D] = t;
   }
-  return o->x0;
+  return 0;
 }
 
 /* out = act(out) in place, n values. */
@@ -438,59 +464,119 @@ static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const dou
 /* out (nloc x dout) = x (nloc x din, leading dimension din) W^T + 1 b^T. With din skinny the
  * bias and the product go in one pass over each output row (the same sums in the same order
  * as the bias copy followed by node_gemm). */
-static void node_affine(rw_node *o, const double *x, const double *W, const double *b, int din,
-                        int dout, double *out)
+static int node_affine(rw_node *o, const double *x, const double *W, const double *b, int din,
+                       int dout, double *out)
 {
+  if (o->dev) { /* the bias rows, then cuBLAS adds the product */
+    RW_CALL(node_body(o, RW_NODE_BIAS, o->nloc * dout, o->nloc, dout, 0, 0.0, b, NULL, out));
+    return rw_device_gemm(o->dev, 0, 1, (int)o->nloc, dout, din, 1.0, x, din, W, din, 1.0, out,
+                          dout);
+  }
   if (din <= RW_NODE_SKINNY && dout > RW_NODE_SKINNY) {
     double *t = o->tmp; /* W^T, din x dout */
     for (int k = 0; k < din; k++)
       for (int j = 0; j < dout; j++)
         t[k * dout + j] = W[(size_t)j * din + k];
     node_k_affine_rows((int)o->nloc, dout, din, x, din, t, dout, b, out, dout);
-    return;
+    return 0;
   }
   for (long i = 0; i < o->nloc; i++)
     memcpy(out + i * dout, b, (size_t)dout * sizeof(double));
   node_gemm(o, 0, 1, (int)o->nloc, dout, din, x, din, W, din, 1.0, out, dout);
+  return 0;
 }
 
-/* The hidden activations at (t, y), from the cache or computed into a fresh entry; f (when
- * not NULL) receives the MLP's output (without the damping). */
-static double *node_forward(rw_node *o, double t, const double *y, const double *theta, double *f)
+/* out = act(out) in place, n values, on the device or the CPU. */
+static int node_act(rw_node *o, double *v, long n)
+{
+  if (o->dev) return node_body(o, RW_NODE_ACT, n, 0, 1, 0, 0.0, NULL, NULL, v);
+  node_activate(o->a.activation, v, n);
+  return 0;
+}
+
+/* g *= act'(z) from x = act(z), n values, on the device or the CPU. */
+static int node_act_grad(rw_node *o, const double *x, double *g, long n)
+{
+  if (o->dev) return node_body(o, RW_NODE_ACT_GRAD, n, 0, 1, 0, 0.0, x, NULL, g);
+  node_activate_grad(o->a.activation, x, g, n);
+  return 0;
+}
+
+/* z -= c x (the damping), n values. */
+static int node_damp(rw_node *o, const double *x, double *z, long n)
+{
+  double c = o->a.damping;
+  if (o->dev) return node_body(o, RW_NODE_AXPY, n, 0, 1, 0, c, x, NULL, z);
+  for (long i = 0; i < n; i++)
+    z[i] -= c * x[i];
+  return 0;
+}
+
+/* 1 when the device arrays a and b (n values) are equal entry for entry (a device reduction:
+ * the host cannot compare device memory). */
+static int node_dev_equal(rw_node *o, const double *a, const double *b, long n, int *eq)
+{
+  double diff = 0.0;
+  RW_CALL(rw_device_reduce(o->dev, RW_DK_NEQ, a, b, n, &diff));
+  *eq = diff == 0.0;
+  return 0;
+}
+
+/* The hidden activations at (t, y), from the cache or computed into a fresh entry (*act);
+ * f (when not NULL) receives the MLP's output (without the damping). On a device, theta is
+ * copied to it when it changed, and cached states are compared there. */
+static int node_forward(rw_node *o, double t, const double *y, const double *theta, double *f,
+                        const double **act)
 {
   size_t ybytes = (size_t)o->nloc * o->D * sizeof(double);
   if (memcmp(o->theta_seen, theta, (size_t)o->P * sizeof(double))) {
-    memcpy(o->theta_seen, theta, (size_t)o->P * sizeof(double));
     for (int k = 0; k < RW_NODE_CACHE; k++)
       o->cache[k].valid = 0;
+    if (o->dev)
+      RW_CALL(rw_device_copy(o->dev, o->theta_d, theta, (size_t)o->P * sizeof(double),
+                             RW_COPY_H2D));
+    memcpy(o->theta_seen, theta, (size_t)o->P * sizeof(double));
   }
+  const double *th = o->dev ? o->theta_d : theta;
   rw_node_entry *e = NULL;
   for (int k = 0; k < RW_NODE_CACHE && !e; k++) {
     rw_node_entry *c = &o->cache[k];
-    if (c->valid && c->t == t && !memcmp(c->y, y, ybytes)) e = c;
+    if (!c->valid || c->t != t) continue;
+    int eq = 0;
+    if (o->dev)
+      RW_CALL(node_dev_equal(o, c->y, y, o->nloc * o->D, &eq));
+    else
+      eq = !memcmp(c->y, y, ybytes);
+    if (eq) e = c;
   }
   const int *w = o->a.widths;
   int L = o->L;
-  if (e && !f) return e->act;
   if (!e) {
     e = &o->cache[o->next];
     o->next = (o->next + 1) % RW_NODE_CACHE;
-    const double *x = node_input(o, t, y);
+    e->valid = 0;
+    const double *x = NULL;
+    RW_CALL(node_input(o, t, y, &x));
     for (int l = 0; l < L - 1; l++) {
       double *out = e->act + o->offh[l + 1] * o->nloc;
-      node_affine(o, x, theta + o->offw[l], theta + o->offb[l], w[l], w[l + 1], out);
-      node_activate(o->a.activation, out, o->nloc * w[l + 1]);
+      RW_CALL(node_affine(o, x, th + o->offw[l], th + o->offb[l], w[l], w[l + 1], out));
+      RW_CALL(node_act(o, out, o->nloc * w[l + 1]));
       x = out;
     }
-    memcpy(e->y, y, ybytes);
+    if (o->dev)
+      RW_CALL(rw_device_copy(o->dev, e->y, y, ybytes, RW_COPY_D2D));
+    else
+      memcpy(e->y, y, ybytes);
     e->t = t;
     e->valid = 1;
   }
   if (f) {
-    const double *x = L > 1 ? e->act + o->offh[L - 1] * o->nloc : node_input(o, t, y);
-    node_affine(o, x, theta + o->offw[L - 1], theta + o->offb[L - 1], w[L - 1], w[L], f);
+    const double *x = e->act + o->offh[L - 1] * o->nloc;
+    if (L == 1) RW_CALL(node_input(o, t, y, &x));
+    RW_CALL(node_affine(o, x, th + o->offw[L - 1], th + o->offb[L - 1], w[L - 1], w[L], f));
   }
-  return e->act;
+  *act = e->act;
+  return 0;
 }
 
 static int node_rhs(void *c, double t, N_Vector y, const double *p, N_Vector f)
@@ -498,54 +584,62 @@ static int node_rhs(void *c, double t, N_Vector y, const double *p, N_Vector f)
   rw_node *o = c;
   if (o->nloc == 0) return 0;
   double *fd = rw_vec_data(f);
-  const double *yd = rw_vec_data(y);
-  node_forward(o, t, yd, p, fd);
-  if (o->a.damping != 0.0)
-    for (long i = 0; i < o->nloc * o->D; i++)
-      fd[i] -= o->a.damping * yd[i];
+  const double *yd = rw_vec_data(y), *act = NULL;
+  RW_CALL(node_forward(o, t, yd, p, fd, &act));
+  if (o->a.damping != 0.0) RW_CALL(node_damp(o, yd, fd, o->nloc * o->D));
   return 0;
 }
 
 /* out_y += (df/dy)^T w, out_p += (df/dtheta)^T w (either may be NULL): back-propagation
- * through the layers from the activations of one forward pass. */
+ * through the layers from the activations of one forward pass. On a device the theta part is
+ * formed there (dp_d) and added to out_p on the host. */
 static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv, N_Vector out_y,
                     double *out_p)
 {
   rw_node *o = c;
   long n = o->nloc;
   if (n == 0) return 0;
-  const double *yd = rw_vec_data(y), *wd = rw_vec_data(wv);
+  const double *yd = rw_vec_data(y), *wd = rw_vec_data(wv), *act = NULL;
   const int *w = o->a.widths;
-  const double *act = node_forward(o, t, yd, p, NULL);
+  RW_CALL(node_forward(o, t, yd, p, NULL, &act));
+  const double *th = o->dev ? o->theta_d : p;
+  double *gp = o->dev ? o->dp_d : out_p; /* the device's product overwrites (beta 0) */
+  const double gbeta = o->dev ? 0.0 : 1.0;
   const double *G = wd; /* d/dz_L */
   int cur = 0;
   for (int l = o->L - 1; l >= 0; l--) {
-    const double *x = l > 0 ? act + o->offh[l] * n : node_input(o, t, yd);
+    const double *x = act + o->offh[l] * n;
+    if (l == 0) RW_CALL(node_input(o, t, yd, &x));
     int din = w[l], dout = w[l + 1];
     if (out_p) {
-      node_gemm(o, 1, 0, dout, din, (int)n, G, dout, x, din, 1.0, out_p + o->offw[l], din);
-      node_k_colsum(n, dout, G, out_p + o->offb[l]);
+      RW_CALL(node_mm(o, 1, 0, dout, din, (int)n, G, dout, x, din, gbeta, gp + o->offw[l], din));
+      if (o->dev)
+        RW_CALL(node_body(o, RW_NODE_COLSUM, dout, n, dout, 0, 0.0, G, NULL, gp + o->offb[l]));
+      else
+        node_k_colsum(n, dout, G, gp + o->offb[l]);
     }
-    const double *W = p + o->offw[l];
+    const double *W = th + o->offw[l];
     if (l > 0) {
       double *gn = o->g[cur];
       cur ^= 1;
-      if (dout <= RW_NODE_SKINNY && din > RW_NODE_SKINNY && o->a.activation == RW_ACT_TANH) {
+      if (!o->dev && dout <= RW_NODE_SKINNY && din > RW_NODE_SKINNY &&
+          o->a.activation == RW_ACT_TANH) {
         node_k_rows_tanh_grad((int)n, din, dout, G, dout, W, din, x, gn);
       } else {
-        node_gemm(o, 0, 0, (int)n, din, dout, G, dout, W, din, 0.0, gn, din);
-        node_activate_grad(o->a.activation, x, gn, n * din);
+        RW_CALL(node_mm(o, 0, 0, (int)n, din, dout, G, dout, W, din, 0.0, gn, din));
+        RW_CALL(node_act_grad(o, x, gn, n * din));
       }
       G = gn;
     } else if (out_y) {
       /* the time column of W_0 (when there is one) is left out: t is not a state */
-      node_gemm(o, 0, 0, (int)n, o->D, dout, G, dout, W, din, 1.0, rw_vec_data(out_y), o->D);
+      RW_CALL(node_mm(o, 0, 0, (int)n, o->D, dout, G, dout, W, din, 1.0, rw_vec_data(out_y), o->D));
     }
   }
-  if (out_y && o->a.damping != 0.0) {
-    double *od = rw_vec_data(out_y);
-    for (long i = 0; i < n * o->D; i++)
-      od[i] -= o->a.damping * wd[i];
+  if (out_y && o->a.damping != 0.0) RW_CALL(node_damp(o, wd, rw_vec_data(out_y), n * o->D));
+  if (out_p && o->dev) {
+    RW_CALL(rw_device_copy(o->dev, o->dp_h, o->dp_d, (size_t)o->P * sizeof(double), RW_COPY_D2H));
+    for (long k = 0; k < o->P; k++)
+      out_p[k] += o->dp_h[k];
   }
   return 0;
 }
@@ -560,45 +654,51 @@ static int node_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w
   return node_vjp(c, t, y, p, w, NULL, out);
 }
 
-/* out = (df/dy) v + (df/dtheta) dp: tangents pushed forward through the layers. */
+/* out = (df/dy) v + (df/dtheta) dp: tangents pushed forward through the layers (dp, a host
+ * array, is copied to the device first on a device run). */
 static int node_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, const double *dp,
                     N_Vector out)
 {
   rw_node *o = c;
   long n = o->nloc;
   if (n == 0) return 0;
-  const double *yd = rw_vec_data(y), *vd = rw_vec_data(v);
+  const double *yd = rw_vec_data(y), *vd = rw_vec_data(v), *act = NULL;
   const int *w = o->a.widths;
-  const double *act = node_forward(o, t, yd, p, NULL);
+  RW_CALL(node_forward(o, t, yd, p, NULL, &act));
+  const double *th = o->dev ? o->theta_d : p;
+  if (dp && o->dev) {
+    RW_CALL(rw_device_copy(o->dev, o->dp_d, dp, (size_t)o->P * sizeof(double), RW_COPY_H2D));
+    dp = o->dp_d;
+  }
   /* dx_0 = (v, 0) */
   double *dx = o->dx, *dz = o->dz;
   int d0 = w[0];
-  for (long i = 0; i < n; i++) {
-    memcpy(dx + i * d0, vd + i * o->D, (size_t)o->D * sizeof(double));
-    if (o->a.time_input) dx[i * d0 + o->D] = 0.0;
+  if (o->dev) {
+    RW_CALL(node_body(o, RW_NODE_WIDEN, n * d0, n, o->D, d0, 0.0, vd, NULL, dx));
+  } else {
+    for (long i = 0; i < n; i++) {
+      memcpy(dx + i * d0, vd + i * o->D, (size_t)o->D * sizeof(double));
+      if (o->a.time_input) dx[i * d0 + o->D] = 0.0;
+    }
   }
   for (int l = 0; l < o->L; l++) {
     int din = w[l], dout = w[l + 1];
-    const double *x = l > 0 ? act + o->offh[l] * n : node_input(o, t, yd);
+    const double *x = act + o->offh[l] * n;
+    if (l == 0) RW_CALL(node_input(o, t, yd, &x));
     double *target = l == o->L - 1 ? rw_vec_data(out) : dz;
     /* dz = dx W^T (+ x dW^T + db) */
-    if (dp) node_affine(o, x, dp + o->offw[l], dp + o->offb[l], din, dout, target);
-    node_gemm(o, 0, 1, (int)n, dout, din, dx, din, p + o->offw[l], din, dp ? 1.0 : 0.0, target,
-              dout);
+    if (dp) RW_CALL(node_affine(o, x, dp + o->offw[l], dp + o->offb[l], din, dout, target));
+    RW_CALL(node_mm(o, 0, 1, (int)n, dout, din, dx, din, th + o->offw[l], din, dp ? 1.0 : 0.0,
+                    target, dout));
     if (l < o->L - 1) {
-      /* dx_{l+1} = act'(z) dz: node_activate_grad scales in place */
-      const double *xn = act + o->offh[l + 1] * n;
-      node_activate_grad(o->a.activation, xn, dz, n * dout);
+      /* dx_{l+1} = act'(z) dz: scaled in place */
+      RW_CALL(node_act_grad(o, act + o->offh[l + 1] * n, dz, n * dout));
       double *tmp = dx;
       dx = dz;
       dz = tmp;
     }
   }
-  if (o->a.damping != 0.0) {
-    double *od = rw_vec_data(out);
-    for (long i = 0; i < n * o->D; i++)
-      od[i] -= o->a.damping * vd[i];
-  }
+  if (o->a.damping != 0.0) RW_CALL(node_damp(o, vd, rw_vec_data(out), n * o->D));
   return 0;
 }
 
@@ -620,15 +720,29 @@ static int node_diffusion_vjp(void *c, double t, N_Vector y, const double *p, N_
   return 0; /* additive: dg/dh = 0, dg/dtheta = 0 */
 }
 
+/* The targets on the device (they are set on the host, rw_neuralode_targets). */
+static int node_targets_d(rw_node *o)
+{
+  return rw_device_copy(o->dev, o->tgt_d, o->targets, (size_t)(o->nloc * o->D) * sizeof(double),
+                        RW_COPY_H2D);
+}
+
 static int node_terminal(void *c, double t, N_Vector y, const double *p, double *g)
 {
   (void)t, (void)p;
   rw_node *o = c;
   const double *yd = rw_vec_data(y);
   double s = 0.0;
-  for (long i = 0; i < o->nloc * o->D; i++) {
-    double d = yd[i] - o->targets[i];
-    s += d * d;
+  long nv = o->nloc * o->D;
+  if (o->dev && nv > 0) { /* the misfit on the device, summed in its fixed order */
+    RW_CALL(node_targets_d(o));
+    RW_CALL(node_body(o, RW_NODE_DIFF, nv, 0, 1, 0, 1.0, yd, o->tgt_d, o->diff_d));
+    RW_CALL(rw_device_reduce(o->dev, RW_DK_DOT, o->diff_d, o->diff_d, nv, &s));
+  } else if (!o->dev) {
+    for (long i = 0; i < nv; i++) {
+      double d = yd[i] - o->targets[i];
+      s += d * d;
+    }
   }
   RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM, o->comm));
   *g = s / ((double)o->B * o->D);
@@ -642,7 +756,13 @@ static int node_terminal_grad(void *c, double t, N_Vector y, const double *p, N_
   rw_node *o = c;
   const double *yd = rw_vec_data(y);
   double *gd = rw_vec_data(gy), s = 2.0 / ((double)o->B * o->D);
-  for (long i = 0; i < o->nloc * o->D; i++)
+  long nv = o->nloc * o->D;
+  if (o->dev) {
+    if (nv == 0) return 0;
+    RW_CALL(node_targets_d(o));
+    return node_body(o, RW_NODE_DIFF, nv, 0, 1, 0, s, yd, o->tgt_d, gd);
+  }
+  for (long i = 0; i < nv; i++)
     gd[i] = s * (yd[i] - o->targets[i]);
   return 0;
 }
@@ -652,18 +772,23 @@ static int node_alloc(rw_node *o)
   int ierr = 0;
   long n = o->nloc > 0 ? o->nloc : 1;
   RW_TRY(rw_calloc((size_t)(n * o->D), sizeof(double), "neural-ODE targets", &o->targets));
-  if (o->a.time_input)
-    RW_TRY(rw_calloc((size_t)(n * o->a.widths[0]), sizeof(double), "MLP input", &o->x0));
+  if (o->a.time_input) RW_TRY(node_arr_alloc(o, node_rows(o, o->a.widths[0]), "MLP input", &o->x0));
   for (int k = 0; k < 2; k++)
-    RW_TRY(rw_calloc((size_t)(n * o->maxw), sizeof(double), "MLP gradients", &o->g[k]));
-  RW_TRY(rw_calloc((size_t)(n * o->maxw), sizeof(double), "MLP tangents", &o->dx));
-  RW_TRY(rw_calloc((size_t)(n * o->maxw), sizeof(double), "MLP tangents", &o->dz));
+    RW_TRY(node_arr_alloc(o, node_rows(o, o->maxw), "MLP gradients", &o->g[k]));
+  RW_TRY(node_arr_alloc(o, node_rows(o, o->maxw), "MLP tangents", &o->dx));
+  RW_TRY(node_arr_alloc(o, node_rows(o, o->maxw), "MLP tangents", &o->dz));
   RW_TRY(rw_calloc((size_t)(RW_NODE_SKINNY * o->maxw), sizeof(double), "MLP scratch", &o->tmp));
   RW_TRY(rw_calloc((size_t)o->P, sizeof(double), "MLP weights seen", &o->theta_seen));
   for (int k = 0; k < RW_NODE_CACHE; k++) {
-    RW_TRY(rw_calloc((size_t)(n * o->D), sizeof(double), "MLP cache", &o->cache[k].y));
-    RW_TRY(rw_calloc((size_t)(n * (o->nh > 0 ? o->nh : 1)), sizeof(double), "MLP activations",
-                     &o->cache[k].act));
+    RW_TRY(node_arr_alloc(o, node_rows(o, o->D), "MLP cache", &o->cache[k].y));
+    RW_TRY(node_arr_alloc(o, node_rows(o, o->nh), "MLP activations", &o->cache[k].act));
+  }
+  if (o->dev) { /* theta_d starts at 0, as theta_seen and theta do */
+    RW_TRY(rw_device_alloc(o->dev, (size_t)o->P * sizeof(double), &o->theta_d));
+    RW_TRY(rw_device_alloc(o->dev, (size_t)o->P * sizeof(double), &o->dp_d));
+    RW_TRY(rw_device_alloc(o->dev, node_rows(o, o->D), &o->tgt_d));
+    RW_TRY(rw_device_alloc(o->dev, node_rows(o, o->D), &o->diff_d));
+    RW_TRY(rw_calloc((size_t)o->P, sizeof(double), "MLP gradient copy", &o->dp_h));
   }
 cleanup:
   return ierr;
@@ -682,6 +807,7 @@ int rw_neuralode_create(rw_context ctx, const rw_mlp_arch *arch, long batch, rw_
   o->P = rw_mlp_nparams(arch);
   o->B = batch;
   o->comm = rw_context_comm(ctx);
+  o->dev = rw_context_device(ctx);
   int rank = rw_context_rank(ctx), size = rw_context_size(ctx);
   long q = batch / size, rem = batch % size;
   o->nloc = q + (rank < rem ? 1 : 0);
@@ -712,8 +838,10 @@ int rw_neuralode_create(rw_context ctx, const rw_mlp_arch *arch, long batch, rw_
   ops.terminal = node_terminal;
   ops.terminal_grad = node_terminal_grad;
   ops.destroy = node_destroy;
+  int on_dev = o->dev != NULL;
   RW_TRY(rw_problem_create(ctx, "neuralode", &ops, o, (sunindextype)(o->nloc * o->D), (int)o->P,
                            NULL, out));
+  if (on_dev) rw_problem_set_device_ready(*out);
   return 0;
 cleanup:
   if (o) node_destroy(o);
