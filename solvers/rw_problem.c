@@ -562,6 +562,8 @@ int rw_problem_create_partnered(rw_problem inner, rw_problem *out)
   rw_free(&prob->p);
   prob->p = inner->p;
   prob->inner = inner;
+  /* its ops use views and vector operations only: device-ready when inner is */
+  prob->device_ready = inner->device_ready;
   *out = prob;
 cleanup:
   if (pc) rw_partner_destroy(pc);

@@ -273,14 +273,15 @@ static void model_destroy(model *m)
   rw_free(&m->grad);
 }
 
-/* Loads this rank's rows of a global batch (y0 and targets, B x D) into the problem. */
-static void model_load(model *m, const double *y0, const double *targets)
+/* Loads this rank's rows of a global batch (y0 and targets, B x D) into the problem (y0 into
+ * a device's memory on a device run). */
+static int model_load(model *m, const double *y0, const double *targets)
 {
   long first, count;
   int D = rw_mlp_dim(&m->arch);
   rw_neuralode_local_batch(m->prob, &first, &count);
-  memcpy(rw_vec_data(m->y), y0 + first * D, (size_t)(count * D) * sizeof(double));
   memcpy(rw_neuralode_targets(m->prob), targets + first * D, (size_t)(count * D) * sizeof(double));
+  return rw_vec_from_host(m->y, y0 + first * D);
 }
 
 /* Loss and gradient at the loaded batch: J, m->grad, m->dJdy0 (y is left at y(T)). With
@@ -289,10 +290,9 @@ static int model_solve(rw_app *app, model *m, double *J, rw_adjoint_stats *stats
 {
   if (!m->pair)
     return rw_app_solve(app, m->prob, m->st, m->y, NULL, NULL, J, m->grad, m->dJdy0, stats);
-  rw_revheun_initial_state(m->y, m->Y);
+  RW_CALL(rw_revheun_initial_state(m->y, m->Y));
   RW_CALL(rw_app_solve(app, m->pair, m->st, m->Y, NULL, NULL, J, m->grad, m->L, stats));
-  rw_revheun_initial_adjoint(m->L, m->dJdy0);
-  return 0;
+  return rw_revheun_initial_adjoint(m->L, m->dJdy0);
 }
 
 /* Writes the weights (key theta_out) or dL/dtheta (key gradient_out) on rank 0 when the deck
@@ -389,7 +389,7 @@ static int run_gradient(rw_app *app, model *m, const dataset *data)
     pf.y0 = data->start, pf.targets = data->end; /* the first `batch` pairs */
   }
   RW_TRY(model_create(app, m, batch));
-  model_load(m, pf.y0, pf.targets);
+  RW_TRY(model_load(m, pf.y0, pf.targets));
   RW_TRY(rw_app_open_output(app));
   RW_TRY(write_model(app, m));
   double J = 0.0, rel = -1.0;
@@ -458,15 +458,15 @@ static int write_trajectories(rw_app *app, model *m, const dataset *d)
   true_start(d->lv, y);
   long first, count;
   rw_neuralode_local_batch(one.prob, &first, &count);
-  if (count) memcpy(rw_vec_data(one.y), y, sizeof y);
-  if (one.pair) rw_revheun_initial_state(one.y, one.Y); /* (h, h^) = (y0, y0) */
+  if (count) RW_TRY(rw_vec_from_host(one.y, y));
+  if (one.pair) RW_TRY(rw_revheun_initial_state(one.y, one.Y)); /* (h, h^) = (y0, y0) */
   rw_adjoint_options o;
   rw_adjoint_options_default(&o);
   o.dt = app->opt.dt;
   int K = 100;
   for (int k = 0; k <= K; k++) {
     double t = d->span * k / K, J;
-    if (count) memcpy(rw_vec_data(yt), y, sizeof y);
+    if (count) RW_TRY(rw_vec_from_host(yt, y));
     RW_TRY(rw_output_series_append(app->out, "/trajectory/true", t, yt));
     RW_TRY(rw_output_series_append(app->out, "/trajectory/model", t, one.y));
     if (k == K) break;
@@ -474,7 +474,11 @@ static int write_trajectories(rw_app *app, model *m, const dataset *d)
     o.tf = d->span * (k + 1) / K;
     if (one.pair) { /* the partnered state's first half is h */
       RW_TRY(rw_forward_solve(one.pair, one.st, &o, one.Y, &J, NULL));
-      if (count) memcpy(rw_vec_data(one.y), rw_vec_data(one.Y), sizeof y);
+      N_Vector h = NULL; /* h is the partnered state's first half */
+      RW_TRY(rw_vec_view_create(one.y, &h));
+      rw_vec_view_point(h, rw_vec_data(one.Y));
+      rw_vec_copy(h, one.y);
+      rw_vec_view_destroy(&h);
     } else {
       RW_TRY(rw_forward_solve(one.prob, one.st, &o, one.y, &J, NULL));
     }
@@ -537,7 +541,7 @@ static int run_train(rw_app *app, model *m, const dataset *d)
         memcpy(bx + 2 * i, d->start + 2 * j, 2 * sizeof(double));
         memcpy(bt + 2 * i, d->end + 2 * j, 2 * sizeof(double));
       }
-      model_load(m, bx, bt);
+      RW_TRY(model_load(m, bx, bt));
       RW_TRY(model_solve(app, m, &J, &stats));
       sum += J;
       adam_step(&opt, rw_problem_params(m->prob), m->grad, m->P);
@@ -557,7 +561,7 @@ static int run_train(rw_app *app, model *m, const dataset *d)
   RW_TRY(write_trajectories(app, m, d));
   RW_TRY(model_save(app, m, "theta_out"));
   /* the loss and gradient of the trained weights on the last mini-batch */
-  model_load(m, bx, bt);
+  RW_TRY(model_load(m, bx, bt));
   RW_TRY(model_solve(app, m, &J, &stats));
   RW_TRY(rw_output_attr_double(app->out, "/", "loss", J));
   RW_TRY(rw_app_finish(app, m->prob, J, m->grad, m->dJdy0, &stats));
@@ -644,6 +648,6 @@ int main(int argc, char **argv)
       (int)(sizeof keys / sizeof keys[0]),
       rw_app_default_deck,
       run,
-      0};
+      1};
   return rw_app_main(argc, argv, &info);
 }

@@ -66,9 +66,10 @@ extern "C" {
 int rw_stepper_create_revheun(rw_problem partnered, rw_stepper *out);
 
 /* y0 -> (y0, y0) in a partnered state; (ly, lh) -> ly + lh (dJ/dy0 of the inner problem).
- * Not collective. */
-void rw_revheun_initial_state(N_Vector y0, N_Vector Y);
-void rw_revheun_initial_adjoint(N_Vector L, N_Vector dJdy0);
+ * Through views and vector operations, so device vectors work too. Return 0, or an error when
+ * the two views cannot be made. Not collective. */
+int rw_revheun_initial_state(N_Vector y0, N_Vector Y);
+int rw_revheun_initial_adjoint(N_Vector L, N_Vector dJdy0);
 
 #ifdef __cplusplus
 }

@@ -220,19 +220,38 @@ cleanup:
   return ierr;
 }
 
-void rw_revheun_initial_state(N_Vector y0, N_Vector Y)
+/* Views on the two halves of the partnered vector V (template t, one half's layout). */
+static int rw_revheun_halves(N_Vector t, N_Vector V, N_Vector *lo, N_Vector *hi)
 {
-  size_t n = (size_t)rw_vec_local_length(y0);
-  double *d = rw_vec_data(Y);
-  memcpy(d, rw_vec_data(y0), n * sizeof *d);
-  memcpy(d + n, rw_vec_data(y0), n * sizeof *d);
+  *lo = *hi = NULL;
+  int ierr = rw_vec_view_create(t, lo);
+  if (!ierr) ierr = rw_vec_view_create(t, hi);
+  if (ierr) {
+    rw_vec_view_destroy(lo);
+    return ierr;
+  }
+  rw_revheun_point(V, *lo, *hi);
+  return 0;
 }
 
-void rw_revheun_initial_adjoint(N_Vector L, N_Vector dJdy0)
+/* Through views and vector operations, so the vectors may be device vectors. */
+int rw_revheun_initial_state(N_Vector y0, N_Vector Y)
 {
-  size_t n = (size_t)rw_vec_local_length(dJdy0);
-  const double *l = rw_vec_data(L);
-  double *o = rw_vec_data(dJdy0);
-  for (size_t i = 0; i < n; i++)
-    o[i] = l[i] + l[n + i];
+  N_Vector lo, hi;
+  RW_CALL(rw_revheun_halves(y0, Y, &lo, &hi));
+  rw_vec_copy(y0, lo);
+  rw_vec_copy(y0, hi);
+  rw_vec_view_destroy(&lo);
+  rw_vec_view_destroy(&hi);
+  return 0;
+}
+
+int rw_revheun_initial_adjoint(N_Vector L, N_Vector dJdy0)
+{
+  N_Vector lo, hi;
+  RW_CALL(rw_revheun_halves(dJdy0, L, &lo, &hi));
+  N_VLinearSum(1.0, lo, 1.0, hi, dJdy0); /* l_i + l_{n+i}, rounded once */
+  rw_vec_view_destroy(&lo);
+  rw_vec_view_destroy(&hi);
+  return 0;
 }
