@@ -235,21 +235,10 @@ static void rw_emu_close(rw_device d)
   d->nblocks = d->cap_blocks = 0;
 }
 
-static const rw_device_backend rw_emu_backend = {rw_emu_alloc,
-                                                 rw_emu_release,
-                                                 rw_emu_copy,
-                                                 rw_emu_lincomb,
-                                                 rw_emu_map,
-                                                 rw_emu_reduce,
-                                                 rw_emu_sync,
-                                                 rw_emu_close,
-                                                 NULL,
-                                                 NULL,
-                                                 NULL,
-                                                 rw_emu_copy_start,
-                                                 rw_emu_copy_wait,
-                                                 NULL,
-                                                 rw_emu_gemm};
+static const rw_device_backend rw_emu_backend = {
+    rw_emu_alloc,  rw_emu_release,    rw_emu_copy,      rw_emu_lincomb, rw_emu_map,
+    rw_emu_reduce, rw_emu_sync,       rw_emu_close,     NULL,           NULL,
+    NULL,          rw_emu_copy_start, rw_emu_copy_wait, NULL,           rw_emu_gemm};
 
 int rw_device_host_alloc(rw_device d, size_t bytes, double **p)
 {

@@ -104,8 +104,8 @@ static const rw_deck_key rw_app_common_keys[] = {
     {"device", RW_KEY_ENUM, "cpu", NULL, 0, 0, 0, "cpu,cuda,emulated", 0,
      "where the state vectors and the problem's kernels live: cpu; cuda (one GPU per rank, the "
      "node-local rank modulo the visible GPUs); emulated (the GPU code run on the CPU with its "
-     "memory guarded, for checking). The PDE apps run on a device, with noise too; "
-     "rewind-ode and rewind-neuralode not yet"},
+     "memory guarded, for checking). The PDE apps and rewind-neuralode run on a device, with "
+     "noise too (the neural ODE's products through cuBLAS); rewind-ode not yet"},
     {"device_mpi", RW_KEY_ENUM, "auto", NULL, 0, 0, 0, "auto,staged,direct", 0,
      "how the halos of a device run reach MPI: auto (from device memory when the MPI library "
      "reports CUDA support on every rank, else staged); staged (copied through page-locked host "
@@ -192,8 +192,10 @@ static int rw_app_read_common(rw_app *app)
   RW_CALL(rw_deck_get_string(deck, "device", devname, sizeof devname));
   if (strcmp(devname, "cpu") != 0) {
     if (!app->info->device_ready) {
-      RW_ERROR(RW_ERR_DECK, "device = %s: %s does not run on a device yet (the PDE apps do)",
-               devname, app->info->name);
+      RW_ERROR(
+          RW_ERR_DECK,
+          "device = %s: %s does not run on a device yet (the PDE apps and rewind-neuralode do)",
+          devname, app->info->name);
       return rw_app_deck_error(app, "device");
     }
     rw_device_kind kind = strcmp(devname, "cuda") == 0 ? RW_DEVICE_CUDA : RW_DEVICE_EMULATED;

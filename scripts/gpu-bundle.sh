@@ -10,7 +10,9 @@
 #                            OUT/run-bench.sh           the issue-11 figures (bench_pde --device cuda)
 #                            OUT/run.sh -n 2 PROGRAM ARGS one program under mpiexec
 # The programs link librewind only (not the PETSc-linked apps, whose libraries alone exceed
-# what a bundle may carry).
+# what a bundle may carry). cuBLAS (the neural ODE's products) is not packed either: librewind
+# loads it at the first matrix product, and run.sh finds the GPU machine's own (CUDA's lib64,
+# or a Python environment's nvidia-cublas package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arch=${1:-90}
@@ -21,8 +23,8 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 scripts/deps.sh >/dev/null
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREWIND_ENABLE_CUDA=ON \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" >/dev/null
-programs=(tests/mpi/test_device tests/unit/test_cuda tests/bench/bench_pde)
-cmake --build "$build" -j "$(nproc)" --target test_device test_cuda bench_pde >/dev/null
+programs=(tests/mpi/test_device tests/unit/test_cuda tests/bench/bench_pde tests/bench/bench_node)
+cmake --build "$build" -j "$(nproc)" --target test_device test_cuda bench_pde bench_node >/dev/null
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/pmix"
@@ -70,12 +72,20 @@ export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OPAL_PREFIX="$here/ompi" PMIX_MCA_mca_base_component_path="$here/pmix"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_plm=isolated
+# cuBLAS, loaded by name at the first matrix product: the machine's own copy
+if ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so\.@CUMAJ@ '; then
+  cub=$(find /usr/local /opt /usr/lib -name 'libcublas.so.@CUMAJ@*' 2>/dev/null | head -n 1)
+  [ -n "$cub" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$cub")"
+fi
 np=1
 if [ "${1:-}" = -n ]; then np=$2; shift 2; fi
 prog=$1
 shift
 exec "$here/ompi/bin/orterun" -n "$np" "$here/bin/$prog" "$@"
 EOF
+# the cuBLAS major version librewind asks for: the toolkit's it was built with
+cumaj=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+sed -i "s/@CUMAJ@/${cumaj:-13}/g" "$out/run.sh"
 cat >"$out/run-tests.sh" <<'EOF'
 #!/bin/sh
 # Every bundled GPU test, as ctest runs them: exit 0 passed, 77 skipped (with the reason).
@@ -118,6 +128,11 @@ for sync in 0 1; do
   "$here/run.sh" -n 1 bench_pde --problem grayscott --n 2048 --steps 2000 --slots 12 \
     --host-slots 60 --host-sync $sync --max-store-bytes 1GiB --device cuda
 done
+# The neural ODE's MLP through cuBLAS: P0's shape (batch 256, 1000 steps), then batches large
+# enough to fill the GPU, each against the CPU (one BLAS thread) in the same program.
+"$here/run.sh" -n 1 bench_node --steps 1000 --device cuda
+"$here/run.sh" -n 1 bench_node --batch 16384 --steps 100 --repeat 2 --device cuda
+"$here/run.sh" -n 1 bench_node --batch 65536 --width 256 --steps 20 --repeat 2 --device cuda
 "$here/run.sh" -n 2 bench_pde --problem grayscott --n 2048 --stage 20 --device cuda
 "$here/run.sh" -n 1 bench_pde --problem heat3d --n 256 --stage 10 --device cuda
 EOF

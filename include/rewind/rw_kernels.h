@@ -67,7 +67,7 @@ static inline RW_HD double rw_dk_tanh(double x, const int fused)
   q = RW_DK_MADD(q, r, 1.0 / 24.0);
   q = RW_DK_MADD(q, r, 1.0 / 6.0);
   q = RW_DK_MADD(q, r, 0.5);
-  q = RW_DK_MADD(q * r, r, r);                   /* e^r - 1 */
+  q = RW_DK_MADD(q * r, r, r);                      /* e^r - 1 */
   const long long k = (long long)(int)(unsigned)kb; /* the low bits hold k */
   const long long eb = (k + 1023) << 52;
   double s;

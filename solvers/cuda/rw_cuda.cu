@@ -107,8 +107,8 @@ struct rw_cuda_impl {
   void *blas_lib;
   cublasHandle_t blas;
   cublasStatus_t (*blas_destroy)(cublasHandle_t);
-  cublasStatus_t (*blas_dgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                               int, const double *, const double *, int, const double *, int,
+  cublasStatus_t (*blas_dgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                               const double *, const double *, int, const double *, int,
                                const double *, double *, int);
 };
 
@@ -384,9 +384,9 @@ static void rw_cuda_host_free(rw_device d, void *p)
 }
 
 static const rw_device_backend rw_cuda_backend = {
-    rw_cuda_alloc,     rw_cuda_release,     rw_cuda_copy,      rw_cuda_lincomb,
-    rw_cuda_map,       rw_cuda_reduce,      rw_cuda_sync,      rw_cuda_close,
-    rw_cuda_run,       rw_cuda_host_alloc,  rw_cuda_host_free, rw_cuda_copy_start,
+    rw_cuda_alloc,     rw_cuda_release,      rw_cuda_copy,      rw_cuda_lincomb,
+    rw_cuda_map,       rw_cuda_reduce,       rw_cuda_sync,      rw_cuda_close,
+    rw_cuda_run,       rw_cuda_host_alloc,   rw_cuda_host_free, rw_cuda_copy_start,
     rw_cuda_copy_wait, rw_cuda_sync_compute, rw_cuda_gemm};
 
 extern "C" int rw_cuda_device_open(rw_device d, int local_rank)

@@ -4,11 +4,10 @@
  * parameters one at a time except the bias sums and the element-wise activations. */
 #include "rewind/rw_neuralode.h"
 
-#include "rewind/rw_device.h"
-#include "rewind/rw_kernels.h"
-
 #include "../../core/rw_device_impl.h"
 #include "../rw_dev_bodies.h"
+#include "rewind/rw_device.h"
+#include "rewind/rw_kernels.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -244,7 +243,8 @@ static int node_input(rw_node *o, double t, const double *y, const double **x)
   if (!o->a.time_input) return 0;
   int D = o->D;
   *x = o->x0;
-  if (o->dev) return node_body(o, RW_NODE_INPUT, o->nloc * (D + 1), o->nloc, D, 0, t, y, NULL, o->x0);
+  if (o->dev)
+    return node_body(o, RW_NODE_INPUT, o->nloc * (D + 1), o->nloc, D, 0, t, y, NULL, o->x0);
   for (long i = 0; i < o->nloc; i++) {
     memcpy(o->x0 + i * (D + 1), y + i * D, (size_t)D * sizeof(double));
     o->x0[i * (D + 1) + D] = t;
@@ -533,8 +533,8 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
     for (int k = 0; k < RW_NODE_CACHE; k++)
       o->cache[k].valid = 0;
     if (o->dev)
-      RW_CALL(rw_device_copy(o->dev, o->theta_d, theta, (size_t)o->P * sizeof(double),
-                             RW_COPY_H2D));
+      RW_CALL(
+          rw_device_copy(o->dev, o->theta_d, theta, (size_t)o->P * sizeof(double), RW_COPY_H2D));
     memcpy(o->theta_seen, theta, (size_t)o->P * sizeof(double));
   }
   const double *th = o->dev ? o->theta_d : theta;

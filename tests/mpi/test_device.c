@@ -981,10 +981,7 @@ static void node_solve(rw_problem prob, const char *tab, const rw_adjoint_option
   rw_stepper_destroy(&st);
 }
 
-static void node_result_free(node_result *r)
-{
-  free(r->y), free(r->g), free(r->th);
-}
+static void node_result_free(node_result *r) { free(r->y), free(r->g), free(r->th); }
 
 static int node_same(const node_result *a, const node_result *b)
 {
@@ -1116,7 +1113,9 @@ static void node_tests(void)
              "neural ODE %s on %d ranks, %s: J rel %.1e, y(T) %.1e, dJ/dy0 %.1e, dJ/dtheta %.1e "
              "from the CPU run (at most %.0e); a second device run %s%s",
              cases[c].what, size,
-             mode == 0 ? "RK4 store" : mode == 1 ? "RK4 binomial 3 slots" : "dopri5 online 4 slots",
+             mode == 0   ? "RK4 store"
+             : mode == 1 ? "RK4 binomial 3 slots"
+                         : "dopri5 online 4 slots",
              eJ, ey, eg, et, tol, rep ? "repeats bit for bit" : "DIFFERS",
              mode == 1 ? (vs ? "; equals store bit for bit" : "; DIFFERS FROM STORE") : "");
       node_result_free(&cr), node_result_free(&d2);
