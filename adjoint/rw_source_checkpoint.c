@@ -545,6 +545,7 @@ typedef struct {
   rw_store stores[3];   /* indexed by rw_storage_level (RAM, DISK, HOST) */
   rw_read_ahead ra, rh; /* read-ahead of the disk store and of the host store */
   int staging_slots;    /* device slots given to the host tier's staging snapshots */
+  int dstaging_slots;   /* device slots given to the disk tier's staging snapshot */
   long idx;             /* actions executed */
   N_Vector cur, ynext, *stages;
   rw_time_record rec;
@@ -627,19 +628,33 @@ static int ckpt_plan(rw_ckpt *c, N_Vector y)
     RW_CALL(ckpt_slots_for("checkpoint_ram (the host tier)", opt->host_bytes, c->snap, y,
                            &opt->host_slots));
   RW_CHECK(opt->host_slots >= 0, RW_ERR_ARG, "host_slots = %d must be >= 0", opt->host_slots);
-  if (opt->host_slots > 0 && rw_vec_device(y) && opt->ram_bytes > 0 && !opt->host_sync) {
-    /* the host tier's two device staging snapshots (rw_store_create_host) come out of the
-     * device budget; a budget below three snapshots keeps its slots and copies synchronously.
-     * Should the schedule leave the host tier unused, ckpt_make_schedule gives them back. */
+  int hstage = opt->host_slots > 0 && rw_vec_device(y) && !opt->host_sync;
+  int dstage = c->dslots > 0 && rw_vec_device(y) && !opt->disk_sync;
+  if ((hstage || dstage) && opt->ram_bytes > 0) {
+    /* the host tier's two device staging snapshots (rw_store_create_host) and the disk tier's
+     * one (rw_store_hdf5_options.device_staging) come out of the device budget; a budget
+     * below three snapshots keeps its slots and copies synchronously. Should the schedule
+     * leave a tier unused, ckpt_make_schedule gives its staging back. */
     unsigned long long big = c->snap;
     RW_CALL_MPI(
         MPI_Allreduce(MPI_IN_PLACE, &big, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_vec_comm(y)));
-    int full = c->slots;
+    int full = c->slots, part = full;
     if (opt->ram_bytes >= 3 * big) {
-      RW_CALL(ckpt_slots_for(NULL, opt->ram_bytes - 2 * (size_t)big, c->snap, y, &c->slots));
-      c->staging_slots = full - c->slots;
+      if (hstage) {
+        RW_CALL(ckpt_slots_for(NULL, opt->ram_bytes - 2 * (size_t)big, c->snap, y, &part));
+        c->staging_slots = full - part;
+      }
+      if (dstage && opt->ram_bytes >= (size_t)(2 * hstage + 2) * big) {
+        RW_CALL(ckpt_slots_for(NULL, opt->ram_bytes - (size_t)(2 * hstage + 1) * big, c->snap, y,
+                               &c->slots));
+        c->dstaging_slots = part - c->slots;
+      } else {
+        c->slots = part;
+        if (dstage) opt->disk_sync = 1;
+      }
     } else {
-      opt->host_sync = 1;
+      if (hstage) opt->host_sync = 1;
+      if (dstage) opt->disk_sync = 1;
     }
   }
   if (opt->host_slots > 0 && (opt->host_write_cost < 0.0 || opt->host_read_cost < 0.0) &&
@@ -672,7 +687,8 @@ static int ckpt_open_restart(rw_ckpt *c, N_Vector y)
                               .keep = opt->disk_keep,
                               .deck = opt->run_deck,
                               .decomposition = opt->run_decomposition,
-                              .restart = 1};
+                              .restart = 1,
+                              .device_staging = !opt->disk_sync};
   RW_CALL(rw_store_create_hdf5(y, c->per, 0, &ho, &c->stores[RW_LEVEL_DISK]));
   RW_CALL(rw_error_agree(rw_vec_comm(y),
                          rw_restart_info(c->stores[RW_LEVEL_DISK], opt->restart_dir, c->base.N,
@@ -686,11 +702,14 @@ static int ckpt_make_schedule(rw_ckpt *c, int *cap, int *dcap)
 {
   rw_adjoint_options *opt = &c->o;
   RW_CALL(rw_make_schedule(opt, c->base.N, c->slots, c->dslots, c->wd, c->rd, &c->sch));
-  int hcap = 0;
+  int hcap = 0, dcap0 = 0;
   RW_CALL(rw_schedule_level_capacity(c->sch, RW_LEVEL_HOST, &hcap));
-  if (hcap == 0 && c->staging_slots > 0) { /* no host tier after all: no staging either */
-    c->slots += c->staging_slots;
-    c->staging_slots = 0;
+  RW_CALL(rw_schedule_level_capacity(c->sch, RW_LEVEL_DISK, &dcap0));
+  int give = (hcap == 0 ? c->staging_slots : 0) + (dcap0 == 0 ? c->dstaging_slots : 0);
+  if (give > 0) { /* a tier unused after all: no staging for it either */
+    c->slots += give;
+    if (hcap == 0) c->staging_slots = 0;
+    if (dcap0 == 0) c->dstaging_slots = 0;
     rw_schedule_destroy(&c->sch);
     RW_CALL(rw_make_schedule(opt, c->base.N, c->slots, c->dslots, c->wd, c->rd, &c->sch));
   }
@@ -730,7 +749,8 @@ static int ckpt_create_disk(rw_ckpt *c, N_Vector y, int dcap)
                               .keep = opt->disk_keep,
                               .deck = opt->run_deck,
                               .decomposition = opt->run_decomposition,
-                              .info = info};
+                              .info = info,
+                              .device_staging = !opt->disk_sync};
   if (!opt->restart_dir)
     RW_CALL(rw_store_create_hdf5(y, c->per, dcap, &ho, &c->stores[RW_LEVEL_DISK]));
   /* Fault injection for the tests (REWIND_FAULT_INJECT=kind@after, see rw_store.h). */
@@ -792,6 +812,7 @@ static int ckpt_alloc(rw_state_source *src, N_Vector y)
   s->host_bytes = rw_store_bytes(c->stores[RW_LEVEL_HOST]);
   s->host_staging_bytes =
       s->host_slots > 0 && rw_vec_device(y) && !c->o.host_sync ? 2 * c->snap : 0;
+  s->disk_staging_bytes = s->disk_slots > 0 && rw_vec_device(y) && !c->o.disk_sync ? c->snap : 0;
   s->host_write_cost = c->o.host_slots > 0 ? c->o.host_write_cost : 0.0;
   s->host_read_cost = c->o.host_slots > 0 ? c->o.host_read_cost : 0.0;
   return 0;

@@ -133,6 +133,13 @@ typedef struct {
    * values), since neither the staging copies nor the I/O thread may touch device memory */
   double *hostv;
   rw_device device;
+  /* with a device staging snapshot (device_staging): the put waiting for its transfer from
+   * dstage to hostv (ticket dticket) before its write can be queued (rw_h5_settle) */
+  double *dstage;
+  int want_dstage;
+  long dticket;
+  int pend, pend_slot, pend_buf;
+  rw_snapshot_tag pend_tag;
 } rw_h5store;
 
 #define H5CHK(expr, ...)                                                                           \
@@ -754,33 +761,9 @@ static void rw_h5_forget_read(rw_h5store *h, int slot)
   if (h->rslot == slot) h->rstate = RW_H5_EMPTY;
 }
 
-static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
+/* Queues the write of staging buffer b into `slot`. Holds h->mu. */
+static void rw_h5_queue_write(rw_h5store *h, int slot, const rw_snapshot_tag *tag, int b)
 {
-  rw_h5store *h = st->content;
-  pthread_mutex_lock(&h->mu);
-  rw_h5_forget_read(h, slot);
-  while (h->wbusy[0] && h->wbusy[1])
-    pthread_cond_wait(&h->cv, &h->mu);
-  int b = h->wbusy[0] ? 1 : 0;
-  h->wbusy[b] = 1; /* reserved: the worker does not touch it until it is queued */
-  pthread_mutex_unlock(&h->mu);
-  int ierr = 0;
-  for (int k = 0; k < st->nvec && !ierr; k++) {
-    double *src = rw_vec_data(v[k]);
-    if (h->hostv) {
-      src = h->hostv + (size_t)k * h->nloc;
-      ierr = rw_vec_to_host(v[k], src);
-    }
-    if (!ierr) rw_h5_stage(h, h->wbuf[b], k, src, 0);
-  }
-  if (ierr) { /* nothing queued: give the buffer back */
-    pthread_mutex_lock(&h->mu);
-    h->wbusy[b] = 0;
-    pthread_cond_broadcast(&h->cv);
-    pthread_mutex_unlock(&h->mu);
-    return rw_h5_agree(h, ierr);
-  }
-  pthread_mutex_lock(&h->mu);
   rw_h5_enqueue(h, RW_H5_WRITE, slot, tag, b);
   if (h->kill_after > 0 && ++h->nput == h->kill_after) {
     /* "kill": once this snapshot is on disk on every rank, rank 0 dies (puts are collective,
@@ -793,6 +776,81 @@ static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
     if (h->rank == 0) raise(SIGKILL);
     pthread_mutex_lock(&h->mu);
   }
+}
+
+/* Gives back reserved staging buffer b (nothing was queued from it). */
+static void rw_h5_unreserve(rw_h5store *h, int b)
+{
+  pthread_mutex_lock(&h->mu);
+  h->wbusy[b] = 0;
+  pthread_cond_broadcast(&h->cv);
+  pthread_mutex_unlock(&h->mu);
+}
+
+/* The pending put of a device staging store (if any): waits for its transfer to hostv, stages
+ * hostv into its write buffer and queues the write. Every operation of the store calls it
+ * first, since the direct reads use hostv and a read must find the write queued before it.
+ * Returns this rank's error (not agreed). */
+static int rw_h5_settle(rw_h5store *h)
+{
+  if (!h->pend) return 0;
+  h->pend = 0;
+  int ierr = rw_device_copy_wait(h->device, h->dticket);
+  for (int k = 0; k < h->nvec && !ierr; k++)
+    rw_h5_stage(h, h->wbuf[h->pend_buf], k, h->hostv + (size_t)k * h->nloc, 0);
+  if (ierr) {
+    rw_h5_unreserve(h, h->pend_buf);
+    return ierr;
+  }
+  pthread_mutex_lock(&h->mu);
+  rw_h5_queue_write(h, h->pend_slot, &h->pend_tag, h->pend_buf);
+  pthread_mutex_unlock(&h->mu);
+  return 0;
+}
+
+static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
+{
+  rw_h5store *h = st->content;
+  int ierr = rw_h5_settle(h); /* the previous put's write is queued before this one's */
+  if (ierr) return rw_h5_agree(h, ierr);
+  pthread_mutex_lock(&h->mu);
+  rw_h5_forget_read(h, slot);
+  while (h->wbusy[0] && h->wbusy[1])
+    pthread_cond_wait(&h->cv, &h->mu);
+  int b = h->wbusy[0] ? 1 : 0;
+  h->wbusy[b] = 1; /* reserved: the worker does not touch it until it is queued */
+  pthread_mutex_unlock(&h->mu);
+  if (h->dstage) { /* copied on the device, then its transfer queued: settled later */
+    size_t vb = (size_t)h->nloc * sizeof(double);
+    for (int k = 0; k < st->nvec && !ierr; k++)
+      ierr = rw_device_copy(h->device, h->dstage + (size_t)k * h->nloc, rw_vec_data(v[k]), vb,
+                            RW_COPY_D2D);
+    if (!ierr)
+      ierr = rw_device_copy_start(h->device, h->hostv, h->dstage, (size_t)st->nvec * vb,
+                                  RW_COPY_D2H, &h->dticket);
+    if (ierr) {
+      rw_h5_unreserve(h, b);
+      return rw_h5_agree(h, ierr);
+    }
+    h->pend = 1, h->pend_slot = slot, h->pend_buf = b, h->pend_tag = *tag;
+    /* a "kill" waits for this snapshot to be on disk: settled now */
+    if (h->kill_after > 0) ierr = rw_h5_settle(h);
+    return rw_h5_agree(h, ierr);
+  }
+  for (int k = 0; k < st->nvec && !ierr; k++) {
+    double *src = rw_vec_data(v[k]);
+    if (h->hostv) {
+      src = h->hostv + (size_t)k * h->nloc;
+      ierr = rw_vec_to_host(v[k], src);
+    }
+    if (!ierr) rw_h5_stage(h, h->wbuf[b], k, src, 0);
+  }
+  if (ierr) { /* nothing queued: give the buffer back */
+    rw_h5_unreserve(h, b);
+    return rw_h5_agree(h, ierr);
+  }
+  pthread_mutex_lock(&h->mu);
+  rw_h5_queue_write(h, slot, tag, b);
   pthread_mutex_unlock(&h->mu);
   return rw_h5_agree(h, 0);
 }
@@ -848,7 +906,8 @@ static int rw_h5_direct(rw_h5store *h, int slot, const rw_snapshot_tag *tag, N_V
 static int rw_h5_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
 {
   rw_h5store *h = st->content;
-  int ierr = 0;
+  int ierr = rw_h5_settle(h);
+  if (ierr) return rw_h5_agree(h, ierr);
   pthread_mutex_lock(&h->mu);
   int hit = h->rslot == slot && h->rstep == tag->step &&
             (h->rstate == RW_H5_PENDING || h->rstate == RW_H5_READY);
@@ -880,6 +939,7 @@ static int rw_h5_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
 static int rw_h5_prefetch(rw_store st, int slot, int64_t step)
 {
   rw_h5store *h = st->content;
+  RW_CALL(rw_h5_settle(h)); /* a write to this slot is queued before the read */
   pthread_mutex_lock(&h->mu);
   int have = h->rslot == slot && h->rstep == step && h->rstate != RW_H5_EMPTY;
   if (!have && h->rstate != RW_H5_PENDING) {
@@ -897,6 +957,8 @@ static int rw_h5_release(rw_store st, int slot)
 {
   rw_h5store *h = st->content;
   rw_snapshot_tag none = {.step = -1};
+  int ierr = rw_h5_settle(h);
+  if (ierr) return rw_h5_agree(h, ierr);
   pthread_mutex_lock(&h->mu);
   rw_h5_forget_read(h, slot);
   rw_h5_enqueue(h, RW_H5_FREE, slot, &none, -1);
@@ -908,13 +970,14 @@ static int rw_h5_release(rw_store st, int slot)
 static int rw_h5_sync(rw_store st)
 {
   rw_h5store *h = st->content;
+  int ierr = rw_h5_settle(h);
   pthread_mutex_lock(&h->mu);
   while (h->nq > 0 || h->busy)
     pthread_cond_wait(&h->cv, &h->mu);
   st->write_time = h->io_write_time;
   st->read_time = h->io_read_time;
   pthread_mutex_unlock(&h->mu);
-  return rw_h5_agree(h, 0);
+  return rw_h5_agree(h, ierr);
 }
 
 static int rw_h5_inject(rw_store st, const char *kind, long after)
@@ -954,6 +1017,7 @@ static void rw_h5_destroy(rw_store st)
 {
   rw_h5store *h = st->content;
   if (!h) return;
+  if (h->pend) (void)rw_h5_settle(h); /* its write is queued, and done before the thread ends */
   if (h->thread_started) {
     pthread_mutex_lock(&h->mu);
     h->quit = 1;
@@ -975,6 +1039,9 @@ static void rw_h5_destroy(rw_store st)
   rw_free(&h->dst);
   rw_free(&h->tailbuf);
   rw_device_host_free(h->device, &h->hostv);
+  if (h->dstage)
+    rw_device_free(h->device, &h->dstage,
+                   (size_t)h->nvec * (h->nloc ? h->nloc : 1) * sizeof(double));
   rw_free(&st->content);
 }
 
@@ -1298,6 +1365,7 @@ int rw_store_hdf5_check_slot(rw_store st, int slot, int64_t step, int full, int 
   *ok = 0;
   if (slot < 0 || slot >= st->nslots || step < 0 || st->tag[slot].step != step) return 0;
   rw_h5store *h = st->content;
+  RW_CALL(rw_h5_settle(h));
   uint64_t want = 0, got = rw_fnv1a(RW_FNV1A_INIT, &step, sizeof step);
   rw_hdf5_lock();
   int fd = open(h->path, O_RDONLY);
@@ -1381,6 +1449,9 @@ static int rw_h5_start(rw_h5store *h)
   if (h->device) /* page-locked on a GPU */
     RW_CALL(rw_device_host_alloc(
         h->device, (size_t)h->nvec * (h->nloc ? h->nloc : 1) * sizeof(double), &h->hostv));
+  if (h->device && h->want_dstage)
+    RW_CALL(rw_device_alloc(h->device, (size_t)h->nvec * (h->nloc ? h->nloc : 1) * sizeof(double),
+                            &h->dstage));
   RW_CALL(rw_calloc(nch, h->tstride, "checkpoint read pieces", &h->tailbuf));
   atomic_init(&h->dnext, 0);
   atomic_init(&h->dfail, 0);
@@ -1444,6 +1515,7 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
   h->keep = opt->keep;
   h->nloc = (hsize_t)rw_vec_local_length(tmpl);
   h->device = rw_vec_device(tmpl);
+  h->want_dstage = opt->device_staging;
   /* Chunks of at most 2^26 values (512 MiB; HDF5 caps a chunk at 4 GiB), all of one size. */
   hsize_t cmax = (hsize_t)1 << 26, nl = h->nloc > 0 ? h->nloc : 1;
   h->nchunk = (nl + cmax - 1) / cmax;

@@ -903,11 +903,15 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   if (app->device) { /* the slots hold device vectors: device memory, not host RAM */
     char b4[32];
     rw_fmt_bytes(rw_device_peak_bytes(app->device), b4, sizeof b4);
-    char b5[32], b6[32], staging[64] = "";
+    char b5[32], b6[32], b7[32], staging[128] = "";
     rw_fmt_bytes(st->host_bytes, b5, sizeof b5);
     rw_fmt_bytes(st->host_staging_bytes, b6, sizeof b6);
+    rw_fmt_bytes(st->disk_staging_bytes, b7, sizeof b7);
+    int at = 0;
     if (st->host_staging_bytes > 0)
-      snprintf(staging, sizeof staging, " + %s host-tier staging", b6);
+      at = snprintf(staging, sizeof staging, " + %s host-tier staging", b6);
+    if (st->disk_staging_bytes > 0 && at >= 0 && (size_t)at < sizeof staging)
+      snprintf(staging + at, sizeof staging - (size_t)at, " + %s disk-tier staging", b7);
     rw_log(ctx, RW_LOG_SUMMARY,
            "  checkpoints: device memory %s%s per rank, host RAM %s per rank, disk %s per rank; "
            "device memory peak %s (rank 0), host allocations peak %s per rank\n",

@@ -128,6 +128,14 @@ for sync in 0 1; do
   "$here/run.sh" -n 1 bench_pde --problem grayscott --n 2048 --steps 2000 --slots 12 \
     --host-slots 60 --host-sync $sync --max-store-bytes 1GiB --device cuda
 done
+# What overlapping the disk tier's copies from the device gains: device + disk tiers, the
+# copies through a device staging snapshot and then synchronous, same schedule.
+for sync in 0 1; do
+  ck=$(mktemp -d "${TMPDIR:-/tmp}/rewind-bench-XXXXXX")
+  "$here/run.sh" -n 1 bench_pde --problem grayscott --n 2048 --steps 2000 --slots 12 \
+    --disk-slots 40 --disk-sync $sync --checkpoint-dir "$ck" --max-store-bytes 1GiB --device cuda
+  rm -rf "$ck"
+done
 # The neural ODE's MLP through cuBLAS: P0's shape (batch 256, 1000 steps), then batches large
 # enough to fill the GPU, each against the CPU (one BLAS thread) in the same program.
 "$here/run.sh" -n 1 bench_node --steps 1000 --device cuda

@@ -100,6 +100,11 @@ typedef struct {
   /* 1: the host tier's copies synchronous, without the staging snapshots (rw_store_create_host),
    * to measure what overlapping them gains; 0 (default): asynchronous on a device */
   int host_sync;
+  /* 1: the disk tier's copies from device memory synchronous; 0 (default): on a device the
+   * disk store gets a device staging snapshot and its transfers overlap the steps
+   * (rw_store_hdf5_options.device_staging). Out of a byte budget (ram_bytes) as the host
+   * tier's staging is; below three snapshots of budget the copies stay synchronous. */
+  int disk_sync;
   /* Recorded in the disk checkpoint files so that a refused restart says what differs: the
    * effective deck (one "key: value" per line) and the decomposition (free text). May be NULL. */
   const char *run_deck, *run_decomposition;
@@ -158,6 +163,7 @@ typedef struct {
   long host_prefetched;      /* host reads served by a transfer started ahead (a device run) */
   long host_from_staging;    /* host reads served by the device staging copy of the last write */
   size_t host_staging_bytes; /* device memory of the host tier's two staging snapshots */
+  size_t disk_staging_bytes; /* device memory of the disk tier's staging snapshot */
   double time_host_write, time_host_read; /* seconds in the host tier on this rank */
   double write_cost, read_cost;           /* the costs the schedule used, in steps */
   int costs_measured;                     /* 1 when they were measured at start-up */

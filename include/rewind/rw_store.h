@@ -83,6 +83,13 @@ typedef struct {
   /* 1: open the files an earlier run with the same run_id left in dir (restart) instead of
    * creating them; their slots keep their snapshots (see rw_store_hdf5_check_slot). */
   int restart;
+  /* Device vectors: 1 gives the store a device staging snapshot (nvec vectors of device
+   * memory), so a put copies the vectors into it on the device and queues its transfer to
+   * page-locked memory (rw_device_copy_start) instead of copying to the host synchronously;
+   * the transfer is waited for and the write queued at the store's next operation (any op,
+   * destroy included), so the link's transfer overlaps the steps after the put. 0: the put's
+   * copy is synchronous. Ignored for CPU vectors. */
+  int device_staging;
 } rw_store_hdf5_options;
 
 /* An HDF5 store with `slots` slots of `nvec` vectors shaped like `tmpl`. Each rank creates

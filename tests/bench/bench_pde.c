@@ -77,6 +77,7 @@ typedef struct {
   int device; /* --device: 0 (cpu), RW_DEVICE_EMULATED or RW_DEVICE_CUDA */
   int host_slots, disk_slots; /* --host-slots, --disk-slots: tiers above the --slots ones */
   int host_sync;              /* --host-sync 1: the host tier's copies synchronous */
+  int disk_sync;              /* --disk-sync 1: the disk tier's device copies synchronous */
   char ckpt_dir[512];         /* --checkpoint-dir (disk tier) */
 } bench_opts;
 
@@ -110,7 +111,9 @@ static void usage(FILE *f, const char *prog)
           "                       costs measured at start-up\n"
           "  --checkpoint-dir DIR directory of the disk tier's files\n"
           "  --host-sync 0|1      1: the host tier's copies synchronous (no staging, no\n"
-          "                       read-ahead), to measure what overlapping them gains\n",
+          "                       read-ahead), to measure what overlapping them gains\n"
+          "  --disk-sync 0|1      1: the disk tier's copies from device memory synchronous (no\n"
+          "                       device staging snapshot)\n",
           prog);
 }
 
@@ -138,7 +141,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
                 !strcmp(a, "--repeat") || !strcmp(a, "--dt") || !strcmp(a, "--stage") ||
                 !strcmp(a, "--device") || !strcmp(a, "--host-slots") ||
                 !strcmp(a, "--disk-slots") || !strcmp(a, "--checkpoint-dir") ||
-                !strcmp(a, "--host-sync");
+                !strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync");
     if (!known) {
       if (rank == 0) {
         fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
@@ -172,9 +175,9 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
     } else if (!strcmp(a, "--slots")) {
       bad = parse_long(v, 1, &n) || n > 1000000;
       o->slots = (int)n;
-    } else if (!strcmp(a, "--host-sync")) {
+    } else if (!strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync")) {
       bad = parse_long(v, 0, &n) || n > 1;
-      o->host_sync = (int)n;
+      *(!strcmp(a, "--host-sync") ? &o->host_sync : &o->disk_sync) = (int)n;
       expected = "0 or 1";
     } else if (!strcmp(a, "--host-slots") || !strcmp(a, "--disk-slots")) {
       bad = parse_long(v, 0, &n) || n > 1000000;
@@ -331,6 +334,7 @@ static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
   if (v->kind == VAR_BINOMIAL && (o->host_slots > 0 || o->disk_slots > 0)) {
     opt.host_slots = o->host_slots;
     opt.host_sync = o->host_sync;
+    opt.disk_sync = o->disk_sync;
     opt.disk_slots = o->disk_slots;
     opt.disk_dir = o->ckpt_dir[0] ? o->ckpt_dir : ".";
     opt.run_id = "bench-pde";
@@ -770,7 +774,7 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
       printf("tiers: %d fast slots; host %d slots, %ld writes, %ld reads (%ld read ahead, %ld from "
              "the staging copy; copies %s; %.3f s, %.3f s), costs %.3g / %.3g steps (measured); "
              "disk %d slots, %ld "
-             "writes, %ld reads (%.3f s, %.3f s), "
+             "writes, %ld reads (%.3f s, %.3f s; copies from the device %s), "
              "costs %.3g / %.3g steps (measured); schedule cost %.6g = the tiered optimum %.6g "
              "(t(l,c) with the fast slots alone: %lld); 'advances' above is checked against the "
              "tiered optimum\n",
@@ -779,7 +783,8 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
              bi->stats.host_staging_bytes ? "asynchronous" : "synchronous",
              bi->stats.time_host_write, bi->stats.time_host_read, bi->stats.host_write_cost,
              bi->stats.host_read_cost, o->disk_slots, bi->stats.disk_writes, bi->stats.disk_reads,
-             bi->stats.time_disk_write, bi->stats.time_disk_read, bi->stats.write_cost,
+             bi->stats.time_disk_write, bi->stats.time_disk_read,
+             bi->stats.disk_staging_bytes ? "asynchronous" : "synchronous", bi->stats.write_cost,
              bi->stats.read_cost, bi->stats.schedule_cost, tc.cost,
              (long long)bi->stats.optimal_advances);
     printf("forward: %.3f ms per step; adjoint/forward: binomial %.3f",

@@ -32,6 +32,19 @@ rewind_mpi_expect(bench_pde_grayscott_device_host_sync_smoke NP 2 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --steps 40 --slots 3 --host-slots 4
           --host-sync 1 --device emulated
   REGEX "host 4 slots, [1-9][0-9]* writes, [1-9][0-9]* reads \\(0 read ahead, 0 from the staging copy; copies synchronous.*\"gradients_match\":true")
+# A disk tier below 3 device slots: its copies from the device through a staging snapshot
+# (asynchronous) and then synchronous (--disk-sync 1); both give store-everything's gradients.
+foreach(sync 0 1)
+  if(sync)
+    set(mode synchronous)
+  else()
+    set(mode asynchronous)
+  endif()
+  rewind_mpi_expect(bench_pde_grayscott_device_disk_sync${sync}_smoke NP 2 RC zero
+    COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --steps 40 --slots 3 --disk-slots 4
+            --checkpoint-dir ${CMAKE_CURRENT_BINARY_DIR} --disk-sync ${sync} --device emulated
+    REGEX "disk 4 slots, [1-9][0-9]* writes, [1-9][0-9]* reads \\([^;]*; copies from the device ${mode}.*\"gradients_match\":true")
+endforeach()
 rewind_mpi_expect(bench_pde_grayscott_device_stage_smoke NP 1 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --stage 2 --device emulated
   REGEX "device-to-device copy.*BENCH_JSON .*\"device\":\"emulated\"")
