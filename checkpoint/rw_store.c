@@ -106,12 +106,12 @@ cleanup:
  * the copy of a slot into `in`, and the get that follows copies `in` to the vectors on the
  * device. The queue runs in order, so a prefetch after a put reads what the put wrote. The
  * waits: a put waits for the previous put's transfer (`out` is then free); a get of a slot
- * that was not prefetched waits for the transfer that filled the slot; a get from `in` waits
- * for the prefetch. A put into a slot drops a prefetch of it (the prefetch read the slot's old
- * contents). A get of the slot the last put went to copies `out` on the device, which still
- * holds it (only the next put overwrites `out`, after waiting for its transfer): no round
- * trip through the host for a snapshot restored soon after it was stored. CPU vectors copy
- * directly. */
+ * that was not prefetched waits for the transfer that filled the slot; a get from `in` orders
+ * its device copy after the prefetch on the device (rw_device_copy_order: the host goes on). A put
+ * into a slot drops a prefetch of it (the prefetch read the slot's old contents). A get of the slot
+ * the last put went to copies `out` on the device, which still holds it (only the next put
+ * overwrites `out`, after waiting for its transfer): no round trip through the host for a snapshot
+ * restored soon after it was stored. CPU vectors copy directly. */
 typedef struct {
   rw_device dev;    /* the vectors' device (NULL: CPU vectors) */
   size_t nloc;      /* doubles per vector on this rank */
@@ -159,7 +159,8 @@ static int rw_store_host_get(rw_store st, int slot, const rw_snapshot_tag *tag, 
     return 0;
   }
   if (h->in && h->in_slot == slot && h->in_step == tag->step) {
-    RW_CALL(rw_device_copy_wait(h->dev, h->in_ticket));
+    /* the device copies below wait for the prefetch on the device, not the host */
+    RW_CALL(rw_device_copy_order(h->dev, h->in_ticket));
     for (int k = 0; k < st->nvec; k++)
       RW_CALL(
           rw_device_copy(h->dev, rw_vec_data(v[k]), h->in + (size_t)k * h->nloc, vb, RW_COPY_D2D));

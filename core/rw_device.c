@@ -238,7 +238,8 @@ static void rw_emu_close(rw_device d)
 static const rw_device_backend rw_emu_backend = {
     rw_emu_alloc,  rw_emu_release,    rw_emu_copy,      rw_emu_lincomb, rw_emu_map,
     rw_emu_reduce, rw_emu_sync,       rw_emu_close,     NULL,           NULL,
-    NULL,          rw_emu_copy_start, rw_emu_copy_wait, NULL,           rw_emu_gemm};
+    NULL,          rw_emu_copy_start, rw_emu_copy_wait, NULL,           rw_emu_gemm,
+    NULL};
 
 int rw_device_host_alloc(rw_device d, size_t bytes, double **p)
 {
@@ -304,6 +305,14 @@ int rw_device_sync_compute(rw_device d)
 {
   if (!d || !d->be->sync_compute) return 0;
   return d->be->sync_compute(d);
+}
+
+int rw_device_copy_order(rw_device d, long ticket)
+{
+  if (!d || ticket <= d->copy_done) return 0;
+  if (!d->be->copy_order) return rw_device_copy_wait(d, ticket);
+  if (ticket > d->copy_issued) ticket = d->copy_issued;
+  return d->be->copy_order(d, ticket);
 }
 
 int rw_device_copy_start(rw_device d, void *dst, const void *src, size_t bytes, int dir,

@@ -46,6 +46,9 @@ typedef struct {
    * CblasRowMajor (rw_device_gemm) */
   int (*gemm)(rw_device d, int ta, int tb, int M, int N, int K, double alpha, const double *A,
               int lda, const double *B, int ldb, double beta, double *C, int ldc);
+  /* orders the compute work queued from now on after copy `ticket`, without waiting on the
+   * host (NULL: rw_device_copy_order waits on the host instead) */
+  int (*copy_order)(rw_device d, long ticket);
 } rw_device_backend;
 
 /* Copies in flight on a device's copy queue at most (rw_device_copy_start waits for the
@@ -120,6 +123,12 @@ int rw_device_copy(rw_device d, void *dst, const void *src, size_t bytes, int di
 int rw_device_copy_start(rw_device d, void *dst, const void *src, size_t bytes, int dir,
                          long *ticket);
 int rw_device_copy_wait(rw_device d, long ticket);
+/* Orders every device operation queued after this call (on the compute stream) after copy
+ * `ticket` and every copy before it, without making the host wait: on a GPU the compute stream
+ * waits for the copy's event (cudaStreamWaitEvent); elsewhere it is rw_device_copy_wait. For a
+ * device-side read of a copy's destination (a prefetched snapshot copied into the state on the
+ * device). The host must still wait (rw_device_copy_wait) before it reads the destination. */
+int rw_device_copy_order(rw_device d, long ticket);
 /* Waits for the kernels and copies queued on the compute stream, not for the copy queue (before
  * MPI reads device buffers a kernel wrote); a no-op on the emulated device. */
 int rw_device_sync_compute(rw_device d);

@@ -296,6 +296,17 @@ static int rw_cuda_copy_wait(rw_device d, long ticket)
                        "cudaEventSynchronize (copy queue)");
 }
 
+/* The compute (legacy default) stream waits for copy `ticket`'s event: the host goes on. The
+ * event is not recorded again before the host has waited for this copy (rw_device_copy_start
+ * keeps at most RW_COPY_RING copies in flight), so the wait is for this copy. */
+static int rw_cuda_copy_order(rw_device d, long ticket)
+{
+  rw_cuda_impl *im = (rw_cuda_impl *)d->impl;
+  if (!im->have_queue) return 0;
+  return rw_cuda_check(cudaStreamWaitEvent(0, im->done[ticket % RW_COPY_RING], 0),
+                       "cudaStreamWaitEvent (copy queue)");
+}
+
 static int rw_cuda_sync_compute(rw_device d)
 {
   (void)d;
@@ -387,7 +398,7 @@ static const rw_device_backend rw_cuda_backend = {
     rw_cuda_alloc,     rw_cuda_release,      rw_cuda_copy,      rw_cuda_lincomb,
     rw_cuda_map,       rw_cuda_reduce,       rw_cuda_sync,      rw_cuda_close,
     rw_cuda_run,       rw_cuda_host_alloc,   rw_cuda_host_free, rw_cuda_copy_start,
-    rw_cuda_copy_wait, rw_cuda_sync_compute, rw_cuda_gemm};
+    rw_cuda_copy_wait, rw_cuda_sync_compute, rw_cuda_gemm,      rw_cuda_copy_order};
 
 extern "C" int rw_cuda_device_open(rw_device d, int local_rank)
 {
