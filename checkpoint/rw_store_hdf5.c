@@ -939,8 +939,15 @@ static int rw_h5_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
 static int rw_h5_prefetch(rw_store st, int slot, int64_t step)
 {
   rw_h5store *h = st->content;
-  RW_CALL(rw_h5_settle(h)); /* a write to this slot is queued before the read */
+  /* a write to this slot is queued before the read; a prefetch is not collective, so a
+   * failure is kept for the next agreed operation to report on every rank */
+  int ierr = rw_h5_settle(h);
   pthread_mutex_lock(&h->mu);
+  if (ierr) {
+    rw_h5_keep_error(h, ierr);
+    pthread_mutex_unlock(&h->mu);
+    return 0;
+  }
   int have = h->rslot == slot && h->rstep == step && h->rstate != RW_H5_EMPTY;
   if (!have && h->rstate != RW_H5_PENDING) {
     rw_snapshot_tag tg = {.step = step};
