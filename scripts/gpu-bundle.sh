@@ -139,6 +139,7 @@ done
 # The neural ODE's MLP through cuBLAS: P0's shape (batch 256, 1000 steps), then batches large
 # enough to fill the GPU, each against the CPU (one BLAS thread) in the same program.
 "$here/run.sh" -n 1 bench_node --steps 1000 --device cuda
+"$here/run.sh" -n 1 bench_node --steps 1000 --slots 32 --device cuda
 "$here/run.sh" -n 1 bench_node --batch 16384 --steps 100 --repeat 2 --device cuda
 "$here/run.sh" -n 1 bench_node --batch 65536 --width 256 --steps 20 --repeat 2 --device cuda
 "$here/run.sh" -n 2 bench_pde --problem grayscott --n 2048 --stage 20 --device cuda

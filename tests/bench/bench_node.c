@@ -3,8 +3,11 @@
  * and on a device, linked against librewind only so it travels in the GPU bundle (issue 11:
  * the MLP's products through cuBLAS).
  *
- *   bench_node [--batch B] [--steps N] [--width W] [--repeat R] [--blas-threads T]
- *              [--device cuda|emulated]
+ *   bench_node [--batch B] [--steps N] [--width W] [--repeat R] [--slots C]
+ *              [--blas-threads T] [--device cuda|emulated]
+ *
+ * --slots C: binomial checkpointing with C slots (in device memory on a device) instead of
+ * store mode; the FLOP count then includes the recomputed steps (the forward passes counted).
  *
  * The weights are Glorot-uniform from a fixed seed with small nonzero biases, y0 and the
  * targets fixed pseudo-random values, so every run computes the same problem. Each of the CPU
@@ -25,7 +28,7 @@
 #include <stdio.h>
 
 typedef struct {
-  long batch, steps, repeat;
+  long batch, steps, repeat, slots; /* slots 0: store mode; > 0: binomial checkpointing */
   int width;
   const char *device;
 } opts;
@@ -85,6 +88,9 @@ static int run_once(rw_problem prob, const opts *o, const double *y0, run_result
   rw_adjoint_options ao;
   rw_adjoint_options_default(&ao);
   ao.t0 = 0.0, ao.tf = 1.0, ao.dt = 1.0 / (double)o->steps;
+  if (o->slots > 0)
+    ao.mode = RW_ADJOINT_CHECKPOINT, ao.schedule = RW_SCHEDULE_BINOMIAL,
+    ao.ram_slots = (int)o->slots;
   rw_adjoint_stats s;
   RW_TRY(rw_adjoint_solve(prob, st, &ao, y, &r->J, r->th, g, &s));
   RW_TRY(rw_vec_to_host(g, r->g));
@@ -149,7 +155,7 @@ int main(int argc, char **argv)
   int rank = 0, size = 1, failed = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  opts o = {256, 1000, 3, 64, NULL};
+  opts o = {256, 1000, 3, 0, 64, NULL};
   long threads = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -158,6 +164,8 @@ int main(int argc, char **argv)
       bad = parse_long(argv[++i], 1, &o.batch);
     else if (!bad && !strcmp(a, "--steps"))
       bad = parse_long(argv[++i], 1, &o.steps);
+    else if (!bad && !strcmp(a, "--slots"))
+      bad = parse_long(argv[++i], 1, &o.slots) || o.slots > 1000000;
     else if (!bad && !strcmp(a, "--blas-threads"))
       bad = parse_long(argv[++i], 1, &threads);
     else if (!bad && !strcmp(a, "--repeat"))
@@ -173,11 +181,11 @@ int main(int argc, char **argv)
       bad = 1;
     if (bad) {
       if (rank == 0)
-        fprintf(
-            stderr,
-            "bench_node: bad argument '%s'\nusage: bench_node [--batch B] [--steps N] "
-            "[--width W] [--repeat R (<= 64)] [--blas-threads T (1)] [--device cuda|emulated]\n",
-            a);
+        fprintf(stderr,
+                "bench_node: bad argument '%s'\nusage: bench_node [--batch B] [--steps N] "
+                "[--width W] [--repeat R (<= 64)] [--slots C] [--blas-threads T (1)] "
+                "[--device cuda|emulated]\n",
+                a);
       MPI_Finalize();
       return 2;
     }
@@ -212,9 +220,12 @@ int main(int argc, char **argv)
   }
   failed |= !crep;
   if (rank == 0) {
-    printf("neural ODE 2-%d-%d-2 tanh, batch %ld on %d rank%s, rk38, %ld steps, store mode; "
+    char mode[64] = "store mode";
+    if (o.slots > 0) snprintf(mode, sizeof mode, "binomial checkpointing, %ld slots", o.slots);
+    printf("neural ODE 2-%d-%d-2 tanh, batch %ld on %d rank%s, rk38, %ld steps, %s; "
            "%.2f GFLOP of products per gradient; medians of %ld runs\n",
-           o.width, o.width, o.batch, size, size == 1 ? "" : "s", o.steps, flops * 1e-9, o.repeat);
+           o.width, o.width, o.batch, size, size == 1 ? "" : "s", o.steps, mode, flops * 1e-9,
+           o.repeat);
     printf("%-34s %10s %10s %12s %10s\n", "where", "forward s", "backward s", "ms per step",
            "GFLOP/s");
     printf("%-34s %10.4f %10.4f %12.4f %10.2f\n", "cpu", cf, cb, 1e3 * (cf + cb) / o.steps,
@@ -223,14 +234,18 @@ int main(int argc, char **argv)
       printf("%-34.34s %10.4f %10.4f %12.4f %10.2f\n", rw_device_name(dev), df, db,
              1e3 * (df + db) / o.steps, flops * 1e-9 / (df + db));
       printf("device / cpu time: %.3f; device against the CPU: J rel %.1e, dJ/dtheta %.1e, "
-             "dJ/dy0 %.1e (at most 1e-12); the device's %ld runs %s\n",
-             (df + db) / (cf + cb), eJ, et, eg, o.repeat, drep ? "repeat bit for bit" : "DIFFER");
+             "dJ/dy0 %.1e (at most 1e-12); the device's %ld runs %s; device memory peak "
+             "%.1f MiB (rank 0)\n",
+             (df + db) / (cf + cb), eJ, et, eg, o.repeat, drep ? "repeat bit for bit" : "DIFFER",
+             mib(rw_device_peak_bytes(dev)));
     }
-    printf("BENCH_JSON {\"bench\":\"node\",\"batch\":%ld,\"width\":%d,\"steps\":%ld,\"ranks\":%d,"
+    printf("BENCH_JSON {\"bench\":\"node\",\"batch\":%ld,\"width\":%d,\"steps\":%ld,"
+           "\"slots\":%ld,\"ranks\":%d,"
            "\"gflop\":%.4f,\"cpu_s\":%.6f,\"device\":\"%s\",\"device_s\":%.6f,"
            "\"device_matches\":%s}\n",
-           o.batch, o.width, o.steps, size, flops * 1e-9, cf + cb, dev ? rw_device_name(dev) : "",
-           dev ? df + db : 0.0, dev ? (failed ? "false" : "true") : "null");
+           o.batch, o.width, o.steps, o.slots, size, flops * 1e-9, cf + cb,
+           dev ? rw_device_name(dev) : "", dev ? df + db : 0.0,
+           dev ? (failed ? "false" : "true") : "null");
   }
 cleanup:
   if (ierr) {

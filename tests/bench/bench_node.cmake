@@ -13,7 +13,12 @@ rewind_mpi_expect(bench_node_smoke NP 1 RC zero
 rewind_mpi_expect(bench_node_device_smoke NP 2 RC zero
   COMMAND $<TARGET_FILE:bench_node> --batch 33 --width 16 --steps 20 --repeat 2 --device emulated
   REGEX "emulated .*repeat bit for bit.*BENCH_JSON .*\"device_matches\":true")
-set_tests_properties(bench_node_smoke bench_node_device_smoke PROPERTIES LABELS "bench;smoke")
+rewind_mpi_expect(bench_node_device_binomial_smoke NP 1 RC zero
+  COMMAND $<TARGET_FILE:bench_node> --batch 8 --width 8 --steps 30 --slots 4 --repeat 2
+          --device emulated
+  REGEX "binomial checkpointing, 4 slots.*emulated .*repeat bit for bit.*BENCH_JSON .*\"slots\":4.*\"device_matches\":true")
+set_tests_properties(bench_node_smoke bench_node_device_smoke bench_node_device_binomial_smoke
+  PROPERTIES LABELS "bench;smoke")
 add_test(NAME bench_node_badflag
   COMMAND sh -c "\"$1\" --device opencl; test $? -eq 2" sh $<TARGET_FILE:bench_node>)
 set_tests_properties(bench_node_badflag PROPERTIES LABELS "bench;smoke"
