@@ -186,15 +186,11 @@ int rw_forward_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
   return 0;
 }
 
-/* The backward loop, the same for every mode: lambda = dg/dy(y_N), then the adjoint of each
- * step in reverse at the y_n (and stages) the source fetches; a source that rewinds the
- * adjoint state sends the loop back to a later step. */
-static int rw_backward_sweep(rw_state_source *src, N_Vector yN, rw_adjoint_state *adj)
+/* The adjoint of each step in reverse at the y_n (and stages) the source fetches; a source
+ * that rewinds the adjoint state sends the loop back to a later step. */
+static int rw_backward_steps(rw_state_source *src, rw_adjoint_state *adj)
 {
   const rw_adjoint_options *opt = src->opt;
-  if (adj->field) N_VConst(0.0, adj->field);
-  RW_CALL(
-      rw_problem_terminal_grad(src->prob, rw_grid_end(opt, src->N), yN, adj->lambda, adj->pbar));
   for (long n = src->N - 1; n >= 0; n--) {
     rw_fetch f = {.y = NULL, .stages = NULL, .resume = -1};
     RW_CALL(src->ops->fetch(src, n, adj, &f));
@@ -208,6 +204,24 @@ static int rw_backward_sweep(rw_state_source *src, N_Vector yN, rw_adjoint_state
     RW_CALL(rw_stepper_adjoint_step(src->st, t, h, f.y, f.stages, adj->lambda, adj->pbar));
     if (opt->progress) opt->progress(opt->progress_ctx, 1, n, t, src->recomputed);
   }
+  return 0;
+}
+
+/* The backward loop, the same for every mode: lambda = dg/dy(y_N), then the adjoint of each
+ * step in reverse; the problem may hold its dJ/dp terms until the sweep's end (a device's
+ * products: rw_problem_params_defer), and pbar is complete when this returns. */
+static int rw_backward_sweep(rw_state_source *src, N_Vector yN, rw_adjoint_state *adj)
+{
+  const rw_adjoint_options *opt = src->opt;
+  if (adj->field) N_VConst(0.0, adj->field);
+  RW_CALL(
+      rw_problem_terminal_grad(src->prob, rw_grid_end(opt, src->N), yN, adj->lambda, adj->pbar));
+  RW_CALL(rw_problem_params_defer(src->prob, adj->pbar));
+  int ierr = rw_backward_steps(src, adj);
+  if (!ierr) ierr = rw_problem_params_flush(src->prob);
+  int e = rw_problem_params_defer(src->prob, NULL);
+  RW_CALL(ierr);
+  RW_CALL(e);
   return 0;
 }
 

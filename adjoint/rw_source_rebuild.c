@@ -283,19 +283,25 @@ static int rb_fallback_finish(rw_rebuild *r)
   return 0;
 }
 
-/* The adjoint state when segment j started: saved there, restored by a fallback. */
-static void rb_save(rw_rebuild *r, const rw_adjoint_state *adj)
+/* The adjoint state when segment j started: saved there, restored by a fallback. The problem's
+ * held dJ/dp terms are added to pbar first (rw_problem_params_flush), so the copy is whole, and
+ * so that a restore drops them with the segment's other contributions. */
+static int rb_save(rw_rebuild *r, const rw_adjoint_state *adj)
 {
+  RW_CALL(rw_problem_params_flush(r->base.prob));
   rw_vec_copy(adj->lambda, r->lsave);
   memcpy(r->psave, adj->pbar, (size_t)adj->np * sizeof *adj->pbar);
   if (adj->field) rw_vec_copy(adj->field, r->fsave);
+  return 0;
 }
 
-static void rb_restore(const rw_rebuild *r, rw_adjoint_state *adj)
+static int rb_restore(const rw_rebuild *r, rw_adjoint_state *adj)
 {
+  RW_CALL(rw_problem_params_flush(r->base.prob));
   rw_vec_copy(r->lsave, adj->lambda);
   memcpy(adj->pbar, r->psave, (size_t)adj->np * sizeof *adj->pbar);
   if (adj->field) rw_vec_copy(r->fsave, adj->field);
+  return 0;
 }
 
 /* Segment j starts (its last step, b - 1): the adjoint state is saved, and the rebuild starts
@@ -308,7 +314,7 @@ static int rb_segment_start(rw_rebuild *r, long j, rw_adjoint_state *adj)
     rw_vec_copy(r->aval, r->cur);
   }
   r->j = j;
-  rb_save(r, adj);
+  RW_CALL(rb_save(r, adj));
   return 0;
 }
 
@@ -342,7 +348,7 @@ static int rb_segment_check(rw_rebuild *r, rw_adjoint_state *adj, rw_fetch *out)
     return 0;
   }
   /* Fallback: drop the segment's contributions and reverse it exactly. */
-  rb_restore(r, adj);
+  RW_CALL(rb_restore(r, adj));
   RW_CALL(rw_schedule_create_binomial(b - a, r->F, &r->fb));
   rw_vec_copy(r->aval, r->cur);
   r->exact = 1;

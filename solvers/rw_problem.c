@@ -580,6 +580,20 @@ int rw_problem_solve_begin(rw_problem prob)
   return 0;
 }
 
+int rw_problem_params_defer(rw_problem prob, double *pbar)
+{
+  if (prob->inner) return rw_problem_params_defer(prob->inner, pbar);
+  if (prob->ops.params_defer) RW_OP_CALL(prob->ops.params_defer(prob->content, pbar));
+  return 0;
+}
+
+int rw_problem_params_flush(rw_problem prob)
+{
+  if (prob->inner) return rw_problem_params_flush(prob->inner);
+  if (prob->ops.params_flush) RW_OP_CALL(prob->ops.params_flush(prob->content));
+  return 0;
+}
+
 void rw_problem_solve_end(rw_problem prob)
 {
   if (prob->ops.solve_end) {

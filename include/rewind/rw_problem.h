@@ -95,6 +95,13 @@ typedef struct {
    * solve every op must work without them. Optional; begin is collective. */
   int (*solve_begin)(void *content);
   void (*solve_end)(void *content);
+  /* Deferred parameter gradients, for a problem that forms dJ/dp somewhere the host cannot add
+   * it cheaply (device memory): after params_defer(pbar) the problem may hold the VJP terms
+   * whose out_p is pbar (and only those) and add them to pbar at params_flush; the driver
+   * flushes before it reads or copies pbar. params_defer(NULL) drops what is held and stops.
+   * Both optional (then every term is added at once); not collective. */
+  int (*params_defer)(void *content, double *pbar);
+  int (*params_flush)(void *content);
   /* Releases the content. Optional. */
   void (*destroy)(void *content);
 } rw_problem_ops;
@@ -238,6 +245,12 @@ int rw_problem_noise_increment(rw_problem prob, long n, double h, N_Vector dW, N
  * collective. */
 int rw_problem_solve_begin(rw_problem prob);
 void rw_problem_solve_end(rw_problem prob);
+/* The drivers' side of ops params_defer / params_flush (no-ops without them; a partnered
+ * problem passes them to its inner one). The backward sweep defers its pbar, flushes before
+ * anything reads or copies it, and ends with a flush and rw_problem_params_defer(prob, NULL)
+ * (also when it fails). Not collective. */
+int rw_problem_params_defer(rw_problem prob, double *pbar);
+int rw_problem_params_flush(rw_problem prob);
 /* Checked dispatchers of the diffusion ops (RW_ERR_NOT_IMPLEMENTED when absent). The VJP
  * passes out_p only when the parameters are differentiated (rw_problem_set_active). */
 int rw_problem_diffusion(rw_problem prob, double t, N_Vector y, N_Vector g);

@@ -161,6 +161,15 @@ rewind_mpi_expect(neuralode_device_revheun_reversible NP 2 RC zero
   COMMAND ${NODE} ${NODE_RH} -adjoint_mode reversible -device emulated
     -compare_gradient ${NODE_OUT}/revheun_store.bin -output ${NODE_OUT}/dev_revheun.h5)
 set_tests_properties(neuralode_device_revheun_reversible PROPERTIES DEPENDS neuralode_revheun_store)
+# Every segment falls back (drift_tol below any drift): the segment's dL/dtheta terms, held on
+# the device until the driver flushes them (rw_problem_params_defer), are dropped with the rest
+# of its adjoint state and the segment is reversed again from checkpoints.
+rewind_mpi_expect(neuralode_device_revheun_fallback NP 2 RC zero
+  REGEX "device: emulated.*drift: .* 2 segments fell back.*reference gradient: [^=]*= [0-9.]+e-(1[1-9]|[2-9][0-9])"
+  COMMAND ${NODE} ${NODE_RH} -adjoint_mode reversible -drift_tol 1e-300 -drift_action fallback
+    -device emulated -compare_gradient ${NODE_OUT}/revheun_store.bin
+    -output ${NODE_OUT}/dev_revheun_fb.h5)
+set_tests_properties(neuralode_device_revheun_fallback PROPERTIES DEPENDS neuralode_revheun_store)
 rewind_mpi_expect(neuralode_device_sde NP 2 RC zero
   REGEX "device: emulated.*dJ/dtheta"
   COMMAND ${NODE} -mode gradient -stepper sheun -noise_amplitude 0.1 -device emulated

@@ -1049,6 +1049,59 @@ static void node_jvp_check(const char *what, rw_problem pc, rw_problem pd, const
     rw_vec_destroy(dv[k]);
 }
 
+/* Deferred dJ/dtheta (rw_problem_params_defer / _flush) on the device: the terms of the
+ * deferred pbar are held there until the flush and then equal the terms added at once (to the
+ * rounding of their order); a VJP into another array is added at once meanwhile; a defer(NULL)
+ * drops what is held. */
+static void node_defer_check(const char *what, rw_problem pd, const double *y0)
+{
+  long P = rw_problem_nparams(pd);
+  N_Vector yd, wd, gd;
+  CHECK(rw_problem_new_state(pd, &yd));
+  CHECK(rw_problem_new_state(pd, &wd));
+  CHECK(rw_problem_new_state(pd, &gd));
+  long n = (long)rw_problem_local_length(pd);
+  double *h = malloc(((size_t)n + 1) * sizeof(double)), *r = malloc((size_t)P * sizeof(double));
+  double *now = malloc((size_t)P * sizeof(double)), *held = malloc((size_t)P * sizeof(double));
+  double *other = calloc((size_t)P, sizeof(double)), *solo = calloc((size_t)P, sizeof(double));
+  CHECK(rw_vec_from_host(yd, y0));
+  for (long i = 0; i < n; i++)
+    h[i] = hash01(34, (uint64_t)(rank * 1000003 + i));
+  CHECK(rw_vec_from_host(wd, h));
+  for (long k = 0; k < P; k++)
+    r[k] = hash01(35, (uint64_t)k);
+  memcpy(now, r, (size_t)P * sizeof(double));
+  memcpy(held, r, (size_t)P * sizeof(double));
+  for (int j = 0; j < 3; j++) /* three terms added at once */
+    CHECK(rw_problem_vjp(pd, 0.25 + 0.1 * j, yd, wd, gd, now));
+  CHECK(rw_problem_vjp(pd, 0.5, yd, wd, gd, solo));
+  CHECK(rw_problem_params_defer(pd, held));
+  for (int j = 0; j < 3; j++) {
+    CHECK(rw_problem_vjp(pd, 0.25 + 0.1 * j, yd, wd, gd, held));
+    if (j == 1) CHECK(rw_problem_vjp(pd, 0.5, yd, wd, gd, other));
+  }
+  int untouched = !memcmp(held, r, (size_t)P * sizeof(double));
+  int other_same = !memcmp(other, solo, (size_t)P * sizeof(double));
+  CHECK(rw_problem_params_flush(pd));
+  CHECK(rw_problem_params_flush(pd)); /* nothing held: adds nothing */
+  CHECK(rw_problem_params_defer(pd, NULL));
+  double e = vec_rel(now, held, P);
+  memcpy(held, r, (size_t)P * sizeof(double));
+  CHECK(rw_problem_params_defer(pd, held));
+  CHECK(rw_problem_vjp(pd, 0.25, yd, wd, gd, held));
+  CHECK(rw_problem_params_defer(pd, NULL)); /* dropped */
+  CHECK(rw_problem_params_flush(pd));
+  int dropped = !memcmp(held, r, (size_t)P * sizeof(double));
+  report(untouched && other_same && e <= 1e-15 && dropped,
+         "neural ODE (%s) deferred dJ/dtheta on the device, %d ranks: held until the flush %s, "
+         "then %.1e from the terms added at once; another array's term added at once %s; "
+         "defer(NULL) drops what is held %s",
+         what, size, untouched ? "yes" : "NO", e, other_same ? "yes" : "NO",
+         dropped ? "yes" : "NO");
+  free(h), free(r), free(now), free(held), free(other), free(solo);
+  rw_vec_destroy(&yd), rw_vec_destroy(&wd), rw_vec_destroy(&gd);
+}
+
 static void node_tests(void)
 {
   static const struct {
@@ -1087,6 +1140,7 @@ static void node_tests(void)
           0.5 * hash01(60 + c, (uint64_t)(first * D + i));
     }
     node_jvp_check(cases[c].what, pc, pd, y0);
+    node_defer_check(cases[c].what, pd, y0);
     rw_adjoint_options o;
     rw_adjoint_options_default(&o);
     o.t0 = 0.0, o.tf = 1.0, o.dt = 0.05;
