@@ -138,6 +138,10 @@ typedef struct {
   double *dstage;
   int want_dstage;
   long dticket;
+  /* a get on a device: hostv's upload to the state vectors (ticket uticket) is queued, the
+   * compute stream ordered after it; the host writes hostv again only after waiting for it
+   * (rw_h5_hostv_free). A put's transfer into hostv is queued after it on the same queue. */
+  long uticket;
   int pend, pend_slot, pend_buf;
   rw_snapshot_tag pend_tag;
 } rw_h5store;
@@ -787,6 +791,30 @@ static void rw_h5_unreserve(rw_h5store *h, int b)
   pthread_mutex_unlock(&h->mu);
 }
 
+/* hostv may be written by the host: a get's upload from it (if any) has completed. */
+static int rw_h5_hostv_free(rw_h5store *h)
+{
+  if (h->uticket <= 0) return 0;
+  long t = h->uticket;
+  h->uticket = 0;
+  return rw_device_copy_wait(h->device, t);
+}
+
+/* A device get's last step: hostv's vectors are copied into v on the device's copy queue and
+ * every later device operation is ordered after them (rw_device_copy_order), so the host goes
+ * on without waiting for the transfer. */
+static int rw_h5_upload(rw_h5store *h, N_Vector *v)
+{
+  size_t vb = (size_t)h->nloc * sizeof(double);
+  long t = 0;
+  for (int k = 0; k < h->nvec; k++)
+    RW_CALL(rw_device_copy_start(h->device, rw_vec_data(v[k]), h->hostv + (size_t)k * h->nloc, vb,
+                                 RW_COPY_H2D, &t));
+  RW_CALL(rw_device_copy_order(h->device, t));
+  h->uticket = t;
+  return 0;
+}
+
 /* The pending put of a device staging store (if any): waits for its transfer to hostv, stages
  * hostv into its write buffer and queues the write. Every operation of the store calls it
  * first, since the direct reads use hostv and a read must find the write queued before it.
@@ -837,6 +865,7 @@ static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
     if (h->kill_after > 0) ierr = rw_h5_settle(h);
     return rw_h5_agree(h, ierr);
   }
+  if (h->hostv) ierr = rw_h5_hostv_free(h); /* hostv is written below */
   for (int k = 0; k < st->nvec && !ierr; k++) {
     double *src = rw_vec_data(v[k]);
     if (h->hostv) {
@@ -894,8 +923,7 @@ static int rw_h5_direct(rw_h5store *h, int slot, const rw_snapshot_tag *tag, N_V
     }
   }
   if (ok && h->dstep == tag->step) {
-    for (int k = 0; h->hostv && k < h->nvec; k++)
-      RW_CALL(rw_vec_from_host(v[k], h->hostv + (size_t)k * h->nloc));
+    if (h->hostv) RW_CALL(rw_h5_upload(h, v));
     return 0;
   }
   return rw_h5_damaged(h, slot, tag->step, !ok || h->dstep == -2);
@@ -907,6 +935,7 @@ static int rw_h5_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
 {
   rw_h5store *h = st->content;
   int ierr = rw_h5_settle(h);
+  if (!ierr) ierr = rw_h5_hostv_free(h); /* both paths below write hostv */
   if (ierr) return rw_h5_agree(h, ierr);
   pthread_mutex_lock(&h->mu);
   int hit = h->rslot == slot && h->rstep == tag->step &&
@@ -916,15 +945,10 @@ static int rw_h5_get(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
     while (h->rstate == RW_H5_PENDING)
       pthread_cond_wait(&h->cv, &h->mu);
     if (h->rstate == RW_H5_READY) {
-      for (int k = 0; k < st->nvec && !ierr; k++) {
-        if (h->hostv) {
-          double *dst = h->hostv + (size_t)k * h->nloc;
-          rw_h5_stage(h, h->rbuf, k, dst, 1);
-          ierr = rw_vec_from_host(v[k], dst);
-        } else {
-          rw_h5_stage(h, h->rbuf, k, rw_vec_data(v[k]), 1);
-        }
-      }
+      for (int k = 0; k < st->nvec; k++)
+        rw_h5_stage(h, h->rbuf, k, h->hostv ? h->hostv + (size_t)k * h->nloc : rw_vec_data(v[k]),
+                    1);
+      if (h->hostv) ierr = rw_h5_upload(h, v);
     } else {
       ierr = RW_ERROR(RW_ERR_IO, "%s", h->rmsg);
     }
@@ -1045,6 +1069,7 @@ static void rw_h5_destroy(rw_store st)
   rw_free(&h->caddr);
   rw_free(&h->dst);
   rw_free(&h->tailbuf);
+  (void)rw_h5_hostv_free(h); /* a get's upload from it has completed */
   rw_device_host_free(h->device, &h->hostv);
   if (h->dstage)
     rw_device_free(h->device, &h->dstage,
