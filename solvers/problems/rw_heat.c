@@ -40,6 +40,7 @@ typedef struct {
   N_Vector kappa;            /* the problem's field (owned by the problem) */
   int gk_ready;   /* inside a solve (solve_begin): gk holds kappa's halo copy, not redone */
   N_Vector shape; /* s(x) */
+  N_Vector vscr;  /* on a device: a state-like scratch for the plain VJPs (made at first use) */
   int neumann;    /* Neumann sides: the operator is not symmetric */
   int periodic;   /* periodic sides: no physical boundary */
   rw_grid zg;     /* Neumann only: the adjoint's halo grid (zero ghosts, Dirichlet 0) */
@@ -288,6 +289,28 @@ static int heat_jvp(void *content, double t, N_Vector y, const double *p, N_Vect
   return 0;
 }
 
+static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, int n,
+                         const double *c, N_Vector *W, N_Vector out_y, double *out_p);
+static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double *p, int n,
+                               const double *c, N_Vector *W, N_Vector out_y, double *out_p,
+                               N_Vector field, N_Vector field_out);
+
+/* On a device the plain VJPs run the fused stage's gathers with the one input w (its transpose
+ * by gather, heat_vjp_comb; the conductivity's by gather, heat_vjp_comb_field) into a scratch
+ * vector: out_y += (df/du)^T w, and field_out += (df/dkappa)^T w when field_out is not NULL. */
+static int heat_vjp_dev(heat *H, double t, N_Vector y, const double *p, N_Vector w, N_Vector out_y,
+                        N_Vector field_out)
+{
+  const double one = 1.0;
+  if (!H->vscr) RW_CALL(rw_vec_clone(w, &H->vscr));
+  if (field_out)
+    RW_CALL(heat_vjp_comb_field(H, t, y, p, 1, &one, &w, H->vscr, NULL, H->kappa, field_out));
+  else
+    RW_CALL(heat_vjp_comb(H, t, y, p, 1, &one, &w, H->vscr, NULL));
+  if (out_y) N_VLinearSum(1.0, out_y, 1.0, H->vscr, out_y);
+  return 0;
+}
+
 /* out += (df/du)^T w: each face term c (k_i + k_j) w_i (u_j - u_i) of f_i gives
  * +c (k_i + k_j) w_i to u_j and -c (k_i + k_j) w_i to u_i. */
 static int heat_vjp_y(void *content, double t, N_Vector y, const double *p, N_Vector w,
@@ -297,10 +320,8 @@ static int heat_vjp_y(void *content, double t, N_Vector y, const double *p, N_Ve
   const int D = H->dim;
   const double *wd = rw_vec_data(w), *gk = H->gk;
   double *ga = H->ga;
+  if (H->dev) return heat_vjp_dev(H, t, y, p, w, out, NULL);
   (void)t, (void)y, (void)p;
-  RW_CHECK(!H->dev, RW_ERR_NOT_IMPLEMENTED,
-           "heat on a device: the scattering state VJP is not on the device yet (the fused "
-           "vjp_comb that the Runge-Kutta adjoint uses is)");
   if (!H->gk_ready) RW_CALL(rw_grid_exchange_begin(H->kg, H->kappa, H->gk));
   memset(ga, 0, H->glen * sizeof(double));
   if (!H->gk_ready) RW_CALL(rw_grid_exchange_end(H->kg, H->gk));
@@ -350,10 +371,8 @@ static int heat_vjp_field(void *content, double t, N_Vector y, const double *p, 
   const int D = H->dim;
   const double *wd = rw_vec_data(w), *gu = H->gu;
   double *gb = H->gb;
+  if (H->dev) return heat_vjp_dev(H, t, y, p, w, NULL, out);
   (void)t, (void)p, (void)field;
-  RW_CHECK(!H->dev, RW_ERR_NOT_IMPLEMENTED,
-           "heat on a device: the scattering conductivity VJP is not on the device yet (the "
-           "fused vjp_comb_field that the Runge-Kutta adjoint uses is)");
   RW_CALL(rw_grid_exchange_begin(H->ug, y, H->gu));
   memset(gb, 0, H->glen * sizeof(double));
   RW_CALL(rw_grid_exchange_end(H->ug, H->gu));
@@ -724,6 +743,7 @@ static void heat_destroy(void *content)
   rw_free(&H->ga);
   rw_free(&H->gb);
   rw_vec_destroy(&H->shape);
+  rw_vec_destroy(&H->vscr);
   rw_free(&H->snode);
   rw_free(&H->sloc);
   rw_free(&H->sbuf);

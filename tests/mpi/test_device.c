@@ -901,6 +901,43 @@ static void heat_tests(void)
                eq);
         result_free(&c), result_free(&d);
       }
+      /* the plain VJPs called directly (vjp_y, vjp_p with vjp_field; the CPU scatters, the
+       * device runs the fused stage's gathers with one input) against the CPU's, w = u */
+      {
+        N_Vector oc, od, wd;
+        CHECK(rw_problem_new_state(pc, &oc));
+        CHECK(rw_problem_new_state(pd, &od));
+        CHECK(rw_problem_new_state(pd, &wd));
+        CHECK(rw_vec_from_host(wd, rw_vec_data(yc)));
+        long n = (long)rw_vec_local_length(yc);
+        double *h = malloc(((size_t)n + 1) * sizeof(double));
+        double *fh =
+            malloc(((size_t)rw_vec_local_length(rw_problem_field(pc)) + 1) * sizeof(double));
+        double ep = 0.0, py[2][2] = {{0.3, 0.0}, {0.3, 0.0}}, ey = 0.0, ef = 0.0;
+        for (int rep = 0; rep < 2; rep++) { /* twice: the outputs are added to */
+          N_VConst(rep ? 0.5 : 0.0, oc);
+          N_VConst(rep ? 0.5 : 0.0, od);
+          N_VConst(0.0, rw_problem_field_adjoint(pc));
+          N_VConst(0.0, rw_problem_field_adjoint(pd));
+          py[0][0] = py[1][0] = 0.3;
+          CHECK(rw_problem_vjp_y(pc, 0.1, yc, yc, oc));
+          CHECK(rw_problem_vjp_p(pc, 0.1, yc, yc, py[0]));
+          CHECK(rw_problem_vjp_y(pd, 0.1, yd, wd, od));
+          CHECK(rw_problem_vjp_p(pd, 0.1, yd, wd, py[1]));
+          CHECK(rw_vec_to_host(od, h));
+          ey = fmax(ey, field_rel(rw_vec_data(oc), h, n));
+          CHECK(rw_vec_to_host(rw_problem_field_adjoint(pd), fh));
+          ef = fmax(ef, field_rel(rw_vec_data(rw_problem_field_adjoint(pc)), fh,
+                                  (long)rw_vec_local_length(rw_problem_field(pc))));
+          ep = fmax(ep, relerr(py[0][0], py[1][0]));
+        }
+        report(ey <= 1e-13 && ef <= 1e-13 && ep <= 1e-13,
+               "heat %dD %s plain VJP on the device (gathers) vs the CPU's scatters, %d ranks: "
+               "(df/du)^T w %.1e, (df/dkappa)^T w %.1e of their maxima, dJ/dsource rel %.1e",
+               dim, bcn[bc], size, ey, ef, ep);
+        free(h), free(fh);
+        rw_vec_destroy(&oc), rw_vec_destroy(&od), rw_vec_destroy(&wd);
+      }
       rw_vec_destroy(&yc);
       rw_vec_destroy(&yd);
       rw_problem_destroy(&pc);
