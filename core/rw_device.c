@@ -236,10 +236,9 @@ static void rw_emu_close(rw_device d)
 }
 
 static const rw_device_backend rw_emu_backend = {
-    rw_emu_alloc,  rw_emu_release,    rw_emu_copy,      rw_emu_lincomb, rw_emu_map,
-    rw_emu_reduce, rw_emu_sync,       rw_emu_close,     NULL,           NULL,
-    NULL,          rw_emu_copy_start, rw_emu_copy_wait, NULL,           rw_emu_gemm,
-    NULL};
+    rw_emu_alloc,     rw_emu_release, rw_emu_copy, rw_emu_lincomb, rw_emu_map, rw_emu_reduce,
+    rw_emu_sync,      rw_emu_close,   NULL,        NULL,           NULL,       rw_emu_copy_start,
+    rw_emu_copy_wait, NULL,           rw_emu_gemm, NULL,           NULL};
 
 int rw_device_host_alloc(rw_device d, size_t bytes, double **p)
 {
@@ -380,6 +379,74 @@ int rw_device_reduce(rw_device d, int op, const double *x, const double *y, long
   for (long p = 0; p < np; p++)
     acc = rw_dk_red_combine(op, acc, d->partials[p]);
   *out = acc;
+  return 0;
+}
+
+int rw_device_reduce_acc(rw_device d, int op, const double *x, const double *y, long n, double *acc)
+{
+  if (d->be->reduce_acc) return d->be->reduce_acc(d, op, x, y, n, acc);
+  double v = 0.0, a = 0.0;
+  RW_CALL(rw_device_reduce(d, op, x, y, n, &v));
+  RW_CALL(rw_device_copy(d, &a, acc, sizeof a, RW_COPY_D2H));
+  a += v;
+  RW_CALL(rw_device_copy(d, acc, &a, sizeof a, RW_COPY_H2D));
+  return 0;
+}
+
+int rw_pdefer_init(rw_pdefer *q, rw_device dev, long np)
+{
+  memset(q, 0, sizeof *q);
+  if (!dev || np <= 0) return 0;
+  q->np = np;
+  RW_CALL(rw_device_alloc(dev, (size_t)np * sizeof(double), &q->acc));
+  q->dev = dev; /* from here rw_pdefer_free releases acc */
+  RW_CALL(rw_calloc((size_t)np, sizeof(double), "deferred parameter gradient", &q->host));
+  return 0;
+}
+
+void rw_pdefer_free(rw_pdefer *q)
+{
+  if (q->dev) rw_device_free(q->dev, &q->acc, (size_t)q->np * sizeof(double));
+  rw_free(&q->host);
+  q->dev = NULL;
+}
+
+int rw_pdefer_set(rw_pdefer *q, double *pbar)
+{
+  q->pbar = q->dev ? pbar : NULL;
+  q->live = 0;
+  return 0;
+}
+
+int rw_pdefer_held(const rw_pdefer *q, const double *out)
+{
+  return q->dev && out && out == q->pbar;
+}
+
+int rw_pdefer_sum(rw_pdefer *q, double *out, long k, const double *x, long n)
+{
+  if (!rw_pdefer_held(q, out)) {
+    double v = 0.0;
+    RW_CALL(rw_device_reduce(q->dev, RW_DK_SUM, x, NULL, n, &v));
+    out[k] += v;
+    return 0;
+  }
+  if (!q->live) { /* the first term of a sweep: the sums start from zero */
+    memset(q->host, 0, (size_t)q->np * sizeof(double));
+    RW_CALL(rw_device_copy(q->dev, q->acc, q->host, (size_t)q->np * sizeof(double), RW_COPY_H2D));
+    q->live = 1;
+  }
+  RW_CALL(rw_device_reduce_acc(q->dev, RW_DK_SUM, x, NULL, n, q->acc + k));
+  return 0;
+}
+
+int rw_pdefer_flush(rw_pdefer *q)
+{
+  if (!q->dev || !q->pbar || !q->live) return 0;
+  RW_CALL(rw_device_copy(q->dev, q->host, q->acc, (size_t)q->np * sizeof(double), RW_COPY_D2H));
+  for (long k = 0; k < q->np; k++)
+    q->pbar[k] += q->host[k];
+  q->live = 0;
   return 0;
 }
 

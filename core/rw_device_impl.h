@@ -49,6 +49,10 @@ typedef struct {
   /* orders the compute work queued from now on after copy `ticket`, without waiting on the
    * host (NULL: rw_device_copy_order waits on the host instead) */
   int (*copy_order)(rw_device d, long ticket);
+  /* *acc += the value rw_device_reduce gives (its partials folded in the same order), acc in
+   * device memory, queued on the compute stream: the host does not wait (NULL: computed by
+   * rw_device_reduce and added through copies) */
+  int (*reduce_acc)(rw_device d, int op, const double *x, const double *y, long len, double *acc);
 } rw_device_backend;
 
 /* Copies in flight on a device's copy queue at most (rw_device_copy_start waits for the
@@ -144,6 +148,34 @@ int rw_device_run(rw_device d, int id, const void *params, size_t psize, long n,
 /* This rank's value of reduction `op` (rw_kernels.h) over n entries of device arrays, in the
  * device's fixed order. */
 int rw_device_reduce(rw_device d, int op, const double *x, const double *y, long n, double *out);
+/* A problem's deferred parameter gradient on a device (rw_problem_params_defer): while the
+ * driver's pbar is deferred, the VJP terms into it are summed in the device array acc (np
+ * values) and added to pbar at the flush, with one copy. */
+typedef struct {
+  rw_device dev; /* NULL: the problem is on the CPU (nothing is held) */
+  long np;
+  double *acc;  /* device (np): the held sums */
+  double *host; /* host (np): the flush's copy */
+  double *pbar; /* the deferred array (NULL: none) */
+  int live;     /* acc holds terms not yet added to pbar */
+} rw_pdefer;
+int rw_pdefer_init(rw_pdefer *q, rw_device dev, long np);
+void rw_pdefer_free(rw_pdefer *q);
+/* ops params_defer: pbar (NULL: none) is deferred from now on; what was held is dropped. */
+int rw_pdefer_set(rw_pdefer *q, double *pbar);
+/* 1 when terms into out are held (a device, out the deferred pbar). */
+int rw_pdefer_held(const rw_pdefer *q, const double *out);
+/* out[k] += the sum of the device array x (n values, rw_device_reduce's value): held on the
+ * device (rw_device_reduce_acc into acc[k]) when out is the deferred pbar, else added now. */
+int rw_pdefer_sum(rw_pdefer *q, double *out, long k, const double *x, long n);
+/* ops params_flush: adds the held sums to pbar. */
+int rw_pdefer_flush(rw_pdefer *q);
+
+/* acc[0] += that value, with acc in device memory: on a GPU a second kernel folds the partials
+ * in rw_device_reduce's order and adds, so the host does not wait for the reduction (a deferred
+ * parameter gradient, rw_problem_params_defer). The bits of rw_device_reduce's value added. */
+int rw_device_reduce_acc(rw_device d, int op, const double *x, const double *y, long n,
+                         double *acc);
 
 /* C (M x N) = alpha op(A) op(B) + beta C for row-major device arrays, op(X) = X or X^T (ta,
  * tb; op(A) is M x K, op(B) K x N; leading dimensions as cblas_dgemm's with CblasRowMajor);

@@ -220,26 +220,57 @@ static int rw_cuda_map(rw_device d, int op, double a, const double *x, const dou
   return rw_cuda_check(cudaGetLastError(), "element-wise kernel launch");
 }
 
+/* The reduction kernel of rw_device_reduce into the device partials (grown as needed): *np
+ * chunks (0: nothing launched). */
+static int rw_cuda_reduce_launch(rw_device d, int op, const double *x, const double *y, long len,
+                                 long *np)
+{
+  rw_cuda_impl *im = (rw_cuda_impl *)d->impl;
+  *np = rw_device_chunks(len);
+  if (*np == 0) return 0;
+  if (*np > im->cap) {
+    if (im->partials) cudaFree(im->partials);
+    im->partials = nullptr;
+    im->cap = 0;
+    RW_CALL(rw_cuda_check(cudaMalloc((void **)&im->partials, (size_t)*np * sizeof(double)),
+                          "cudaMalloc (reduction partials)"));
+    im->cap = *np;
+  }
+  unsigned blocks = (unsigned)(*np < 1048576 ? *np : 1048576);
+  rw_dk_reduce_kernel<<<blocks, RW_DK_RED_THREADS>>>(op, x, y, len, *np, im->partials);
+  return rw_cuda_check(cudaGetLastError(), "reduction kernel launch");
+}
+
 static int rw_cuda_reduce(rw_device d, int op, const double *x, const double *y, long len,
                           double *partials)
 {
   rw_cuda_impl *im = (rw_cuda_impl *)d->impl;
-  long np = rw_device_chunks(len);
+  long np = 0;
+  RW_CALL(rw_cuda_reduce_launch(d, op, x, y, len, &np));
   if (np == 0) return 0;
-  if (np > im->cap) {
-    if (im->partials) cudaFree(im->partials);
-    im->partials = nullptr;
-    im->cap = 0;
-    RW_CALL(rw_cuda_check(cudaMalloc((void **)&im->partials, (size_t)np * sizeof(double)),
-                          "cudaMalloc (reduction partials)"));
-    im->cap = np;
-  }
-  unsigned blocks = (unsigned)(np < 1048576 ? np : 1048576);
-  rw_dk_reduce_kernel<<<blocks, RW_DK_RED_THREADS>>>(op, x, y, len, np, im->partials);
-  RW_CALL(rw_cuda_check(cudaGetLastError(), "reduction kernel launch"));
   return rw_cuda_check(
       cudaMemcpy(partials, im->partials, (size_t)np * sizeof(double), cudaMemcpyDeviceToHost),
       "cudaMemcpy (reduction partials)");
+}
+
+/* One thread: acc[0] += the partials folded in rw_device_reduce's order (the host's loop). */
+__global__ void rw_dk_fold_acc_kernel(int op, const double *partials, long np, double *acc)
+{
+  double a = rw_dk_red_identity(op);
+  for (long p = 0; p < np; p++)
+    a = rw_dk_red_combine(op, a, partials[p]);
+  acc[0] += a;
+}
+
+static int rw_cuda_reduce_acc(rw_device d, int op, const double *x, const double *y, long len,
+                              double *acc)
+{
+  rw_cuda_impl *im = (rw_cuda_impl *)d->impl;
+  long np = 0;
+  RW_CALL(rw_cuda_reduce_launch(d, op, x, y, len, &np));
+  if (np == 0) return 0;
+  rw_dk_fold_acc_kernel<<<1, 1>>>(op, im->partials, np, acc);
+  return rw_cuda_check(cudaGetLastError(), "reduction fold kernel launch");
 }
 
 static int rw_cuda_sync(rw_device d)
@@ -398,7 +429,8 @@ static const rw_device_backend rw_cuda_backend = {
     rw_cuda_alloc,     rw_cuda_release,      rw_cuda_copy,      rw_cuda_lincomb,
     rw_cuda_map,       rw_cuda_reduce,       rw_cuda_sync,      rw_cuda_close,
     rw_cuda_run,       rw_cuda_host_alloc,   rw_cuda_host_free, rw_cuda_copy_start,
-    rw_cuda_copy_wait, rw_cuda_sync_compute, rw_cuda_gemm,      rw_cuda_copy_order};
+    rw_cuda_copy_wait, rw_cuda_sync_compute, rw_cuda_gemm,      rw_cuda_copy_order,
+    rw_cuda_reduce_acc};
 
 extern "C" int rw_cuda_device_open(rw_device d, int local_rank)
 {

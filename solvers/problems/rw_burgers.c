@@ -29,6 +29,7 @@ typedef struct {
    * (rw_dev_bodies.h) */
   rw_device dev;
   double *terms; /* per-node terms of the nu VJP and the misfit */
+  rw_pdefer pd;  /* the nu VJP's sum held on the device while the driver defers pbar */
   long nodes;
   int dev_err;
 } rw_burgers;
@@ -146,8 +147,8 @@ static int bg_vjp_p(void *content, double t, N_Vector y, const double *p, N_Vect
   /* `out` of the kernel is unused in BG_NU; w is passed as a harmless target. */
   RW_CALL(rw_grid_apply(b->g, y, b->gA, w, bg_kernel, &k));
   RW_CALL(bg_dev_error(b));
-  if (b->dev) /* the per-node terms, summed in the device's order */
-    RW_CALL(rw_device_reduce(b->dev, RW_DK_SUM, b->terms, NULL, b->nodes, &k.sum));
+  if (b->dev) /* the per-node terms, summed in the device's order (held there when deferred) */
+    return rw_pdefer_sum(&b->pd, out, 0, b->terms, b->nodes);
   out[0] += k.sum;
   return 0;
 }
@@ -204,6 +205,14 @@ static int bg_terminal_grad(void *content, double t, N_Vector y, const double *p
   return 0;
 }
 
+/* rw_problem_params_defer / _flush: on a device the nu VJP's sums of the deferred pbar stay there
+ * until the flush (rw_pdefer). */
+static int bg_params_defer(void *c, double *pbar)
+{
+  return rw_pdefer_set(&((rw_burgers *)c)->pd, pbar);
+}
+static int bg_params_flush(void *c) { return rw_pdefer_flush(&((rw_burgers *)c)->pd); }
+
 static void bg_destroy(void *content)
 {
   rw_burgers *b = content;
@@ -216,6 +225,7 @@ static void bg_destroy(void *content)
     rw_device_free(b->dev, &b->gB, gl);
     rw_device_free(b->dev, &b->terms, (size_t)(b->nodes + 1) * sizeof(double));
   }
+  rw_pdefer_free(&b->pd);
   rw_free(&b->gA);
   rw_free(&b->gB);
   rw_free(&b);
@@ -291,6 +301,7 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
     RW_TRY(rw_device_alloc(b->dev, gl, &b->gA));
     RW_TRY(rw_device_alloc(b->dev, gl, &b->gB));
     RW_TRY(rw_device_alloc(b->dev, (size_t)(b->nodes + 1) * sizeof(double), &b->terms));
+    RW_TRY(rw_pdefer_init(&b->pd, b->dev, 1));
   } else {
     RW_TRY(rw_calloc(rw_grid_ghosted_length(b->g), sizeof(double), "burgers halo work", &b->gA));
     RW_TRY(rw_calloc(rw_grid_ghosted_length(b->g), sizeof(double), "burgers halo work", &b->gB));
@@ -301,6 +312,8 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
                                      .jvp = bg_jvp,
                                      .terminal = bg_terminal,
                                      .terminal_grad = bg_terminal_grad,
+                                     .params_defer = bg_params_defer,
+                                     .params_flush = bg_params_flush,
                                      .destroy = bg_destroy};
   static const char *const names[] = {"nu"};
   rw_problem_ops dops = ops;

@@ -51,6 +51,7 @@ typedef struct {
    * (rw_dev_bodies.h) */
   rw_device dev;
   double *terms; /* 4 x nodes per-node parameter terms (also u^2 of the u2 objective) */
+  rw_pdefer pd;  /* the parameter sums held on the device while the driver defers pbar */
   long nodes;
   int dev_err; /* first failure inside a kernel callback (which returns nothing) */
 } rw_gs;
@@ -210,15 +211,12 @@ static void gs_dev_rhs_comb(rw_gs *s, rw_grid g, double *out, const long lo[3], 
     s->dev_err = rw_device_run(s->dev, RW_BODY_GS_RHS_COMB, &q, sizeof q, items, rw_body_host);
 }
 
-/* The parameter sums from the device's per-node terms, in its fixed order: out[c] += sum. */
+/* The parameter sums from the device's per-node terms, in its fixed order: out[c] += sum (held
+ * on the device when out is the deferred pbar: rw_pdefer_sum). */
 static int gs_dev_fold(rw_gs *s, double *out)
 {
-  for (int c = 0; c < 4; c++) {
-    double v = 0.0;
-    RW_CALL(rw_device_reduce(s->dev, RW_DK_SUM, s->terms + (size_t)c * (size_t)s->nodes, NULL,
-                             s->nodes, &v));
-    out[c] += v;
-  }
+  for (int c = 0; c < 4; c++)
+    RW_CALL(rw_pdefer_sum(&s->pd, out, c, s->terms + (size_t)c * (size_t)s->nodes, s->nodes));
   return 0;
 }
 
@@ -649,6 +647,11 @@ static int gs_noise_fill(void *c, uint64_t seed, uint64_t step, N_Vector z)
   return 0;
 }
 
+/* rw_problem_params_defer / _flush: on a device the parameter sums of the deferred pbar stay
+ * there until the flush (rw_pdefer), so a VJP does not wait for its reductions. */
+static int gs_params_defer(void *c, double *pbar) { return rw_pdefer_set(&((rw_gs *)c)->pd, pbar); }
+static int gs_params_flush(void *c) { return rw_pdefer_flush(&((rw_gs *)c)->pd); }
+
 static void gs_destroy(void *c)
 {
   rw_gs *s = c;
@@ -659,6 +662,7 @@ static void gs_destroy(void *c)
     rw_device_free(s->dev, &s->gv, s->glen * sizeof(double));
     rw_device_free(s->dev, &s->terms, 4 * (size_t)s->nodes * sizeof(double));
   }
+  rw_pdefer_free(&s->pd);
   rw_free(&s->gy);
   rw_free(&s->gv);
   rw_grid_destroy(&s->grid);
@@ -721,6 +725,7 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
     RW_TRY(rw_device_alloc(s->dev, s->glen * sizeof(double), &s->gy));
     RW_TRY(rw_device_alloc(s->dev, s->glen * sizeof(double), &s->gv));
     RW_TRY(rw_device_alloc(s->dev, 4 * (size_t)s->nodes * sizeof(double), &s->terms));
+    RW_TRY(rw_pdefer_init(&s->pd, s->dev, 4));
   } else {
     RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted state", &s->gy));
     RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted direction", &s->gv));
@@ -744,6 +749,8 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   ops.diffusion = gs_diffusion;
   ops.diffusion_vjp = gs_diffusion_vjp;
   ops.noise_fill = gs_noise_fill;
+  ops.params_defer = gs_params_defer;
+  ops.params_flush = gs_params_flush;
   ops.destroy = gs_destroy;
   int on_dev = s->dev != NULL;
   RW_TRY(rw_problem_create(ctx, "grayscott", &ops, s, rw_grid_local_length(s->grid), 4,

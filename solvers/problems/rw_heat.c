@@ -58,6 +58,7 @@ typedef struct {
    * device bodies (rw_dev_bodies.h); Dirichlet and periodic sides only */
   rw_device dev;
   double *terms; /* nodes doubles: per-node terms of the source parameter's VJP */
+  rw_pdefer pd;  /* the source's VJP sum held on the device while the driver defers pbar */
   long nodes;
 } heat;
 
@@ -466,11 +467,9 @@ static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, i
   if (H->neumann) RW_CALL(heat_neumann_ghosts(H, rw_vec_data(out_y)));
   if (out_p && H->dev) { /* w s per node from w's ghosted copy, summed in the device's order */
     const long lo[3] = {0, 0, 0};
-    double acc = 0.0;
     RW_CALL(heat_dev_box(H, RW_BODY_HEAT_WS, NULL, H->gu, rw_vec_data(H->shape), 0.0, H->terms, lo,
                          H->cnt));
-    RW_CALL(rw_device_reduce(H->dev, RW_DK_SUM, H->terms, NULL, H->nodes, &acc));
-    out_p[0] += acc;
+    RW_CALL(rw_pdefer_sum(&H->pd, out_p, 0, H->terms, H->nodes));
   } else if (out_p) { /* w from its ghosted copy, summed in heat_vjp_p's order */
     const double *s = rw_vec_data(H->shape);
     double acc = 0.0;
@@ -723,6 +722,14 @@ static int heat_noise_fill(void *content, uint64_t seed, uint64_t step, N_Vector
   return 0;
 }
 
+/* rw_problem_params_defer / _flush: on a device the source's VJP sums of the deferred pbar stay
+ * there until the flush (rw_pdefer). */
+static int heat_params_defer(void *c, double *pbar)
+{
+  return rw_pdefer_set(&((heat *)c)->pd, pbar);
+}
+static int heat_params_flush(void *c) { return rw_pdefer_flush(&((heat *)c)->pd); }
+
 static void heat_destroy(void *content)
 {
   heat *H = content;
@@ -738,6 +745,7 @@ static void heat_destroy(void *content)
     rw_device_free(H->dev, &H->gb, H->glen * sizeof(double));
     rw_device_free(H->dev, &H->terms, (size_t)(H->nodes + 1) * sizeof(double));
   }
+  rw_pdefer_free(&H->pd);
   rw_free(&H->gu);
   rw_free(&H->gk);
   rw_free(&H->ga);
@@ -802,6 +810,8 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
                                      .noise_fill = heat_noise_fill,
                                      .solve_begin = heat_solve_begin,
                                      .solve_end = heat_solve_end,
+                                     .params_defer = heat_params_defer,
+                                     .params_flush = heat_params_flush,
                                      .destroy = heat_destroy};
   static const char *const names[] = {"source"};
   int ierr = 0;
@@ -866,6 +876,7 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
     RW_TRY(rw_device_alloc(H->dev, H->glen * sizeof(double), &H->ga));
     RW_TRY(rw_device_alloc(H->dev, H->glen * sizeof(double), &H->gb));
     RW_TRY(rw_device_alloc(H->dev, (size_t)(H->nodes + 1) * sizeof(double), &H->terms));
+    RW_TRY(rw_pdefer_init(&H->pd, H->dev, 1));
   } else {
     RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted state", &H->gu));
     RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted kappa", &H->gk));

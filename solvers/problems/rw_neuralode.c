@@ -167,9 +167,7 @@ typedef struct {
   double *theta_d; /* theta on the device (P) */
   double *dp_d;    /* one VJP's dJ/dtheta, or a theta tangent, on the device (P) */
   double *dp_h;    /* dp_d copied back (P) */
-  double *acc_d;   /* the held dJ/dtheta terms of the deferred pbar (P; rw_problem_params_defer) */
-  double *defer_p; /* the driver's pbar whose terms are held on the device (NULL: none) */
-  int acc_live;    /* acc_d holds terms not yet added to defer_p */
+  rw_pdefer pd;    /* the held dJ/dtheta terms of the deferred pbar (P; rw_problem_params_defer) */
   double *tgt_d;   /* the targets on the device */
   double *diff_d;  /* the misfit (nloc * D) */
 } rw_node;
@@ -221,11 +219,11 @@ static void node_destroy(void *c)
   if (o->dev) {
     rw_device_free(o->dev, &o->theta_d, (size_t)o->P * sizeof(double));
     rw_device_free(o->dev, &o->dp_d, (size_t)o->P * sizeof(double));
-    rw_device_free(o->dev, &o->acc_d, (size_t)o->P * sizeof(double));
     rw_device_free(o->dev, &o->tgt_d, node_rows(o, o->D));
     rw_device_free(o->dev, &o->diff_d, node_rows(o, o->D));
   }
   rw_free(&o->dp_h);
+  rw_pdefer_free(&o->pd);
   rw_free(&o);
 }
 
@@ -597,7 +595,7 @@ static int node_rhs(void *c, double t, N_Vector y, const double *p, N_Vector f)
 /* out_y += (df/dy)^T w, out_p += (df/dtheta)^T w (either may be NULL): back-propagation
  * through the layers from the activations of one forward pass. On a device the theta part is
  * formed there (dp_d) and added to out_p on the host, or, when out_p is the pbar the driver
- * deferred (node_params_defer), added to the device's sum of held terms (acc_d; the first one
+ * deferred (node_params_defer), added to the device's sum of held terms (pd.acc; the first one
  * is formed there), which node_params_flush adds to pbar with one copy: one copy of P values
  * per backward sweep instead of one per VJP. */
 static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv, N_Vector out_y,
@@ -610,9 +608,9 @@ static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv,
   const int *w = o->a.widths;
   RW_CALL(node_forward(o, t, yd, p, NULL, &act));
   const double *th = o->dev ? o->theta_d : p;
-  const int held = o->dev && out_p && out_p == o->defer_p;
+  const int held = rw_pdefer_held(&o->pd, out_p);
   /* the device's product overwrites (beta 0) */
-  double *gp = o->dev ? (held && !o->acc_live ? o->acc_d : o->dp_d) : out_p;
+  double *gp = o->dev ? (held && !o->pd.live ? o->pd.acc : o->dp_d) : out_p;
   const double gbeta = o->dev ? 0.0 : 1.0;
   const double *G = wd; /* d/dz_L */
   int cur = 0;
@@ -646,10 +644,10 @@ static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv,
   }
   if (out_y && o->a.damping != 0.0) RW_CALL(node_damp(o, wd, rw_vec_data(out_y), n * o->D));
   if (held) {
-    /* acc_d -= (-1) dp_d, i.e. acc_d + dp_d exactly */
-    if (o->acc_live)
-      RW_CALL(node_body(o, RW_NODE_AXPY, o->P, 0, 1, 0, -1.0, o->dp_d, NULL, o->acc_d));
-    o->acc_live = 1;
+    /* acc -= (-1) dp_d, i.e. acc + dp_d exactly */
+    if (o->pd.live)
+      RW_CALL(node_body(o, RW_NODE_AXPY, o->P, 0, 1, 0, -1.0, o->dp_d, NULL, o->pd.acc));
+    o->pd.live = 1;
   } else if (out_p && o->dev) {
     RW_CALL(rw_device_copy(o->dev, o->dp_h, o->dp_d, (size_t)o->P * sizeof(double), RW_COPY_D2H));
     for (long k = 0; k < o->P; k++)
@@ -659,26 +657,13 @@ static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv,
 }
 
 /* rw_problem_params_defer / _flush (rw_problem.h): on a device the VJPs into pbar are summed
- * there (node_vjp) and added to pbar here; on the CPU every term is added at once. */
+ * there (node_vjp) and added to pbar at the flush (rw_pdefer); on the CPU every term is added at
+ * once. */
 static int node_params_defer(void *c, double *pbar)
 {
-  rw_node *o = c;
-  if (!o->dev) return 0;
-  o->defer_p = pbar;
-  o->acc_live = 0; /* what was held (after a failure) is dropped */
-  return 0;
+  return rw_pdefer_set(&((rw_node *)c)->pd, pbar);
 }
-
-static int node_params_flush(void *c)
-{
-  rw_node *o = c;
-  if (!o->dev || !o->defer_p || !o->acc_live) return 0;
-  RW_CALL(rw_device_copy(o->dev, o->dp_h, o->acc_d, (size_t)o->P * sizeof(double), RW_COPY_D2H));
-  for (long k = 0; k < o->P; k++)
-    o->defer_p[k] += o->dp_h[k];
-  o->acc_live = 0;
-  return 0;
-}
+static int node_params_flush(void *c) { return rw_pdefer_flush(&((rw_node *)c)->pd); }
 
 static int node_vjp_y(void *c, double t, N_Vector y, const double *p, N_Vector w, N_Vector out)
 {
@@ -822,7 +807,7 @@ static int node_alloc(rw_node *o)
   if (o->dev) { /* theta_d starts at 0, as theta_seen and theta do */
     RW_TRY(rw_device_alloc(o->dev, (size_t)o->P * sizeof(double), &o->theta_d));
     RW_TRY(rw_device_alloc(o->dev, (size_t)o->P * sizeof(double), &o->dp_d));
-    RW_TRY(rw_device_alloc(o->dev, (size_t)o->P * sizeof(double), &o->acc_d));
+    RW_TRY(rw_pdefer_init(&o->pd, o->dev, o->P));
     RW_TRY(rw_device_alloc(o->dev, node_rows(o, o->D), &o->tgt_d));
     RW_TRY(rw_device_alloc(o->dev, node_rows(o, o->D), &o->diff_d));
     RW_TRY(rw_calloc((size_t)o->P, sizeof(double), "MLP gradient copy", &o->dp_h));

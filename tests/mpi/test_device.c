@@ -740,6 +740,67 @@ static void jvp_check(const char *what, rw_problem pc, rw_problem pd, N_Vector y
 
 /* --- 4. Gray-Scott on the device (its grid exchange and stencils as device kernels) ------- */
 
+static double vec_rel(const double *a, const double *b, long n)
+{
+  double d = 0.0, m = 0.0;
+  for (long i = 0; i < n; i++)
+    d += (a[i] - b[i]) * (a[i] - b[i]), m += a[i] * a[i];
+  return m > 0 ? sqrt(d / m) : sqrt(d);
+}
+
+/* Deferred parameter gradients (rw_problem_params_defer / _flush) on the device: the VJP terms
+ * into the deferred pbar are held there until the flush and then equal the terms added at once
+ * (to the rounding of their order); a VJP into another array is added at once meanwhile; a
+ * defer(NULL) drops what is held. */
+static void defer_check(const char *what, rw_problem pd, const double *y0)
+{
+  long P = rw_problem_nparams(pd);
+  N_Vector yd, wd, gd;
+  CHECK(rw_problem_new_state(pd, &yd));
+  CHECK(rw_problem_new_state(pd, &wd));
+  CHECK(rw_problem_new_state(pd, &gd));
+  long n = (long)rw_problem_local_length(pd);
+  double *h = malloc(((size_t)n + 1) * sizeof(double)), *r = malloc((size_t)P * sizeof(double));
+  double *now = malloc((size_t)P * sizeof(double)), *held = malloc((size_t)P * sizeof(double));
+  double *other = calloc((size_t)P, sizeof(double)), *solo = calloc((size_t)P, sizeof(double));
+  CHECK(rw_vec_from_host(yd, y0));
+  for (long i = 0; i < n; i++)
+    h[i] = hash01(34, (uint64_t)(rank * 1000003 + i));
+  CHECK(rw_vec_from_host(wd, h));
+  for (long k = 0; k < P; k++)
+    r[k] = hash01(35, (uint64_t)k);
+  memcpy(now, r, (size_t)P * sizeof(double));
+  memcpy(held, r, (size_t)P * sizeof(double));
+  for (int j = 0; j < 3; j++) /* three terms added at once */
+    CHECK(rw_problem_vjp(pd, 0.25 + 0.1 * j, yd, wd, gd, now));
+  CHECK(rw_problem_vjp(pd, 0.5, yd, wd, gd, solo));
+  CHECK(rw_problem_params_defer(pd, held));
+  for (int j = 0; j < 3; j++) {
+    CHECK(rw_problem_vjp(pd, 0.25 + 0.1 * j, yd, wd, gd, held));
+    if (j == 1) CHECK(rw_problem_vjp(pd, 0.5, yd, wd, gd, other));
+  }
+  int untouched = !memcmp(held, r, (size_t)P * sizeof(double));
+  int other_same = !memcmp(other, solo, (size_t)P * sizeof(double));
+  CHECK(rw_problem_params_flush(pd));
+  CHECK(rw_problem_params_flush(pd)); /* nothing held: adds nothing */
+  CHECK(rw_problem_params_defer(pd, NULL));
+  double e = vec_rel(now, held, P);
+  memcpy(held, r, (size_t)P * sizeof(double));
+  CHECK(rw_problem_params_defer(pd, held));
+  CHECK(rw_problem_vjp(pd, 0.25, yd, wd, gd, held));
+  CHECK(rw_problem_params_defer(pd, NULL)); /* dropped */
+  CHECK(rw_problem_params_flush(pd));
+  int dropped = !memcmp(held, r, (size_t)P * sizeof(double));
+  report(untouched && other_same && e <= 1e-15 && dropped,
+         "%s: deferred dJ/dp on the device, %d ranks: held until the flush %s, "
+         "then %.1e from the terms added at once; another array's term added at once %s; "
+         "defer(NULL) drops what is held %s",
+         what, size, untouched ? "yes" : "NO", e, other_same ? "yes" : "NO",
+         dropped ? "yes" : "NO");
+  free(h), free(r), free(now), free(held), free(other), free(solo);
+  rw_vec_destroy(&yd), rw_vec_destroy(&wd), rw_vec_destroy(&gd);
+}
+
 static void grayscott_tests(void)
 {
   for (int dim = 2; dim <= 3; dim++)
@@ -759,6 +820,7 @@ static void grayscott_tests(void)
       CHECK(rw_gs_initial_state(pd, yd));
       long bad = differ(yc, yd);
       if (obj == 0) jvp_check(dim == 3 ? "Gray-Scott 3D" : "Gray-Scott 2D", pc, pd, yc, 4);
+      if (obj == 0) defer_check(dim == 3 ? "Gray-Scott 3D" : "Gray-Scott 2D", pd, rw_vec_data(yc));
       rw_adjoint_options o;
       rw_adjoint_options_default(&o);
       o.t0 = 0.0, o.tf = dim == 2 ? 10.0 : 4.0, o.dt = 0.5;
@@ -859,6 +921,7 @@ static void heat_tests(void)
       }
       long bad = differ(yc, yd) + differ(rw_problem_field(pc), rw_problem_field(pd)) +
                  (kmin[0] != kmin[1]) + (kmax[0] != kmax[1]);
+      if (bc == 0) defer_check(dim == 3 ? "heat 3D" : "heat 2D", pd, rw_vec_data(yc));
       rw_adjoint_options o;
       rw_adjoint_options_default(&o);
       o.t0 = 0.0, o.dt = 0.9 * rw_heat_stability_limit(pc, kmax[0]), o.tf = 12.0 * o.dt;
@@ -965,6 +1028,7 @@ static void burgers_tests(void)
   CHECK(rw_burgers_initial_state(pd, yd));
   long bad = differ(yc, yd) + differ(rw_burgers_target(pc), rw_burgers_target(pd));
   jvp_check("Burgers", pc, pd, yc, 1);
+  defer_check("Burgers", pd, rw_vec_data(yc));
   rw_adjoint_options o;
   rw_adjoint_options_default(&o);
   o.t0 = 0.0, o.tf = 0.2, o.dt = 0.01;
@@ -1029,13 +1093,6 @@ static int node_same(const node_result *a, const node_result *b)
 }
 
 /* ||a - b||_2 / ||a||_2 of a replicated vector (dJ/dtheta is summed over the ranks). */
-static double vec_rel(const double *a, const double *b, long n)
-{
-  double d = 0.0, m = 0.0;
-  for (long i = 0; i < n; i++)
-    d += (a[i] - b[i]) * (a[i] - b[i]), m += a[i] * a[i];
-  return m > 0 ? sqrt(d / m) : sqrt(d);
-}
 
 /* The neural problem's tangent on the device against its VJP: <w, J v + f_theta dtheta> equals
  * <J^T w, v> + <f_theta^T w, dtheta>; and the device tangent agrees with the CPU's. */
@@ -1086,59 +1143,6 @@ static void node_jvp_check(const char *what, rw_problem pc, rw_problem pd, const
     rw_vec_destroy(dv[k]);
 }
 
-/* Deferred dJ/dtheta (rw_problem_params_defer / _flush) on the device: the terms of the
- * deferred pbar are held there until the flush and then equal the terms added at once (to the
- * rounding of their order); a VJP into another array is added at once meanwhile; a defer(NULL)
- * drops what is held. */
-static void node_defer_check(const char *what, rw_problem pd, const double *y0)
-{
-  long P = rw_problem_nparams(pd);
-  N_Vector yd, wd, gd;
-  CHECK(rw_problem_new_state(pd, &yd));
-  CHECK(rw_problem_new_state(pd, &wd));
-  CHECK(rw_problem_new_state(pd, &gd));
-  long n = (long)rw_problem_local_length(pd);
-  double *h = malloc(((size_t)n + 1) * sizeof(double)), *r = malloc((size_t)P * sizeof(double));
-  double *now = malloc((size_t)P * sizeof(double)), *held = malloc((size_t)P * sizeof(double));
-  double *other = calloc((size_t)P, sizeof(double)), *solo = calloc((size_t)P, sizeof(double));
-  CHECK(rw_vec_from_host(yd, y0));
-  for (long i = 0; i < n; i++)
-    h[i] = hash01(34, (uint64_t)(rank * 1000003 + i));
-  CHECK(rw_vec_from_host(wd, h));
-  for (long k = 0; k < P; k++)
-    r[k] = hash01(35, (uint64_t)k);
-  memcpy(now, r, (size_t)P * sizeof(double));
-  memcpy(held, r, (size_t)P * sizeof(double));
-  for (int j = 0; j < 3; j++) /* three terms added at once */
-    CHECK(rw_problem_vjp(pd, 0.25 + 0.1 * j, yd, wd, gd, now));
-  CHECK(rw_problem_vjp(pd, 0.5, yd, wd, gd, solo));
-  CHECK(rw_problem_params_defer(pd, held));
-  for (int j = 0; j < 3; j++) {
-    CHECK(rw_problem_vjp(pd, 0.25 + 0.1 * j, yd, wd, gd, held));
-    if (j == 1) CHECK(rw_problem_vjp(pd, 0.5, yd, wd, gd, other));
-  }
-  int untouched = !memcmp(held, r, (size_t)P * sizeof(double));
-  int other_same = !memcmp(other, solo, (size_t)P * sizeof(double));
-  CHECK(rw_problem_params_flush(pd));
-  CHECK(rw_problem_params_flush(pd)); /* nothing held: adds nothing */
-  CHECK(rw_problem_params_defer(pd, NULL));
-  double e = vec_rel(now, held, P);
-  memcpy(held, r, (size_t)P * sizeof(double));
-  CHECK(rw_problem_params_defer(pd, held));
-  CHECK(rw_problem_vjp(pd, 0.25, yd, wd, gd, held));
-  CHECK(rw_problem_params_defer(pd, NULL)); /* dropped */
-  CHECK(rw_problem_params_flush(pd));
-  int dropped = !memcmp(held, r, (size_t)P * sizeof(double));
-  report(untouched && other_same && e <= 1e-15 && dropped,
-         "neural ODE (%s) deferred dJ/dtheta on the device, %d ranks: held until the flush %s, "
-         "then %.1e from the terms added at once; another array's term added at once %s; "
-         "defer(NULL) drops what is held %s",
-         what, size, untouched ? "yes" : "NO", e, other_same ? "yes" : "NO",
-         dropped ? "yes" : "NO");
-  free(h), free(r), free(now), free(held), free(other), free(solo);
-  rw_vec_destroy(&yd), rw_vec_destroy(&wd), rw_vec_destroy(&gd);
-}
-
 static void node_tests(void)
 {
   static const struct {
@@ -1177,7 +1181,9 @@ static void node_tests(void)
           0.5 * hash01(60 + c, (uint64_t)(first * D + i));
     }
     node_jvp_check(cases[c].what, pc, pd, y0);
-    node_defer_check(cases[c].what, pd, y0);
+    char nm[96];
+    snprintf(nm, sizeof nm, "neural ODE (%s)", cases[c].what);
+    defer_check(nm, pd, y0);
     rw_adjoint_options o;
     rw_adjoint_options_default(&o);
     o.t0 = 0.0, o.tf = 1.0, o.dt = 0.05;
