@@ -28,6 +28,10 @@ struct rw_grid_s {
    * from the posts to the end of the wait: `scope`) */
   rw_device dev;
   int on_dev, scope, direct; /* direct: latched when the messages are posted */
+  /* self[d]: dimension d is periodic over this rank alone (both neighbours are this rank): an
+   * exchange unpacks each face it packed into the opposite ghosts itself, with no message and,
+   * on a device, no copy through the host */
+  int self[3];
   double *dsend[3][2], *drecv[3][2];
   /* on a device the faces are pieces of one block each (face (d, s) at face_off[d][s]), so a
    * staged exchange moves all its faces with one copy each way */
@@ -92,6 +96,7 @@ int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
     g->start[d] = c * q + (c < r ? c : r);
     g->gn[d] = g->count[d] + 2 * cfg->ghost;
     MPI_Cart_shift(g->cart, d, 1, &g->nbr[d][0], &g->nbr[d][1]);
+    g->self[d] = g->nbr[d][0] == rank && g->nbr[d][1] == rank;
   }
   /* Every rank needs ghost + 1 nodes per dimension (the Neumann mirror reads node ghost). */
   int ok = 1;
@@ -400,13 +405,14 @@ cleanup:
 /* A staged device exchange's copy of every face that has a neighbour, in one piece: the span
  * of the blocks from the first such face to the end of the last (faces between without a
  * neighbour travel along unread). dir RW_COPY_D2H: the packed faces out; RW_COPY_H2D: the
- * received faces in. */
-static int rw_grid_dev_span_copy(rw_grid g, int dir)
+ * received faces in. with_self = 0 leaves out the faces of self dimensions (the forward
+ * exchange sends them no message); the transposed exchange still sends them. */
+static int rw_grid_dev_span_copy(rw_grid g, int dir, int with_self)
 {
   size_t lo = SIZE_MAX, hi = 0;
   for (int d = 0; d < g->cfg.dim; d++)
     for (int s = 0; s < 2; s++)
-      if (g->nbr[d][s] != MPI_PROC_NULL) {
+      if (g->nbr[d][s] != MPI_PROC_NULL && (with_self || !g->self[d])) {
         if (g->face_off[d][s] < lo) lo = g->face_off[d][s];
         if (g->face_off[d][s] + g->face_len[d] > hi) hi = g->face_off[d][s] + g->face_len[d];
       }
@@ -453,16 +459,17 @@ static int rw_grid_pack(rw_grid g, int d, int side, double *gv)
   return 0;
 }
 
-/* Unpacks the host receive buffer of face (d, side) into gv's ghosts. */
+/* Unpacks the receive buffer of face (d, side) into gv's ghosts; in a self dimension the face
+ * this rank packed for the opposite side, which is what the neighbour there would have sent. */
 static int rw_grid_unpack(rw_grid g, int d, int side, double *gv)
 {
   long a = side ? g->count[d] : -g->cfg.ghost;
   if (!g->on_dev) {
-    rw_grid_face(g, d, a, gv, g->recvbuf[d][side], 1);
+    rw_grid_face(g, d, a, gv, g->self[d] ? g->sendbuf[d][!side] : g->recvbuf[d][side], 1);
     return 0;
   }
   /* drecv holds the face: MPI received into it, or rw_grid_dev_span_copy copied it in */
-  RW_CALL(rw_grid_dev_face(g, d, a, gv, g->drecv[d][side], 1));
+  RW_CALL(rw_grid_dev_face(g, d, a, gv, g->self[d] ? g->dsend[d][!side] : g->drecv[d][side], 1));
   return 0;
 }
 
@@ -520,12 +527,18 @@ static int rw_grid_post(rw_grid g, double *gv)
   g->direct = g->on_dev && rw_device_mpi_direct(g->dev);
   /* low face to the low neighbour (its high ghosts), high face to the high neighbour; a
    * physical boundary (no neighbour) sends and receives nothing, so nothing is packed */
+  int msgs = 0;
   for (int d = 0; d < g->cfg.dim; d++)
     for (int side = 0; side < 2; side++)
-      if (g->nbr[d][side] != MPI_PROC_NULL) RW_CALL(rw_grid_pack(g, d, side, gv));
-  if (g->on_dev && !g->direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_D2H));
+      if (g->nbr[d][side] != MPI_PROC_NULL) {
+        RW_CALL(rw_grid_pack(g, d, side, gv));
+        msgs += !g->self[d];
+      }
+  if (msgs == 0) return 0; /* every face is a self face or a physical boundary */
+  if (g->on_dev && !g->direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_D2H, 0));
   RW_CALL(rw_grid_mpi_ready(g));
   for (int d = 0; d < g->cfg.dim; d++) {
+    if (g->self[d]) continue;
     int n = (int)g->face_len[d];
     if (g->nbr[d][0] != MPI_PROC_NULL)
       RW_CALL_MPI(MPI_Irecv(rw_grid_rbuf(g, d, 0), n, MPI_DOUBLE, g->nbr[d][0], 2 * d + 1, g->cart,
@@ -546,9 +559,10 @@ static int rw_grid_post(rw_grid g, double *gv)
 int rw_grid_exchange_end(rw_grid g, double *gv)
 {
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
+  int msgs = g->nreq > 0;
   g->nreq = 0;
   rw_grid_mpi_done(g);
-  if (g->on_dev && !g->direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_H2D));
+  if (g->on_dev && !g->direct && msgs) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_H2D, 0));
   for (int d = 0; d < g->cfg.dim; d++) {
     if (g->nbr[d][0] != MPI_PROC_NULL) RW_CALL(rw_grid_unpack(g, d, 0, gv));
     if (g->nbr[d][1] != MPI_PROC_NULL) RW_CALL(rw_grid_unpack(g, d, 1, gv));
@@ -582,7 +596,7 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
       else
         rw_grid_face(g, d, side ? g->count[d] : -G, gadj, g->sendbuf[d][side], 0);
     }
-  if (g->on_dev && !direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_D2H));
+  if (g->on_dev && !direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_D2H, 1));
   RW_CALL(rw_grid_mpi_ready(g));
   for (int d = 0; d < g->cfg.dim; d++) {
     int n = (int)g->face_len[d];
@@ -598,7 +612,7 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
   g->nreq = 0;
   rw_grid_mpi_done(g);
-  if (g->on_dev && !direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_H2D));
+  if (g->on_dev && !direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_H2D, 1));
   for (int d = 0; d < g->cfg.dim; d++)
     for (int side = 0; side < 2; side++) {
       if (g->nbr[d][side] == MPI_PROC_NULL) continue;
