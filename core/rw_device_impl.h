@@ -13,7 +13,7 @@ extern "C" {
 /* The largest parameter block an element body takes (bytes): a CUDA kernel argument. */
 #define RW_BODY_PARAMS_MAX_BYTES 1536
 /* Element body ids are 1 .. RW_BODY_ID_END - 1 (solvers/rw_dev_bodies.h, checked there). */
-#define RW_BODY_ID_END 21
+#define RW_BODY_ID_END 22
 
 /* Directions of rw_device_backend.copy. */
 enum { RW_COPY_H2D, RW_COPY_D2H, RW_COPY_D2D };

@@ -192,10 +192,8 @@ static int rw_app_read_common(rw_app *app)
   RW_CALL(rw_deck_get_string(deck, "device", devname, sizeof devname));
   if (strcmp(devname, "cpu") != 0) {
     if (!app->info->device_ready) {
-      RW_ERROR(
-          RW_ERR_DECK,
-          "device = %s: %s does not run on a device yet (the PDE apps and rewind-neuralode do)",
-          devname, app->info->name);
+      RW_ERROR(RW_ERR_DECK, "device = %s: %s does not run on a device; use device: cpu", devname,
+               app->info->name);
       return rw_app_deck_error(app, "device");
     }
     rw_device_kind kind = strcmp(devname, "cuda") == 0 ? RW_DEVICE_CUDA : RW_DEVICE_EMULATED;

@@ -37,6 +37,7 @@ enum {
   RW_BODY_HEAT_DIFFUSE_COMB, /* heat: the fused stage (combination and stencil, interior) */
   RW_BODY_GS_JVP,            /* Gray-Scott: the tangent (df/dy) d + (df/dp) dp on a box */
   RW_BODY_NODE,              /* neural ODE: the MLP's element-wise steps around its products */
+  RW_BODY_ENS,               /* ODE and SDE ensembles: a member's field, VJPs, JVP, objective */
   RW_BODY_COUNT
 };
 #include "../core/rw_device_impl.h"
@@ -552,6 +553,170 @@ static inline RW_HD void rw_body_bg_misfit_run(const rw_body_bg_misfit *p, long 
   if (p->grad) p->grad[m] = p->a * e;
 }
 
+/* --- ODE and SDE ensembles (rw_ode_problems.c, rw_sde_problems.c) ------------------------- */
+
+/* Models; each member is a 2-vector (ODEs) or a scalar path (SDEs). */
+enum { RW_ENS_VDP, RW_ENS_LV, RW_ENS_OU, RW_ENS_GBM };
+
+/* What item e (member e) computes; "terms" are per-member values a sum over members reduces
+ * (the CPU in member order, a device in its fixed order), laid out k * n + e for parameter k. */
+enum {
+  RW_ENS_RHS,    /* out = f(u) */
+  RW_ENS_VJPY,   /* out += (df/du)^T w */
+  RW_ENS_VJPP,   /* terms[k][e] = ((df/dp)^T w)_k, k < rw_ens_nterms (SDE: the drift's p0) */
+  RW_ENS_JVP,    /* out = (df/du) w (+ (df/dp) dp when has_dp) */
+  RW_ENS_MISFIT, /* terms[e] = |u - target|^2 */
+  RW_ENS_TGRAD,  /* out = a (u - target) */
+  RW_ENS_RGRAD,  /* out += a u */
+  RW_ENS_DIFF,   /* SDE: out = g(u) (ou: sigma; gbm: sigma u) */
+  RW_ENS_DIFFVJP /* SDE: out += (dg/du)^T w (gbm), terms[e] = (dg/dsigma)^T w */
+};
+
+typedef struct {
+  int kind, mode, has_dp;
+  long n;                           /* members on this rank */
+  double p[4], dp[4], target[2], a; /* parameters, tangent, target, a scalar factor */
+  const double *u, *w;              /* the state and the cotangent (or tangent) */
+  double *out, *terms;
+} rw_body_ens;
+
+/* The parameters a model's field depends on (ODEs: all; SDEs: the drift's p0). */
+static inline RW_HD int rw_ens_nterms(int kind) { return kind == RW_ENS_LV ? 4 : 1; }
+
+/* ODE field of one member.
+ *   vanderpol:     f = (v, mu (1 - x^2) v - x)
+ *   lotkavolterra: f = (alpha x - beta x y, delta x y - gamma y) */
+static inline RW_HD void rw_ens_ode_f(int kind, const double *p, const double *u, double *f)
+{
+  const double x = u[0], y = u[1];
+  if (kind == RW_ENS_VDP) {
+    f[0] = y;
+    f[1] = p[0] * (1.0 - x * x) * y - x;
+  } else {
+    f[0] = p[0] * x - p[1] * x * y;
+    f[1] = p[3] * x * y - p[2] * y;
+  }
+}
+
+/* ODE Jacobian df/du of one member, row-major 2x2.
+ * VdP: [[0, 1], [-2 mu x v - 1, mu (1 - x^2)]]
+ * LV:  [[alpha - beta y, -beta x], [delta y, delta x - gamma]] */
+static inline RW_HD void rw_ens_ode_jac(int kind, const double *p, const double *u, double J[4])
+{
+  const double x = u[0], y = u[1];
+  if (kind == RW_ENS_VDP) {
+    J[0] = 0.0;
+    J[1] = 1.0;
+    J[2] = -2.0 * p[0] * x * y - 1.0;
+    J[3] = p[0] * (1.0 - x * x);
+  } else {
+    J[0] = p[0] - p[1] * y;
+    J[1] = -p[1] * x;
+    J[2] = p[3] * y;
+    J[3] = p[3] * x - p[2];
+  }
+}
+
+/* ODE df/dp of one member, row-major 2 x np (LV columns: alpha beta gamma delta). */
+static inline RW_HD void rw_ens_ode_dfdp(int kind, const double *u, double *D)
+{
+  const double x = u[0], y = u[1];
+  if (kind == RW_ENS_VDP) {
+    D[0] = 0.0;
+    D[1] = (1.0 - x * x) * y;
+  } else {
+    D[0] = x, D[1] = -x * y, D[2] = 0.0, D[3] = 0.0;
+    D[4] = 0.0, D[5] = 0.0, D[6] = -y, D[7] = x * y;
+  }
+}
+
+/* Item = member e: the CPU's loops run it too, so both compute the same values bit for bit. */
+static inline RW_HD void rw_body_ens_run(const rw_body_ens *b, long e)
+{
+  const int ode = b->kind == RW_ENS_VDP || b->kind == RW_ENS_LV, d = ode ? 2 : 1;
+  const double *u = b->u ? b->u + d * e : NULL, *w = b->w ? b->w + d * e : NULL;
+  double *o = b->out ? b->out + d * e : NULL;
+  /* the SDE drift f = c u: c = -theta (ou) or mu (gbm) */
+  const double c = b->kind == RW_ENS_OU ? -b->p[0] : b->p[0];
+  switch (b->mode) {
+  case RW_ENS_RHS:
+    if (ode)
+      rw_ens_ode_f(b->kind, b->p, u, o);
+    else
+      o[0] = c * u[0];
+    break;
+  case RW_ENS_VJPY:
+    if (ode) {
+      double J[4];
+      rw_ens_ode_jac(b->kind, b->p, u, J);
+      o[0] += J[0] * w[0] + J[2] * w[1];
+      o[1] += J[1] * w[0] + J[3] * w[1];
+    } else {
+      o[0] += c * w[0];
+    }
+    break;
+  case RW_ENS_VJPP:
+    if (ode) {
+      double D[8];
+      const int np = rw_ens_nterms(b->kind);
+      rw_ens_ode_dfdp(b->kind, u, D);
+      for (int k = 0; k < np; k++)
+        b->terms[k * b->n + e] = D[k] * w[0] + D[np + k] * w[1];
+    } else { /* df/dp0 = -u (ou), u (gbm) */
+      const double t = u[0] * w[0];
+      b->terms[e] = b->kind == RW_ENS_OU ? -t : t;
+    }
+    break;
+  case RW_ENS_JVP:
+    if (ode) {
+      double J[4], D[8];
+      const int np = rw_ens_nterms(b->kind);
+      rw_ens_ode_jac(b->kind, b->p, u, J);
+      o[0] = J[0] * w[0] + J[1] * w[1];
+      o[1] = J[2] * w[0] + J[3] * w[1];
+      if (b->has_dp) {
+        rw_ens_ode_dfdp(b->kind, u, D);
+        for (int k = 0; k < np; k++) {
+          o[0] += D[k] * b->dp[k];
+          o[1] += D[np + k] * b->dp[k];
+        }
+      }
+    } else {
+      const double dc = b->has_dp ? (b->kind == RW_ENS_OU ? -b->dp[0] : b->dp[0]) : 0.0;
+      o[0] = c * w[0] + dc * u[0];
+    }
+    break;
+  case RW_ENS_MISFIT: {
+    double s = 0.0;
+    for (int i = 0; i < d; i++) {
+      const double r = u[i] - b->target[i];
+      s += r * r;
+    }
+    b->terms[e] = s;
+    break;
+  }
+  case RW_ENS_TGRAD:
+    for (int i = 0; i < d; i++)
+      o[i] = b->a * (u[i] - b->target[i]);
+    break;
+  case RW_ENS_RGRAD:
+    for (int i = 0; i < d; i++)
+      o[i] += b->a * u[i];
+    break;
+  case RW_ENS_DIFF:
+    o[0] = b->kind == RW_ENS_OU ? b->p[1] : b->p[1] * u[0];
+    break;
+  default: /* RW_ENS_DIFFVJP */
+    if (b->kind == RW_ENS_GBM) {
+      o[0] += b->p[1] * w[0];
+      b->terms[e] = u[0] * w[0];
+    } else {
+      b->terms[e] = w[0];
+    }
+    break;
+  }
+}
+
 /* --- Leapfrog stepper ---------------------------------------------------------------------------
  */
 
@@ -798,6 +963,9 @@ static inline RW_HD void rw_body_run(int id, const void *params, long idx)
     break;
   case RW_BODY_NODE:
     rw_body_node_run((const rw_body_node *)params, idx);
+    break;
+  case RW_BODY_ENS:
+    rw_body_ens_run((const rw_body_ens *)params, idx);
     break;
   default: /* unknown ids are refused by rw_device_run */
     break;

@@ -153,7 +153,7 @@ static int run(rw_app *app)
     RW_TRY(rw_problem_new_state(pair, &Y));
     RW_TRY(rw_problem_new_state(pair, &L));
     RW_TRY(rw_vec_view_create(y, &mctx.view));
-    rw_revheun_initial_state(y, Y);
+    RW_TRY(rw_revheun_initial_state(y, Y));
   } else {
     RW_TRY(rw_stepper_create_erk(prob, rw_tableau_find(app->stepper), &st));
   }
@@ -165,8 +165,9 @@ static int run(rw_app *app)
          ensemble, rw_context_size(app->ctx), app->stepper);
   if (pair) {
     RW_TRY(rw_app_solve(app, pair, st, Y, monitor, &mctx, &J, dJdp, L, &stats));
-    memcpy(rw_vec_data(y), rw_vec_data(Y), (size_t)rw_vec_local_length(y) * sizeof(double));
-    rw_revheun_initial_adjoint(L, dJdy0);
+    rw_vec_view_point(mctx.view, rw_vec_data(Y)); /* y(T): the y half of (y, yhat) */
+    rw_vec_copy(mctx.view, y);
+    RW_TRY(rw_revheun_initial_adjoint(L, dJdy0));
   } else {
     RW_TRY(rw_app_solve(app, prob, st, y, monitor, &mctx, &J, dJdp, dJdy0, &stats));
   }
@@ -196,6 +197,6 @@ int main(int argc, char **argv)
       (int)(sizeof keys / sizeof keys[0]),
       rw_ode_default_deck,
       run,
-      0};
+      1};
   return rw_app_main(argc, argv, &info);
 }

@@ -1,57 +1,58 @@
 /* Ornstein-Uhlenbeck and geometric Brownian motion ensembles (rw_sde_problems.h). Drift,
- * diffusion and their VJPs are elementwise; the dot-product and Taylor tests in
- * tests/unit/test_sde.c check them through the steppers' adjoints. */
+ * diffusion and their VJPs are elementwise (RW_BODY_ENS in rw_dev_bodies.h: the CPU loops and a
+ * device run the same body per path); the dot-product and Taylor tests in tests/unit/test_sde.c
+ * check them through the steppers' adjoints. */
 #include "rewind/rw_sde_problems.h"
+
+#include "rw_ensemble.h"
 
 #include <stdio.h>
 #include <string.h>
 
-typedef enum { RW_OU, RW_GBM } rw_sde_model;
-
 typedef struct {
-  rw_sde_model model;
+  int model; /* RW_ENS_OU or RW_ENS_GBM */
   long nloc, offset;
   double y0, spread, target, wT, wR;
+  rw_ens_work work; /* where the path loops run (the context's device or the CPU) */
 } rw_sdep;
 
-/* f = a y with a = -theta (ou) or mu (gbm): both drifts are linear in y and in p[0]. */
-static double drift_coef(const rw_sdep *o, const double *p)
+/* A body over the paths with the parameters (theta or mu, sigma). */
+static rw_body_ens sde_body(const rw_sdep *o, int mode, const double *p)
 {
-  return o->model == RW_OU ? -p[0] : p[0];
+  rw_body_ens b;
+  memset(&b, 0, sizeof b);
+  b.kind = o->model, b.mode = mode;
+  if (p) b.p[0] = p[0], b.p[1] = p[1];
+  return b;
 }
 
+/* f = c y with c = -theta (ou) or mu (gbm): both drifts are linear in y and in p[0]. */
 static int sde_rhs(void *c, double t, N_Vector y, const double *p, N_Vector f)
 {
   (void)t;
   rw_sdep *o = c;
-  const double *u = rw_vec_data(y);
-  double *fo = rw_vec_data(f), a = drift_coef(o, p);
-  for (long i = 0; i < o->nloc; i++)
-    fo[i] = a * u[i];
-  return 0;
+  rw_body_ens b = sde_body(o, RW_ENS_RHS, p);
+  b.u = rw_vec_data(y), b.out = rw_vec_data(f);
+  return rw_ens_work_run(&o->work, &b);
 }
 
 static int sde_vjp_y(void *c, double t, N_Vector y, const double *p, N_Vector w, N_Vector out)
 {
   (void)t, (void)y;
   rw_sdep *o = c;
-  const double *wv = rw_vec_data(w);
-  double *ov = rw_vec_data(out), a = drift_coef(o, p);
-  for (long i = 0; i < o->nloc; i++)
-    ov[i] += a * wv[i];
-  return 0;
+  rw_body_ens b = sde_body(o, RW_ENS_VJPY, p);
+  b.w = rw_vec_data(w), b.out = rw_vec_data(out);
+  return rw_ens_work_run(&o->work, &b);
 }
 
 static int sde_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w, double *out)
 {
-  (void)t, (void)p;
+  (void)t;
   rw_sdep *o = c;
-  const double *u = rw_vec_data(y), *wv = rw_vec_data(w);
-  double s = 0.0;
-  for (long i = 0; i < o->nloc; i++)
-    s += u[i] * wv[i];
-  out[0] += o->model == RW_OU ? -s : s;
-  return 0;
+  rw_body_ens b = sde_body(o, RW_ENS_VJPP, p);
+  b.u = rw_vec_data(y), b.w = rw_vec_data(w), b.terms = o->work.terms;
+  RW_CALL(rw_ens_work_run(&o->work, &b));
+  return rw_ens_work_add(&o->work, 0, out, 0);
 }
 
 static int sde_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, const double *dp,
@@ -59,12 +60,10 @@ static int sde_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, c
 {
   (void)t;
   rw_sdep *o = c;
-  const double *u = rw_vec_data(y), *vv = rw_vec_data(v);
-  double *ov = rw_vec_data(out), a = drift_coef(o, p);
-  double da = dp ? (o->model == RW_OU ? -dp[0] : dp[0]) : 0.0;
-  for (long i = 0; i < o->nloc; i++)
-    ov[i] = a * vv[i] + da * u[i];
-  return 0;
+  rw_body_ens b = sde_body(o, RW_ENS_JVP, p);
+  b.u = rw_vec_data(y), b.w = rw_vec_data(v), b.out = rw_vec_data(out);
+  if (dp) b.has_dp = 1, b.dp[0] = dp[0];
+  return rw_ens_work_run(&o->work, &b);
 }
 
 /* g = sigma (ou) or sigma y (gbm). */
@@ -72,11 +71,9 @@ static int sde_diffusion(void *c, double t, N_Vector y, const double *p, N_Vecto
 {
   (void)t;
   rw_sdep *o = c;
-  const double *u = rw_vec_data(y);
-  double *go = rw_vec_data(g);
-  for (long i = 0; i < o->nloc; i++)
-    go[i] = o->model == RW_OU ? p[1] : p[1] * u[i];
-  return 0;
+  rw_body_ens b = sde_body(o, RW_ENS_DIFF, p);
+  b.u = rw_vec_data(y), b.out = rw_vec_data(g);
+  return rw_ens_work_run(&o->work, &b);
 }
 
 /* dg/dy = 0 (ou) or sigma (gbm); dg/dsigma = 1 (ou) or y (gbm). */
@@ -85,18 +82,11 @@ static int sde_diffusion_vjp(void *c, double t, N_Vector y, const double *p, N_V
 {
   (void)t;
   rw_sdep *o = c;
-  const double *u = rw_vec_data(y), *wv = rw_vec_data(w);
-  double *ov = rw_vec_data(out_y), s = 0.0;
-  if (o->model == RW_GBM) {
-    for (long i = 0; i < o->nloc; i++) {
-      ov[i] += p[1] * wv[i];
-      s += u[i] * wv[i];
-    }
-  } else {
-    for (long i = 0; i < o->nloc; i++)
-      s += wv[i];
-  }
-  if (out_p) out_p[1] += s;
+  rw_body_ens b = sde_body(o, RW_ENS_DIFFVJP, p);
+  b.u = rw_vec_data(y), b.w = rw_vec_data(w), b.out = rw_vec_data(out_y);
+  b.terms = o->work.terms;
+  RW_CALL(rw_ens_work_run(&o->work, &b));
+  if (out_p) RW_CALL(rw_ens_work_add(&o->work, 0, out_p, 1));
   return 0;
 }
 
@@ -104,12 +94,11 @@ static int sde_terminal(void *c, double t, N_Vector y, const double *p, double *
 {
   (void)t, (void)p;
   rw_sdep *o = c;
-  const double *u = rw_vec_data(y);
+  rw_body_ens b = sde_body(o, RW_ENS_MISFIT, NULL);
+  b.u = rw_vec_data(y), b.terms = o->work.terms, b.target[0] = o->target;
   double s = 0.0;
-  for (long i = 0; i < o->nloc; i++) {
-    double d = u[i] - o->target;
-    s += d * d;
-  }
+  RW_CALL(rw_ens_work_run(&o->work, &b));
+  RW_CALL(rw_ens_work_total(&o->work, &s));
   s *= 0.5 * o->wT;
   RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM, rw_vec_comm(y)));
   *g = s;
@@ -121,21 +110,17 @@ static int sde_terminal_grad(void *c, double t, N_Vector y, const double *p, N_V
 {
   (void)t, (void)p, (void)gp;
   rw_sdep *o = c;
-  const double *u = rw_vec_data(y);
-  double *g = rw_vec_data(gy);
-  for (long i = 0; i < o->nloc; i++)
-    g[i] = o->wT * (u[i] - o->target);
-  return 0;
+  rw_body_ens b = sde_body(o, RW_ENS_TGRAD, NULL);
+  b.u = rw_vec_data(y), b.out = rw_vec_data(gy), b.a = o->wT, b.target[0] = o->target;
+  return rw_ens_work_run(&o->work, &b);
 }
 
 static int sde_running(void *c, double t, N_Vector y, const double *p, double *r)
 {
   (void)t, (void)p;
   rw_sdep *o = c;
-  const double *u = rw_vec_data(y);
   double s = 0.0;
-  for (long i = 0; i < o->nloc; i++)
-    s += u[i] * u[i];
+  RW_CALL(rw_ens_work_sumsq(&o->work, rw_vec_data(y), o->nloc, &s));
   *r = 0.5 * o->wR * s;
   return 0;
 }
@@ -145,14 +130,24 @@ static int sde_running_grad(void *c, double t, N_Vector y, const double *p, doub
 {
   (void)t, (void)p, (void)rp;
   rw_sdep *o = c;
-  const double *u = rw_vec_data(y);
-  double *g = rw_vec_data(ry);
-  for (long i = 0; i < o->nloc; i++)
-    g[i] += w * o->wR * u[i];
-  return 0;
+  rw_body_ens b = sde_body(o, RW_ENS_RGRAD, NULL);
+  b.u = rw_vec_data(y), b.out = rw_vec_data(ry), b.a = w * o->wR;
+  return rw_ens_work_run(&o->work, &b);
 }
 
-static void sde_destroy(void *c) { rw_free(&c); }
+/* rw_problem_params_defer / _flush: on a device dJ/dp's sums stay there until the flush. */
+static int sde_params_defer(void *c, double *pbar)
+{
+  return rw_pdefer_set(&((rw_sdep *)c)->work.pd, pbar);
+}
+static int sde_params_flush(void *c) { return rw_pdefer_flush(&((rw_sdep *)c)->work.pd); }
+
+static void sde_destroy(void *c)
+{
+  rw_sdep *o = c;
+  if (o) rw_ens_work_free(&o->work);
+  rw_free(&o);
+}
 
 const char *rw_sde_model_names(void) { return "ou, gbm"; }
 
@@ -162,11 +157,11 @@ int rw_sde_problem_create(rw_context ctx, const rw_sde_config *cfg, rw_problem *
   static const char *gbm_names[] = {"mu", "sigma"};
   rw_sdep *o = NULL;
   RW_CHECK(cfg && cfg->model && out, RW_ERR_ARG, "rw_sde_problem_create: NULL argument");
-  rw_sde_model model;
+  int model;
   if (strcmp(cfg->model, "ou") == 0)
-    model = RW_OU;
+    model = RW_ENS_OU;
   else if (strcmp(cfg->model, "gbm") == 0)
-    model = RW_GBM;
+    model = RW_ENS_GBM;
   else
     return RW_ERROR(RW_ERR_ARG, "unknown SDE model '%s'; known models: %s", cfg->model,
                     rw_sde_model_names());
@@ -182,6 +177,11 @@ int rw_sde_problem_create(rw_context ctx, const rw_sde_config *cfg, rw_problem *
   o->target = cfg->target;
   o->wT = cfg->terminal_weight;
   o->wR = cfg->running_weight;
+  int ierr = rw_ens_work_init(&o->work, ctx, o->nloc, 1, 2);
+  if (ierr) {
+    rw_free(&o);
+    return rw_error_push(ierr, __func__, __FILE__, __LINE__);
+  }
   rw_problem_ops ops = {0};
   ops.rhs = sde_rhs;
   ops.vjp_y = sde_vjp_y;
@@ -197,15 +197,18 @@ int rw_sde_problem_create(rw_context ctx, const rw_sde_config *cfg, rw_problem *
     ops.running = sde_running;
     ops.running_grad = sde_running_grad;
   }
+  ops.params_defer = sde_params_defer;
+  ops.params_flush = sde_params_flush;
   ops.destroy = sde_destroy;
-  int ierr = rw_problem_create(ctx, cfg->model, &ops, o, o->nloc, 2,
-                               model == RW_OU ? ou_names : gbm_names, out);
+  ierr = rw_problem_create(ctx, cfg->model, &ops, o, o->nloc, 2,
+                           model == RW_ENS_OU ? ou_names : gbm_names, out);
   if (ierr) {
-    rw_free(&o);
+    sde_destroy(o);
     return rw_error_push(ierr, __func__, __FILE__, __LINE__);
   }
+  if (o->work.dev) rw_problem_set_device_ready(*out);
   double *p = rw_problem_params(*out);
-  p[0] = model == RW_OU ? 1.0 : 0.5;
+  p[0] = model == RW_ENS_OU ? 1.0 : 0.5;
   p[1] = 0.5;
   return 0;
 }
@@ -213,10 +216,13 @@ int rw_sde_problem_create(rw_context ctx, const rw_sde_config *cfg, rw_problem *
 int rw_sde_initial_state(rw_problem prob, N_Vector y)
 {
   rw_sdep *o = rw_problem_content(prob);
-  double *u = rw_vec_data(y);
+  double *u = NULL;
+  RW_CALL(rw_calloc((size_t)o->nloc + 1, sizeof(double), "initial state", &u));
   for (long i = 0; i < o->nloc; i++)
     u[i] = o->y0 + (double)(o->offset + i) * o->spread;
-  return 0;
+  int ierr = rw_ens_work_set_state(y, u);
+  rw_free(&u);
+  return ierr;
 }
 
 long rw_sde_path_offset(rw_problem prob) { return ((rw_sdep *)rw_problem_content(prob))->offset; }

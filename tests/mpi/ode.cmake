@@ -26,6 +26,29 @@ add_test(NAME ode_app_output_readable
           -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
 set_tests_properties(ode_app_output_readable PROPERTIES DEPENDS ode_app_default)
 
+# On the emulated device (issue 11): the ensembles' member loops as device bodies, their sums
+# in the device's order. Against the same run on the CPU: y(T) and dJ/dy0 bit for bit, J and
+# dJ/dp (sums over members) to 1e-13. The default deck (binomial, host tier), reversible Heun
+# (states rebuilt, drift checked), and the SDE steppers on OU and GBM paths.
+function(ode_device name np)
+  rewind_mpi_expect(ode_${name}_cpu NP ${np} RC zero REGEX "dJ/d"
+    COMMAND ${ODE} ${ARGN} -output ${OUTDIR}/${name}_cpu.h5)
+  rewind_mpi_expect(ode_${name}_device NP ${np} RC zero REGEX "device: emulated.*dJ/d"
+    COMMAND ${ODE} ${ARGN} -device emulated -output ${OUTDIR}/${name}_dev.h5)
+  rewind_h5_same(ode_${name}_same ${OUTDIR}/${name}_cpu.h5 ${OUTDIR}/${name}_dev.h5
+    DATASETS /state/y_final /gradient/dJdy0 DEPENDS "ode_${name}_cpu;ode_${name}_device")
+  add_test(NAME ode_${name}_dJdp
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/h5_relnorm.py ${OUTDIR}/${name}_cpu.h5
+            ${OUTDIR}/${name}_dev.h5 /gradient/dJdp 1e-13)
+  set_tests_properties(ode_${name}_dJdp PROPERTIES DEPENDS "ode_${name}_cpu;ode_${name}_device"
+    SKIP_RETURN_CODE 77)
+endfunction()
+ode_device(device_default 2 -tf 2 -ensemble 5000 -ensemble_spread 1e-4 -checkpoint_ram 256KiB)
+ode_device(device_lv 1 ${DECKS}/decks/lotkavolterra.yaml -tf 1 -stepper rk38)
+ode_device(device_revheun 2 -tf 2 -stepper revheun -adjoint_mode reversible -checkpoint_ram 0)
+ode_device(device_ou 2 -problem ou -stepper em -tf 1 -ensemble 300)
+ode_device(device_gbm 1 -problem gbm -stepper sheun -tf 1 -objective_running_weight 0.3)
+
 # Bad input: a clear message naming the key/file, non-zero exit, nothing left behind.
 function(ode_bad name regex)
   rewind_mpi_expect(ode_bad_${name} NP 2 RC nonzero REGEX "${regex}"
@@ -36,8 +59,6 @@ function(ode_bad name regex)
   set_tests_properties(ode_bad_${name}_no_output PROPERTIES DEPENDS ode_bad_${name})
 endfunction()
 ode_bad(unknown_key "unknown key 'dtt'.*did you mean 'dt'" -dtt 0.1)
-ode_bad(device_not_ready "device = emulated: rewind-ode does not run on a device yet.*device from command line"
-  -device emulated)
 ode_bad(wrong_type "dt.*abc.*not a real" -dt abc)
 ode_bad(negative_step "dt.*-0.1.*must be > 0" -dt -0.1)
 ode_bad(missing_file "nosuch.yaml.*cannot be read" ${OUTDIR}/nosuch.yaml)

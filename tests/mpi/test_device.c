@@ -33,6 +33,10 @@
  *     sides.
  *  5b. Burgers on the device (store and binomial): y0, the target, y(T) and dJ/dy0 equal the CPU
  *     run bit for bit, J and dJ/dnu (sums over nodes) to 1e-13.
+ *  5e. ODE and SDE ensembles (Van der Pol, Lotka-Volterra with RK4 and the 3/8 rule; OU with
+ *     Euler-Maruyama, GBM with stochastic Heun; terminal and running cost; 4103 + 2 ranks
+ *     members): y0, y(T) and dJ/dy0 equal the CPU run bit for bit in store and binomial mode,
+ *     J and dJ/dp (sums over members) to 1e-13; the tangent and deferred dJ/dp as above.
  *  5c. Wave with the leapfrog on the device (traces recorded from a velocity anomaly, then the
  *     misfit's gradient in store, binomial and reversible mode with the exact leapfrog):
  *     traces, y(T), dJ/dy0, dJ/dvelocity, J and dJ/damplitude equal the CPU run bit for bit.
@@ -56,7 +60,9 @@
 #include "rewind/rw_heat.h"
 #include "rewind/rw_leapfrog.h"
 #include "rewind/rw_neuralode.h"
+#include "rewind/rw_ode_problems.h"
 #include "rewind/rw_sde.h"
+#include "rewind/rw_sde_problems.h"
 #include "rewind/rw_store.h"
 #include "rewind/rw_wave.h"
 #include "rw_mpi_test.h"
@@ -1053,6 +1059,63 @@ static void burgers_tests(void)
   rw_problem_destroy(&pd);
 }
 
+/* --- 5e. ODE and SDE ensembles on the device ------------------------------------------------ */
+
+static void ensemble_tests(void)
+{
+  static const char *models[] = {"vanderpol", "lotkavolterra", "ou", "gbm"};
+  static const char *steppers[] = {"rk4", "rk38", "em", "sheun"};
+  const long E = 4103 + 2 * size; /* one rank's terms cross the reduction's chunk */
+  for (int q = 0; q < 4; q++) {
+    rw_problem pc, pd;
+    int sde = q >= 2;
+    if (sde) {
+      rw_sde_config c = {models[q], E, 0.6, 1e-4, 0.3, 1.0, 0.25};
+      CHECK(rw_sde_problem_create(cpu_ctx, &c, &pc));
+      CHECK(rw_sde_problem_create(dev_ctx, &c, &pd));
+      CHECK(rw_problem_set_noise(pc, 17, 1.0, 1));
+      CHECK(rw_problem_set_noise(pd, 17, 1.0, 1));
+    } else {
+      rw_ode_config c = {models[q], E, {1.2, 0.7}, 1e-4, {0.1, -0.2}, 1.0, 0.25};
+      CHECK(rw_ode_problem_create(cpu_ctx, &c, &pc));
+      CHECK(rw_ode_problem_create(dev_ctx, &c, &pd));
+    }
+    int np = rw_problem_nparams(pc);
+    N_Vector yc, yd;
+    CHECK(rw_problem_new_state(pc, &yc));
+    CHECK(rw_problem_new_state(pd, &yd));
+    CHECK(sde ? rw_sde_initial_state(pc, yc) : rw_ode_initial_state(pc, yc));
+    CHECK(sde ? rw_sde_initial_state(pd, yd) : rw_ode_initial_state(pd, yd));
+    long bad = differ(yc, yd);
+    jvp_check(models[q], pc, pd, yc, np);
+    defer_check(models[q], pd, rw_vec_data(yc));
+    rw_adjoint_options o;
+    rw_adjoint_options_default(&o);
+    o.t0 = 0.0, o.tf = 0.5, o.dt = 0.02;
+    for (int mode = 0; mode < 2; mode++) {
+      rw_adjoint_options m = o;
+      if (mode) m.mode = RW_ADJOINT_CHECKPOINT, m.schedule = RW_SCHEDULE_BINOMIAL, m.ram_slots = 3;
+      result c, d;
+      solve(pc, steppers[q], &m, rw_vec_data(yc), &c);
+      solve(pd, steppers[q], &m, rw_vec_data(yc), &d);
+      double eJ = relerr(c.J, d.J), ep = 0.0;
+      for (int k = 0; k < np; k++)
+        ep = fmax(ep, relerr(c.p[k], d.p[k]));
+      int same = same_fields(&c, &d);
+      report(same && bad == 0 && eJ <= 1e-13 && ep <= 1e-13,
+             "%s ensemble (%ld members, %s) %s on %d ranks: y0, y(T) and dJ/dy0 %s the CPU "
+             "run's; J rel %.1e, dJ/dp rel %.1e (J %.6e)",
+             models[q], E, steppers[q], mode ? "binomial 3 slots" : "store", size,
+             same && bad == 0 ? "equal" : "DIFFER FROM", eJ, ep, c.J);
+      result_free(&c), result_free(&d);
+    }
+    rw_vec_destroy(&yc);
+    rw_vec_destroy(&yd);
+    rw_problem_destroy(&pc);
+    rw_problem_destroy(&pd);
+  }
+}
+
 /* --- 5d. The neural ODE on the device -------------------------------------------------------- */
 
 typedef struct {
@@ -1371,6 +1434,7 @@ int main(int argc, char **argv)
   grayscott_tests();
   heat_tests();
   burgers_tests();
+  ensemble_tests();
   wave_tests();
   node_tests();
 

@@ -1,0 +1,82 @@
+/* Where the ensemble problems' member loops run and how their terms are summed (rw_ensemble.h). */
+#include "rw_ensemble.h"
+
+#include "rewind/rw_vector.h"
+
+#include <string.h>
+
+int rw_ens_work_init(rw_ens_work *w, rw_context ctx, long n, int nt, long np)
+{
+  memset(w, 0, sizeof *w);
+  w->dev = rw_context_device(ctx);
+  w->n = n, w->nt = nt;
+  size_t bytes = ((size_t)nt * (size_t)n + 1) * sizeof(double);
+  if (w->dev) {
+    RW_CALL(rw_device_alloc(w->dev, bytes, &w->terms));
+    int ierr = rw_pdefer_init(&w->pd, w->dev, np);
+    if (ierr) {
+      rw_ens_work_free(w);
+      return rw_error_push(ierr, __func__, __FILE__, __LINE__);
+    }
+    return 0;
+  }
+  RW_CALL(rw_calloc((size_t)nt * (size_t)n + 1, sizeof(double), "ensemble terms", &w->terms));
+  return 0;
+}
+
+void rw_ens_work_free(rw_ens_work *w)
+{
+  if (w->dev)
+    rw_device_free(w->dev, &w->terms, ((size_t)w->nt * (size_t)w->n + 1) * sizeof(double));
+  else
+    rw_free(&w->terms);
+  rw_pdefer_free(&w->pd);
+}
+
+int rw_ens_work_run(rw_ens_work *w, rw_body_ens *b)
+{
+  b->n = w->n;
+  if (w->dev) {
+    if (w->n > 0) RW_CALL(rw_device_run(w->dev, RW_BODY_ENS, b, sizeof *b, w->n, rw_body_host));
+    return 0;
+  }
+  for (long e = 0; e < w->n; e++)
+    rw_body_ens_run(b, e);
+  return 0;
+}
+
+int rw_ens_work_add(rw_ens_work *w, int r, double *out, long k)
+{
+  const double *x = w->terms + (size_t)r * (size_t)w->n;
+  if (w->dev) return rw_pdefer_sum(&w->pd, out, k, x, w->n);
+  double s = 0.0;
+  for (long e = 0; e < w->n; e++)
+    s += x[e];
+  out[k] += s;
+  return 0;
+}
+
+int rw_ens_work_total(rw_ens_work *w, double *s)
+{
+  *s = 0.0;
+  if (w->dev) return rw_device_reduce(w->dev, RW_DK_SUM, w->terms, NULL, w->n, s);
+  for (long e = 0; e < w->n; e++)
+    *s += w->terms[e];
+  return 0;
+}
+
+int rw_ens_work_sumsq(rw_ens_work *w, const double *x, long len, double *s)
+{
+  *s = 0.0;
+  if (w->dev) return rw_device_reduce(w->dev, RW_DK_DOT, x, x, len, s);
+  for (long i = 0; i < len; i++)
+    *s += x[i] * x[i];
+  return 0;
+}
+
+int rw_ens_work_set_state(N_Vector y, const double *h)
+{
+  if (rw_vec_device(y)) return rw_vec_from_host(y, h);
+  memcpy(rw_vec_data(y), h, (size_t)rw_vec_local_length(y) * sizeof(double));
+  return 0;
+}
