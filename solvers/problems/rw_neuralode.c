@@ -166,7 +166,7 @@ typedef struct {
   rw_device dev;
   double *theta_d; /* theta on the device (P) */
   double *dp_d;    /* one VJP's dJ/dtheta, or a theta tangent, on the device (P) */
-  double *dp_h;    /* dp_d copied back (P) */
+  double *dp_h;    /* dp_d copied back (P): pd.host, free between the flushes that use it */
   rw_pdefer pd;    /* the held dJ/dtheta terms of the deferred pbar (P; rw_problem_params_defer) */
   double *tgt_d;   /* the targets on the device */
   double *diff_d;  /* the misfit (nloc * D) */
@@ -222,8 +222,7 @@ static void node_destroy(void *c)
     rw_device_free(o->dev, &o->tgt_d, node_rows(o, o->D));
     rw_device_free(o->dev, &o->diff_d, node_rows(o, o->D));
   }
-  rw_free(&o->dp_h);
-  rw_pdefer_free(&o->pd);
+  rw_pdefer_free(&o->pd); /* dp_h is pd.host */
   rw_free(&o);
 }
 
@@ -810,7 +809,7 @@ static int node_alloc(rw_node *o)
     RW_TRY(rw_pdefer_init(&o->pd, o->dev, o->P));
     RW_TRY(rw_device_alloc(o->dev, node_rows(o, o->D), &o->tgt_d));
     RW_TRY(rw_device_alloc(o->dev, node_rows(o, o->D), &o->diff_d));
-    RW_TRY(rw_calloc((size_t)o->P, sizeof(double), "MLP gradient copy", &o->dp_h));
+    o->dp_h = o->pd.host; /* one P-value host copy for both (each use is transient) */
   }
 cleanup:
   return ierr;
