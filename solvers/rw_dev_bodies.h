@@ -630,25 +630,33 @@ static inline RW_HD void rw_ens_ode_dfdp(int kind, const double *u, double *D)
   }
 }
 
-/* Item = member e: the CPU's loops run it too, so both compute the same values bit for bit. */
-static inline RW_HD void rw_body_ens_run(const rw_body_ens *b, long e)
+/* Item = member e of model `kind` in mode `mode` (b's own, or the same values as constants: the
+ * CPU's loops (rw_ensemble.c) pass constants, so each of their loops is compiled for one model
+ * and mode), so the CPU and a device compute the same values bit for bit. */
+#if defined(__CUDACC__)
+#define RW_ENS_INLINE __forceinline__
+#else
+#define RW_ENS_INLINE inline __attribute__((always_inline))
+#endif
+static RW_ENS_INLINE RW_HD void rw_body_ens_item(const rw_body_ens *b, long e, const int kind,
+                                                 const int mode)
 {
-  const int ode = b->kind == RW_ENS_VDP || b->kind == RW_ENS_LV, d = ode ? 2 : 1;
+  const int ode = kind == RW_ENS_VDP || kind == RW_ENS_LV, d = ode ? 2 : 1;
   const double *u = b->u ? b->u + d * e : NULL, *w = b->w ? b->w + d * e : NULL;
   double *o = b->out ? b->out + d * e : NULL;
   /* the SDE drift f = c u: c = -theta (ou) or mu (gbm) */
-  const double c = b->kind == RW_ENS_OU ? -b->p[0] : b->p[0];
-  switch (b->mode) {
+  const double c = kind == RW_ENS_OU ? -b->p[0] : b->p[0];
+  switch (mode) {
   case RW_ENS_RHS:
     if (ode)
-      rw_ens_ode_f(b->kind, b->p, u, o);
+      rw_ens_ode_f(kind, b->p, u, o);
     else
       o[0] = c * u[0];
     break;
   case RW_ENS_VJPY:
     if (ode) {
       double J[4];
-      rw_ens_ode_jac(b->kind, b->p, u, J);
+      rw_ens_ode_jac(kind, b->p, u, J);
       o[0] += J[0] * w[0] + J[2] * w[1];
       o[1] += J[1] * w[0] + J[3] * w[1];
     } else {
@@ -658,31 +666,31 @@ static inline RW_HD void rw_body_ens_run(const rw_body_ens *b, long e)
   case RW_ENS_VJPP:
     if (ode) {
       double D[8];
-      const int np = rw_ens_nterms(b->kind);
-      rw_ens_ode_dfdp(b->kind, u, D);
+      const int np = rw_ens_nterms(kind);
+      rw_ens_ode_dfdp(kind, u, D);
       for (int k = 0; k < np; k++)
         b->terms[k * b->n + e] = D[k] * w[0] + D[np + k] * w[1];
     } else { /* df/dp0 = -u (ou), u (gbm) */
       const double t = u[0] * w[0];
-      b->terms[e] = b->kind == RW_ENS_OU ? -t : t;
+      b->terms[e] = kind == RW_ENS_OU ? -t : t;
     }
     break;
   case RW_ENS_JVP:
     if (ode) {
       double J[4], D[8];
-      const int np = rw_ens_nterms(b->kind);
-      rw_ens_ode_jac(b->kind, b->p, u, J);
+      const int np = rw_ens_nterms(kind);
+      rw_ens_ode_jac(kind, b->p, u, J);
       o[0] = J[0] * w[0] + J[1] * w[1];
       o[1] = J[2] * w[0] + J[3] * w[1];
       if (b->has_dp) {
-        rw_ens_ode_dfdp(b->kind, u, D);
+        rw_ens_ode_dfdp(kind, u, D);
         for (int k = 0; k < np; k++) {
           o[0] += D[k] * b->dp[k];
           o[1] += D[np + k] * b->dp[k];
         }
       }
     } else {
-      const double dc = b->has_dp ? (b->kind == RW_ENS_OU ? -b->dp[0] : b->dp[0]) : 0.0;
+      const double dc = b->has_dp ? (kind == RW_ENS_OU ? -b->dp[0] : b->dp[0]) : 0.0;
       o[0] = c * w[0] + dc * u[0];
     }
     break;
@@ -704,10 +712,10 @@ static inline RW_HD void rw_body_ens_run(const rw_body_ens *b, long e)
       o[i] += b->a * u[i];
     break;
   case RW_ENS_DIFF:
-    o[0] = b->kind == RW_ENS_OU ? b->p[1] : b->p[1] * u[0];
+    o[0] = kind == RW_ENS_OU ? b->p[1] : b->p[1] * u[0];
     break;
   default: /* RW_ENS_DIFFVJP */
-    if (b->kind == RW_ENS_GBM) {
+    if (kind == RW_ENS_GBM) {
       o[0] += b->p[1] * w[0];
       b->terms[e] = u[0] * w[0];
     } else {
@@ -715,6 +723,11 @@ static inline RW_HD void rw_body_ens_run(const rw_body_ens *b, long e)
     }
     break;
   }
+}
+
+static inline RW_HD void rw_body_ens_run(const rw_body_ens *b, long e)
+{
+  rw_body_ens_item(b, e, b->kind, b->mode);
 }
 
 /* --- Leapfrog stepper ---------------------------------------------------------------------------

@@ -33,6 +33,50 @@ void rw_ens_work_free(rw_ens_work *w)
   rw_pdefer_free(&w->pd);
 }
 
+/* The host loop of one model: a loop per mode, each compiled with the model and mode as
+ * constants (rw_body_ens_item is forced inline), so no branch on them is left per member. */
+#define ENS_LOOP(MODE)                                                                             \
+  case MODE:                                                                                       \
+    for (long e = 0; e < b->n; e++)                                                                \
+      rw_body_ens_item(b, e, kind, MODE);                                                          \
+    break
+static inline __attribute__((always_inline)) void ens_host_loops(const rw_body_ens *b,
+                                                                 const int kind)
+{
+  switch (b->mode) {
+    ENS_LOOP(RW_ENS_RHS);
+    ENS_LOOP(RW_ENS_VJPY);
+    ENS_LOOP(RW_ENS_VJPP);
+    ENS_LOOP(RW_ENS_JVP);
+    ENS_LOOP(RW_ENS_MISFIT);
+    ENS_LOOP(RW_ENS_TGRAD);
+    ENS_LOOP(RW_ENS_RGRAD);
+    ENS_LOOP(RW_ENS_DIFF);
+    ENS_LOOP(RW_ENS_DIFFVJP);
+  default:
+    break;
+  }
+}
+#undef ENS_LOOP
+
+static void ens_host(const rw_body_ens *b)
+{
+  switch (b->kind) {
+  case RW_ENS_VDP:
+    ens_host_loops(b, RW_ENS_VDP);
+    break;
+  case RW_ENS_LV:
+    ens_host_loops(b, RW_ENS_LV);
+    break;
+  case RW_ENS_OU:
+    ens_host_loops(b, RW_ENS_OU);
+    break;
+  default:
+    ens_host_loops(b, RW_ENS_GBM);
+    break;
+  }
+}
+
 int rw_ens_work_run(rw_ens_work *w, rw_body_ens *b)
 {
   b->n = w->n;
@@ -40,8 +84,7 @@ int rw_ens_work_run(rw_ens_work *w, rw_body_ens *b)
     if (w->n > 0) RW_CALL(rw_device_run(w->dev, RW_BODY_ENS, b, sizeof *b, w->n, rw_body_host));
     return 0;
   }
-  for (long e = 0; e < w->n; e++)
-    rw_body_ens_run(b, e);
+  ens_host(b);
   return 0;
 }
 
@@ -53,6 +96,24 @@ int rw_ens_work_add(rw_ens_work *w, int r, double *out, long k)
   for (long e = 0; e < w->n; e++)
     s += x[e];
   out[k] += s;
+  return 0;
+}
+
+int rw_ens_work_add_rows(rw_ens_work *w, int nr, double *out)
+{
+  if (w->dev || nr == 1) {
+    for (int r = 0; r < nr; r++)
+      RW_CALL(rw_ens_work_add(w, r, out, r));
+    return 0;
+  }
+  /* the rows' sums side by side (independent chains), each in member order */
+  double s[4] = {0.0, 0.0, 0.0, 0.0};
+  RW_CHECK(nr <= 4, RW_ERR_ARG, "rw_ens_work_add_rows: %d rows; at most 4", nr);
+  for (long e = 0; e < w->n; e++)
+    for (int r = 0; r < nr; r++)
+      s[r] += w->terms[(size_t)r * (size_t)w->n + (size_t)e];
+  for (int r = 0; r < nr; r++)
+    out[r] += s[r];
   return 0;
 }
 

@@ -26,6 +26,9 @@ int rw_ens_work_run(rw_ens_work *w, rw_body_ens *b);
 /* out[k] += the sum of term row r over the members (held on a device while out is the deferred
  * pbar). */
 int rw_ens_work_add(rw_ens_work *w, int r, double *out, long k);
+/* out[r] += the sum of term row r, r < nr (at most 4): rw_ens_work_add for each row, with the
+ * CPU's sums formed side by side in one pass. */
+int rw_ens_work_add_rows(rw_ens_work *w, int nr, double *out);
 /* *s = the sum of term row 0 over the members (this rank's). */
 int rw_ens_work_total(rw_ens_work *w, double *s);
 /* *s = the sum of x_i^2 over the first len entries of x (device or host memory). */

@@ -16,7 +16,8 @@ typedef struct {
   rw_ens_work work; /* where the member loops run (the context's device or the CPU) */
 } rw_ode;
 
-static int ode_np(int kind) { return kind == RW_ENS_VDP ? 1 : 4; }
+/* The parameters: mu (Van der Pol), alpha beta gamma delta (Lotka-Volterra). */
+static int ode_np(int kind) { return rw_ens_nterms(kind); }
 
 /* A body over the members with the model's parameters. */
 static rw_body_ens ode_body(const rw_ode *o, int mode, const double *p)
@@ -53,9 +54,7 @@ static int ode_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w,
   rw_body_ens b = ode_body(o, RW_ENS_VJPP, p);
   b.u = rw_vec_data(y), b.w = rw_vec_data(w), b.terms = o->work.terms;
   RW_CALL(rw_ens_work_run(&o->work, &b));
-  for (int k = 0; k < ode_np(o->kind); k++)
-    RW_CALL(rw_ens_work_add(&o->work, k, out, k));
-  return 0;
+  return rw_ens_work_add_rows(&o->work, ode_np(o->kind), out);
 }
 
 static int ode_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, const double *dp,
