@@ -40,11 +40,24 @@
  * median also takes log-spaced lengths up to 10^5, which this DP (time O(L^(k+1)), memory
  * O(L^k) 16-bit counts) cannot reach. (3) The end announced before the last step.
  *
- * Usage: online_bound [--c 2|3|4] [--L L] [--thr X | --mean] [--check]
+ * Against the comparator (--vs-cmp): the same DP with a limit per length instead of thr, the
+ * forward steps of bench_online's comparator for online Revolve (tests/unit/online_compare.h):
+ * t(l, c) + l for l <= beta(c, 2) (where online Revolve is optimal), none in
+ * (beta(c, 2), beta(c, 3)] (quasi-optimal there; bench_online does not count those lengths),
+ * the Wang-Moin-Iaccarino rule's steps beyond. Count mode: the fewest lengths on which a policy
+ * of the class takes more forward steps than the comparator (0: a policy never worse than it
+ * exists); mean mode: among the policies with that fewest count, the least mean excess (each
+ * length above its limit costs VS_BIG, far more than any sum of excesses, so the minimum is
+ * lexicographic).
+ *
+ * Usage: online_bound [--c 2|3|4] [--L L] [--thr X | --mean] [--vs-cmp] [--check]
  *   --check: the DP against a brute-force enumeration of every decision path (own t(n, s)
- *   by a plain dynamic program, own reversal by subset enumeration) for small L, c = 2, 3, 4;
+ *   by a plain dynamic program, own reversal by subset enumeration) for small L, c = 2, 3, 4,
+ *   with a threshold and against the comparator;
  *   and the property that a policy optimal for every l <= beta(c, 2) = C(c + 2, 2) exists.
  * Written for this repository (Rewind); no code from elsewhere. */
+#include "../unit/online_compare.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -52,7 +65,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KMAX 3 /* movable slots: c <= 4 */
+#define KMAX   3   /* movable slots: c <= 4 */
+#define VS_BIG 1e6 /* --vs-cmp --mean: the cost of one length above the comparator */
 
 /* t(n, s): Revolve's optimal advances for n steps and s slots (closed form). */
 static int64_t t_closed(int64_t n, int s)
@@ -70,6 +84,7 @@ static int64_t t_closed(int64_t n, int s)
 typedef struct {
   int c, k, L;
   int64_t *t[KMAX + 2]; /* t[s][n], s = 1 .. c, n = 0 .. L */
+  int64_t *lim;         /* --vs-cmp: the largest reversal cost of length l, lim[l]; else NULL */
 } model;
 
 /* Segment-wise binomial reversal cost of the held set q[0 .. k) (increasing) with the
@@ -92,12 +107,14 @@ static int64_t reversal(const model *md, const int *q, int64_t E)
   return best;
 }
 
-/* Penalty of length l = E + 1 with held set q: count mode (mean = 0) [ex > thr], else ex. */
+/* Penalty of length l = E + 1 with held set q: count mode (mean = 0) [ex > thr], else ex;
+ * against the comparator (md->lim) [rc > lim], else VS_BIG [rc > lim] + ex. */
 static double penalty(const model *md, const int *q, int64_t E, double thr, int mean)
 {
-  int64_t l = E + 1;
+  int64_t l = E + 1, rc = reversal(md, q, E);
   double opt = (double)(md->t[md->c][l] + l);
-  double ex = (double)(E + reversal(md, q, E) + l) / opt - 1.0;
+  double ex = (double)(E + rc + l) / opt - 1.0;
+  if (md->lim) return (rc > md->lim[l] ? (mean ? VS_BIG : 1.0) : 0.0) + (mean ? ex : 0.0);
   if (mean) return ex;
   return ex > thr + 1e-12 ? 1.0 : 0.0;
 }
@@ -111,12 +128,14 @@ static int64_t binom(int64_t n, int r)
   return b;
 }
 
-/* Penalty from the reversal cost rc of length l = E + 1: count mode [rc > rcmax], else ex. */
+/* Penalty from the reversal cost rc of length l = E + 1: count mode [rc > rcmax], else ex
+ * (plus VS_BIG [rc > rcmax] against the comparator). */
 static double pen_of(const model *md, int64_t rc, int64_t E, int64_t rcmax, int mean)
 {
   if (!mean) return rc > rcmax ? 1.0 : 0.0;
   int64_t l = E + 1;
-  return (double)(E + rc + l) / (double)(md->t[md->c][l] + l) - 1.0;
+  double ex = (double)(E + rc + l) / (double)(md->t[md->c][l] + l) - 1.0;
+  return md->lim && rc > rcmax ? VS_BIG + ex : ex;
 }
 
 /* The DP of the header comment, in place: sets containing N are states of step N + 1
@@ -142,7 +161,9 @@ static double dp(const model *md, double thr, int mean)
   for (int N = L - 2; N >= k + 1; N--) {
     int64_t E = N + 1, l = E + 1, last = N + 1 <= L - 2;
     /* the largest rc with ex <= thr (count mode) */
-    int64_t rcmax = (int64_t)floor((1.0 + thr) * (double)(md->t[md->c][l] + l) + 1e-9) - E - l;
+    int64_t rcmax =
+        md->lim ? md->lim[l]
+                : (int64_t)floor((1.0 + thr) * (double)(md->t[md->c][l] + l) + 1e-9) - E - l;
     /* G over the (k-1)-sets r of {1 .. N - 1}: penalty of r u {N} plus W(N + 1, r u {N}) */
     for (int i = 0; i < k - 1; i++)
       q[i] = i + 1;
@@ -205,6 +226,30 @@ static void model_free(model *md)
 {
   for (int s = 1; s <= md->c; s++)
     free(md->t[s]);
+  free(md->lim);
+}
+
+/* --vs-cmp: lim[l] = the comparator's forward steps minus this class's E + l, i.e. the largest
+ * reversal cost that is not worse (header comment); INT64_MAX / 4 where nothing is counted. */
+static int model_vs_cmp(model *md)
+{
+  const int c = md->c;
+  const int64_t b2 = (int64_t)(c + 2) * (c + 1) / 2, b3 = b2 * (c + 3) / 3;
+  md->lim = malloc(((size_t)md->L + 2) * sizeof(int64_t));
+  if (!md->lim) return 1;
+  online_wmi w;
+  online_wmi_init(&w, c);
+  int64_t N = 0;
+  md->lim[0] = md->lim[1] = INT64_MAX / 4;
+  for (int64_t l = 2; l <= md->L; l++) {
+    const int64_t E = l - 1;
+    for (; N < E; N++)
+      online_wmi_step(&w, N);
+    md->lim[l] = l <= b2   ? md->t[c][l]
+                 : l <= b3 ? INT64_MAX / 4
+                           : online_model_cost(w.pos, w.n, c, E) - E;
+  }
+  return 0;
 }
 
 /* --- The independent check ------------------------------------------------------------ */
@@ -266,24 +311,32 @@ static int check(void)
   for (int c = 2; c <= 4; c++)
     for (int L = c + 3; L <= (c == 2 ? 20 : c == 3 ? 15 : 12); L++)
       for (size_t i = 0; i < sizeof thrs / sizeof thrs[0]; i++) {
-        model a, b;
-        int mean = thrs[i] < 0, q[KMAX];
-        if (model_init(&a, c, L, t_closed) || model_init(&b, c, L, t_dp)) return 1;
-        for (int j = 0; j < c - 1; j++)
-          q[j] = j + 1;
-        double x = dp(&a, thrs[i], mean), y = brute(&b, q, c, thrs[i], mean);
-        if (!(fabs(x - y) <= 1e-12 * (1 + fabs(y))) || x < 0) {
-          fprintf(stderr, "c=%d L=%d thr=%g mean=%d: DP %.17g, brute force %.17g\n", c, L, thrs[i],
-                  mean, x, y);
-          fails++;
+        /* vs 1: against the comparator; vs 2: against limits one step stricter, which some
+         * lengths miss (so a DP that misreads the limits differs from the brute force) */
+        for (int vs = 0; vs <= 2; vs++) {
+          model a, b;
+          int mean = thrs[i] < 0, q[KMAX];
+          if (vs && thrs[i] != 0.0 && !mean) continue; /* the comparator replaces thr */
+          if (model_init(&a, c, L, t_closed) || model_init(&b, c, L, t_dp)) return 1;
+          if (vs && (model_vs_cmp(&a) || model_vs_cmp(&b))) return 1;
+          for (int l = 0; vs == 2 && l <= L; l++)
+            if (a.lim[l] < INT64_MAX / 4) a.lim[l]--, b.lim[l]--;
+          for (int j = 0; j < c - 1; j++)
+            q[j] = j + 1;
+          double x = dp(&a, thrs[i], mean), y = brute(&b, q, c, thrs[i], mean);
+          if (!(fabs(x - y) <= 1e-12 * (1 + fabs(y))) || x < 0) {
+            fprintf(stderr, "c=%d L=%d thr=%g mean=%d vs-cmp=%d: DP %.17g, brute force %.17g\n", c,
+                    L, thrs[i], mean, vs, x, y);
+            fails++;
+          }
+          /* an online policy optimal for every l <= beta(c, 2) exists (Stumm & Walther) */
+          if (!vs && !mean && thrs[i] == 0.0 && L <= (c + 2) * (c + 1) / 2 && x != 0.0) {
+            fprintf(stderr, "c=%d L=%d: %g lengths above the optimum, expected 0\n", c, L, x);
+            fails++;
+          }
+          model_free(&a);
+          model_free(&b);
         }
-        /* an online policy optimal for every l <= beta(c, 2) exists (Stumm & Walther) */
-        if (!mean && thrs[i] == 0.0 && L <= (c + 2) * (c + 1) / 2 && x != 0.0) {
-          fprintf(stderr, "c=%d L=%d: %g lengths above the optimum, expected 0\n", c, L, x);
-          fails++;
-        }
-        model_free(&a);
-        model_free(&b);
       }
   printf("online_bound --check: %s\n", fails ? "FAILED" : "DP = brute force, all passed");
   return fails ? 1 : 0;
@@ -291,7 +344,7 @@ static int check(void)
 
 int main(int argc, char **argv)
 {
-  int c = 3, L = 3000, mean = 0;
+  int c = 3, L = 3000, mean = 0, vs = 0;
   double thr = 0.005;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--c") && i + 1 < argc)
@@ -302,10 +355,13 @@ int main(int argc, char **argv)
       thr = atof(argv[++i]);
     else if (!strcmp(argv[i], "--mean"))
       mean = 1;
+    else if (!strcmp(argv[i], "--vs-cmp"))
+      vs = 1;
     else if (!strcmp(argv[i], "--check"))
       return check();
     else {
-      fprintf(stderr, "usage: online_bound [--c 3|4] [--L L] [--thr X | --mean] [--check]\n");
+      fprintf(stderr,
+              "usage: online_bound [--c 3|4] [--L L] [--thr X | --mean] [--vs-cmp] [--check]\n");
       return 2;
     }
   }
@@ -314,10 +370,20 @@ int main(int argc, char **argv)
     return 2;
   }
   model md;
-  if (model_init(&md, c, L, t_closed)) return 1;
+  if (model_init(&md, c, L, t_closed) || (vs && model_vs_cmp(&md))) return 1;
   double v = dp(&md, thr, mean);
   int nlen = L - (c - 1) - 2;
-  if (mean)
+  if (vs && mean) {
+    double worse = floor(v / VS_BIG + 1e-9);
+    printf("c=%d lengths %d..%d: among the policies of the class with the fewest lengths worse "
+           "than the comparator (%.0f), the least mean excess %.4f %%\n",
+           c, c + 2, L, worse, 100.0 * (v - worse * VS_BIG) / nlen);
+  } else if (vs)
+    printf("c=%d lengths %d..%d: every policy of the class takes more forward steps than the "
+           "comparator on >= %.0f of %d lengths (%s)\n",
+           c, c + 2, L, v, nlen,
+           v == 0 ? "a policy never worse than it exists" : "none is never worse");
+  else if (mean)
     printf("c=%d lengths %d..%d: least mean excess of any policy of the class %.4f %%\n", c, c + 2,
            L, 100.0 * v / nlen);
   else

@@ -5,7 +5,7 @@
 # ctest runs only --check: the DP against a brute-force enumeration of every policy for
 # small L, and the known property that an online policy optimal up to beta(c, 2) exists.
 add_executable(online_bound ${CMAKE_CURRENT_SOURCE_DIR}/online_bound.c)
-target_link_libraries(online_bound PRIVATE rewind_flags m)
+target_link_libraries(online_bound PRIVATE rewind rewind_flags m)
 add_test(NAME online_bound_check COMMAND $<TARGET_FILE:online_bound> --check)
 set_tests_properties(online_bound_check PROPERTIES LABELS "bench;smoke" TIMEOUT 60)
 add_test(NAME online_bound_badflag
