@@ -138,7 +138,9 @@ int rw_schedule_create_store_all(int64_t steps, rw_schedule *out);
 /* Online checkpointing for a run whose number of steps is not known in advance, with
  * `slots` >= 1 RAM slots (counting the slot of y_0). The forward sweep stores each new
  * state in place of the held checkpoint whose removal raises the binomial reversal cost
- * least (or skips it), never more than `slots`; once rw_schedule_set_steps gives l, held
+ * least (or skips it), never more than `slots`, except that it keeps anchors at binomial
+ * positions (beta(c, r), then beta(c - 1, r') past it, ..: stored when reached, never
+ * replaced; see rw_schedule_online.c); once rw_schedule_set_steps gives l, held
  * checkpoints that do not pay are freed and each interval between the kept ones is
  * reversed by the binomial schedule (optimal up to l = beta(c, 2); beyond, the excess over
  * t(l, c) is measured by tests and tests/bench/bench_online). Not collective. */
