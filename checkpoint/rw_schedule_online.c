@@ -275,6 +275,41 @@ static int choose_kept(online_content *o, int64_t E, int *keep)
   return 0;
 }
 
+/* The reversal's advances from the held checkpoints with the state at E: the cost that
+ * choose_kept minimises (all held checkpoints kept when it does not run). */
+static int reversal_advances(online_content *o, int64_t E, int64_t *adv)
+{
+  int n = o->n, c = o->c;
+  int64_t t = 0;
+  *adv = 0;
+  if (n == 0) return 0;
+  RW_CALL(choose_kept(o, E, o->keep));
+  if (n <= o->dp && n >= 2) {
+    *adv = o->f[0];
+    return 0;
+  }
+  for (int i = 0; i + 1 < n; i++) {
+    RW_CALL(tcost(o->pos[i + 1] - o->pos[i], c - i, &t));
+    *adv += t;
+  }
+  RW_CALL(tcost(E - o->pos[n - 1], c - n + 1, &t));
+  *adv += t;
+  return 0;
+}
+
+int rw_schedule_online_advances_if_ended(rw_schedule s, int64_t *advances)
+{
+  RW_CHECK(s && advances && s->ops.next == online_next, RW_ERR_ARG,
+           "rw_schedule_online_advances_if_ended: not an online schedule, or a NULL argument");
+  online_content *o = s->content;
+  RW_CHECK(!o->reversing, RW_ERR_ARG,
+           "rw_schedule_online_advances_if_ended: the number of steps is already known");
+  int64_t rev = 0;
+  RW_CALL(reversal_advances(o, o->cur, &rev));
+  *advances = s->stats.advances + rev;
+  return 0;
+}
+
 static int online_set_steps(rw_schedule s, int64_t steps)
 {
   online_content *o = s->content;

@@ -40,6 +40,7 @@ typedef struct {
   double step_cost, write_cost, read_cost, host_write_cost, host_read_cost;
   sched_kind kind;
   int64_t interval;
+  int64_t up_to; /* --up-to L: the online schedule priced at every length 2 .. L (0: off) */
   int actions, json;
 } plan_options;
 
@@ -74,6 +75,11 @@ static void usage(FILE *f)
           "  --interval K         checkpoint interval of the fixed schedule\n"
           "  --online             same as --schedule online: the run's length is learnt only\n"
           "                       when it ends; --steps is the length it turns out to have\n"
+          "  --up-to L            with --steps unknown --online (RAM only): price every\n"
+          "                       length 2 .. L from one forward sweep and print the median,\n"
+          "                       90th percentile and worst excess in forward steps over the\n"
+          "                       offline optimum t(l,c) + l and over t(l+1,c) + l, the least\n"
+          "                       any schedule needs when the end is learnt after the last step\n"
           "  --actions            print the action list\n"
           "  --json               print one JSON object\n"
           "  --help               print this help\n"
@@ -190,10 +196,10 @@ static int parse_args(int argc, char **argv, plan_options *o)
       continue;
     }
     static const char *valued[] = {
-        "--steps",     "--ram-slots",       "--ram",           "--disk-slots",
-        "--disk",      "--snapshot-bytes",  "--step-cost",     "--write-cost",
-        "--read-cost", "--schedule",        "--interval",      "--host-slots",
-        "--host",      "--host-write-cost", "--host-read-cost"};
+        "--steps",          "--ram-slots",  "--ram",        "--disk-slots",      "--disk",
+        "--snapshot-bytes", "--step-cost",  "--write-cost", "--read-cost",       "--schedule",
+        "--interval",       "--host-slots", "--host",       "--host-write-cost", "--host-read-cost",
+        "--up-to"};
     int known = 0;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
       known |= !strcmp(name, valued[k]);
@@ -201,8 +207,8 @@ static int parse_args(int argc, char **argv, plan_options *o)
       return usage_error("unknown option '%s'%s; the options are --steps, --ram-slots, --ram, "
                          "--snapshot-bytes, --disk-slots, --disk, --host-slots, --host, "
                          "--step-cost, --write-cost, --read-cost, --host-write-cost, "
-                         "--host-read-cost, --schedule, --interval, --online, --actions, --json, "
-                         "--help",
+                         "--host-read-cost, --schedule, --interval, --up-to, --online, --actions, "
+                         "--json, --help",
                          name, "");
     if (eq)
       val = (char *)eq + 1;
@@ -237,6 +243,10 @@ static int parse_args(int argc, char **argv, plan_options *o)
         return usage_error("--host-slots '%s': expected an integer in [0, 2147483647]%s", val, "");
       o->host_slots = iv;
       o->have_host_slots = 1;
+    } else if (!strcmp(name, "--up-to")) {
+      if (parse_int64(val, &iv) || iv < 2 || iv > 10000000)
+        return usage_error("--up-to '%s': expected an integer in [2, 10000000]%s", val, "");
+      o->up_to = iv;
     } else if (!strcmp(name, "--interval")) {
       if (parse_int64(val, &iv) || iv < 1)
         return usage_error("--interval '%s': expected an integer >= 1%s", val, "");
@@ -356,6 +366,10 @@ static int parse_args(int argc, char **argv, plan_options *o)
     o->kind = o->kind == SCHED_ONLINE ? SCHED_ONLINE_DISK : SCHED_TWO_LEVEL;
   }
   if (o->host_slots > 0) o->kind = SCHED_THREE_LEVEL;
+  if (o->up_to > 0 && (o->steps >= 0 || o->kind != SCHED_ONLINE))
+    return usage_error("--up-to needs --steps unknown --online with RAM slots only (it prices "
+                       "the RAM online schedule at every length)%s%s",
+                       "", "");
   if ((o->kind == SCHED_BINOMIAL || o->kind == SCHED_ONLINE || o->kind == SCHED_TWO_LEVEL ||
        o->kind == SCHED_ONLINE_DISK || o->kind == SCHED_THREE_LEVEL) &&
       o->ram_slots < 0)
@@ -650,6 +664,70 @@ static int plan_steps(const plan_options *o)
   return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Mean, median (the (n/2)-th of n sorted), 90th percentile (the floor(0.9 n)-th) and worst
+ * of x[n] (sorted in place), and the length where the worst occurs. */
+typedef struct {
+  double mean, median, p90, worst;
+  int64_t worst_at;
+} excess_summary;
+
+static void summarise(double *x, int64_t n, int64_t first_l, excess_summary *r)
+{
+  r->worst = -1;
+  r->mean = 0;
+  for (int64_t i = 0; i < n; i++) {
+    r->mean += x[i] / (double)n;
+    if (x[i] > r->worst) r->worst = x[i], r->worst_at = first_l + i;
+  }
+  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  r->median = x[n / 2];
+  r->p90 = x[(int64_t)(0.9 * (double)n)];
+}
+
+/* --up-to L: one forward sweep of the online schedule, priced after each advance by
+ * rw_schedule_online_advances_if_ended (the run of length l = n, its end learnt after the
+ * last step, takes that many advances), for l = 2 .. L. Excess in forward steps (advances +
+ * l, the reversals included) over the offline optimum t(l, c) + l and over t(l + 1, c) + l,
+ * the least any schedule needs that learns the end only after the last step. */
+static int online_sweep(const plan_options *o, excess_summary *off, excess_summary *bound)
+{
+  const int64_t L = o->up_to, n = L - 1;
+  const int c = (int)o->ram_slots;
+  double *xo = malloc(sizeof *xo * (size_t)n), *xb = malloc(sizeof *xb * (size_t)n);
+  rw_schedule s = NULL;
+  int ierr = xo && xb ? rw_schedule_create_online(c, &s) : RW_ERR_MEM;
+  if (ierr == RW_ERR_MEM)
+    fprintf(stderr, "rewind-plan: --up-to %lld: out of memory\n", (long long)L);
+  rw_action a;
+  while (!ierr) {
+    ierr = rw_schedule_next(s, &a);
+    if (ierr || a.type != RW_ACTION_ADVANCE || a.to < 2) continue;
+    const int64_t l = a.to;
+    if (l > L) break;
+    int64_t q = 0, t = 0, tb = 0;
+    ierr = rw_schedule_online_advances_if_ended(s, &q);
+    if (!ierr) ierr = rw_binomial_advances(l, c, NULL, &t);
+    if (!ierr) ierr = rw_binomial_advances(l + 1, c, NULL, &tb);
+    xo[l - 2] = (double)(q + l) / (double)(t + l) - 1;
+    xb[l - 2] = (double)(q + l) / (double)(tb + l) - 1;
+  }
+  if (!ierr) {
+    summarise(xo, n, 2, off);
+    summarise(xb, n, 2, bound);
+  } else if (ierr != RW_ERR_MEM)
+    print_error("the online sweep", ierr);
+  rw_schedule_destroy(&s);
+  free(xo);
+  free(xb);
+  return ierr;
+}
+
 /* --steps unknown --online: the online schedule for runs of 10 .. 10^6 steps. */
 static int plan_unknown(const plan_options *o)
 {
@@ -666,32 +744,65 @@ static int plan_unknown(const plan_options *o)
   else
     printf("rewind-plan: online schedule, %" PRId64
            " RAM slots, unknown length (end learnt after the last step)\n"
-           "%10s %14s %14s %9s %14s %9s\n",
-           o->ram_slots, "steps", "advances", "optimum", "excess", "forward", "overhead");
+           "%10s %14s %14s %9s %14s %9s %14s %9s\n",
+           o->ram_slots, "steps", "advances", "optimum", "excess", "forward", "overhead",
+           "online bound", "excess");
   for (size_t i = 0; i < n; i++) {
     rw_schedule_stats st;
     int cap = 0, first = 1;
-    int64_t l = lengths[i], t = 0;
+    int64_t l = lengths[i], t = 0, tb = 0;
     int ierr = simulate(o, l, 0, &first, &st, &cap, NULL);
     if (!ierr) ierr = rw_binomial_advances(l, (int)o->ram_slots, NULL, &t);
+    if (!ierr) ierr = rw_binomial_advances(l + 1, (int)o->ram_slots, NULL, &tb);
     if (ierr) {
       print_error("the schedule", ierr);
       return 1;
     }
     double ex = t ? (double)(st.advances - t) / (double)t : 0.0;
+    double exb = (double)(st.advances - tb) / (double)tb;
     double ov = (double)st.forward_steps / (double)(2 * l - 1) - 1.0;
     double cost = (double)st.advances * o->step_cost;
     if (o->json)
       printf("%s\n    {\"steps\": %" PRId64 ", \"advances\": %" PRId64
              ", \"optimal_advances\": %" PRId64
-             ", \"online_excess\": %.6g, \"forward_steps\": %" PRId64
+             ", \"online_excess\": %.6g, \"online_bound_advances\": %" PRId64
+             ", \"online_excess_vs_bound\": %.6g, \"forward_steps\": %" PRId64
              ", \"disk_writes\": 0, \"disk_reads\": 0, \"cost\": %.10g, \"overhead\": %.6g}",
-             i ? "," : "", l, st.advances, t, ex, st.forward_steps, cost, ov);
+             i ? "," : "", l, st.advances, t, ex, tb, exb, st.forward_steps, cost, ov);
     else
-      printf("%10" PRId64 " %14" PRId64 " %14" PRId64 " %8.2f%% %14" PRId64 " %+8.1f%%\n", l,
-             st.advances, t, 100 * ex, st.forward_steps, 100 * ov);
+      printf("%10" PRId64 " %14" PRId64 " %14" PRId64 " %8.2f%% %14" PRId64 " %+8.1f%% %14" PRId64
+             " %8.2f%%\n",
+             l, st.advances, t, 100 * ex, st.forward_steps, 100 * ov, tb, 100 * exb);
   }
-  if (o->json) printf("\n  ]\n}\n");
+  excess_summary off, bnd;
+  if (o->up_to > 0 && online_sweep(o, &off, &bnd)) return 1;
+  if (o->json) {
+    printf("\n  ]");
+    if (o->up_to > 0) {
+      printf(",\n  \"sweep\": {\"up_to\": %" PRId64 ", \"end\": \"after the last step\"", o->up_to);
+      const excess_summary *e[2] = {&off, &bnd};
+      const char *key[2] = {"excess_vs_offline", "excess_vs_online_bound"};
+      for (int k = 0; k < 2; k++)
+        printf(",\n    \"%s\": {\"mean\": %.12g, \"median\": %.12g, \"p90\": %.12g, "
+               "\"worst\": %.12g, \"worst_at\": %" PRId64 "}",
+               key[k], e[k]->mean, e[k]->median, e[k]->p90, e[k]->worst, e[k]->worst_at);
+      printf("}");
+    }
+    printf("\n}\n");
+  } else if (o->up_to > 0) {
+    printf("every length l = 2 .. %" PRId64 " (one forward sweep), excess in forward steps\n"
+           "(advances + l) over:\n",
+           o->up_to);
+    const excess_summary *e[2] = {&off, &bnd};
+    const char *what[2] = {"the offline optimum t(l,c) + l", "the online bound t(l+1,c) + l"};
+    for (int k = 0; k < 2; k++)
+      printf("  %-31s mean %6.2f%%  median %6.2f%%  p90 %6.2f%%  worst %6.2f%% (l = %" PRId64 ")\n",
+             what[k], 100 * e[k]->mean, 100 * e[k]->median, 100 * e[k]->p90, 100 * e[k]->worst,
+             e[k]->worst_at);
+    printf(
+        "(t(l+1,c) + l: the fewest forward steps of any schedule that learns the end only after\n"
+        "the last step; t(l,c) + l needs the length known before the last step)\n");
+  }
   return 0;
 }
 

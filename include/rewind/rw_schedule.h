@@ -163,6 +163,16 @@ int rw_schedule_create_online_disk(int ram_slots, int disk_slots, double write_c
 int rw_online_disk_period(int ram_slots, double write_cost, double read_cost, int64_t *period,
                           double *cost);
 
+/* For an online schedule (rw_schedule_create_online) whose length is not known yet: the
+ * advances the whole run would take (the forward sweep so far plus the reversal) if
+ * rw_schedule_set_steps were called now, with the state at step n; both allowed lengths, n
+ * and n + 1, reverse the same way from the held checkpoints (l = n + 1 reverses its last
+ * step from the current state). It changes nothing the schedule does next: planning tools
+ * call it after each ADVANCE to price every length in one forward sweep. Returns
+ * RW_ERR_ARG for another kind of schedule, NULL arguments, or once the length is known.
+ * Not collective. */
+int rw_schedule_online_advances_if_ended(rw_schedule s, int64_t *advances);
+
 /* The period an online disk schedule uses now (doubled each time the disk filled) and the
  * one it chose from the costs. Returns RW_ERR_ARG for another kind of schedule. Not
  * collective. */

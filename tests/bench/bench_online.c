@@ -69,7 +69,6 @@ static int online_forward_steps(int64_t l, int c, int before, int64_t *fs)
   return 0;
 }
 
-
 /* --- Dense mode: every length l = 2 .. lmax for one c from a single forward sweep.
  * The online schedule never looks ahead, so its held checkpoints when the state is at E do
  * not depend on the length; the forward steps of the run of length l = E + 1 (B) are
@@ -164,8 +163,10 @@ static int dense_row(int c, int64_t lmax)
         int64_t real = 0;
         if (online_forward_steps(l, c, 1, &real)) return 1;
         if (real != fs) {
-          fprintf(stderr, "bench_online: c=%d l=%lld: a full run takes %lld forward steps, the "
-                  "dense model %lld\n", c, (long long)l, (long long)real, (long long)fs);
+          fprintf(stderr,
+                  "bench_online: c=%d l=%lld: a full run takes %lld forward steps, the "
+                  "dense model %lld\n",
+                  c, (long long)l, (long long)real, (long long)fs);
           return 1;
         }
         checked++;
@@ -177,8 +178,8 @@ static int dense_row(int c, int64_t lmax)
   qsort(exc, (size_t)nc, sizeof *exc, cmp_double);
   printf("%3d | %7.2f%% %7.2f%% %7.2f%% | %7.2f%% %7.2f%% %7.2f%% | %6d %7.3f%% %7lld | %d\n", c,
          100 * ex[ne / 2], 100 * ex[(int)(0.9 * ne)], 100 * ex[ne - 1], 100 * exc[nc / 2],
-         100 * exc[(int)(0.9 * nc)], 100 * exc[nc - 1], worse, 100 * worst_loss,
-         (long long)worst_l, checked);
+         100 * exc[(int)(0.9 * nc)], 100 * exc[nc - 1], worse, 100 * worst_loss, (long long)worst_l,
+         checked);
   fflush(stdout);
   free(d.t), free(d.h), free(ex), free(exc), free(held);
   return 0;

@@ -307,3 +307,49 @@ Test(schedule_online, anchors_held)
     rw_schedule_destroy(&s);
   }
 }
+
+/* rw_schedule_online_advances_if_ended, queried after every advance of one forward sweep,
+ * equals the advances of full runs (fake_run) of length n (end announced after the last
+ * step) and n + 1 (before it), on a sample of lengths; and it refuses what it should. */
+Test(schedule_online, advances_if_ended)
+{
+  static const int cs[] = {1, 2, 3, 5, 10, 20};
+  for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+    const int c = cs[ci];
+    rw_schedule s = NULL;
+    rw_action a;
+    RW_TEST_OK(rw_schedule_create_online(c, &s));
+    int checked = 0;
+    for (;;) {
+      RW_TEST_OK(rw_schedule_next(s, &a));
+      if (a.type != RW_ACTION_ADVANCE) continue;
+      const int64_t n = a.to;
+      if (n > 1500) break;
+      if (n > 40 && n % 37 != 0) continue;
+      int64_t q = 0;
+      RW_TEST_OK(rw_schedule_online_advances_if_ended(s, &q));
+      fake_counts after = online_run(n, c, END_AFTER_STEP);
+      fake_counts before = online_run(n + 1, c, END_BEFORE_STEP);
+      cr_assert(q == after.advances && q == before.advances,
+                "c=%d n=%" PRId64 ": advances if ended %" PRId64 ", full runs %" PRId64
+                " (l = n) and %" PRId64 " (l = n + 1)",
+                c, n, q, after.advances, before.advances);
+      checked++;
+    }
+    cr_assert(checked > 70);
+    RW_TEST_OK(rw_schedule_set_steps(s, 1501));
+    int64_t q = 0;
+    cr_assert_eq(rw_schedule_online_advances_if_ended(s, &q), RW_ERR_ARG);
+    cr_assert(strstr(rw_error_message(), "already known"));
+    rw_error_clear();
+    rw_schedule_destroy(&s);
+  }
+  rw_schedule s = NULL;
+  int64_t q = 0;
+  RW_TEST_OK(rw_schedule_create_binomial(100, 4, &s));
+  cr_assert_eq(rw_schedule_online_advances_if_ended(s, &q), RW_ERR_ARG);
+  rw_error_clear();
+  cr_assert_eq(rw_schedule_online_advances_if_ended(NULL, &q), RW_ERR_ARG);
+  rw_error_clear();
+  rw_schedule_destroy(&s);
+}

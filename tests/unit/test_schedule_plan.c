@@ -256,3 +256,72 @@ Test(plan, bad_command_lines_exit_2)
   cr_assert_eq(run_plan("--help", buf, sizeof buf), 0);
   cr_assert(strstr(buf, "--ram-slots"));
 }
+
+/* The number after "key": at or after `from` in a JSON text. */
+static double json_num_after(const char *text, const char *from, const char *key)
+{
+  const char *base = strstr(text, from);
+  cr_assert(base, "%s missing in:\n%s", from, text);
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\": ", key);
+  const char *at = strstr(base, pat);
+  cr_assert(at, "key %s missing after %s in:\n%s", key, from, text);
+  return strtod(at + strlen(pat), NULL);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* --up-to: the sweep's mean, median, 90th percentile and worst (and where) equal what full
+ * runs of every length give (rw_schedule_run, the end learnt after the last step), computed here.
+ */
+Test(plan, online_sweep_equals_full_runs)
+{
+  enum { L = 400, C = 5 };
+  cr_assert_eq(
+      run_plan("--steps unknown --online --ram-slots 5 --up-to 400 --json", buf, sizeof buf), 0,
+      "%s", buf);
+  static double xo[L - 1], xb[L - 1];
+  double worst[2] = {-1, -1}, mean[2] = {0, 0};
+  int64_t worst_at[2] = {0, 0};
+  for (int64_t l = 2; l <= L; l++) {
+    rw_schedule s = NULL;
+    rw_schedule_stats st;
+    int64_t t = 0, tb = 0;
+    RW_TEST_OK(rw_schedule_create_online(C, &s));
+    RW_TEST_OK(rw_schedule_run(s, l, &st));
+    rw_schedule_destroy(&s);
+    RW_TEST_OK(rw_binomial_advances(l, C, NULL, &t));
+    RW_TEST_OK(rw_binomial_advances(l + 1, C, NULL, &tb));
+    xo[l - 2] = (double)(st.advances + l) / (double)(t + l) - 1;
+    xb[l - 2] = (double)(st.advances + l) / (double)(tb + l) - 1;
+    mean[0] += xo[l - 2] / (L - 1);
+    mean[1] += xb[l - 2] / (L - 1);
+    if (xo[l - 2] > worst[0]) worst[0] = xo[l - 2], worst_at[0] = l;
+    if (xb[l - 2] > worst[1]) worst[1] = xb[l - 2], worst_at[1] = l;
+  }
+  double *x[2] = {xo, xb};
+  const char *key[2] = {"\"excess_vs_offline\"", "\"excess_vs_online_bound\""};
+  for (int k = 0; k < 2; k++) {
+    qsort(x[k], L - 1, sizeof(double), cmp_dbl);
+    const double med = x[k][(L - 1) / 2], p90 = x[k][(int)(0.9 * (L - 1))];
+    cr_assert_float_eq(json_num_after(buf, key[k], "mean"), mean[k], 1e-10, "%s mean", key[k]);
+    cr_assert_float_eq(json_num_after(buf, key[k], "median"), med, 1e-9, "%s median", key[k]);
+    cr_assert_float_eq(json_num_after(buf, key[k], "p90"), p90, 1e-9, "%s p90", key[k]);
+    cr_assert_float_eq(json_num_after(buf, key[k], "worst"), worst[k], 1e-9, "%s worst", key[k]);
+    cr_assert_eq((int64_t)json_num_after(buf, key[k], "worst_at"), worst_at[k]);
+  }
+  /* the online bound is never above the schedule: no excess below zero */
+  cr_assert(xb[0] >= 0, "a length beats t(l + 1, c) + l: %g", xb[0]);
+  cr_assert_eq(run_plan("--steps 100 --online --ram-slots 5 --up-to 400", buf, sizeof buf), 2);
+  cr_assert(strstr(buf, "--up-to needs --steps unknown --online"), "%s", buf);
+  cr_assert_eq(run_plan("--steps unknown --online --ram-slots 5 --disk-slots 3 --up-to 400", buf,
+                        sizeof buf),
+               2);
+  cr_assert(strstr(buf, "RAM slots only"), "%s", buf);
+  cr_assert_eq(run_plan("--steps unknown --online --ram-slots 5 --up-to 1", buf, sizeof buf), 2);
+  cr_assert(strstr(buf, "--up-to '1'"), "%s", buf);
+}
