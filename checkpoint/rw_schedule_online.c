@@ -40,8 +40,31 @@
  * Measured by bench_online (c = 3, 5, 10, 20, l <= 10^5, end before the last step):
  * pooled median excess 0.49 % -> 0.21 %, 90th percentile 1.84 % -> 1.18 %, worst 5.13 % ->
  * 4.30 %, lengths with more forward steps than the online-Revolve comparator 53 -> 3.
- * Work per step: O(c) evaluations of t, each O(r) with r the repetition number (r <= 84 for
- * c = 3, l = 10^5), and O(c r) for the anchors; memory O(c).
+ *
+ * Guard against online Revolve (2026-11-25). The anchors alone still lost to the comparator
+ * (Stumm & Walther's online Revolve: optimal up to beta(c, 2), quasi-optimal to beta(c, 3),
+ * Wang, Moin & Iaccarino's levels beyond) on about 1 % of the lengths at c = 5 and 6 (by up to
+ * 0.5 %), in bands just before the comparator starts a new top level: there it holds a
+ * near-optimal placement on its own lattice, beta(c - 1, r) then + beta(c - 2, r'), ..
+ * (c = 5, l = 58 100: 52 360 = beta(4, 31), + 5456 = beta(3, 30)). So the schedule runs a
+ * shadow of the comparator's rule (O(c) per step), and at each of its lattice points N =
+ * beta(c - 1, r), every slot full, looks ahead to 1.25 (beta(c - 1, r + 1) - N) steps past N:
+ * its own rule with its own anchors, and with the comparator's lattice at w = 1 .. min(c - 2,
+ * 5) levels, counting the states whose end would cost more than the comparator's held
+ * checkpoints (every checkpoint kept; lengths above beta(c, 3)). It takes the comparator's
+ * lattice with the fewest such states for that interval when that is fewer than its own.
+ * Measured by bench_online's dense table (every l <= 10^5): lengths worse than the comparator
+ * 0 for c = 3, 4, 5, 6, 8, 10, 12, 15, 20 (were 1, 97, 1054, 1253, 130, 76, 56, 0, 0), median
+ * excess at most 0.38 % (was 0.34 %), worst 4.37 % (was 4.30 %). Tried in a simulator first:
+ * fixed-horizon roll-outs of every option (fragile, thousands of losses at some c), the
+ * comparator's lattice alone (losses near 0, median up to 1 %), both lattices pinned at once
+ * (thousands of losses); the look-ahead only to the interval's end left c = 3, 4, 6, 7 one to
+ * three losses just past it, hence 1.25.
+ * Work per step: O(c) evaluations of t, each amortised O(1) (tcost keeps r per slot count and
+ * call site; rw_binomial_advances is O(r)), O(c r) for the anchors, and the look-aheads:
+ * about 7.5 times the rule's own work summed over the run, at the comparator's lattice points
+ * (rewind-plan --online --steps 100000: 0.04-0.14 s without the guard, 0.09-0.77 s with it,
+ * c = 3 .. 50); memory O(c).
  *
  * Reverse sweep, once rw_schedule_set_steps gives l: a checkpoint that is held need not
  * be kept. A dynamic program over the held checkpoints (O(n^2 c) once, for n <= 64 held)
@@ -53,10 +76,13 @@
 #include "rw_schedule_impl.h"
 
 #include <limits.h>
+#include <string.h>
 
 /* The reverse sweep's dynamic program runs when at most this many checkpoints are held
  * (its work is O(n^2 c)); with more, every held checkpoint is kept. */
 #define ONLINE_DP_MAX 64
+/* Call sites of tcost with a memory of their own (see tcost). */
+#define ONLINE_LANES 10
 
 typedef struct {
   int c;        /* slots, counting the slot of y_0 */
@@ -67,12 +93,22 @@ typedef struct {
   int handled;  /* y_cur is stored (or deliberately not) */
   int pending;  /* a slot was freed for y_cur: store it next */
   int reversing;
-  int64_t *pre; /* [c + 1] scratch: prefix sums of interval costs */
-  int64_t *suf; /* [c + 1] scratch: suffix sums of interval costs with one slot more */
-  int64_t *f;   /* [dp * dp] reverse-sweep program: cost right of a kept checkpoint */
-  int *nxt;     /* [dp * dp] its choice: the next kept checkpoint, or -1 */
-  int *keep;    /* [c] the reverse sweep keeps held checkpoint i */
-  int dp;       /* min(c, ONLINE_DP_MAX) */
+  int64_t *pre;      /* [c + 1] scratch: prefix sums of interval costs */
+  int64_t *suf;      /* [c + 1] scratch: suffix sums of interval costs with one slot more */
+  int64_t *f;        /* [dp * dp] reverse-sweep program: cost right of a kept checkpoint */
+  int *nxt;          /* [dp * dp] its choice: the next kept checkpoint, or -1 */
+  int *keep;         /* [c] the reverse sweep keeps held checkpoint i */
+  int dp;            /* min(c, ONLINE_DP_MAX) */
+  int lat;           /* anchor lattice: 0 the own one, w >= 1 the comparator's with w levels */
+  int64_t lat_until; /* the own lattice returns at this step */
+  int64_t checked;   /* last step whose lattice point was examined */
+  int wn;            /* the comparator's shadow: how many it holds, */
+  int64_t *wpos;     /* [c] their steps, */
+  int *wlev;         /* [c] their levels */
+  int64_t *rpos;     /* [c] scratch: held steps in a look-ahead */
+  int64_t *rwpos;    /* [c] scratch: the shadow in a look-ahead */
+  int *rwlev;        /* [c] */
+  int64_t *tcache;   /* [ONLINE_LANES][c + 2][5] tcost's memory per call site and slot count */
   rw_engine e;
 } online_content;
 
@@ -85,12 +121,46 @@ static void set_slot_action(rw_action *a, rw_action_type t, int64_t step, int sl
   a->first_sweep = 0;
 }
 
-/* t(m, s): the binomial optimum for m steps and s slots, 0 for m <= 1. */
-static int tcost(int64_t m, int s, int64_t *t)
+/* t(m, s): the binomial optimum for m steps and s slots, 0 for m <= 1, t = r m - beta(s + 1,
+ * r - 1) with r the repetition number, beta(s, r - 1) < m <= beta(s, r) (rw_binomial_advances
+ * finds r in O(r)). The schedule asks for the same s with slowly changing m step after step
+ * (and its look-ahead many times over), so per s and call site (lane) it keeps the last r with
+ * beta(s, r - 1), beta(s, r) and beta(s + 1, r - 1), and moves r up or down by the exact
+ * recurrences beta(a, q + 1) = beta(a, q) (a + q + 1) / (q + 1) and beta(a, q - 1) = beta(a, q) q /
+ * (a + q). Where a product could overflow it falls back to rw_binomial_advances. */
+static int tcost(online_content *o, int lane, int64_t m, int s, int64_t *t)
 {
   *t = 0;
   if (m <= 1) return 0;
-  RW_CALL(rw_binomial_advances(m, s, NULL, t));
+  /* r, beta(s, r - 1), beta(s, r), beta(s + 1, r - 1), INT64_MAX / r; one memory per call
+   * site (lane), so sites asking about different intervals with the same s do not undo each
+   * other */
+  int64_t *tc = o->tcache + 5 * ((size_t)lane * ((size_t)o->c + 2) + (size_t)s);
+  if (tc[0] == 0) tc[0] = 1, tc[1] = 1, tc[2] = s + 1, tc[3] = 1, tc[4] = INT64_MAX;
+  const int64_t r0 = tc[0];
+  while (m > tc[2]) {
+    const int64_t r = tc[0];
+    if (tc[2] > INT64_MAX / (s + r + 1) || tc[3] > INT64_MAX / (s + r + 1)) {
+      tc[0] = 0;
+      return rw_binomial_advances(m, s, NULL, t);
+    }
+    tc[1] = tc[2];
+    tc[2] = tc[2] * (s + r + 1) / (r + 1);
+    tc[3] = tc[3] * (s + r + 1) / r;
+    tc[0] = r + 1;
+  }
+  while (m <= tc[1]) { /* r >= 2 here: at r = 1, beta(s, 0) = 1 < m */
+    const int64_t r = tc[0];
+    tc[2] = tc[1];
+    tc[1] = tc[1] * (r - 1) / (s + r - 1);
+    tc[3] = tc[3] * (r - 1) / (s + r);
+    tc[0] = r - 1;
+  }
+  if (tc[0] != r0) tc[4] = INT64_MAX / tc[0];
+  RW_CHECK(m <= tc[4], RW_ERR_ARG,
+           "online schedule: %lld steps with %d slots need more than 2^63 advances", (long long)m,
+           s);
+  *t = tc[0] * m - tc[3];
   return 0;
 }
 
@@ -113,18 +183,19 @@ static int append(online_content *o, int64_t step, int slot)
   return 0;
 }
 
-/* The anchors of the state at N: a_0 = 0 and, for levels i = 1 .. min(c - 2, max(1, c / 4),
- * ONLINE_ANCHOR_MAX), a_i = a_{i-1} + beta(c - i + 1, r_i) with r_i >= 1 the largest
- * repetition number that keeps a_i <= N (a level with no such r ends the list). Returns how
- * many, in a[]; *at = 1 when N is one of them. */
+/* The anchors of the state at N: a_0 = 0 and, for levels i = 1 .. min(c - 2, L,
+ * ONLINE_ANCHOR_MAX), a_i = a_{i-1} + beta(s_i, r_i) with r_i >= 1 the largest repetition
+ * number that keeps a_i <= N (a level with no such r ends the list). The own lattice (lat =
+ * 0): s_i = c - i + 1, L = max(1, c / 4); the comparator's (lat = w >= 1): s_i = c - i, L =
+ * w. Returns how many, in a[]; *at = 1 when N is one of them. */
 #define ONLINE_ANCHOR_MAX 16
-static int online_anchors(int c, int64_t N, int64_t *a, int *at)
+static int online_anchors(int c, int64_t N, int lat, int64_t *a, int *at)
 {
-  int na = 0, levels = c / 4 > 1 ? c / 4 : 1;
+  int na = 0, levels = lat > 0 ? lat : c / 4 > 1 ? c / 4 : 1;
   int64_t a0 = 0;
   *at = 0;
   for (int lev = 1; lev <= c - 2 && lev <= levels && na < ONLINE_ANCHOR_MAX; lev++) {
-    const int s = c - lev + 1;
+    const int s = c - lev + 1 - (lat > 0);
     int64_t b = 1, best = -1; /* b = beta(s, r) = C(s + r, r) */
     for (int r = 1; b <= INT64_MAX / (s + r); r++) {
       b = b * (s + r) / r;
@@ -146,20 +217,20 @@ static int online_anchors(int c, int64_t N, int64_t *a, int *at)
  * one place left (slots c - i + 1); the interval [N, N + 1) then costs nothing. Not
  * storing keeps intervals i < n - 1 and reverses [p_{n-1}, N + 1) with c - n + 1 slots.
  * A held anchor (online_anchors) is not dropped, and y_N is stored when N is an anchor. */
-static int choose_drop(online_content *o, int64_t N, int *drop)
+static int choose_drop(online_content *o, const int64_t *pos, int n, int64_t N, int lat, int *drop)
 {
-  int n = o->n, c = o->c, at = 0;
+  int c = o->c, at = 0;
   int64_t *pre = o->pre, *suf = o->suf, t = 0, anchor[ONLINE_ANCHOR_MAX];
-  int na = online_anchors(c, N, anchor, &at);
-#define Q(i) ((i) < n ? o->pos[(i)] : N)
+  int na = online_anchors(c, N, lat, anchor, &at);
+#define Q(i) ((i) < n ? pos[(i)] : N)
   pre[0] = 0;
   for (int i = 0; i < n - 1; i++) {
-    RW_CALL(tcost(Q(i + 1) - Q(i), c - i, &t));
+    RW_CALL(tcost(o, 0, Q(i + 1) - Q(i), c - i, &t));
     pre[i + 1] = pre[i] + t;
   }
   suf[n] = 0;
   for (int i = n - 1; i >= 2; i--) {
-    RW_CALL(tcost(Q(i + 1) - Q(i), c - i + 1, &t));
+    RW_CALL(tcost(o, 1, Q(i + 1) - Q(i), c - i + 1, &t));
     suf[i] = suf[i + 1] + t;
   }
   int64_t best = INT64_MAX;
@@ -167,9 +238,9 @@ static int choose_drop(online_content *o, int64_t N, int *drop)
   for (int k = 1; k < n; k++) {
     int pinned = 0;
     for (int i = 0; i < na; i++)
-      pinned = pinned || anchor[i] == o->pos[k];
+      pinned = pinned || anchor[i] == pos[k];
     if (pinned) continue;
-    RW_CALL(tcost(Q(k + 1) - Q(k - 1), c - k + 1, &t));
+    RW_CALL(tcost(o, 2, Q(k + 1) - Q(k - 1), c - k + 1, &t));
     int64_t v = pre[k - 1] + t + (k + 1 <= n - 1 ? suf[k + 1] : 0);
     if (v < best) {
       best = v;
@@ -177,8 +248,118 @@ static int choose_drop(online_content *o, int64_t N, int *drop)
     }
   }
 #undef Q
-  RW_CALL(tcost(N + 1 - o->pos[n - 1], c - n + 1, &t));
+  RW_CALL(tcost(o, 3, N + 1 - pos[n - 1], c - n + 1, &t));
   if (pre[n - 1] + t < best && !at) *drop = -1;
+  return 0;
+}
+
+/* --- Guard against online Revolve ------------------------------------------------------
+ * A shadow of the comparator's rule (Wang, Moin & Iaccarino's levels, which Stumm & Walther's
+ * online Revolve uses beyond beta(c, 3)): each held checkpoint has a level; a new state
+ * replaces the latest checkpoint that has a later one of higher level, else the latest one,
+ * taking its level plus one. Written for Rewind from the rule's description. */
+static void shadow_step(int c, int64_t *pos, int *lev, int *n, int64_t N)
+{
+  if (N > 0 && c < 2) return;
+  int l = N == 0 ? INT_MAX : 0;
+  if (*n == c) {
+    int d = -1, later = -1;
+    for (int i = *n - 1; i >= 0 && d < 0; i--) {
+      if (lev[i] < later) d = i;
+      if (lev[i] > later) later = lev[i];
+    }
+    if (d < 0) {
+      d = *n - 1;
+      l = lev[d] + 1;
+    }
+    for (int k = d; k + 1 < *n; k++) {
+      pos[k] = pos[k + 1];
+      lev[k] = lev[k + 1];
+    }
+    (*n)--;
+  }
+  pos[*n] = N;
+  lev[*n] = l;
+  (*n)++;
+}
+
+/* E + the reversal's advances from held pos[0..n) with every checkpoint kept (the reverse
+ * sweep's program can only lower it). */
+static int held_cost(online_content *o, int lane, const int64_t *pos, int n, int64_t E,
+                     int64_t *cost)
+{
+  const int c = o->c;
+  int64_t t = 0;
+  *cost = E;
+  for (int i = 0; i + 1 < n; i++) {
+    RW_CALL(tcost(o, lane, pos[i + 1] - pos[i], c - i, &t));
+    *cost += t;
+  }
+  RW_CALL(tcost(o, lane + 1, E - pos[n - 1], c - n + 1, &t));
+  *cost += t;
+  return 0;
+}
+
+/* Looks ahead from the decision on y_N to the state at Eend: the schedule's own rule with
+ * lattice `lat`, the shadow beside it; *loss counts the states E in (N, Eend] where ending
+ * (l = E + 1, so only l > beta(c, 3), where the comparator leaves the offline optimum) would
+ * cost more advances than the comparator's held checkpoints. Changes only scratch. */
+static int look_ahead(online_content *o, int64_t N, int64_t Eend, int lat, int64_t b3,
+                      int64_t *loss)
+{
+  int n = o->n, wn = o->wn, d = 0;
+  memcpy(o->rpos, o->pos, sizeof *o->pos * (size_t)n);
+  memcpy(o->rwpos, o->wpos, sizeof *o->wpos * (size_t)wn);
+  memcpy(o->rwlev, o->wlev, sizeof *o->wlev * (size_t)wn);
+  *loss = 0;
+  for (int64_t M = N; M < Eend; M++) {
+    RW_CALL(choose_drop(o, o->rpos, n, M, lat, &d));
+    if (d >= 1) {
+      for (int k = d; k + 1 < n; k++)
+        o->rpos[k] = o->rpos[k + 1];
+      o->rpos[n - 1] = M;
+    }
+    shadow_step(o->c, o->rwpos, o->rwlev, &wn, M);
+    if (M + 2 <= b3) continue;
+    int64_t ours = 0, theirs = 0;
+    RW_CALL(held_cost(o, 4, o->rpos, n, M + 1, &ours));
+    RW_CALL(held_cost(o, 6, o->rwpos, wn, M + 1, &theirs));
+    *loss += ours > theirs;
+  }
+  return 0;
+}
+
+/* At a point of the comparator's lattice, N = beta(c - 1, r) (where it starts a new top
+ * level; its good lengths come just before beta(c - 1, r + 1)), with every slot full: looks
+ * ahead to 1.25 times that interval with the own anchors and with the comparator's lattice at
+ * 1 .. min(c - 2, 5) levels, and takes the comparator's lattice for the interval when that
+ * loses to the comparator at fewer states. */
+#define ONLINE_LATTICE_LEVELS 5
+static int lattice_check(online_content *o, int64_t N)
+{
+  const int c = o->c, s = c - 1;
+  if (o->lat && N >= o->lat_until) o->lat = 0;
+  if (c < 3 || o->n < c || o->lat) return 0;
+  int64_t b = 1, next = -1;
+  for (int r = 1; b <= N && b <= INT64_MAX / (s + r + 1); r++) {
+    b = b * (s + r) / r;
+    if (b == N) next = b * (s + r + 1) / (r + 1);
+  }
+  if (next < 0) return 0;
+  int64_t b3 = 0, loss0 = 0, best = 0, loss = 0;
+  RW_CALL(rw_binomial_beta(c, 3, &b3));
+  const int64_t Eend = next + (next - N) / 4;
+  RW_CALL(look_ahead(o, N, Eend, 0, b3, &loss0));
+  best = loss0;
+  int w_best = 0, wmax = c - 2 < ONLINE_LATTICE_LEVELS ? c - 2 : ONLINE_LATTICE_LEVELS;
+  for (int w = 1; w <= wmax && best > 0; w++) {
+    RW_CALL(look_ahead(o, N, Eend, w, b3, &loss));
+    if (loss < best) best = loss, w_best = w;
+  }
+  if (w_best) {
+    o->lat = w_best;
+    o->lat_until = next;
+  }
   return 0;
 }
 
@@ -205,6 +386,10 @@ static int online_next(rw_schedule s, rw_action *a)
     return 0;
   }
   if (!o->handled && (i == 0 || o->c >= 2)) {
+    if (o->checked < i) {
+      o->checked = i;
+      RW_CALL(lattice_check(o, i));
+    }
     if (o->n < o->c) { /* a free slot */
       int k = rw_engine_take_slot(&o->e);
       RW_CHECK(k >= 0, RW_ERR_INTERNAL, "online schedule: slot count out of step");
@@ -214,7 +399,7 @@ static int online_next(rw_schedule s, rw_action *a)
       return 0;
     }
     int d = -1;
-    RW_CALL(choose_drop(o, i, &d));
+    RW_CALL(choose_drop(o, o->pos, o->n, i, o->lat, &d));
     if (d >= 1) {
       set_slot_action(a, RW_ACTION_FREE, o->pos[d], o->slot[d]);
       rw_engine_give_slot(&o->e, o->slot[d]);
@@ -224,7 +409,8 @@ static int online_next(rw_schedule s, rw_action *a)
     }
     o->handled = 1; /* y_i is not worth a slot */
   }
-  /* y_i is handled: one step forward */
+  /* y_i is handled: one step forward (the shadow decides on y_i too) */
+  shadow_step(o->c, o->wpos, o->wlev, &o->wn, i);
   a->type = RW_ACTION_ADVANCE;
   a->step = i;
   a->to = i + 1;
@@ -253,14 +439,14 @@ static int choose_kept(online_content *o, int64_t E, int *keep)
       int64_t best = INT64_MAX;
       int choice = -1;
       for (int i2 = i + 1; i2 < n; i2++) {
-        RW_CALL(tcost(o->pos[i2] - o->pos[i], c - j, &t));
+        RW_CALL(tcost(o, 8, o->pos[i2] - o->pos[i], c - j, &t));
         int64_t v = t + o->f[i2 * w + j + 1];
         if (v < best) {
           best = v;
           choice = i2;
         }
       }
-      RW_CALL(tcost(E - o->pos[i], c - j, &t));
+      RW_CALL(tcost(o, 9, E - o->pos[i], c - j, &t));
       if (t < best) {
         best = t;
         choice = -1;
@@ -289,11 +475,19 @@ static int reversal_advances(online_content *o, int64_t E, int64_t *adv)
     return 0;
   }
   for (int i = 0; i + 1 < n; i++) {
-    RW_CALL(tcost(o->pos[i + 1] - o->pos[i], c - i, &t));
+    RW_CALL(tcost(o, 8, o->pos[i + 1] - o->pos[i], c - i, &t));
     *adv += t;
   }
-  RW_CALL(tcost(E - o->pos[n - 1], c - n + 1, &t));
+  RW_CALL(tcost(o, 9, E - o->pos[n - 1], c - n + 1, &t));
   *adv += t;
+  return 0;
+}
+
+int rw_schedule_online_lattice(rw_schedule s, int *levels)
+{
+  RW_CHECK(s && levels && s->ops.next == online_next, RW_ERR_ARG,
+           "rw_schedule_online_lattice: not an online schedule, or a NULL argument");
+  *levels = ((online_content *)s->content)->lat;
   return 0;
 }
 
@@ -350,6 +544,12 @@ static void online_destroy(rw_schedule s)
     rw_free(&o->f);
     rw_free(&o->nxt);
     rw_free(&o->keep);
+    rw_free(&o->wpos);
+    rw_free(&o->wlev);
+    rw_free(&o->rpos);
+    rw_free(&o->rwpos);
+    rw_free(&o->rwlev);
+    rw_free(&o->tcache);
   }
   rw_free(&s->content);
 }
@@ -382,6 +582,14 @@ int rw_schedule_create_online(int slots, rw_schedule *out)
   RW_TRY(rw_calloc(dp2, sizeof *o->f, "online reverse-sweep program", &o->f));
   RW_TRY(rw_calloc(dp2, sizeof *o->nxt, "online reverse-sweep choices", &o->nxt));
   RW_TRY(rw_calloc((size_t)slots, sizeof *o->keep, "online kept checkpoints", &o->keep));
+  RW_TRY(rw_calloc((size_t)slots, sizeof *o->wpos, "online comparator shadow", &o->wpos));
+  RW_TRY(rw_calloc((size_t)slots, sizeof *o->wlev, "online comparator shadow", &o->wlev));
+  RW_TRY(rw_calloc((size_t)slots, sizeof *o->rpos, "online look-ahead", &o->rpos));
+  RW_TRY(rw_calloc((size_t)slots, sizeof *o->rwpos, "online look-ahead", &o->rwpos));
+  RW_TRY(rw_calloc((size_t)slots, sizeof *o->rwlev, "online look-ahead", &o->rwlev));
+  RW_TRY(rw_calloc(5 * ONLINE_LANES * ((size_t)slots + 2), sizeof *o->tcache, "online cost memory",
+                   &o->tcache));
+  o->checked = -1;
   RW_TRY(rw_engine_init(&o->e, slots, RW_SPLIT_BINOMIAL));
   *out = s;
   return 0;

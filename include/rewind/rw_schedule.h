@@ -140,10 +140,13 @@ int rw_schedule_create_store_all(int64_t steps, rw_schedule *out);
  * state in place of the held checkpoint whose removal raises the binomial reversal cost
  * least (or skips it), never more than `slots`, except that it keeps anchors at binomial
  * positions (beta(c, r), then beta(c - 1, r') past it, ..: stored when reached, never
- * replaced; see rw_schedule_online.c); once rw_schedule_set_steps gives l, held
- * checkpoints that do not pay are freed and each interval between the kept ones is
- * reversed by the binomial schedule (optimal up to l = beta(c, 2); beyond, the excess over
- * t(l, c) is measured by tests and tests/bench/bench_online). Not collective. */
+ * replaced; see rw_schedule_online.c), and at the online-Revolve comparator's lattice points
+ * it looks ahead and takes that lattice's anchors for an interval where its own would end
+ * worse than the comparator; once rw_schedule_set_steps gives l, held checkpoints that do not
+ * pay are freed and each interval between the kept ones is reversed by the binomial schedule
+ * (optimal up to l = beta(c, 2); beyond, never more forward steps than online Revolve at any
+ * l <= 10^5 for c = 3 .. 20, and the excess over t(l, c) is measured by tests and
+ * tests/bench/bench_online). Not collective. */
 int rw_schedule_create_online(int slots, rw_schedule *out);
 
 /* Online checkpointing with a disk tier (Pringle, Jones, Goldberg, Heimbach & Campin, 2016):
@@ -172,6 +175,14 @@ int rw_online_disk_period(int ram_slots, double write_cost, double read_cost, in
  * RW_ERR_ARG for another kind of schedule, NULL arguments, or once the length is known.
  * Not collective. */
 int rw_schedule_online_advances_if_ended(rw_schedule s, int64_t *advances);
+
+/* Which anchors an online schedule keeps now (see rw_schedule_online.c): *levels = 0 its own
+ * (binomial positions beta(c, r), ..), w >= 1 those of the online-Revolve comparator's
+ * lattice (beta(c - 1, r), ..) at w levels, taken for one of the comparator's intervals where
+ * a look-ahead showed its own would end worse than the comparator. For tests and
+ * diagnostics. Returns RW_ERR_ARG for another kind of schedule or NULL arguments. Not
+ * collective. */
+int rw_schedule_online_lattice(rw_schedule s, int *levels);
 
 /* The period an online disk schedule uses now (doubled each time the disk filled) and the
  * one it chose from the costs. Returns RW_ERR_ARG for another kind of schedule. Not
