@@ -343,7 +343,7 @@ static int lattice_check(online_content *o, int64_t N)
   int64_t b = 1, next = -1;
   for (int r = 1; b <= N && b <= INT64_MAX / (s + r + 1); r++) {
     b = b * (s + r) / r;
-    if (b == N) next = b * (s + r + 1) / (r + 1);
+    if (b == N && b <= INT64_MAX / (s + r + 1)) next = b * (s + r + 1) / (r + 1);
   }
   if (next < 0) return 0;
   int64_t b3 = 0, loss0 = 0, best = 0, loss = 0;
