@@ -55,16 +55,19 @@
  * lattice with the fewest such states for that interval when that is fewer than its own.
  * Measured by bench_online's dense table (every l <= 10^5): lengths worse than the comparator
  * 0 for c = 3, 4, 5, 6, 8, 10, 12, 15, 20 (were 1, 97, 1054, 1253, 130, 76, 56, 0, 0), median
- * excess at most 0.38 % (was 0.34 %), worst 4.37 % (was 4.30 %). Tried in a simulator first:
- * fixed-horizon roll-outs of every option (fragile, thousands of losses at some c), the
- * comparator's lattice alone (losses near 0, median up to 1 %), both lattices pinned at once
- * (thousands of losses); the look-ahead only to the interval's end left c = 3, 4, 6, 7 one to
- * three losses just past it, hence 1.25.
- * Work per step: O(c) evaluations of t, each amortised O(1) (tcost keeps r per slot count and
- * call site; rw_binomial_advances is O(r)), O(c r) for the anchors, and the look-aheads:
- * about 7.5 times the rule's own work summed over the run, at the comparator's lattice points
- * (rewind-plan --online --steps 100000: 0.04-0.14 s without the guard, 0.09-0.77 s with it,
- * c = 3 .. 50); memory O(c).
+ * excess at most 0.38 % (was 0.34 %), worst 4.37 % (was 4.30 %); for the other c <= 20, 0
+ * except c = 18, which loses at l = 26 336 by 0.003 %: at N = 26 334 the look-ahead (to
+ * 119 600) saw its own lattice lose at more states beyond 10^5 and took the comparator's,
+ * whose forced store costs that one length (to 2 * 10^5: still that one loss; c = 4, 5, 10: 0).
+ * The rule minimises the count of losing states it can see; it does not prove there are none. Tried
+ * in a simulator first: fixed-horizon roll-outs of every option (fragile, thousands of losses at
+ * some c), the comparator's lattice alone (losses near 0, median up to 1 %), both lattices pinned
+ * at once (thousands of losses); the look-ahead only to the interval's end left c = 3, 4, 6, 7 one
+ * to three losses just past it, hence 1.25. Work per step: O(c) evaluations of t, each amortised
+ * O(1) (tcost keeps r per slot count and call site; rw_binomial_advances is O(r)), O(c r) for the
+ * anchors, and the look-aheads: about 7.5 times the rule's own work summed over the run, at the
+ * comparator's lattice points (rewind-plan --online --steps 100000: 0.04-0.14 s without the guard,
+ * 0.09-0.77 s with it, c = 3 .. 50); memory O(c).
  *
  * Reverse sweep, once rw_schedule_set_steps gives l: a checkpoint that is held need not
  * be kept. A dynamic program over the held checkpoints (O(n^2 c) once, for n <= 64 held)

@@ -21,8 +21,8 @@
  * come in bands (just before its level rule reorganises), which such a grid can step over.
  * The dense table (run first) takes every l = 2 .. lmax for c = 3, 4, 5, 6, 8, 10, 12, 15,
  * 20, end before the last step, from one forward sweep per c (dense_row below, checked
- * against full runs every 997 lengths). Usage: bench_online [--lmax L] [--dense-only |
- * --grid-only]. Build in Release. */
+ * against full runs every 997 lengths; --c C, repeatable, picks other slot counts). Usage:
+ * bench_online [--lmax L] [--dense-only | --grid-only] [--c C]... Build in Release. */
 #include "../unit/online_compare.h"
 #include "rewind/rw_schedule.h"
 
@@ -188,7 +188,7 @@ static int dense_row(int c, int64_t lmax)
 int main(int argc, char **argv)
 {
   int64_t lmax = 100000;
-  int grid = 1, dense = 1;
+  int grid = 1, dense = 1, nc = 0, cd_arg[32];
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--lmax") && i + 1 < argc) {
       lmax = strtoll(argv[++i], NULL, 10);
@@ -196,12 +196,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_online: --lmax must be >= 2\n");
         return 2;
       }
+    } else if (!strcmp(argv[i], "--c") && i + 1 < argc && nc < 32) {
+      cd_arg[nc] = atoi(argv[++i]);
+      if (cd_arg[nc] < 1 || cd_arg[nc] > 512) {
+        fprintf(stderr, "bench_online: --c must be in [1, 512]\n");
+        return 2;
+      }
+      nc++;
     } else if (!strcmp(argv[i], "--dense-only")) {
       grid = 0;
     } else if (!strcmp(argv[i], "--grid-only")) {
       dense = 0;
     } else {
-      fprintf(stderr, "usage: bench_online [--lmax L] [--dense-only | --grid-only]\n");
+      fprintf(stderr, "usage: bench_online [--lmax L] [--dense-only | --grid-only] [--c C]...\n");
       return 2;
     }
   }
@@ -212,8 +219,9 @@ int main(int argc, char **argv)
            (long long)lmax);
     printf("%3s | %8s %8s %8s | %8s %8s %8s | %6s %8s %7s | %s\n", "c", "median", "p90", "worst",
            "cmp med", "cmp p90", "cmp wst", "worse", "max loss", "at l", "full runs checked");
-    for (size_t ci = 0; ci < sizeof cd / sizeof cd[0]; ci++)
-      if (dense_row(cd[ci], lmax)) {
+    const int *cl = nc ? cd_arg : cd, ncl = nc ? nc : (int)(sizeof cd / sizeof cd[0]);
+    for (int ci = 0; ci < ncl; ci++)
+      if (dense_row(cl[ci], lmax)) {
         fprintf(stderr, "bench_online: %s\n", rw_error_message());
         return 1;
       }
