@@ -51,23 +51,27 @@
  * beta(c - 1, r), every slot full, looks ahead to 1.25 (beta(c - 1, r + 1) - N) steps past N:
  * its own rule with its own anchors, and with the comparator's lattice at w = 1 .. min(c - 2,
  * 5) levels, counting the states whose end would cost more than the comparator's held
- * checkpoints (every checkpoint kept; lengths above beta(c, 3)). It takes the comparator's
- * lattice with the fewest such states for that interval when that is fewer than its own.
+ * checkpoints (every checkpoint kept; lengths above beta(c, 3)); each lattice is tried with
+ * y_N stored as its first anchor and with y_N left to the rule. It takes the first of these
+ * with fewer such states than its own, for that interval.
+ *
  * Measured by bench_online's dense table (every l <= 10^5): lengths worse than the comparator
- * 0 for c = 3, 4, 5, 6, 8, 10, 12, 15, 20 (were 1, 97, 1054, 1253, 130, 76, 56, 0, 0), median
- * excess at most 0.38 % (was 0.34 %), worst 4.37 % (was 4.30 %); for the other c <= 20, 0
- * except c = 18, which loses at l = 26 336 by 0.003 %: at N = 26 334 the look-ahead (to
- * 119 600) saw its own lattice lose at more states beyond 10^5 and took the comparator's,
- * whose forced store costs that one length (to 2 * 10^5: still that one loss; c = 4, 5, 10: 0).
- * The rule minimises the count of losing states it can see; it does not prove there are none. Tried
- * in a simulator first: fixed-horizon roll-outs of every option (fragile, thousands of losses at
- * some c), the comparator's lattice alone (losses near 0, median up to 1 %), both lattices pinned
- * at once (thousands of losses); the look-ahead only to the interval's end left c = 3, 4, 6, 7 one
- * to three losses just past it, hence 1.25. Work per step: O(c) evaluations of t, each amortised
- * O(1) (tcost keeps r per slot count and call site; rw_binomial_advances is O(r)), O(c r) for the
- * anchors, and the look-aheads: about 7.5 times the rule's own work summed over the run, at the
- * comparator's lattice points (rewind-plan --online --steps 100000: 0.04-0.14 s without the guard,
- * 0.09-0.77 s with it, c = 3 .. 50); memory O(c).
+ * 0 for every c = 3 .. 20 (before: c = 3, 4, 5, 6, 8, 10, 12 lost at 1, 97, 1054, 1253, 130,
+ * 76, 56 lengths), median excess at most 0.39 % (was 0.34 %), worst 4.37 % (was 4.30 %).
+ * Without the second try (y_N left to the rule) c = 18 lost at l = 26 336 by 0.003 %: the
+ * look-ahead from N = 26 334 (to 119 600) saw its own lattice lose beyond 10^5, and the
+ * comparator's lattice with its forced store cost that length. The rule minimises the count of
+ * losing states it can see; it does not prove there are none. Tried in a simulator first:
+ * fixed-horizon roll-outs of every option (fragile, thousands of losses at some c), the
+ * comparator's lattice alone (losses near 0, median up to 1 %), both lattices pinned at once
+ * (thousands of losses); the look-ahead only to the interval's end left c = 3, 4, 6, 7 one to
+ * three losses just past it, hence 1.25.
+ *
+ * Work per step: O(c) evaluations of t, each amortised O(1) (tcost keeps r per slot count and
+ * call site; rw_binomial_advances is O(r)), O(c r) for the anchors, and the look-aheads at the
+ * comparator's lattice points: up to 11 runs of the rule over 1.25 intervals each, where the
+ * own anchors would lose, else one (rewind-plan --online --steps 100000, c = 3 .. 50: 0.04-0.14
+ * s without the guard, 0.09-0.77 s with the first version of it); memory O(c).
  *
  * Reverse sweep, once rw_schedule_set_steps gives l: a checkpoint that is held need not
  * be kept. A dynamic program over the held checkpoints (O(n^2 c) once, for n <= 64 held)
@@ -104,6 +108,7 @@ typedef struct {
   int dp;            /* min(c, ONLINE_DP_MAX) */
   int lat;           /* anchor lattice: 0 the own one, w >= 1 the comparator's with w levels */
   int64_t lat_until; /* the own lattice returns at this step */
+  int64_t lat_skip;  /* the comparator's lattice taken here without storing y_here (-1: stored) */
   int64_t checked;   /* last step whose lattice point was examined */
   int wn;            /* the comparator's shadow: how many it holds, */
   int64_t *wpos;     /* [c] their steps, */
@@ -192,7 +197,7 @@ static int append(online_content *o, int64_t step, int slot)
  * 0): s_i = c - i + 1, L = max(1, c / 4); the comparator's (lat = w >= 1): s_i = c - i, L =
  * w. Returns how many, in a[]; *at = 1 when N is one of them. */
 #define ONLINE_ANCHOR_MAX 16
-static int online_anchors(int c, int64_t N, int lat, int64_t *a, int *at)
+static int online_anchors(int c, int64_t N, int lat, int64_t skip, int64_t *a, int *at)
 {
   int na = 0, levels = lat > 0 ? lat : c / 4 > 1 ? c / 4 : 1;
   int64_t a0 = 0;
@@ -208,7 +213,7 @@ static int online_anchors(int c, int64_t N, int lat, int64_t *a, int *at)
     if (best < 0) break;
     a0 += best;
     a[na++] = a0;
-    if (a0 == N) *at = 1;
+    if (a0 == N && !(lat > 0 && N == skip)) *at = 1;
   }
   return na;
 }
@@ -220,11 +225,12 @@ static int online_anchors(int c, int64_t N, int lat, int64_t *a, int *at)
  * one place left (slots c - i + 1); the interval [N, N + 1) then costs nothing. Not
  * storing keeps intervals i < n - 1 and reverses [p_{n-1}, N + 1) with c - n + 1 slots.
  * A held anchor (online_anchors) is not dropped, and y_N is stored when N is an anchor. */
-static int choose_drop(online_content *o, const int64_t *pos, int n, int64_t N, int lat, int *drop)
+static int choose_drop(online_content *o, const int64_t *pos, int n, int64_t N, int lat,
+                       int64_t skip, int *drop)
 {
   int c = o->c, at = 0;
   int64_t *pre = o->pre, *suf = o->suf, t = 0, anchor[ONLINE_ANCHOR_MAX];
-  int na = online_anchors(c, N, lat, anchor, &at);
+  int na = online_anchors(c, N, lat, skip, anchor, &at);
 #define Q(i) ((i) < n ? pos[(i)] : N)
   pre[0] = 0;
   for (int i = 0; i < n - 1; i++) {
@@ -307,7 +313,7 @@ static int held_cost(online_content *o, int lane, const int64_t *pos, int n, int
  * lattice `lat`, the shadow beside it; *loss counts the states E in (N, Eend] where ending
  * (l = E + 1, so only l > beta(c, 3), where the comparator leaves the offline optimum) would
  * cost more advances than the comparator's held checkpoints. Changes only scratch. */
-static int look_ahead(online_content *o, int64_t N, int64_t Eend, int lat, int64_t b3,
+static int look_ahead(online_content *o, int64_t N, int64_t Eend, int lat, int64_t skip, int64_t b3,
                       int64_t *loss)
 {
   int n = o->n, wn = o->wn, d = 0;
@@ -316,7 +322,7 @@ static int look_ahead(online_content *o, int64_t N, int64_t Eend, int lat, int64
   memcpy(o->rwlev, o->wlev, sizeof *o->wlev * (size_t)wn);
   *loss = 0;
   for (int64_t M = N; M < Eend; M++) {
-    RW_CALL(choose_drop(o, o->rpos, n, M, lat, &d));
+    RW_CALL(choose_drop(o, o->rpos, n, M, lat, skip, &d));
     if (d >= 1) {
       for (int k = d; k + 1 < n; k++)
         o->rpos[k] = o->rpos[k + 1];
@@ -335,8 +341,9 @@ static int look_ahead(online_content *o, int64_t N, int64_t Eend, int lat, int64
 /* At a point of the comparator's lattice, N = beta(c - 1, r) (where it starts a new top
  * level; its good lengths come just before beta(c - 1, r + 1)), with every slot full: looks
  * ahead to 1.25 times that interval with the own anchors and with the comparator's lattice at
- * 1 .. min(c - 2, 5) levels, and takes the comparator's lattice for the interval when that
- * loses to the comparator at fewer states. */
+ * 1 .. min(c - 2, 5) levels, first with y_N stored as its first anchor, then with y_N left to
+ * the rule (the deeper anchors still pinned when reached), and takes the first of these that
+ * loses to the comparator at fewer states than the own anchors, for that interval. */
 #define ONLINE_LATTICE_LEVELS 5
 static int lattice_check(online_content *o, int64_t N)
 {
@@ -352,16 +359,18 @@ static int lattice_check(online_content *o, int64_t N)
   int64_t b3 = 0, loss0 = 0, best = 0, loss = 0;
   RW_CALL(rw_binomial_beta(c, 3, &b3));
   const int64_t Eend = next + (next - N) / 4;
-  RW_CALL(look_ahead(o, N, Eend, 0, b3, &loss0));
+  RW_CALL(look_ahead(o, N, Eend, 0, -1, b3, &loss0));
   best = loss0;
-  int w_best = 0, wmax = c - 2 < ONLINE_LATTICE_LEVELS ? c - 2 : ONLINE_LATTICE_LEVELS;
-  for (int w = 1; w <= wmax && best > 0; w++) {
-    RW_CALL(look_ahead(o, N, Eend, w, b3, &loss));
-    if (loss < best) best = loss, w_best = w;
-  }
+  int w_best = 0, nf_best = 0, wmax = c - 2 < ONLINE_LATTICE_LEVELS ? c - 2 : ONLINE_LATTICE_LEVELS;
+  for (int nf = 0; nf <= 1; nf++)
+    for (int w = 1; w <= wmax && best > 0; w++) {
+      RW_CALL(look_ahead(o, N, Eend, w, nf ? N : -1, b3, &loss));
+      if (loss < best) best = loss, w_best = w, nf_best = nf;
+    }
   if (w_best) {
     o->lat = w_best;
     o->lat_until = next;
+    o->lat_skip = nf_best ? N : -1;
   }
   return 0;
 }
@@ -402,7 +411,7 @@ static int online_next(rw_schedule s, rw_action *a)
       return 0;
     }
     int d = -1;
-    RW_CALL(choose_drop(o, o->pos, o->n, i, o->lat, &d));
+    RW_CALL(choose_drop(o, o->pos, o->n, i, o->lat, o->lat_skip, &d));
     if (d >= 1) {
       set_slot_action(a, RW_ACTION_FREE, o->pos[d], o->slot[d]);
       rw_engine_give_slot(&o->e, o->slot[d]);
@@ -593,6 +602,7 @@ int rw_schedule_create_online(int slots, rw_schedule *out)
   RW_TRY(rw_calloc(5 * ONLINE_LANES * ((size_t)slots + 2), sizeof *o->tcache, "online cost memory",
                    &o->tcache));
   o->checked = -1;
+  o->lat_skip = -1;
   RW_TRY(rw_engine_init(&o->e, slots, RW_SPLIT_BINOMIAL));
   *out = s;
   return 0;

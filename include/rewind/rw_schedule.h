@@ -144,9 +144,9 @@ int rw_schedule_create_store_all(int64_t steps, rw_schedule *out);
  * it looks ahead and takes that lattice's anchors for an interval where its own would end
  * worse than the comparator; once rw_schedule_set_steps gives l, held checkpoints that do not
  * pay are freed and each interval between the kept ones is reversed by the binomial schedule
- * (optimal up to l = beta(c, 2); beyond, more forward steps than online Revolve at one
- * length in 10^5 for c = 3 .. 20, at c = 18, and at none for the others; the excess over
- * t(l, c) is measured by tests and tests/bench/bench_online). Not collective. */
+ * (optimal up to l = beta(c, 2); beyond, never more forward steps than online Revolve at
+ * any l <= 10^5 for c = 3 .. 20, measured; the excess over t(l, c) is measured by tests and
+ * tests/bench/bench_online). Not collective. */
 int rw_schedule_create_online(int slots, rw_schedule *out);
 
 /* Online checkpointing with a disk tier (Pringle, Jones, Goldberg, Heimbach & Campin, 2016):
