@@ -477,8 +477,7 @@ static int choose_kept(online_content *o, int64_t E, int *keep)
  * choose_kept minimises (all held checkpoints kept when it does not run). */
 static int reversal_advances(online_content *o, int64_t E, int64_t *adv)
 {
-  int n = o->n, c = o->c;
-  int64_t t = 0;
+  const int n = o->n;
   *adv = 0;
   if (n == 0) return 0;
   RW_CALL(choose_kept(o, E, o->keep));
@@ -486,12 +485,8 @@ static int reversal_advances(online_content *o, int64_t E, int64_t *adv)
     *adv = o->f[0];
     return 0;
   }
-  for (int i = 0; i + 1 < n; i++) {
-    RW_CALL(tcost(o, 8, o->pos[i + 1] - o->pos[i], c - i, &t));
-    *adv += t;
-  }
-  RW_CALL(tcost(o, 9, E - o->pos[n - 1], c - n + 1, &t));
-  *adv += t;
+  RW_CALL(held_cost(o, 8, o->pos, n, E, adv)); /* every one kept */
+  *adv -= E;
   return 0;
 }
 
