@@ -130,6 +130,43 @@ RW_SIMD_CLONES static void heat_row2(const double *restrict gk, const double *re
     heat_row_body(gk, gu, NULL, q, out, m, sd, c, 0, 0);
 }
 
+/* The source parameter's VJP sum_i w_i s_i on the CPU, in one order for every path (the plain
+ * VJP, the combined one, and the conductivity's sweep, which adds it while w's row is in
+ * cache): the owned rows in (k, j) order, node i of a row adding to lane i mod HEAT_LANES, the
+ * lanes folded by a fixed tree at the end (heat_lanes_fold). Independent lane sums vectorise,
+ * and every SIMD width gives the same bits; one serial sum was a chain of dependent additions
+ * that cost as much as a pass over memory. */
+#define HEAT_LANES 8
+RW_SIMD_CLONES static void heat_ws_row(const double *restrict w, const double *restrict s, long m,
+                                       double *restrict lanes)
+{
+  long b = 0;
+  for (; b + HEAT_LANES <= m; b += HEAT_LANES)
+    for (int l = 0; l < HEAT_LANES; l++)
+      lanes[l] += w[b + l] * s[b + l];
+  for (int l = 0; b + l < m; l++)
+    lanes[l] += w[b + l] * s[b + l];
+}
+
+static double heat_lanes_fold(const double *l)
+{
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+
+/* sum_i w_i s_i over the owned nodes, w in a ghosted array (ghosted != 0) or an owned one. */
+static double heat_ws_sum(const heat *H, const double *w, int ghosted)
+{
+  const double *s = rw_vec_data(H->shape);
+  double lanes[HEAT_LANES] = {0.0};
+  for (long k = 0; k < H->cnt[2]; k++)
+    for (long j = 0; j < H->cnt[1]; j++) {
+      size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
+      size_t x = ghosted ? rw_grid_gidx(H->gn, 1, H->dim, 0, j, k, 1, 0) : o;
+      heat_ws_row(w + x, s + o, H->cnt[0], lanes);
+    }
+  return heat_lanes_fold(lanes);
+}
+
 /* The common part of a heat device body over the box [lo, hi) (rw_dev_bodies.h): geometry,
  * strides and 1/(2 h^2); returns the box's node count. */
 static long heat_dev_init(const heat *H, rw_body_heat *b, const long lo[3], const long hi[3])
@@ -346,7 +383,7 @@ static int heat_vjp_y(void *content, double t, N_Vector y, const double *p, N_Ve
   return 0;
 }
 
-/* out[0] += sum_i w_i s_i (local part). */
+/* out[0] += sum_i w_i s_i (local part; on the CPU in heat_ws_sum's order). */
 static int heat_vjp_p(void *content, double t, N_Vector y, const double *p, N_Vector w, double *out)
 {
   heat *H = content;
@@ -355,11 +392,7 @@ static int heat_vjp_p(void *content, double t, N_Vector y, const double *p, N_Ve
     out[0] += rw_vec_dot_local(w, H->shape);
     return 0;
   }
-  const double *wd = rw_vec_data(w), *s = rw_vec_data(H->shape);
-  double acc = 0.0;
-  for (sunindextype i = 0; i < rw_vec_local_length(w); i++)
-    acc += wd[i] * s[i];
-  out[0] += acc;
+  out[0] += heat_ws_sum(H, rw_vec_data(w), 0);
   return 0;
 }
 
@@ -470,17 +503,8 @@ static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, i
     RW_CALL(heat_dev_box(H, RW_BODY_HEAT_WS, NULL, H->gu, rw_vec_data(H->shape), 0.0, H->terms, lo,
                          H->cnt));
     RW_CALL(rw_pdefer_sum(&H->pd, out_p, 0, H->terms, H->nodes));
-  } else if (out_p) { /* w from its ghosted copy, summed in heat_vjp_p's order */
-    const double *s = rw_vec_data(H->shape);
-    double acc = 0.0;
-    for (long k = 0; k < H->cnt[2]; k++)
-      for (long j = 0; j < H->cnt[1]; j++) {
-        size_t x = rw_grid_gidx(H->gn, 1, H->dim, 0, j, k, 1, 0);
-        size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
-        for (long i = 0; i < H->cnt[0]; i++)
-          acc += H->gu[x + (size_t)i] * s[o + (size_t)i];
-      }
-    out_p[0] += acc;
+  } else if (out_p) { /* w from its ghosted copy, in heat_vjp_p's order */
+    out_p[0] += heat_ws_sum(H, H->gu, 1);
   }
   return 0;
 }
@@ -536,7 +560,8 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
   double *fo = rw_vec_data(field_out);
   const double *gw = H->gu, *gu = H->gb;
   RW_CALL(rw_grid_exchange_begin(H->ug, y, H->gb));
-  int ierr = heat_vjp_comb(content, t, y, p, n, c, W, out_y, out_p);
+  /* on the CPU the source parameter's sum is taken in the sweep below, w's rows in cache */
+  int ierr = heat_vjp_comb(content, t, y, p, n, c, W, out_y, H->dev ? out_p : NULL);
   int e = rw_grid_exchange_end(H->ug, H->gb);
   RW_CALL(ierr);
   RW_CALL(e);
@@ -544,6 +569,8 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
     const long lo[3] = {0, 0, 0};
     RW_CALL(heat_dev_box(H, RW_BODY_HEAT_KGRAD, gw, gu, NULL, 0.0, fo, lo, H->cnt));
   }
+  const double *sh = out_p ? rw_vec_data(H->shape) : NULL;
+  double lanes[HEAT_LANES] = {0.0};
   for (long k = 0; !H->dev && k < H->cnt[2]; k++)
     for (long j = 0; j < H->cnt[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
@@ -552,7 +579,9 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
         heat_kgrad_row3(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
       else
         heat_kgrad_row2(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
+      if (sh) heat_ws_row(gw + x, sh + o, H->cnt[0], lanes); /* heat_ws_sum's order */
     }
+  if (sh && !H->dev) out_p[0] += heat_lanes_fold(lanes);
   if (H->periodic) return 0;
   for (int d = 0; d < D; d++) /* the boundary faces' ghost conductivities, mirrored inside */
     for (int side = 0; side < 2; side++) {
