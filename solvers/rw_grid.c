@@ -481,33 +481,6 @@ int rw_grid_exchange_begin(rw_grid g, N_Vector v, double *gv)
   return rw_grid_post(g, gv);
 }
 
-int rw_grid_exchange_begin_shell(rw_grid g, N_Vector v, double *gv)
-{
-  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
-  int thick = 1;
-  for (int d = 0; d < dim; d++)
-    thick = thick && g->count[d] >= 4 * G;
-  if (rw_vec_device(v) || !thick) return rw_grid_exchange_begin(g, v, gv);
-  g->on_dev = 0;
-  const double *src = rw_vec_data(v);
-  const long S = 2 * G; /* the shell: the faces sent and the nodes the frame reads */
-  const size_t row = (size_t)g->count[0] * (size_t)nc, end = (size_t)S * (size_t)nc;
-  size_t o = 0;
-  for (long k = 0; k < g->count[2]; k++)
-    for (long j = 0; j < g->count[1]; j++, o += row) {
-      size_t x = rw_grid_gidx(g->gn, G, dim, 0, j, k, nc, 0);
-      int edge = j < S || j >= g->count[1] - S;
-      if (dim == 3) edge = edge || k < S || k >= g->count[2] - S;
-      if (edge) {
-        memcpy(gv + x, src + o, row * sizeof(double));
-      } else { /* only the row's two ends */
-        memcpy(gv + x, src + o, end * sizeof(double));
-        memcpy(gv + x + row - end, src + o + row - end, end * sizeof(double));
-      }
-    }
-  return rw_grid_post(g, gv);
-}
-
 int rw_grid_exchange_begin_comb(rw_grid g, int n, const double *c, N_Vector *X, double *gv,
                                 N_Vector keep)
 {

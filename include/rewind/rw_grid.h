@@ -78,12 +78,6 @@ static inline size_t rw_grid_gidx(const long gn[3], int ghost, int dim, long i, 
  * (neighbour values, or the boundary condition). Collective (neighbours). */
 int rw_grid_exchange_begin(rw_grid g, N_Vector v, double *gv);
 int rw_grid_exchange_end(rw_grid g, double *gv);
-/* rw_grid_exchange_begin that copies only the owned shell 2 ghost layers deep into gv (the
- * faces sent, the boundary ghosts' sources and every node a frame node reads): for a caller
- * that reads the interior from v itself, one pass over the state saved. Device vectors and
- * blocks thinner than 4 ghost layers get the whole copy. Finish with rw_grid_exchange_end.
- * Collective. */
-int rw_grid_exchange_begin_shell(rw_grid g, N_Vector v, double *gv);
 /* The same for the combination sum_j c[j] X[j] (n vectors, 1 <= n <= RW_LINCOMB_MAX), formed
  * while it is copied into gv with the arithmetic of N_VLinearCombination (rw_lincomb): no
  * vector of its own is written and read again. `keep` (NULL: none) gets a copy of the

@@ -515,42 +515,32 @@ static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, i
  * from its neighbours'), summed at m; then out += g. gw, gu: ghosted rows of w and u. */
 static inline __attribute__((always_inline)) void
 heat_kgrad_body(const double *restrict gw, const double *restrict gu, double *restrict out, long m,
-                const size_t sd[3], const size_t su[3], const double c[3], const int three)
+                const size_t sd[3], const double c[3], const int three)
 {
-  const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2], u0 = su[0], u1 = su[1], u2 = su[2];
+  const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2];
   const double c0 = c[0], c1 = c[1], c2 = c[2];
   for (long i = 0; i < m; i++) {
     double wi = gw[i], ui = gu[i], g = 0.0;
-    g += c0 * ((wi - gw[i - s0]) * (gu[i - u0] - ui) + (wi - gw[i + s0]) * (gu[i + u0] - ui));
-    g += c1 * ((wi - gw[i - s1]) * (gu[i - u1] - ui) + (wi - gw[i + s1]) * (gu[i + u1] - ui));
+    g += c0 * ((wi - gw[i - s0]) * (gu[i - s0] - ui) + (wi - gw[i + s0]) * (gu[i + s0] - ui));
+    g += c1 * ((wi - gw[i - s1]) * (gu[i - s1] - ui) + (wi - gw[i + s1]) * (gu[i + s1] - ui));
     if (three)
-      g += c2 * ((wi - gw[i - s2]) * (gu[i - u2] - ui) + (wi - gw[i + s2]) * (gu[i + u2] - ui));
+      g += c2 * ((wi - gw[i - s2]) * (gu[i - s2] - ui) + (wi - gw[i + s2]) * (gu[i + s2] - ui));
     out[i] += g;
   }
 }
 
-/* su: u's strides (the ghosted sd, or the owned layout's where u is read from the state) */
 RW_SIMD_CLONES static void heat_kgrad_row3(const double *restrict gw, const double *restrict gu,
                                            double *restrict out, long m, const size_t sd[3],
-                                           const size_t su[3], const double c[3])
+                                           const double c[3])
 {
-  heat_kgrad_body(gw, gu, out, m, sd, su, c, 1);
+  heat_kgrad_body(gw, gu, out, m, sd, c, 1);
 }
 
 RW_SIMD_CLONES static void heat_kgrad_row2(const double *restrict gw, const double *restrict gu,
                                            double *restrict out, long m, const size_t sd[3],
-                                           const size_t su[3], const double c[3])
+                                           const double c[3])
 {
-  heat_kgrad_body(gw, gu, out, m, sd, su, c, 0);
-}
-
-static void heat_kgrad_row(const heat *H, const double *gw, const double *gu, double *out, long m,
-                           const size_t su[3])
-{
-  if (H->dim == 3)
-    heat_kgrad_row3(gw, gu, out, m, H->sd, su, H->c);
-  else
-    heat_kgrad_row2(gw, gu, out, m, H->sd, su, H->c);
+  heat_kgrad_body(gw, gu, out, m, sd, c, 0);
 }
 
 /* vjp_comb and the conductivity's VJP in one sweep (every kind of side): w's halo
@@ -569,16 +559,7 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
   const int D = H->dim;
   double *fo = rw_vec_data(field_out);
   const double *gw = H->gu, *gu = H->gb;
-  /* On the CPU with every block at least 4 nodes thick, u's interior is read from y itself
-   * (owned strides) and only the shell that the frame reads is copied into H->gb; each node's
-   * arithmetic is the same either way, so the bits are too. */
-  int own = !H->dev;
-  for (int d = 0; d < D; d++)
-    own = own && H->cnt[d] >= 4;
-  if (own)
-    RW_CALL(rw_grid_exchange_begin_shell(H->ug, y, H->gb));
-  else
-    RW_CALL(rw_grid_exchange_begin(H->ug, y, H->gb));
+  RW_CALL(rw_grid_exchange_begin(H->ug, y, H->gb));
   /* on the CPU the source parameter's sum is taken in the sweep below, w's rows in cache */
   int ierr = heat_vjp_comb(content, t, y, p, n, c, W, out_y, H->dev ? out_p : NULL);
   int e = rw_grid_exchange_end(H->ug, H->gb);
@@ -588,24 +569,17 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
     const long lo[3] = {0, 0, 0};
     RW_CALL(heat_dev_box(H, RW_BODY_HEAT_KGRAD, gw, gu, NULL, 0.0, fo, lo, H->cnt));
   }
-  const double *sh = out_p ? rw_vec_data(H->shape) : NULL, *yd = rw_vec_data(y);
-  const size_t so[3] = {1, (size_t)H->cnt[0], (size_t)(H->cnt[0] * H->cnt[1])};
-  const long n0 = H->cnt[0];
+  const double *sh = out_p ? rw_vec_data(H->shape) : NULL;
   double lanes[HEAT_LANES] = {0.0};
   for (long k = 0; !H->dev && k < H->cnt[2]; k++)
     for (long j = 0; j < H->cnt[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
       size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
-      int frame = !own || j == 0 || j == H->cnt[1] - 1;
-      if (D == 3) frame = frame || k == 0 || k == H->cnt[2] - 1;
-      if (frame) {
-        heat_kgrad_row(H, gw + x, gu + x, fo + o, n0, H->sd);
-      } else { /* the row's two end nodes from the shell, the rest from y */
-        heat_kgrad_row(H, gw + x, gu + x, fo + o, 1, H->sd);
-        heat_kgrad_row(H, gw + x + 1, yd + o + 1, fo + o + 1, n0 - 2, so);
-        heat_kgrad_row(H, gw + x + n0 - 1, gu + x + n0 - 1, fo + o + n0 - 1, 1, H->sd);
-      }
-      if (sh) heat_ws_row(gw + x, sh + o, n0, lanes); /* heat_ws_sum's order */
+      if (D == 3)
+        heat_kgrad_row3(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
+      else
+        heat_kgrad_row2(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
+      if (sh) heat_ws_row(gw + x, sh + o, H->cnt[0], lanes); /* heat_ws_sum's order */
     }
   if (sh && !H->dev) out_p[0] += heat_lanes_fold(lanes);
   if (H->periodic) return 0;

@@ -151,44 +151,13 @@ static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
   long zlo[3] = {0, 0, 0};
   lap(&lc, g, gv, rw_vec_data(z), zlo, cnt);
   int same = memcmp(rw_vec_data(y), rw_vec_data(z), rw_vec_bytes(y)) == 0;
-  /* 4. the shell exchange: the ghosts and the owned shell 2G deep equal the full exchange's
-   * (gv holds it from 3.); in a block at least 4G thick the interior is left as it was */
-  int thick = 1, shellbad = 0;
-  for (int d = 0; d < dim; d++)
-    thick = thick && cnt[d] >= 4 * G;
-  for (size_t m = 0; m < glen; m++)
-    ga[m] = NAN;
-  CHECK(rw_grid_exchange_begin_shell(g, x, ga));
-  CHECK(rw_grid_exchange_end(g, ga));
-  for (long k = dim == 3 ? -G : 0; k < (dim == 3 ? cnt[2] + G : 1); k++)
-    for (long j = -G; j < cnt[1] + G; j++)
-      for (long i = -G; i < cnt[0] + G; i++) {
-        long e = i < cnt[0] - 1 - i ? i : cnt[0] - 1 - i; /* layers from the block's edge */
-        e = j < e ? j : e, e = cnt[1] - 1 - j < e ? cnt[1] - 1 - j : e;
-        if (dim == 3) e = k < e ? k : e, e = cnt[2] - 1 - k < e ? cnt[2] - 1 - k : e;
-        for (int c = 0; c < nc; c++) {
-          size_t at = rw_grid_gidx(gn, G, dim, i, j, k, nc, c);
-          int out = (i < 0 || i >= cnt[0]) + (j < 0 || j >= cnt[1]) +
-                    (dim == 3 && (k < 0 || k >= cnt[2]));
-          if (e < 0) { /* a face ghost (the exchange's contract; corners are not filled) */
-            shellbad += out == 1 && ga[at] != gv[at];
-          } else if (e < 2 * G) {
-            shellbad += ga[at] != gv[at];
-          } else if (thick) {
-            shellbad += !isnan(ga[at]); /* the interior must not be copied */
-          } else {
-            shellbad += ga[at] != gv[at];
-          }
-        }
-      }
-  same = same && shellbad == 0;
   int allbad = 0, allsame = 0;
   MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
   MPI_Allreduce(&same, &allsame, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
   const char *bn[] = {"periodic", "dirichlet", "neumann"};
   if (rank == 0)
     printf("%dD %s/%s ncomp %d ghost %d on %d ranks: wrong ghosts %d, dot-product rel %.2e, "
-           "overlapped apply and shell exchange %s\n",
+           "overlapped apply %s\n",
            dim, bn[bc0], bn[bc1], nc, G, rw_context_size(ctx), allbad, rel,
            allsame ? "bitwise equal" : "DIFFERENT");
   if (allbad || !(rel < 1e-14) || !allsame) fails++;
