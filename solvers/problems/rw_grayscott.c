@@ -416,6 +416,74 @@ gs_vjp_row(const gs_coef *k, const double *restrict y, const double *restrict gw
   }
 }
 
+/* The 2-D row on the interleaved pairs as they lie (as gs_rhs_row2): two nodes per vector, a
+ * lane per entry. L w is the same flat gather for both species; the reaction's transpose
+ * (vv wv - (vv + ga) wu in a u lane, (uv2 - gk) wv - uv2 wu in a v lane) is one expression
+ * with P = (v v | 2u v) per lane, its constants +0 / -0 where the scalar form has none (x - 0
+ * and x + (-0) are x exactly). With acc the lane sums of gs_vjp_row are carried in vectors of
+ * (D_u, D_v) and (gamma, kappa) pairs for a block of 8 nodes, loaded from acc at the row's
+ * start and stored back before the scalar tail, so every sum adds the same terms in the same
+ * order: the same bits as gs_vjp_row. */
+static inline __attribute__((always_inline)) void
+gs_vjp_row2v(const gs_coef *k, const double *restrict y, const double *restrict gw,
+             double *restrict q, long m, const int add, double *restrict acc)
+{
+  const size_t sy = k->sy;
+  const double nd = k->nd, ih2 = k->ih2, Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk;
+  const gs_v4 ND = {nd, nd, nd, nd}, IH = {ih2, ih2, ih2, ih2}, D = {Du, Dv, Du, Dv};
+  const gs_v4 K1 = {0.0, gk, 0.0, gk}, K2 = {ga, -0.0, ga, -0.0};
+  gs_v4 A[4], B[4];
+  if (acc)
+    for (int v = 0; v < 4; v++) {
+      const int l = 2 * v;
+      A[v] = (gs_v4){acc[l], acc[GS_LANES + l], acc[l + 1], acc[GS_LANES + l + 1]};
+      B[v] = (gs_v4){acc[2 * GS_LANES + l], acc[3 * GS_LANES + l], acc[2 * GS_LANES + l + 1],
+                     acc[3 * GS_LANES + l + 1]};
+    }
+  const long mv = m / GS_LANES * GS_LANES; /* nodes in whole blocks */
+  for (long b = 0; b < mv; b += GS_LANES)
+    for (int v = 0; v < 4; v++) {
+      const long i = 2 * (b + 2 * v);
+      const gs_v4 x = GS_LD(gw + i), yy = GS_LD(y + i);
+      const gs_v4 t =
+          GS_LD(gw + i - 2) + GS_LD(gw + i + 2) + GS_LD(gw + i - sy) + GS_LD(gw + i + sy);
+      const gs_v4 L = (t - ND * x) * IH;
+      const gs_v4 yv = {yy[1], yy[1], yy[3], yy[3]}, wu = {x[0], x[0], x[2], x[2]};
+      const gs_v4 wv = {x[1], x[1], x[3], x[3]};
+      if (q) {
+        const gs_v4 mm = {yy[1], 2.0 * yy[0], yy[3], 2.0 * yy[2]}, P = mm * yv;
+        const gs_v4 f = ((P - K1) * wv - (P + K2) * wu) + D * L;
+        *(gs_v4u *)(q + i) = add ? GS_LD(q + i) + f : f;
+      }
+      if (acc) {
+        const gs_v4 yu = {yy[0], yy[0], yy[2], yy[2]}, zu = wu * (1.0 - yu);
+        const gs_v4 z = {zu[0], -0.0, zu[2], -0.0};
+        A[v] += yy * L;
+        B[v] += z - wv * yv;
+      }
+    }
+  if (acc)
+    for (int v = 0; v < 4; v++) {
+      const int l = 2 * v;
+      acc[l] = A[v][0], acc[GS_LANES + l] = A[v][1];
+      acc[l + 1] = A[v][2], acc[GS_LANES + l + 1] = A[v][3];
+      acc[2 * GS_LANES + l] = B[v][0], acc[3 * GS_LANES + l] = B[v][1];
+      acc[2 * GS_LANES + l + 1] = B[v][2], acc[3 * GS_LANES + l + 1] = B[v][3];
+    }
+  double lu, lv;
+  for (long l = 0; mv + l < m; l++) { /* the last block, node by node as gs_vjp_row */
+    const long i = 2 * (mv + l);
+    gs_vjp_node(k, y, gw, q, i, add, 0, &lu, &lv);
+    if (acc) {
+      const double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1];
+      acc[l] += u * lu;
+      acc[GS_LANES + l] += v * lv;
+      acc[2 * GS_LANES + l] += wu * (1.0 - u) - wv * v;
+      acc[3 * GS_LANES + l] -= wv * v;
+    }
+  }
+}
+
 /* The rows, compiled for three ISAs; each flag combination is a branch-free loop of its own.
  * acc NULL: out += (add) or = the state VJP; acc: out overwritten (or not written when q is
  * NULL) and the parameter VJP's lane sums accumulated. */
@@ -426,19 +494,19 @@ RW_SIMD_CLONES static void gs_vjp_rows(const gs_coef *k, const double *restrict 
   if (!acc && add && three)
     gs_vjp_row(k, y, gw, q, m, 1, 1, NULL);
   else if (!acc && add)
-    gs_vjp_row(k, y, gw, q, m, 1, 0, NULL);
+    gs_vjp_row2v(k, y, gw, q, m, 1, NULL);
   else if (!acc && three)
     gs_vjp_row(k, y, gw, q, m, 0, 1, NULL);
   else if (!acc)
-    gs_vjp_row(k, y, gw, q, m, 0, 0, NULL);
+    gs_vjp_row2v(k, y, gw, q, m, 0, NULL);
   else if (q && three)
     gs_vjp_row(k, y, gw, q, m, 0, 1, acc);
   else if (q)
-    gs_vjp_row(k, y, gw, q, m, 0, 0, acc);
+    gs_vjp_row2v(k, y, gw, q, m, 0, acc);
   else if (three)
     gs_vjp_row(k, y, gw, NULL, m, 0, 1, acc);
   else
-    gs_vjp_row(k, y, gw, NULL, m, 0, 0, acc);
+    gs_vjp_row2v(k, y, gw, NULL, m, 0, acc);
 }
 
 /* out += (df/dy)^T w (out = ... when s->vadd is 0) on the box: gv is the ghosted w, s->yk
