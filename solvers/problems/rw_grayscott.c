@@ -175,7 +175,18 @@ RW_SIMD_CLONES static void gs_rhs_row3(const gs_coef *k, const double *restrict 
 {
   const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
   const size_t sy = k->sy, sz = k->sz;
-  for (long i = 0; i < 2 * m; i += 2) {
+  const gs_v4 D = {Du, Dv, Du, Dv}, S = {-1.0, 1.0, -1.0, 1.0}, G = {ga, gk, ga, gk};
+  const gs_v4 C = {1.0, -0.0, 1.0, -0.0}, ND = {nd, nd, nd, nd}, IH = {ih2, ih2, ih2, ih2};
+  long i = 0;
+  for (; i + 4 <= 2 * m; i += 4) { /* as gs_rhs_row2, with the z neighbours added after */
+    const gs_v4 x = GS_LD(a + i);
+    gs_v4 t = GS_LD(a + i - 2) + GS_LD(a + i + 2) + GS_LD(a + i - sy) + GS_LD(a + i + sy);
+    t += GS_LD(a + i - sz) + GS_LD(a + i + sz);
+    const gs_v4 uu = {x[0], x[0], x[2], x[2]}, vv = {x[1], x[1], x[3], x[3]};
+    const gs_v4 r = (D * ((t - ND * x) * IH) + S * (uu * vv * vv)) + G * (C - x);
+    *(gs_v4u *)(q + i) = r;
+  }
+  for (; i < 2 * m; i += 2) {
     double u = a[i], v = a[i + 1], uvv = u * v * v;
     double tu = a[i - 2] + a[i + 2] + a[i - sy] + a[i + sy];
     double tv = a[i - 1] + a[i + 3] + a[i + 1 - sy] + a[i + 1 + sy];
@@ -392,43 +403,19 @@ gs_vjp_node(const gs_coef *k, const double *restrict y, const double *restrict g
   }
 }
 
+/* The row (2-D or 3-D) on the interleaved pairs as they lie (as gs_rhs_row2): two nodes per vector,
+ * a lane per entry. L w is the same flat gather for both species; the reaction's transpose (vv wv -
+ * (vv + ga) wu in a u lane, (uv2 - gk) wv - uv2 wu in a v lane) is one expression with P = (v v |
+ * 2u v) per lane, its constants +0 / -0 where the scalar form has none (x - 0 and x + (-0) are x
+ * exactly). With acc the parameter VJP's lane sums (node m of a block of GS_LANES adds to lane m: u
+ * lu, v lv, wu (1 - u) - wv v and -wv v) are carried in vectors of (D_u, D_v) and (gamma, kappa)
+ * pairs for a block of 8 nodes, loaded from acc at the row's start and stored back before the
+ * scalar tail, so every sum adds the same terms in the same order as node by node. */
 static inline __attribute__((always_inline)) void
-gs_vjp_row(const gs_coef *k, const double *restrict y, const double *restrict gw,
-           double *restrict q, long m, const int add, const int three, double *restrict acc)
+gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict gw,
+            double *restrict q, long m, const int add, const int three, double *restrict acc)
 {
-  double lu, lv;
-  if (!acc) { /* the state VJP alone: one flat loop over the row */
-    for (long i = 0; i < 2 * m; i += 2)
-      gs_vjp_node(k, y, gw, q, i, add, three, &lu, &lv);
-    return;
-  }
-  for (long b = 0; b < m; b += GS_LANES) {
-    const long nl = m - b < GS_LANES ? m - b : GS_LANES;
-    for (long l = 0; l < nl; l++) {
-      const long i = 2 * (b + l);
-      gs_vjp_node(k, y, gw, q, i, add, three, &lu, &lv);
-      const double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1];
-      acc[l] += u * lu;
-      acc[GS_LANES + l] += v * lv;
-      acc[2 * GS_LANES + l] += wu * (1.0 - u) - wv * v;
-      acc[3 * GS_LANES + l] -= wv * v;
-    }
-  }
-}
-
-/* The 2-D row on the interleaved pairs as they lie (as gs_rhs_row2): two nodes per vector, a
- * lane per entry. L w is the same flat gather for both species; the reaction's transpose
- * (vv wv - (vv + ga) wu in a u lane, (uv2 - gk) wv - uv2 wu in a v lane) is one expression
- * with P = (v v | 2u v) per lane, its constants +0 / -0 where the scalar form has none (x - 0
- * and x + (-0) are x exactly). With acc the lane sums of gs_vjp_row are carried in vectors of
- * (D_u, D_v) and (gamma, kappa) pairs for a block of 8 nodes, loaded from acc at the row's
- * start and stored back before the scalar tail, so every sum adds the same terms in the same
- * order: the same bits as gs_vjp_row. */
-static inline __attribute__((always_inline)) void
-gs_vjp_row2v(const gs_coef *k, const double *restrict y, const double *restrict gw,
-             double *restrict q, long m, const int add, double *restrict acc)
-{
-  const size_t sy = k->sy;
+  const size_t sy = k->sy, sz = k->sz;
   const double nd = k->nd, ih2 = k->ih2, Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk;
   const gs_v4 ND = {nd, nd, nd, nd}, IH = {ih2, ih2, ih2, ih2}, D = {Du, Dv, Du, Dv};
   const gs_v4 K1 = {0.0, gk, 0.0, gk}, K2 = {ga, -0.0, ga, -0.0};
@@ -445,8 +432,8 @@ gs_vjp_row2v(const gs_coef *k, const double *restrict y, const double *restrict 
     for (int v = 0; v < 4; v++) {
       const long i = 2 * (b + 2 * v);
       const gs_v4 x = GS_LD(gw + i), yy = GS_LD(y + i);
-      const gs_v4 t =
-          GS_LD(gw + i - 2) + GS_LD(gw + i + 2) + GS_LD(gw + i - sy) + GS_LD(gw + i + sy);
+      gs_v4 t = GS_LD(gw + i - 2) + GS_LD(gw + i + 2) + GS_LD(gw + i - sy) + GS_LD(gw + i + sy);
+      if (three) t += GS_LD(gw + i - sz) + GS_LD(gw + i + sz);
       const gs_v4 L = (t - ND * x) * IH;
       const gs_v4 yv = {yy[1], yy[1], yy[3], yy[3]}, wu = {x[0], x[0], x[2], x[2]};
       const gs_v4 wv = {x[1], x[1], x[3], x[3]};
@@ -471,9 +458,9 @@ gs_vjp_row2v(const gs_coef *k, const double *restrict y, const double *restrict 
       acc[2 * GS_LANES + l + 1] = B[v][2], acc[3 * GS_LANES + l + 1] = B[v][3];
     }
   double lu, lv;
-  for (long l = 0; mv + l < m; l++) { /* the last block, node by node as gs_vjp_row */
+  for (long l = 0; mv + l < m; l++) { /* the last, partial block node by node */
     const long i = 2 * (mv + l);
-    gs_vjp_node(k, y, gw, q, i, add, 0, &lu, &lv);
+    gs_vjp_node(k, y, gw, q, i, add, three, &lu, &lv);
     if (acc) {
       const double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1];
       acc[l] += u * lu;
@@ -492,21 +479,21 @@ RW_SIMD_CLONES static void gs_vjp_rows(const gs_coef *k, const double *restrict 
                                        int add, int three, double *restrict acc)
 {
   if (!acc && add && three)
-    gs_vjp_row(k, y, gw, q, m, 1, 1, NULL);
+    gs_vjp_rowv(k, y, gw, q, m, 1, 1, NULL);
   else if (!acc && add)
-    gs_vjp_row2v(k, y, gw, q, m, 1, NULL);
+    gs_vjp_rowv(k, y, gw, q, m, 1, 0, NULL);
   else if (!acc && three)
-    gs_vjp_row(k, y, gw, q, m, 0, 1, NULL);
+    gs_vjp_rowv(k, y, gw, q, m, 0, 1, NULL);
   else if (!acc)
-    gs_vjp_row2v(k, y, gw, q, m, 0, NULL);
+    gs_vjp_rowv(k, y, gw, q, m, 0, 0, NULL);
   else if (q && three)
-    gs_vjp_row(k, y, gw, q, m, 0, 1, acc);
+    gs_vjp_rowv(k, y, gw, q, m, 0, 1, acc);
   else if (q)
-    gs_vjp_row2v(k, y, gw, q, m, 0, acc);
+    gs_vjp_rowv(k, y, gw, q, m, 0, 0, acc);
   else if (three)
-    gs_vjp_row(k, y, gw, NULL, m, 0, 1, acc);
+    gs_vjp_rowv(k, y, gw, NULL, m, 0, 1, acc);
   else
-    gs_vjp_row2v(k, y, gw, NULL, m, 0, acc);
+    gs_vjp_rowv(k, y, gw, NULL, m, 0, 0, acc);
 }
 
 /* out += (df/dy)^T w (out = ... when s->vadd is 0) on the box: gv is the ghosted w, s->yk
