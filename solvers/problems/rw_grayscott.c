@@ -120,9 +120,6 @@ static inline size_t gs_ox(const rw_gs *s, long i, long j, long k)
   return (size_t)(((k * s->cnt[1] + j) * s->cnt[0] + i) * 2);
 }
 
-/* One row of f: m nodes from ghosted index a (the first node), results to q. The 2-D and
- * 3-D rows are separate loops (no dimension test inside) over restrict pointers, so the
- * compiler vectorises them; each node's arithmetic is gs_lap's, in its order. */
 typedef struct {
   double Du, Dv, ga, gk, ih2, nd;
   size_t sy, sz;
@@ -134,54 +131,36 @@ static inline gs_coef gs_coefs(const rw_gs *s, const double *p)
   return k;
 }
 
-/* Four doubles (two nodes' u, v) as one vector (GCC's vector extension; unaligned loads and
- * stores through memcpy). The 2-D row below works on the interleaved u, v pairs as they lie,
- * a lane per entry: the neighbour sums are the same flat loads for both species, and only
- * u v^2 needs each node's u and v side by side (an in-lane duplicate). Every lane computes
- * exactly the scalar expression's operations in its order: -uvv as + (-1) uvv, - gk v as
- * + gk (-0 - v); a sign change is exact, and x + (-y) rounds as x - y. */
+/* Four doubles (two nodes' u, v) as one vector, in GCC's vector extension: the AVX2 and
+ * AVX-512 clones run it as one register, the baseline as two. gs_v4u is the same type for
+ * loads and stores at any double's address (GCC's vector types alias their element type). */
 typedef double gs_v4 __attribute__((vector_size(32)));
-/* the same, for loads and stores at any double's address (GCC's vector types alias their
- * element type) */
 typedef double gs_v4u __attribute__((vector_size(32), aligned(8)));
 #define GS_LD(p) (*(const gs_v4u *)(p))
 
-RW_SIMD_CLONES static void gs_rhs_row2(const gs_coef *k, const double *restrict a,
-                                       double *restrict q, long m)
-{
-  const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
-  const size_t sy = k->sy;
-  const gs_v4 D = {Du, Dv, Du, Dv}, S = {-1.0, 1.0, -1.0, 1.0}, G = {ga, gk, ga, gk};
-  const gs_v4 C = {1.0, -0.0, 1.0, -0.0}, ND = {nd, nd, nd, nd}, IH = {ih2, ih2, ih2, ih2};
-  long i = 0;
-  for (; i + 4 <= 2 * m; i += 4) {
-    const gs_v4 x = GS_LD(a + i);
-    const gs_v4 t = GS_LD(a + i - 2) + GS_LD(a + i + 2) + GS_LD(a + i - sy) + GS_LD(a + i + sy);
-    const gs_v4 uu = {x[0], x[0], x[2], x[2]}, vv = {x[1], x[1], x[3], x[3]};
-    const gs_v4 r = (D * ((t - ND * x) * IH) + S * (uu * vv * vv)) + G * (C - x);
-    *(gs_v4u *)(q + i) = r;
-  }
-  for (; i < 2 * m; i += 2) {
-    double u = a[i], v = a[i + 1], uvv = u * v * v;
-    double tu = a[i - 2] + a[i + 2] + a[i - sy] + a[i + sy];
-    double tv = a[i - 1] + a[i + 3] + a[i + 1 - sy] + a[i + 1 + sy];
-    q[i] = Du * ((tu - nd * u) * ih2) - uvv + ga * (1.0 - u);
-    q[i + 1] = Dv * ((tv - nd * v) * ih2) + uvv - gk * v;
-  }
-}
-
-RW_SIMD_CLONES static void gs_rhs_row3(const gs_coef *k, const double *restrict a,
-                                       double *restrict q, long m)
+/* One row of f: m nodes from ghosted index a (the first node), results to q; `three` is a
+ * constant at each call site, so each row is a branch-free loop. The state keeps each node's
+ * u and v side by side, and the row works on the pairs as they lie, a lane per entry: the
+ * neighbour sums are the same flat loads for both species, and only u v^2 needs a node's u and
+ * v duplicated within a 128-bit lane (per-node code made the compiler split the row into u and
+ * v vectors and back: about 40 shuffles per four nodes). Every lane computes exactly gs_lap's
+ * and the scalar form's operations in their order: - uvv as + (-1) uvv, - gk v as
+ * + gk (-0 - v) (a sign change is exact, and x + (-y) rounds as x - y). An odd last node goes
+ * through the scalar form. */
+static inline __attribute__((always_inline)) void gs_rhs_row_body(const gs_coef *k,
+                                                                  const double *restrict a,
+                                                                  double *restrict q, long m,
+                                                                  const int three)
 {
   const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
   const size_t sy = k->sy, sz = k->sz;
   const gs_v4 D = {Du, Dv, Du, Dv}, S = {-1.0, 1.0, -1.0, 1.0}, G = {ga, gk, ga, gk};
   const gs_v4 C = {1.0, -0.0, 1.0, -0.0}, ND = {nd, nd, nd, nd}, IH = {ih2, ih2, ih2, ih2};
   long i = 0;
-  for (; i + 4 <= 2 * m; i += 4) { /* as gs_rhs_row2, with the z neighbours added after */
+  for (; i + 4 <= 2 * m; i += 4) {
     const gs_v4 x = GS_LD(a + i);
     gs_v4 t = GS_LD(a + i - 2) + GS_LD(a + i + 2) + GS_LD(a + i - sy) + GS_LD(a + i + sy);
-    t += GS_LD(a + i - sz) + GS_LD(a + i + sz);
+    if (three) t += GS_LD(a + i - sz) + GS_LD(a + i + sz);
     const gs_v4 uu = {x[0], x[0], x[2], x[2]}, vv = {x[1], x[1], x[3], x[3]};
     const gs_v4 r = (D * ((t - ND * x) * IH) + S * (uu * vv * vv)) + G * (C - x);
     *(gs_v4u *)(q + i) = r;
@@ -190,11 +169,25 @@ RW_SIMD_CLONES static void gs_rhs_row3(const gs_coef *k, const double *restrict 
     double u = a[i], v = a[i + 1], uvv = u * v * v;
     double tu = a[i - 2] + a[i + 2] + a[i - sy] + a[i + sy];
     double tv = a[i - 1] + a[i + 3] + a[i + 1 - sy] + a[i + 1 + sy];
-    tu += a[i - sz] + a[i + sz];
-    tv += a[i + 1 - sz] + a[i + 1 + sz];
+    if (three) {
+      tu += a[i - sz] + a[i + sz];
+      tv += a[i + 1 - sz] + a[i + 1 + sz];
+    }
     q[i] = Du * ((tu - nd * u) * ih2) - uvv + ga * (1.0 - u);
     q[i + 1] = Dv * ((tv - nd * v) * ih2) + uvv - gk * v;
   }
+}
+
+RW_SIMD_CLONES static void gs_rhs_row2(const gs_coef *k, const double *restrict a,
+                                       double *restrict q, long m)
+{
+  gs_rhs_row_body(k, a, q, m, 0);
+}
+
+RW_SIMD_CLONES static void gs_rhs_row3(const gs_coef *k, const double *restrict a,
+                                       double *restrict q, long m)
+{
+  gs_rhs_row_body(k, a, q, m, 1);
 }
 
 /* A Gray-Scott device body over the box [lo, hi) (rw_dev_bodies.h). */
@@ -403,14 +396,14 @@ gs_vjp_node(const gs_coef *k, const double *restrict y, const double *restrict g
   }
 }
 
-/* The row (2-D or 3-D) on the interleaved pairs as they lie (as gs_rhs_row2): two nodes per vector,
- * a lane per entry. L w is the same flat gather for both species; the reaction's transpose (vv wv -
- * (vv + ga) wu in a u lane, (uv2 - gk) wv - uv2 wu in a v lane) is one expression with P = (v v |
- * 2u v) per lane, its constants +0 / -0 where the scalar form has none (x - 0 and x + (-0) are x
- * exactly). With acc the parameter VJP's lane sums (node m of a block of GS_LANES adds to lane m: u
- * lu, v lv, wu (1 - u) - wv v and -wv v) are carried in vectors of (D_u, D_v) and (gamma, kappa)
- * pairs for a block of 8 nodes, loaded from acc at the row's start and stored back before the
- * scalar tail, so every sum adds the same terms in the same order as node by node. */
+/* The row (2-D or 3-D) on the interleaved pairs as they lie (as gs_rhs_row_body): two nodes per
+ * vector, a lane per entry. L w is the same flat gather for both species; the reaction's transpose
+ * (vv wv - (vv + ga) wu in a u lane, (uv2 - gk) wv - uv2 wu in a v lane) is one expression with P =
+ * (v v | 2u v) per lane, its constants +0 / -0 where the scalar form has none (x - 0 and x + (-0)
+ * are x exactly). With acc the parameter VJP's lane sums (node m of a block of GS_LANES adds to
+ * lane m: u lu, v lv, wu (1 - u) - wv v and -wv v) are carried in vectors of (D_u, D_v) and (gamma,
+ * kappa) pairs for a block of 8 nodes, loaded from acc at the row's start and stored back before
+ * the scalar tail, so every sum adds the same terms in the same order as node by node. */
 static inline __attribute__((always_inline)) void
 gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict gw,
             double *restrict q, long m, const int add, const int three, double *restrict acc)
