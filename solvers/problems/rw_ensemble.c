@@ -141,3 +141,101 @@ int rw_ens_work_set_state(N_Vector y, const double *h)
   memcpy(rw_vec_data(y), h, (size_t)rw_vec_local_length(y) * sizeof(double));
   return 0;
 }
+
+int rw_ens_problem_init(rw_ens_problem *e, rw_context ctx, int kind, int dim, int np, int nt,
+                        long members, const double *target, double wT, double wR)
+{
+  int rank = rw_context_rank(ctx), size = rw_context_size(ctx);
+  long q = members / size, rem = members % size;
+  e->kind = kind, e->dim = dim, e->np = np;
+  e->nloc = q + (rank < rem ? 1 : 0);
+  e->offset = rank * q + (rank < rem ? rank : rem);
+  memset(e->target, 0, sizeof e->target);
+  memcpy(e->target, target, (size_t)dim * sizeof(double));
+  e->wT = wT, e->wR = wR;
+  return rw_ens_work_init(&e->work, ctx, e->nloc, nt, np);
+}
+
+rw_body_ens rw_ens_body(const rw_ens_problem *e, int mode, const double *p)
+{
+  rw_body_ens b;
+  memset(&b, 0, sizeof b);
+  b.kind = e->kind, b.mode = mode;
+  if (p) memcpy(b.p, p, (size_t)e->np * sizeof(double));
+  return b;
+}
+
+static int ens_terminal(void *c, double t, N_Vector y, const double *p, double *g)
+{
+  (void)t, (void)p;
+  rw_ens_problem *e = c;
+  rw_body_ens b = rw_ens_body(e, RW_ENS_MISFIT, NULL);
+  b.u = rw_vec_data(y), b.terms = e->work.terms;
+  memcpy(b.target, e->target, sizeof b.target);
+  double s = 0.0;
+  RW_CALL(rw_ens_work_run(&e->work, &b));
+  RW_CALL(rw_ens_work_total(&e->work, &s));
+  s *= 0.5 * e->wT;
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_SUM, rw_vec_comm(y)));
+  *g = s;
+  return 0;
+}
+
+static int ens_terminal_grad(void *c, double t, N_Vector y, const double *p, N_Vector gy,
+                             double *gp)
+{
+  (void)t, (void)p, (void)gp;
+  rw_ens_problem *e = c;
+  rw_body_ens b = rw_ens_body(e, RW_ENS_TGRAD, NULL);
+  b.u = rw_vec_data(y), b.out = rw_vec_data(gy), b.a = e->wT;
+  memcpy(b.target, e->target, sizeof b.target);
+  return rw_ens_work_run(&e->work, &b);
+}
+
+static int ens_running(void *c, double t, N_Vector y, const double *p, double *r)
+{
+  (void)t, (void)p;
+  rw_ens_problem *e = c;
+  double s = 0.0;
+  RW_CALL(rw_ens_work_sumsq(&e->work, rw_vec_data(y), e->dim * e->nloc, &s));
+  *r = 0.5 * e->wR * s;
+  return 0;
+}
+
+static int ens_running_grad(void *c, double t, N_Vector y, const double *p, double w, N_Vector ry,
+                            double *rp)
+{
+  (void)t, (void)p, (void)rp;
+  rw_ens_problem *e = c;
+  rw_body_ens b = rw_ens_body(e, RW_ENS_RGRAD, NULL);
+  b.u = rw_vec_data(y), b.out = rw_vec_data(ry), b.a = w * e->wR;
+  return rw_ens_work_run(&e->work, &b);
+}
+
+static int ens_params_defer(void *c, double *pbar)
+{
+  return rw_pdefer_set(&((rw_ens_problem *)c)->work.pd, pbar);
+}
+static int ens_params_flush(void *c) { return rw_pdefer_flush(&((rw_ens_problem *)c)->work.pd); }
+
+static void ens_destroy(void *c)
+{
+  rw_ens_problem *e = c;
+  if (e) rw_ens_work_free(&e->work);
+  rw_free(&e);
+}
+
+void rw_ens_problem_ops(const rw_ens_problem *e, rw_problem_ops *ops)
+{
+  if (e->wT != 0.0) {
+    ops->terminal = ens_terminal;
+    ops->terminal_grad = ens_terminal_grad;
+  }
+  if (e->wR != 0.0) {
+    ops->running = ens_running;
+    ops->running_grad = ens_running_grad;
+  }
+  ops->params_defer = ens_params_defer;
+  ops->params_flush = ens_params_flush;
+  ops->destroy = ens_destroy;
+}

@@ -9,6 +9,7 @@
 #include "../../core/rw_device_impl.h"
 #include "../rw_dev_bodies.h"
 #include "rewind/rw_context.h"
+#include "rewind/rw_problem.h"
 
 typedef struct {
   rw_device dev; /* NULL: the CPU */
@@ -35,5 +36,28 @@ int rw_ens_work_total(rw_ens_work *w, double *s);
 int rw_ens_work_sumsq(rw_ens_work *w, const double *x, long len, double *s);
 /* The initial state: host values h (len of them) into y. */
 int rw_ens_work_set_state(N_Vector y, const double *h);
+
+/* What every ensemble problem keeps, as the first member of its content (so the shared ops
+ * below take the content as one of these): the model, this rank's members, the objective
+ * J = wT/2 sum_e |y_e(T) - target|^2 + wR/2 int sum_e |y_e|^2 dt, and where the loops run. */
+typedef struct {
+  int kind;          /* RW_ENS_* */
+  int dim;           /* state entries per member (1 or 2) */
+  int np;            /* parameters */
+  long nloc, offset; /* members on this rank, the global index of its first */
+  double target[2], wT, wR;
+  rw_ens_work work;
+} rw_ens_problem;
+
+/* members split in blocks over ctx's ranks (the first members % size ranks get one more), nt
+ * term rows; target has dim values. */
+int rw_ens_problem_init(rw_ens_problem *e, rw_context ctx, int kind, int dim, int np, int nt,
+                        long members, const double *target, double wT, double wR);
+/* A body over the members in the given mode with the parameters p (NULL: none). */
+rw_body_ens rw_ens_body(const rw_ens_problem *e, int mode, const double *p);
+/* Sets the shared ops: the terminal and running terms where their weights are not 0, the
+ * deferral of pbar (on a device dJ/dp's sums stay there until the flush) and destroy (which
+ * frees the work and the content). */
+void rw_ens_problem_ops(const rw_ens_problem *e, rw_problem_ops *ops);
 
 #endif
