@@ -3,10 +3,13 @@
 #define REWIND_TESTS_RW_MPI_TEST_H
 
 #include "rewind/rw_error.h"
+#include "rewind/rw_grid.h"
+#include "rewind/rw_vector.h"
 
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* A Rewind call that must succeed: on failure print its message and stop every rank. */
 #define CHECK(expr)                                                                                \
@@ -21,6 +24,46 @@
 static inline double rw_test_rel(double a, double b)
 {
   return fabs(a - b) / fmax(fmax(fabs(a), fabs(b)), 1e-300);
+}
+
+/* 2-D grid fields (test_burgers, test_wave). A smooth deterministic function of the global node, so
+ * fields are the same whatever the decomposition. */
+static inline double rw_test_smooth(long i, long j, int c, int seed)
+{
+  return sin(0.37 * (double)i + 0.91 * seed + 1.3 * c) * cos(0.23 * (double)j - 0.4 * seed) +
+         0.3 * sin(0.11 * (double)(i * j) + seed);
+}
+
+/* v(i, j, c) = a + b smooth(i, j, c, seed) over the owned nodes of grid g. */
+static inline void rw_test_fill(rw_grid g, N_Vector v, double a, double b, int seed)
+{
+  long st[3], cnt[3];
+  rw_grid_local_box(g, st, cnt);
+  int nc = rw_grid_get_config(g)->ncomp;
+  double *x = rw_vec_data(v);
+  for (long j = 0; j < cnt[1]; j++)
+    for (long i = 0; i < cnt[0]; i++)
+      for (int c = 0; c < nc; c++)
+        x[(j * cnt[0] + i) * nc + c] = a + b * rw_test_smooth(st[0] + i, st[1] + j, c, seed);
+}
+
+/* The global field (every node, every component) on every rank of g's communicator. */
+static inline double *rw_test_gather(rw_grid g, N_Vector v, long *len)
+{
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  long st[3], cnt[3];
+  rw_grid_local_box(g, st, cnt);
+  int nc = cf->ncomp;
+  *len = cf->n[0] * cf->n[1] * nc;
+  double *out = calloc((size_t)*len, sizeof(double));
+  const double *x = rw_vec_data(v);
+  for (long j = 0; j < cnt[1]; j++)
+    for (long i = 0; i < cnt[0]; i++)
+      for (int c = 0; c < nc; c++)
+        out[((st[1] + j) * cf->n[0] + st[0] + i) * nc + c] = x[(j * cnt[0] + i) * nc + c];
+  MPI_Allreduce(MPI_IN_PLACE, out, (int)*len, MPI_DOUBLE, MPI_SUM,
+                rw_context_comm(rw_grid_context(g)));
+  return out;
 }
 
 #endif

@@ -42,46 +42,6 @@ typedef struct {
   N_Vector y0, y, dy0;
 } bg_fx;
 
-/* Smooth deterministic function of the global node, so fields are the same whatever the
- * decomposition. */
-static double smooth(long i, long j, int c, int seed)
-{
-  return sin(0.37 * (double)i + 0.91 * seed + 1.3 * c) * cos(0.23 * (double)j - 0.4 * seed) +
-         0.3 * sin(0.11 * (double)(i * j) + seed);
-}
-
-/* v(i, j, c) = a + b smooth(i, j, c, seed) over the owned nodes of grid g. */
-static void fill(rw_grid g, N_Vector v, double a, double b, int seed)
-{
-  long st[3], cnt[3];
-  rw_grid_local_box(g, st, cnt);
-  int nc = rw_grid_get_config(g)->ncomp;
-  double *x = rw_vec_data(v);
-  for (long j = 0; j < cnt[1]; j++)
-    for (long i = 0; i < cnt[0]; i++)
-      for (int c = 0; c < nc; c++)
-        x[(j * cnt[0] + i) * nc + c] = a + b * smooth(st[0] + i, st[1] + j, c, seed);
-}
-
-/* The global field (every node, every component) on every rank of g's communicator. */
-static double *gather(rw_grid g, N_Vector v, long *len)
-{
-  const rw_grid_config *cf = rw_grid_get_config(g);
-  long st[3], cnt[3];
-  rw_grid_local_box(g, st, cnt);
-  int nc = cf->ncomp;
-  *len = cf->n[0] * cf->n[1] * nc;
-  double *out = calloc((size_t)*len, sizeof(double));
-  const double *x = rw_vec_data(v);
-  for (long j = 0; j < cnt[1]; j++)
-    for (long i = 0; i < cnt[0]; i++)
-      for (int c = 0; c < nc; c++)
-        out[((st[1] + j) * cf->n[0] + st[0] + i) * nc + c] = x[(j * cnt[0] + i) * nc + c];
-  MPI_Allreduce(MPI_IN_PLACE, out, (int)*len, MPI_DOUBLE, MPI_SUM,
-                rw_context_comm(rw_grid_context(g)));
-  return out;
-}
-
 static void fx_create(bg_fx *f, MPI_Comm comm, const char *method)
 {
   memset(f, 0, sizeof *f);
@@ -147,9 +107,9 @@ static void test_vjps(bg_fx *f)
   CHECK(rw_problem_new_state(f->prob, &fm));
   CHECK(rw_problem_new_state(f->prob, &g));
   CHECK(rw_problem_new_state(f->prob, &jv));
-  fill(f->g, y, 0.5, 0.5, 1);
-  fill(f->g, v, 0.0, 1.0, 2);
-  fill(f->g, w, 0.0, 1.0, 3);
+  rw_test_fill(f->g, y, 0.5, 0.5, 1);
+  rw_test_fill(f->g, v, 0.0, 1.0, 2);
+  rw_test_fill(f->g, w, 0.0, 1.0, 3);
   double t = 0.1, e = 1e-6, *p = rw_problem_params(f->prob), nu = p[0];
   N_VLinearSum(1.0, y, e, v, ys);
   CHECK(rw_problem_rhs(f->prob, t, ys, fp));
@@ -231,7 +191,7 @@ static void test_taylor(bg_fx *f)
   print_res("nu", res, NT);
   double o = taylor_min_order(res, NT);
   report("Taylor remainder in nu: min observed order", o, 1.8, o >= 1.8);
-  fill(f->g, dy, 0.0, 0.1, 5);
+  rw_test_fill(f->g, dy, 0.0, 0.1, 5);
   double gd = N_VDotProd(g, dy);
   for (int k = 0; k < NT; k++) {
     double e = 1.0 / (double)(1 << k);
@@ -279,14 +239,14 @@ static void test_ranks(bg_fx *f, const char *method)
 {
   double A = 0.0, J = fx_grad(f, &f->opt, f->y0, &A);
   long ny;
-  double *gy = gather(f->g, f->dy0, &ny);
+  double *gy = rw_test_gather(f->g, f->dy0, &ny);
   double r[3] = {0, 0, 0};
   if (world_rank == 0) {
     bg_fx s;
     fx_create(&s, MPI_COMM_SELF, method);
     double As = 0.0, Js = fx_grad(&s, &s.opt, s.y0, &As);
     long n2;
-    double *sy = gather(s.g, s.dy0, &n2);
+    double *sy = rw_test_gather(s.g, s.dy0, &n2);
     double my = 0.0, dy = 0.0;
     for (long i = 0; i < ny; i++) {
       my = fmax(my, fabs(sy[i]));

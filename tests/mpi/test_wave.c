@@ -50,46 +50,6 @@ typedef struct {
   N_Vector y0, y, dy0, c0;
 } wave_fx;
 
-/* Smooth deterministic function of the global node, so fields are the same whatever the
- * decomposition. */
-static double smooth(long i, long j, int c, int seed)
-{
-  return sin(0.37 * (double)i + 0.91 * seed + 1.3 * c) * cos(0.23 * (double)j - 0.4 * seed) +
-         0.3 * sin(0.11 * (double)(i * j) + seed);
-}
-
-/* v(i, j, c) = a + b smooth(i, j, c, seed) over the owned nodes of grid g. */
-static void fill(rw_grid g, N_Vector v, double a, double b, int seed)
-{
-  long st[3], cnt[3];
-  rw_grid_local_box(g, st, cnt);
-  int nc = rw_grid_get_config(g)->ncomp;
-  double *x = rw_vec_data(v);
-  for (long j = 0; j < cnt[1]; j++)
-    for (long i = 0; i < cnt[0]; i++)
-      for (int c = 0; c < nc; c++)
-        x[(j * cnt[0] + i) * nc + c] = a + b * smooth(st[0] + i, st[1] + j, c, seed);
-}
-
-/* The global field (every node, every component) on every rank of g's communicator. */
-static double *gather(rw_grid g, N_Vector v, long *len)
-{
-  const rw_grid_config *cf = rw_grid_get_config(g);
-  long st[3], cnt[3];
-  rw_grid_local_box(g, st, cnt);
-  int nc = cf->ncomp;
-  *len = cf->n[0] * cf->n[1] * nc;
-  double *out = calloc((size_t)*len, sizeof(double));
-  const double *x = rw_vec_data(v);
-  for (long j = 0; j < cnt[1]; j++)
-    for (long i = 0; i < cnt[0]; i++)
-      for (int c = 0; c < nc; c++)
-        out[((st[1] + j) * cf->n[0] + st[0] + i) * nc + c] = x[(j * cnt[0] + i) * nc + c];
-  MPI_Allreduce(MPI_IN_PLACE, out, (int)*len, MPI_DOUBLE, MPI_SUM,
-                rw_context_comm(rw_grid_context(g)));
-  return out;
-}
-
 static int record(void *c, long n, double t, N_Vector y)
 {
   (void)t;
@@ -137,7 +97,7 @@ static void fx_create(wave_fx *f, MPI_Comm comm)
   rw_vec_copy(f->y0, f->y);
   CHECK(rw_forward_solve(f->prob, f->st, &o, f->y, &J, NULL));
   CHECK(rw_wave_finish_traces(f->prob));
-  fill(f->gf, f->c0, 1.0, 0.05, 7);
+  rw_test_fill(f->gf, f->c0, 1.0, 0.05, 7);
   rw_vec_copy(f->c0, c);
 }
 
@@ -184,10 +144,10 @@ static void test_vjps(wave_fx *f)
   CHECK(rw_problem_new_state(f->prob, &g));
   CHECK(rw_problem_new_state(f->prob, &jv));
   CHECK(rw_grid_new_field(f->gf, &dc));
-  fill(f->gs, y, 0.0, 1.0, 1);
-  fill(f->gs, v, 0.0, 1.0, 2);
-  fill(f->gs, w, 0.0, 1.0, 3);
-  fill(f->gf, dc, 0.0, 1.0, 4);
+  rw_test_fill(f->gs, y, 0.0, 1.0, 1);
+  rw_test_fill(f->gs, v, 0.0, 1.0, 2);
+  rw_test_fill(f->gs, w, 0.0, 1.0, 3);
+  rw_test_fill(f->gf, dc, 0.0, 1.0, 4);
   double t = 0.21, e = 1e-4, *p = rw_problem_params(f->prob), A = p[0];
   N_Vector c = rw_problem_field(f->prob), cb = rw_problem_field_adjoint(f->prob);
   /* state */
@@ -269,10 +229,10 @@ static void test_step(wave_fx *f)
   CHECK(rw_problem_new_state(f->prob, &work));
   CHECK(rw_grid_new_field(f->gf, &dc));
   CHECK(rw_grid_new_field(f->gf, &csave));
-  fill(f->gs, y, 0.0, 0.5, 11);
-  fill(f->gs, v, 0.0, 1.0, 12);
-  fill(f->gs, lam0, 0.0, 1.0, 13);
-  fill(f->gf, dc, 0.0, 1.0, 14);
+  rw_test_fill(f->gs, y, 0.0, 0.5, 11);
+  rw_test_fill(f->gs, v, 0.0, 1.0, 12);
+  rw_test_fill(f->gs, lam0, 0.0, 1.0, 13);
+  rw_test_fill(f->gf, dc, 0.0, 1.0, 14);
   double t = 20 * DT, h = DT, e = 1e-3, *p = rw_problem_params(f->prob), A = p[0], pb = 0.0;
   N_Vector c = rw_problem_field(f->prob), cb = rw_problem_field_adjoint(f->prob);
   rw_vec_copy(lam0, lam);
@@ -362,7 +322,7 @@ static void test_taylor(wave_fx *f)
   rw_vec_copy(cb, gc);
   if (world_rank == 0) printf("  J(c0) = %.15e, dJ/dA = %.15e\n", J0, dJdA);
   /* velocity field: d = 0.1 smooth */
-  fill(f->gf, dc, 0.0, 0.1, 21);
+  rw_test_fill(f->gf, dc, 0.0, 0.1, 21);
   double gd = N_VDotProd(gc, dc);
   for (int k = 0; k < NT; k++) {
     double e = 1.0 / (double)(1 << k);
@@ -385,7 +345,7 @@ static void test_taylor(wave_fx *f)
   o = taylor_min_order(res, NT);
   report("Taylor remainder in amplitude: min observed order", o, 1.8, o >= 1.8);
   /* y0 = (u^0, u^{-1}) */
-  fill(f->gs, dy, 0.0, 0.2, 22);
+  rw_test_fill(f->gs, dy, 0.0, 0.2, 22);
   gd = N_VDotProd(f->dy0, dy);
   for (int k = 0; k < NT; k++) {
     double e = 1.0 / (double)(1 << k);
@@ -439,16 +399,16 @@ static void test_ranks(wave_fx *f)
 {
   double A = 0.0, J = fx_grad(f, &f->opt, f->y0, &A);
   long nc, ny;
-  double *gc = gather(f->gf, rw_problem_field_adjoint(f->prob), &nc);
-  double *gy = gather(f->gs, f->dy0, &ny);
+  double *gc = rw_test_gather(f->gf, rw_problem_field_adjoint(f->prob), &nc);
+  double *gy = rw_test_gather(f->gs, f->dy0, &ny);
   double r[4] = {0, 0, 0, 0};
   if (world_rank == 0) {
     wave_fx s;
     fx_create(&s, MPI_COMM_SELF);
     double As = 0.0, Js = fx_grad(&s, &s.opt, s.y0, &As);
     long n2;
-    double *sc = gather(s.gf, rw_problem_field_adjoint(s.prob), &n2);
-    double *sy = gather(s.gs, s.dy0, &n2);
+    double *sc = rw_test_gather(s.gf, rw_problem_field_adjoint(s.prob), &n2);
+    double *sy = rw_test_gather(s.gs, s.dy0, &n2);
     double mc = 0.0, dc = 0.0, my = 0.0, dy = 0.0;
     for (long i = 0; i < nc; i++) {
       mc = fmax(mc, fabs(sc[i]));
