@@ -542,14 +542,20 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
   if (opt.mode == RW_ADJOINT_REVERSIBLE || opt.mode == RW_ADJOINT_BACKSOLVE) {
     rw_reverse_kind want =
         opt.mode == RW_ADJOINT_REVERSIBLE ? RW_REVERSE_INVERSE : RW_REVERSE_BACKWARD;
-    if (rw_stepper_reverse_kind(st) != want) {
+    rw_reverse_kind have = rw_stepper_reverse_kind(st);
+    if (have != want) {
       (void)RW_ERROR(
           RW_ERR_DECK, "adjoint_mode %s needs a stepper with %s, and stepper '%s' has %s; %s",
           opt.mode == RW_ADJOINT_REVERSIBLE ? "reversible" : "backsolve",
           want == RW_REVERSE_INVERSE ? "an exact inverse step" : "a backward (negative-size) step",
-          rw_stepper_name(st), rw_reverse_kind_name(rw_stepper_reverse_kind(st)),
+          rw_stepper_name(st),
+          have == RW_REVERSE_INVERSE    ? "an exact inverse step"
+          : have == RW_REVERSE_BACKWARD ? "only a backward (negative-size) step, no exact inverse"
+                                        : "no reverse step",
           want == RW_REVERSE_INVERSE ? "use adjoint_mode backsolve with a Runge-Kutta stepper"
-                                     : "use adjoint_mode reversible with this stepper");
+          : have == RW_REVERSE_INVERSE
+              ? "use adjoint_mode reversible with this stepper"
+              : "use a checkpointing adjoint_mode (checkpoint or store) with this stepper");
       return rw_app_deck_error(app, "adjoint_mode,stepper");
     }
     if (opt.ram_bytes > 0) {
@@ -843,11 +849,18 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   } else
     rw_log(ctx, RW_LOG_SUMMARY,
            "  adjoint mode checkpoint (%s, %d slots%s): recomputed steps %ld, advances %ld "
-           "(binomial optimum t(l,c) = %ld), restores %ld, rhs evaluations %ld forward, %ld "
-           "backward\n",
+           "(%s t(l,c) = %ld%s), restores %ld, rhs evaluations %ld forward, %ld backward\n",
            app->schedule, st->ram_slots, app->opt.store_stages ? " with stages" : "",
-           st->recomputed_steps, st->advances, st->optimal_advances, st->restores, st->rhs_forward,
-           st->rhs_backward);
+           st->recomputed_steps, st->advances,
+           st->disk_slots > 0 || st->host_slots > 0 ? "binomial optimum for the RAM slots alone"
+                                                    : "binomial optimum",
+           st->optimal_advances,
+           st->disk_slots > 0 || st->host_slots > 0
+               ? "; the tiers' slots add to those, and the schedule minimises time with their "
+                 "costs"
+           : st->restart_step >= 0 ? "; of the whole run, not only the steps after the restart"
+                                   : "",
+           st->restores, st->rhs_forward, st->rhs_backward);
   if (app->opt.adaptive)
     rw_log(ctx, RW_LOG_SUMMARY, "  adaptive: %ld accepted steps, %ld rejected (rtol %g, atol %g)\n",
            st->accepted, st->rejected, app->opt.rtol, app->opt.atol);

@@ -65,7 +65,8 @@ rewind_mpi_expect(neuralode_p0_backsolve NP 2 RC zero
   REGEX "${NODE_J}.*drift: max [0-9.e+-]+.*${NODE_GRAD}"
   COMMAND ${NODE} ${NODE_P0} -dt 0.01 -adjoint_mode backsolve ${NODE_REF100}
     -output ${NODE_OUT}/backsolve.h5)
-rewind_mpi_expect(neuralode_p0_disk NP 2 RC zero REGEX "${NODE_J}.*disk tier: 4 slots.*${NODE_GRAD}"
+rewind_mpi_expect(neuralode_p0_disk NP 2 RC zero
+  REGEX "${NODE_J}.*binomial optimum for the RAM slots alone t\\(l,c\\) = [0-9]+; the tiers.*disk tier: 4 slots.*${NODE_GRAD}"
   COMMAND ${NODE} ${NODE_P0} -dt 0.01 -adjoint_mode checkpoint -checkpoint_slots 2
     -checkpoint_disk_slots 4 -checkpoint_dir ${NODE_OUT}/ckpt ${NODE_REF100}
     -output ${NODE_OUT}/disk.h5)

@@ -66,10 +66,10 @@ function(rebuild_bad name app regex)
   set_tests_properties(rebuild_bad_${name}_no_output PROPERTIES DEPENDS rebuild_bad_${name})
 endfunction()
 rebuild_bad(wave_backsolve wave
-  "adjoint_mode backsolve needs a stepper with a backward.*'leapfrog' has inverse.*adjoint_mode from command line, stepper from"
+  "adjoint_mode backsolve needs a stepper with a backward.*'leapfrog' has an exact inverse step.*adjoint_mode from command line, stepper from"
   -adjoint_mode backsolve -tf 0.2)
 rebuild_bad(heat_reversible heat
-  "adjoint_mode reversible needs a stepper with an exact inverse step, and stepper 'rk4' has backward"
+  "adjoint_mode reversible needs a stepper with an exact inverse step, and stepper 'rk4' has only a backward \\(negative-size\\) step, no exact inverse; use adjoint_mode backsolve"
   -adjoint_mode reversible -tf 0.05)
 rebuild_bad(heat_stages heat "adjoint_store_stages.*is true, but adjoint_mode: backsolve"
   -adjoint_mode backsolve -adjoint_store_stages true -tf 0.05)
@@ -77,7 +77,7 @@ rebuild_bad(heat_interval heat
   "drift_interval = 2 needs 10 anchors for 20 steps, and the fallback at least one slot more; the checkpoint budget holds 4 states"
   -adjoint_mode backsolve -drift_interval 2 -checkpoint_slots 4 -tf 0.05)
 rebuild_bad(ode_revheun_backsolve ode
-  "adjoint_mode backsolve needs a stepper with a backward.*'revheun' has inverse"
+  "adjoint_mode backsolve needs a stepper with a backward.*'revheun' has an exact inverse step"
   -stepper revheun -adjoint_mode backsolve -tf 0.5)
 rebuild_bad(wave_exact_range wave
   "exact \\(fixed-point\\) leapfrog: \\|u\\| reached .* beyond the range 0.01 .*raise leapfrog_exact_range"
