@@ -15,6 +15,7 @@
  *    and are also listed in every snapshot on the same grid: Xdmf3ReaderS shows only the
  *    temporal collection once one exists, so the gradient is visible next to the state. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* flock */
 #include "rewind/rw_output.h"
 
 #include "rewind/rw_device.h"
@@ -24,6 +25,7 @@
 #include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -45,6 +47,7 @@ struct rw_output_s {
   hid_t file;
   char path[4096], partial[4096 + 16];
   char xmf[4096 + 16], xmf_partial[4096 + 32];
+  int lockfd;        /* rank 0: the partial file held under an exclusive flock (-1: none) */
   rw_xdmf_field *xf; /* XDMF records, grown by doubling */
   size_t nxf, capxf;
   long nsnap; /* snapshots written so far: the next one is /snapshots/<nsnap> */
@@ -84,6 +87,31 @@ static void rw_output_xmf_path(const char *path, char *xmf, size_t size)
     }
   }
   snprintf(xmf, size, "%.*s.xmf", (int)len, path);
+}
+
+/* Opens (creating it when missing, never truncating) the partial file of the result `path`
+ * and takes an exclusive flock on it, so that two jobs given the same output cannot write one
+ * partial file and rename each other's data into place: the lock lives as long as the
+ * descriptor (the whole write, released by the kernel if the job dies). Returns the
+ * descriptor (>= 0), -1 with msg set when it cannot be opened, or -2 with msg set when
+ * another process holds the lock. A file system without flock (ENOLCK, EOPNOTSUPP) gives an
+ * unlocked descriptor: the check is then skipped, not failed. */
+static int rw_output_lock(const char *path, const char *partial, char *msg, size_t len)
+{
+  int fd = open(partial, O_RDWR | O_CREAT, 0644);
+  if (fd < 0) {
+    snprintf(msg, len, "output '%s': cannot create '%s': %s", path, partial, strerror(errno));
+    return -1;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EAGAIN)) {
+    close(fd);
+    snprintf(msg, len,
+             "output '%s' is being written by another running job (it holds '%s'); give each "
+             "run its own output path",
+             path, partial);
+    return -2;
+  }
+  return fd;
 }
 
 /* What stops a result from being written at `path`, as one line into msg ("" when
@@ -158,15 +186,12 @@ static void rw_output_path_problem(const char *path, char *msg, size_t len)
                names[i]);
       return;
     }
-  /* Create the partial file as the run will (a leftover one is kept as it is: the run
-   * truncates it). Permission bits do not stop root, but this does reach a read-only or
-   * full file system. */
+  /* Create and lock the partial file as the run will (a leftover one is kept as it is: the
+   * run truncates it; one another job holds is refused). Permission bits do not stop root,
+   * but this does reach a read-only or full file system. */
   int existed = stat(partial, &sb) == 0;
-  int fd = open(partial, O_WRONLY | O_CREAT, 0644);
-  if (fd < 0) {
-    snprintf(msg, len, "output '%s': cannot create '%s': %s", path, partial, strerror(errno));
-    return;
-  }
+  int fd = rw_output_lock(path, partial, msg, len);
+  if (fd < 0) return;
   close(fd);
   if (!existed) unlink(partial);
 }
@@ -204,6 +229,8 @@ int rw_output_create(MPI_Comm comm, const char *path, rw_output *out)
   RW_CALL(rw_calloc(1, sizeof *f, "output file", &f));
   f->comm = comm;
   f->file = -1;
+  f->lockfd = -1;
+  int locked_out = 0; /* another job holds the partial file: leave it alone */
   MPI_Comm_rank(comm, &f->rank);
   snprintf(f->path, sizeof f->path, "%s", path);
   snprintf(f->partial, sizeof f->partial, "%s.partial", path);
@@ -239,6 +266,15 @@ int rw_output_create(MPI_Comm comm, const char *path, rw_output *out)
           RW_ERROR(RW_ERR_IO, "output file '%s': its directory is missing or not writable", path);
     goto cleanup;
   }
+  if (f->rank == 0) {
+    char msg[1024];
+    f->lockfd = rw_output_lock(path, f->partial, msg, sizeof msg);
+    if (f->lockfd < 0) {
+      locked_out = f->lockfd == -2;
+      ierr = RW_ERROR(RW_ERR_IO, "%s", msg);
+      goto cleanup;
+    }
+  }
   RW_H5(fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
   RW_H5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio failed");
   RW_H5(f->file = H5Fcreate(f->partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
@@ -252,8 +288,9 @@ cleanup:
     if (f->file >= 0) H5Fclose(f->file);
     if (dir_ok) {
       MPI_Barrier(comm);
-      if (f->rank == 0) remove(f->partial);
+      if (f->rank == 0 && !locked_out) remove(f->partial);
     }
+    if (f->lockfd >= 0) close(f->lockfd);
     rw_free(&f);
     return ierr;
   }
@@ -277,19 +314,22 @@ static void rw_output_free_records(rw_output f)
 static int rw_xdmf_write(rw_output f, const char *file);
 
 /* Rank 0, after every rank closed the HDF5 file: writes the sidecar as "<xmf>.partial",
- * renames the HDF5 file, then the sidecar. On any failure it removes what this close created
- * (partial files, and the renamed HDF5 file if the sidecar cannot follow it), so no
- * complete-looking pair is left. Without grid fields no sidecar is written, and one left by
- * an earlier run at the same path is removed (it would describe datasets this file lacks). */
+ * renames the HDF5 file, then the sidecar. The HDF5 file is the result and is complete here,
+ * so it is kept even when its sidecar (a ParaView index of it) cannot be written or renamed:
+ * that is reported as an error saying so, the partial sidecar is removed, and so is a sidecar
+ * left by an earlier run at the same path (it would describe another file). A failed rename
+ * of the HDF5 file removes both partial files. Without grid fields no sidecar is written, and
+ * one left by an earlier run is removed (it would describe datasets this file lacks). */
 static int rw_output_finish(rw_output f)
 {
-  int ierr = 0, have_xmf = f->nxf > 0;
+  int ierr = 0, have_xmf = f->nxf > 0, xerr = 0;
+  char xmsg[8400] = "";
   if (have_xmf) {
-    ierr = rw_xdmf_write(f, f->xmf_partial);
-    if (ierr) {
+    xerr = rw_xdmf_write(f, f->xmf_partial);
+    if (xerr) {
+      snprintf(xmsg, sizeof xmsg, "%s", rw_error_message());
+      rw_error_clear();
       remove(f->xmf_partial);
-      remove(f->partial);
-      return ierr;
     }
   }
   if (rename(f->partial, f->path) != 0) {
@@ -299,12 +339,25 @@ static int rw_output_finish(rw_output f)
     if (have_xmf) remove(f->xmf_partial);
     return ierr;
   }
-  if (have_xmf && rename(f->xmf_partial, f->xmf) != 0) {
-    ierr = RW_ERROR(RW_ERR_IO, "renaming '%s' to '%s' failed: %s (the result '%s' was removed)",
-                    f->xmf_partial, f->xmf, strerror(errno), f->path);
+  if (have_xmf && !xerr && rename(f->xmf_partial, f->xmf) != 0) {
+    xerr = RW_ERR_IO;
+    snprintf(xmsg, sizeof xmsg, "renaming '%s' to '%s' failed: %s", f->xmf_partial, f->xmf,
+             strerror(errno));
     remove(f->xmf_partial);
-    remove(f->path);
-    return ierr;
+  }
+  if (xerr) {
+    if (unlink(f->xmf) != 0 && errno != ENOENT) {
+      /* an earlier run's sidecar stays beside a new result: say so */
+      return RW_ERROR(xerr,
+                      "the result '%s' is complete and kept, but its XDMF sidecar '%s' "
+                      "could not be written (%s), and the earlier sidecar there could not be "
+                      "removed (%s): it does not describe this result",
+                      f->path, f->xmf, xmsg, strerror(errno));
+    }
+    return RW_ERROR(xerr,
+                    "the result '%s' is complete and kept, but its XDMF sidecar '%s' "
+                    "for ParaView could not be written: %s",
+                    f->path, f->xmf, xmsg);
   }
   if (!have_xmf && unlink(f->xmf) != 0 && errno != ENOENT) {
     ierr = RW_ERROR(RW_ERR_IO,
@@ -337,6 +390,8 @@ int rw_output_close(rw_output *pf, int success)
       remove(f->partial);
       remove(f->xmf_partial);
     }
+    if (f->lockfd >= 0) close(f->lockfd); /* after the rename: releases the lock */
+    f->lockfd = -1;
   }
   int e = ierr;
   if (MPI_Bcast(&e, 1, MPI_INT, 0, f->comm) != MPI_SUCCESS && !ierr)

@@ -20,7 +20,7 @@ rewind_mpi_expect(ode_bad_sde_ode_stepper NP 2 RC nonzero
   REGEX "problem 'ou' is an SDE and stepper 'rk4'.*em, sheun.*problem from command line"
   COMMAND $<TARGET_FILE:rewind-ode> -problem ou -stepper rk4 -output ${SDE_OUTDIR}/bad1.h5)
 rewind_mpi_expect(ode_bad_sde_reversible NP 2 RC nonzero
-  REGEX "adjoint_mode reversible needs.*stepper 'sheun' has none"
+  REGEX "adjoint_mode reversible needs.*stepper 'sheun' has no reverse step; use a checkpointing adjoint_mode"
   COMMAND $<TARGET_FILE:rewind-ode> -problem gbm -stepper sheun -adjoint_mode reversible
           -output ${SDE_OUTDIR}/bad2.h5)
 # noise_paths: the mean over 4 paths runs and says so (the arithmetic of the mean is checked

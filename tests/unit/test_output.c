@@ -178,3 +178,57 @@ Test(output, bad_arguments)
   rw_vec_destroy(&w);
   teardown(&x);
 }
+
+/* Two writers given one output path: the second is refused, at the start-up check and at
+ * creation, while the first holds its partial file; the refusal leaves the first's partial
+ * file alone, the first still completes, and once it has the path is free again. */
+Test(output, one_writer_per_path)
+{
+  fixture x;
+  setup(&x, 1);
+  char p[128];
+  snprintf(p, sizeof p, "%s/r.h5", x.dir);
+  rw_output a = NULL, b = NULL;
+  RW_TEST_OK(rw_output_check_path(MPI_COMM_SELF, p));
+  RW_TEST_OK(rw_output_create(MPI_COMM_SELF, p, &a));
+  RW_TEST_OK(rw_output_vector(a, "/y", x.v));
+  cr_assert_eq(rw_output_check_path(MPI_COMM_SELF, p), RW_ERR_IO);
+  cr_assert(strstr(rw_error_message(), "being written by another running job"), "%s",
+            rw_error_message());
+  rw_error_clear();
+  cr_assert_eq(rw_output_create(MPI_COMM_SELF, p, &b), RW_ERR_IO);
+  cr_assert(strstr(rw_error_message(), "being written by another running job"), "%s",
+            rw_error_message());
+  rw_error_clear();
+  cr_assert_null(b);
+  cr_assert(exists(x.dir, "r.h5.partial"), "the refused writer removed the first one's file");
+  RW_TEST_OK(rw_output_close(&a, 1));
+  cr_assert(exists(x.dir, "r.h5") && !exists(x.dir, "r.h5.partial"));
+  RW_TEST_OK(rw_output_check_path(MPI_COMM_SELF, p));
+  RW_TEST_OK(rw_output_create(MPI_COMM_SELF, p, &b));
+  RW_TEST_OK(rw_output_close(&b, 0));
+  cr_assert(exists(x.dir, "r.h5"), "abandoning the second run removed the first one's result");
+  teardown(&x);
+}
+
+/* The sidecar cannot be written (here: its partial name is taken by a directory made after
+ * the start-up check): the HDF5 result is complete and is kept, the error says so, and no
+ * partial file is left. */
+Test(output, result_kept_when_sidecar_fails)
+{
+  fixture x;
+  setup(&x, 1);
+  char p[128], d[160];
+  snprintf(p, sizeof p, "%s/r.h5", x.dir);
+  rw_output f = NULL;
+  RW_TEST_OK(rw_output_create(MPI_COMM_SELF, p, &f));
+  RW_TEST_OK(rw_output_grid_field(f, "/f", x.g, x.v, NULL, 1));
+  snprintf(d, sizeof d, "%s/r.xmf.partial", x.dir);
+  cr_assert_eq(mkdir(d, 0755), 0);
+  cr_assert_eq(rw_output_close(&f, 1), RW_ERR_IO);
+  cr_assert(strstr(rw_error_message(), "is complete and kept"), "%s", rw_error_message());
+  rw_error_clear();
+  cr_assert(exists(x.dir, "r.h5") && !exists(x.dir, "r.h5.partial"), "result not kept");
+  cr_assert(!exists(x.dir, "r.xmf") && !exists(x.dir, "r.xmf.partial"));
+  teardown(&x);
+}
