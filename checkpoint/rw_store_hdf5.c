@@ -1243,9 +1243,25 @@ static int rw_h5_refuse(const rw_h5store *h, const rw_store_hdf5_options *opt)
   int ierr = 0;
   char *there = NULL, *why = NULL;
   long long version = 0, nranks = 0;
-  hid_t f = H5Fopen(other, H5F_ACC_RDONLY, H5P_DEFAULT);
+  /* read-only and without HDF5's file lock: the rank that owns `other` may hold it open */
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f = -1;
+#if H5_VERSION_GE(1, 10, 7)
+  if (fapl >= 0) H5Pset_file_locking(fapl, 0, 1);
+#endif
+  f = H5Fopen(other, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
+  if (fapl >= 0) H5Pclose(fapl);
   RW_TRY(rw_calloc(2, 65536, "restart check", &there));
   why = there + 65536;
+  if (f >= 0 && opt->run_id && rw_h5_get_str(f, "run_id", there, 65536) == 0 &&
+      !strcmp(there, opt->run_id)) {
+    ierr = RW_ERROR(RW_ERR_IO,
+                    "restart_from '%s': this run's checkpoint file for rank %d, '%s', is missing "
+                    "(the other ranks' files of the same run, such as '%s', are there): it was "
+                    "removed or the directory was copied incompletely, so the run cannot be "
+                    "continued from it",
+                    opt->dir, h->rank, h->path, other);
+    goto cleanup;
+  }
   if (f < 0 || rw_h5_get_ll(f, "version", &version) < 0) {
     ierr = RW_ERROR(RW_ERR_IO,
                     "restart_from '%s': '%s' is not a readable Rewind checkpoint file, and this "
@@ -1301,11 +1317,20 @@ static int rw_h5_reopen(rw_store st, const rw_store_hdf5_options *opt)
   if (access(h->path, F_OK) != 0) return rw_h5_refuse(h, opt);
   H5CHK(fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
   H5CHK(H5Pset_fapl_sec2(fapl), "H5Pset_fapl_sec2 failed");
+  { /* the system's reason when the file cannot be opened at all; HDF5 leaves errno stale */
+    int fd = open(h->path, O_RDWR);
+    if (fd < 0) {
+      ierr = RW_ERROR(RW_ERR_IO, "cannot open checkpoint file '%s' for the restart: %s", h->path,
+                      strerror(errno));
+      goto cleanup;
+    }
+    close(fd);
+  }
   h->file = H5Fopen(h->path, H5F_ACC_RDWR, fapl);
   H5CHK(h->file,
-        "cannot open checkpoint file '%s' for the restart: it is damaged or not an HDF5 "
-        "file (%s)",
-        h->path, strerror(errno));
+        "cannot open checkpoint file '%s' for the restart: it is damaged or not an HDF5 file "
+        "(HDF5 cannot read its superblock)",
+        h->path);
   char str[256];
   long long v[6];
   const char *names[6] = {"version", "rank", "nranks", "nvec", "local_length", "slots"};

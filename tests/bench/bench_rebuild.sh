@@ -79,7 +79,8 @@ heat=$build/apps/heat/rewind-heat
 # wave: dt within the CFL limit of the grid (h / (c_max sqrt 2), c_max = 1.2), dividing tf
 wdt=$(awk -v n="$nx" 'BEGIN { printf "%.3g", 0.5 / (n - 1) }')
 wtf=$(awk -v d="$wdt" -v s="$steps" 'BEGIN { printf "%.10g", d * s }')
-wargs=(-nx "$nx" -ny "$nx" -dt "$wdt" -tf "$wtf" -output_every 0 -checkpoint_slots "$slots" -checkpoint_ram 0)
+wbase=(-nx "$nx" -ny "$nx" -dt "$wdt" -tf "$wtf" -output_every 0)
+wargs=("${wbase[@]}" -checkpoint_slots "$slots" -checkpoint_ram 0)
 echo "wave ${nx}^2, $steps leapfrog steps (dt $wdt)"
 row wave_binomial "$wave" "${wargs[@]}" -adjoint_mode checkpoint
 row wave_reversible "$wave" "${wargs[@]}" -adjoint_mode reversible
@@ -91,13 +92,13 @@ row wave_exact_rev "$wave" "${wargs[@]}" -adjoint_mode reversible -leapfrog_exac
 same wave_binomial wave_exact_rev 1e-8
 store_mib=$((nx * nx * 16 * steps / 1048576))
 if [ "$store_mib" -le "$maxstore" ]; then
-  row wave_store "$wave" "${wargs[@]}" -adjoint_mode store
+  row wave_store "$wave" "${wbase[@]}" -adjoint_mode store # store mode takes no budget
   same wave_binomial wave_store ""
 else
   echo "wave_store             SKIPPED: $store_mib MiB of states > MAX_STORE_MIB $maxstore"
 fi
-hargs=(-N "$nh" -tf 1 -dt "$(awk -v s="$hsteps" 'BEGIN { printf "%.10g", 1 / s }')" -output_every 0
-  -checkpoint_slots "$slots" -checkpoint_ram 0)
+hbase=(-N "$nh" -tf 1 -dt "$(awk -v s="$hsteps" 'BEGIN { printf "%.10g", 1 / s }')" -output_every 0)
+hargs=("${hbase[@]}" -checkpoint_slots "$slots" -checkpoint_ram 0)
 echo "heat ${nh}^2, $hsteps RK4 steps"
 row heat_binomial "$heat" "${hargs[@]}" -adjoint_mode checkpoint
 row heat_backsolve "$heat" "${hargs[@]}" -adjoint_mode backsolve
@@ -113,7 +114,7 @@ else
 fi
 store_mib=$((nh * nh * 8 * hsteps / 1048576))
 if [ "$store_mib" -le "$maxstore" ]; then
-  row heat_store "$heat" "${hargs[@]}" -adjoint_mode store
+  row heat_store "$heat" "${hbase[@]}" -adjoint_mode store
   same heat_binomial heat_store ""
 else
   echo "heat_store             SKIPPED: $store_mib MiB of states > MAX_STORE_MIB $maxstore"

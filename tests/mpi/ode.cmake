@@ -71,6 +71,12 @@ rewind_mpi_expect(ode_bad_unwritable NP 2 RC nonzero
 ode_bad(adaptive_needs_online "adaptive.*online" -stepper dopri5 -adaptive true)
 ode_bad(adaptive_needs_dopri5 "adaptive.*dopri5" -adaptive true -checkpoint_schedule online)
 ode_bad(budget_too_small "smaller than one snapshot" -checkpoint_ram 8B)
+ode_bad(store_with_budget "key 'checkpoint_ram' \\(from command line\\) sets a checkpoint budget, but adjoint_mode: store"
+  -adjoint_mode store -checkpoint_ram 1kB)
+ode_bad(store_with_slots "key 'checkpoint_slots' \\(from command line\\) sets a checkpoint budget, but adjoint_mode: store"
+  -adjoint_mode store -checkpoint_slots 4)
+ode_bad(slots_and_ram "keys checkpoint_slots \\(from command line\\) and checkpoint_ram \\(from command line\\) both set"
+  -checkpoint_slots 3 -checkpoint_ram 1MiB)
 ode_bad(bad_size_unit "checkpoint_ram.*parsecs" -checkpoint_ram 12parsecs)
 ode_bad(fixed_over_budget "fixed-interval schedule needs .* budget" -checkpoint_schedule fixed
   -checkpoint_ram 1KiB)

@@ -126,5 +126,32 @@ if [ "$quick" != 1 ] && kill_run occupied kill@2 "$@"; then
   echo "$o" | grep -q "already exists.*restart" || { echo "$o" | tail -3; bad occupied "not refused"; }
   restart_run occupied "$resumed" "$@"
 fi
+# A directory missing one rank's file of the run: the refusal names that file and says the
+# others are the same run's (not "another run"); a file that is not HDF5 is called damaged,
+# with no stale system error text.
+if [ "$quick" != 1 ] && [ "$np" -gt 1 ] && kill_run missing kill@2 "$@"; then
+  last=$(ls "$work"/ckpt/*."$((np - 1))"-of-"$np".h5)
+  rm -f "$last"
+  o=$(run "$@" "${disk[@]}" -output "$work/r.h5" -restart_from "$work/ckpt")
+  rc=$?
+  if [ $rc -eq 0 ] || ! echo "$o" | grep -q "file for rank $((np - 1)), '$last', is missing (the other ranks' files of the same run"; then
+    echo "$o" | tail -5
+    bad missing_file "exit $rc; expected a refusal naming the missing file"
+  else
+    echo "ok [missing_file]: exit $rc"
+  fi
+  first=$(ls "$work"/ckpt/*.0-of-"$np".h5)
+  head -c 4096 /dev/urandom >"$first"
+  o=$(run "$@" "${disk[@]}" -output "$work/r.h5" -restart_from "$work/ckpt")
+  rc=$?
+  if [ $rc -eq 0 ] || ! echo "$o" | grep -q "it is damaged or not an HDF5 file (HDF5 cannot read its superblock)" ||
+    echo "$o" | grep -q "No such file\|File exists"; then
+    echo "$o" | tail -5
+    bad damaged_file "exit $rc; expected a refusal calling '$first' damaged"
+  else
+    echo "ok [damaged_file]: exit $rc"
+  fi
+  rm -f "$work"/ckpt/*
+fi
 [ $fail -eq 0 ] && echo "PASS"
 exit $fail
