@@ -89,6 +89,20 @@ static const char *trimmed(const char *s, char *buf, size_t len)
   return buf;
 }
 
+/* The text s without leading and trailing white space, without copying: returns its start
+ * and sets *len to its length. */
+static const char *trim_span(const char *s, size_t *len)
+{
+  if (!s) s = "";
+  while (is_space((unsigned char)*s))
+    s++;
+  size_t n = strlen(s);
+  while (n && is_space((unsigned char)s[n - 1]))
+    n--;
+  *len = n;
+  return s;
+}
+
 /* A growing text buffer on the counting allocator. */
 typedef struct {
   char *s;
@@ -469,13 +483,17 @@ static int add_entry(rw_deck d, const char *name, const char *value, int src)
 /* ---------------------------------------------------------------------------------------- */
 
 /* Reads a whole file on rank 0 of comm and broadcasts it. On success *text holds it (free
- * with rw_free); otherwise *text is NULL and *err_no is the errno from rank 0. Collective. */
-static int read_file_bcast(MPI_Comm comm, const char *path, char **text, int *err_no)
+ * with rw_free; a NUL is appended) and *nbytes its length in bytes, which is more than
+ * strlen(*text) when the file holds a NUL byte; otherwise *text is NULL and *err_no is the
+ * errno from rank 0. Collective. */
+static int read_file_bcast(MPI_Comm comm, const char *path, char **text, size_t *nbytes,
+                           int *err_no)
 {
   int rank = 0;
   long long hdr[2] = {0, 0}; /* errno, length */
   char *buf = NULL;
   *text = NULL;
+  *nbytes = 0;
   *err_no = 0;
   RW_CALL_MPI(MPI_Comm_rank(comm, &rank));
   if (rank == 0) {
@@ -531,7 +549,29 @@ static int read_file_bcast(MPI_Comm comm, const char *path, char **text, int *er
   }
   buf[hdr[1]] = '\0';
   *text = buf;
+  *nbytes = (size_t)hdr[1];
   return 0;
+}
+
+/* A problem for a deck file that holds a NUL byte: it is not text (PETSc's readers and the
+ * stages read up to the first NUL and would drop the rest silently). Names the offset and
+ * line of the first NUL; a UTF-16 file (which has NULs in every ASCII character) gets a hint. */
+static int nul_problem(rw_deck d, const char *path, const char *text, size_t len)
+{
+  size_t at = strlen(text);
+  int line = 1;
+  for (size_t i = 0; i < at; i++)
+    line += text[i] == '\n';
+  const unsigned char *u = (const unsigned char *)text;
+  int utf16 = len >= 2 && ((u[0] == 0xff && u[1] == 0xfe) || (u[0] == 0xfe && u[1] == 0xff));
+  return deck_problem(d,
+                      "deck file '%s' holds a NUL byte at offset %zu (line %d), so it is not a "
+                      "text file; a deck is ASCII or UTF-8 text%s",
+                      path, at, line,
+                      utf16 ? " (this file starts with a UTF-16 byte-order mark: save it as UTF-8, "
+                              "e.g. iconv -f UTF-16 -t UTF-8)"
+                      : at <= 1 ? " (if it is UTF-16 text, save it as UTF-8)"
+                                : "");
 }
 
 /* Line (1-based) of the first tab used for indentation, 0 when none: YAML forbids them and
@@ -1117,13 +1157,19 @@ static int stage_file(rw_deck d, const char *path, int force_yaml, int depth)
 {
   char *text = NULL, *what = NULL;
   int err_no = 0, src = 0, ierr = 0;
+  size_t len = 0;
   strbuf label = {0};
   seen_list seen = {0};
   if (!d->path) RW_CALL(dup_cstr(path, &d->path));
-  RW_CALL(read_file_bcast(d->comm, path, &text, &err_no));
+  RW_CALL(read_file_bcast(d->comm, path, &text, &len, &err_no));
   if (!text) {
     return deck_problem(d, "deck file '%s' cannot be read: %s", path,
                         err_no == EFBIG ? "file too large for a deck" : strerror(err_no));
+  }
+  if (strlen(text) != len) {
+    ierr = nul_problem(d, path, text, len);
+    rw_free(&text);
+    return ierr;
   }
   RW_TRY(sb_printf(&label, "deck file '%s'", path));
   what = label.s;
@@ -1196,9 +1242,14 @@ static int stage_cmdline(rw_deck d, int first, int argc, char **argv)
 /* Values                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The parsers below refuse text longer than their buffers (validate_key reports such values
+ * first, naming the limit), so that a value is never read from a truncated copy. */
 static int parse_real(const char *s, double *v)
 {
-  char t[256], *end = NULL;
+  char t[RW_DECK_MAX_VALUE + 1], *end = NULL;
+  size_t n = 0;
+  trim_span(s, &n);
+  if (n >= sizeof t) return 1;
   trimmed(s, t, sizeof t);
   if (!t[0]) return 1;
   errno = 0;
@@ -1211,7 +1262,10 @@ static int parse_real(const char *s, double *v)
 
 static int parse_long(const char *s, long *v)
 {
-  char t[256], *end = NULL;
+  char t[RW_DECK_MAX_VALUE + 1], *end = NULL;
+  size_t n = 0;
+  trim_span(s, &n);
+  if (n >= sizeof t) return 1;
   trimmed(s, t, sizeof t);
   if (!t[0]) return 1;
   errno = 0;
@@ -1229,10 +1283,13 @@ static int parse_long(const char *s, long *v)
 static int parse_bool(const char *s, int *v)
 {
   char t[16];
+  size_t n = 0;
   if (!s) { /* a flag without a value, as in PETSc */
     *v = 1;
     return 0;
   }
+  trim_span(s, &n);
+  if (n >= sizeof t) return 1; /* longer than any of the words */
   trimmed(s, t, sizeof t);
   static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no", "off",
                                                                               "0"};
@@ -1411,6 +1468,9 @@ static int has_range(const rw_deck_key *k)
   return !(k->min == 0.0 && k->max == 0.0) || k->min_exclusive;
 }
 
+/* The allowed range as shown in help and messages. A bound at or beyond +-1e300 is not
+ * shown; when neither bound is shown but one is finite (the common -1e300, 1e300), the text
+ * is "finite", since in_range still refuses inf and values beyond the bound. */
 static void range_text(const rw_deck_key *k, char *buf, size_t len)
 {
   char a[48], b[48];
@@ -1429,6 +1489,39 @@ static void range_text(const rw_deck_key *k, char *buf, size_t len)
     snprintf(buf, len, "%s %s", k->min_exclusive ? ">" : ">=", a);
   else if (hi)
     snprintf(buf, len, "<= %s", b);
+  else if (isfinite(k->min) || isfinite(k->max))
+    snprintf(buf, len, "finite");
+}
+
+/* What a value x that in_range refused must be, for the message: the range of range_text
+ * when x is outside it, else (x is beyond a bound at or past +-1e300: inf, 1e301) the range
+ * and "finite" with those bounds, e.g. "finite (|x| <= 1e+300)" or "> 0 and finite (<=
+ * 1e+300)". Never empty for a refused value. */
+static void range_why(const rw_deck_key *k, double x, char *buf, size_t len)
+{
+  char rng[128], a[48], b[48], fin[128];
+  range_text(k, rng, sizeof rng);
+  int lo = k->min > -1e300, hi = k->max < 1e300;
+  int below = k->min_exclusive ? !(x > k->min) : !(x >= k->min);
+  if ((k->min == 0.0 && k->max == 0.0) || (lo && below) || (hi && x > k->max)) {
+    snprintf(buf, len, "%s", rng);
+    return;
+  }
+  int plo = !lo && isfinite(k->min), phi = !hi && isfinite(k->max); /* the bounds at 1e300 */
+  fmt_num(k, k->min, a, sizeof a);
+  fmt_num(k, k->max, b, sizeof b);
+  if (plo && phi && k->min == -k->max)
+    snprintf(fin, sizeof fin, "finite (|x| <= %s)", b);
+  else if (plo && phi)
+    snprintf(fin, sizeof fin, "finite (in [%s, %s])", a, b);
+  else if (phi)
+    snprintf(fin, sizeof fin, "finite (<= %s)", b);
+  else
+    snprintf(fin, sizeof fin, "finite (%s %s)", k->min_exclusive ? ">" : ">=", a);
+  if (lo || hi)
+    snprintf(buf, len, "%s and %s", rng, fin);
+  else
+    snprintf(buf, len, "%s", fin);
 }
 
 static int in_range(const rw_deck_key *k, double x)
@@ -1466,11 +1559,10 @@ static int validate_key(rw_deck d, int ki)
   const rw_deck_key *k = &d->keys[ki];
   deck_value *v = &d->vals[ki];
   const char *src = src_name(d, v->src);
-  char t[256], rng[128];
+  char t[RW_DECK_MAX_VALUE + 1], rng[300];
   v->valid = 0;
   if (v->src == SRC_UNSET) return 0;
   trimmed(v->text, t, sizeof t);
-  range_text(k, rng, sizeof rng);
   if (!v->text && k->type != RW_KEY_BOOL && k->type != RW_KEY_STRING &&
       k->type != RW_KEY_REAL_ARRAY) {
     char what[300];
@@ -1481,20 +1573,35 @@ static int validate_key(rw_deck d, int ki)
     return deck_problem(d, "%s (from %s) is given without a value; expected %s", k->name, src,
                         what);
   }
+  /* Values are never truncated: one longer than the limit is refused. */
+  size_t tlen = 0;
+  const char *ts = trim_span(v->text, &tlen);
+  if (k->type == RW_KEY_STRING && v->text && strlen(v->text) > RW_DECK_MAX_STRING)
+    return deck_problem(
+        d, "%s = '%.40s...' (from %s) is %zu bytes long; a string value has at most %d", k->name,
+        v->text, src, strlen(v->text), RW_DECK_MAX_STRING);
+  if (k->type != RW_KEY_STRING && k->type != RW_KEY_REAL_ARRAY && tlen > RW_DECK_MAX_VALUE)
+    return deck_problem(
+        d, "%s = '%.40s...' (from %s) is %zu bytes long; %s %s value has at most %d", k->name, ts,
+        src, tlen, k->type == RW_KEY_INT ? "an" : "a", type_name(k->type), RW_DECK_MAX_VALUE);
   switch (k->type) {
   case RW_KEY_STRING:
     break;
   case RW_KEY_REAL:
     if (parse_real(v->text, &v->real))
       return deck_problem(d, "%s = '%.100s' (from %s) is not a real number", k->name, t, src);
-    if (!in_range(k, v->real))
+    if (!in_range(k, v->real)) {
+      range_why(k, v->real, rng, sizeof rng);
       return deck_problem(d, "%s = %.100s (from %s) must be %s", k->name, t, src, rng);
+    }
     break;
   case RW_KEY_INT:
     if (parse_long(v->text, &v->integer))
       return deck_problem(d, "%s = '%.100s' (from %s) is not an integer", k->name, t, src);
-    if (!in_range(k, (double)v->integer))
+    if (!in_range(k, (double)v->integer)) {
+      range_why(k, (double)v->integer, rng, sizeof rng);
       return deck_problem(d, "%s = %.100s (from %s) must be %s", k->name, t, src, rng);
+    }
     break;
   case RW_KEY_BOOL:
     if (parse_bool(v->text, &v->boolean))
@@ -1507,8 +1614,10 @@ static int validate_key(rw_deck d, int ki)
     char why[160];
     if (size_parse(v->text, &v->size, why, sizeof why))
       return deck_problem(d, "%s = '%.100s' (from %s): %s", k->name, t, src, why);
-    if (!in_range(k, (double)v->size))
+    if (!in_range(k, (double)v->size)) {
+      range_why(k, (double)v->size, rng, sizeof rng);
       return deck_problem(d, "%s = %.100s (from %s) must be %s", k->name, t, src, rng);
+    }
     break;
   }
   case RW_KEY_ENUM: {
@@ -1553,18 +1662,28 @@ static int validate_key(rw_deck d, int ki)
     for (int i = 0; i < n; i++) {
       const char *e = strchr(p, ',');
       size_t len = e ? (size_t)(e - p) : strlen(p);
-      char item[128];
-      if (len >= sizeof item) len = sizeof item - 1;
-      memcpy(item, p, len);
+      char item[RW_DECK_MAX_VALUE + 1];
+      const char *is = p; /* the entry without white space: is[0 .. len) */
+      while (len && is_space((unsigned char)*is))
+        is++, len--;
+      while (len && is_space((unsigned char)is[len - 1]))
+        len--;
+      if (len > RW_DECK_MAX_VALUE)
+        return deck_problem(d,
+                            "%s = '%.40s...' (from %s): entry %d '%.40s...' is %zu bytes long; "
+                            "an entry has at most %d",
+                            k->name, t, src, i + 1, is, len, RW_DECK_MAX_VALUE);
+      memcpy(item, is, len);
       item[len] = '\0';
-      trimmed(item, item, sizeof item);
       if (parse_real(item, &v->array[i]))
-        return deck_problem(d, "%s = '%.100s' (from %s): entry %d '%s' is not a real number",
+        return deck_problem(d, "%s = '%.100s' (from %s): entry %d '%.100s' is not a real number",
                             k->name, t, src, i + 1, item);
-      if (!in_range(k, v->array[i]))
-        return deck_problem(d, "%s = '%.100s' (from %s): entry %d = %s must be %s", k->name, t, src,
-                            i + 1, item, rng);
-      p = e ? e + 1 : p + len;
+      if (!in_range(k, v->array[i])) {
+        range_why(k, v->array[i], rng, sizeof rng);
+        return deck_problem(d, "%s = '%.100s' (from %s): entry %d = %.100s must be %s", k->name, t,
+                            src, i + 1, item, rng);
+      }
+      p = e ? e + 1 : p + strlen(p);
     }
     v->n = n;
     break;
@@ -1801,12 +1920,15 @@ void rw_deck_print_help(rw_deck deck, FILE *f)
       }
       print_row(f, w, cell[0], cell[1], cell[2], cell[3], cell[4], key->help ? key->help : "");
       const deck_value *v = d->vals ? &d->vals[k] : NULL;
-      char t[256], u[256];
-      if (v && v->src >= 0 &&
-          (!v->text || !key->def ||
-           strcmp(trimmed(v->text, t, sizeof t), trimmed(key->def, u, sizeof u)) != 0))
-        fprintf(f, "  %-*s  now: %s (from %s)\n", w[0], "", v->text ? t : "(flag)",
-                src_name(d, v->src));
+      size_t vn = 0, dn = 0;
+      const char *vs = v && v->text ? trim_span(v->text, &vn) : NULL;
+      const char *ds = key->def ? trim_span(key->def, &dn) : NULL;
+      if (v && v->src >= 0 && (!vs || !ds || vn != dn || strncmp(vs, ds, vn) != 0)) {
+        char more[48] = ""; /* a long value is shown in part, saying so */
+        if (vn > 200) snprintf(more, sizeof more, "... (%zu bytes)", vn);
+        fprintf(f, "  %-*s  now: %.*s%s (from %s)\n", w[0], "", vs ? (int)(vn > 200 ? 200 : vn) : 6,
+                vs ? vs : "(flag)", more, src_name(d, v->src));
+      }
     }
   }
   if (any_size)
@@ -1848,13 +1970,17 @@ static int check_type(rw_deck d, int k, const char *getter, rw_key_type a, rw_ke
 
 /* Copies the key's effective value as text into buf (len bytes): for an enum the choice as
  * spelt in the table, for other types the value as given (trimmed, except strings). Works
- * for every type. An unset key gives "". Not collective.
- * Returns RW_ERR_ARG for an unknown key or when buf is too small. */
+ * for every type. An unset key gives "". Not collective (the deck is the same on every rank,
+ * so every rank gets the same result).
+ * A value that does not fit in buf is never truncated: RW_ERR_DECK naming the key, where the
+ * value came from and the limit (len - 1 bytes: the caller's buffer is that key's limit),
+ * with buf = "". Returns RW_ERR_ARG for an unknown key, or when an enum's choice (the
+ * table's text, not the user's) does not fit. */
 int rw_deck_get_string(rw_deck deck, const char *key, char *buf, size_t len)
 {
   deck_value *v = NULL;
   int k = 0;
-  char t[256];
+  char t[RW_DECK_MAX_VALUE + 1];
   RW_CHECK(buf && len > 0, RW_ERR_ARG, "rw_deck_get_string: buffer is NULL or empty");
   buf[0] = '\0';
   RW_CALL(lookup(deck, key, "rw_deck_get_string", &v, &k));
@@ -1867,9 +1993,15 @@ int rw_deck_get_string(rw_deck deck, const char *key, char *buf, size_t len)
     s = trimmed(s, t, sizeof t);
   }
   size_t n = strlen(s);
-  RW_CHECK(n < len, RW_ERR_ARG,
-           "rw_deck_get_string: the value of '%s' needs %zu bytes, the buffer has %zu", key, n + 1,
-           len);
+  RW_CHECK(n < len || deck->keys[k].type != RW_KEY_ENUM, RW_ERR_ARG,
+           "rw_deck_get_string: choice '%s' of key '%s' needs %zu bytes, the buffer has %zu", s,
+           key, n + 1, len);
+  RW_CHECK(
+      n<len, RW_ERR_DECK, "%s = '%.40s%s' (from %s) is %zu bytes long; this key takes at most %zu",
+          deck->keys[k].name, s, n> 40
+          ? "..."
+          : "",
+      src_name(deck, v->src), n, len - 1);
   memcpy(buf, s, n + 1);
   return 0;
 }
@@ -1997,7 +2129,7 @@ static int yaml_plain_ok(const char *s)
 /* The effective deck as YAML text into b. */
 static int write_yaml(rw_deck d, strbuf *b)
 {
-  char t[256];
+  char t[RW_DECK_MAX_VALUE + 1]; /* validate_key refused longer values of these types */
   for (int k = 0; k < d->nkeys; k++) {
     const rw_deck_key *key = &d->keys[k];
     const deck_value *v = &d->vals[k];

@@ -46,16 +46,27 @@ typedef struct {
 } rw_deck_key;
 
 /* Ranges (REAL, INT, SIZE, REAL_ARRAY entries): the value must lie in [min, max], or in
- * (min, max] with min_exclusive. A bound at or beyond +-1e300 (or +-INFINITY) is no bound.
+ * (min, max] with min_exclusive. A bound at or beyond +-1e300 is not shown as a bound, but a
+ * finite one still limits: with -1e300, 1e300 the value must be finite (inf and 1e301 are
+ * refused, "must be finite (|x| <= 1e+300)"); +-INFINITY is no bound at all.
  * min = max = 0 means no range at all, except that min_exclusive alone then means > 0.
  * max_len <= 0 for a REAL_ARRAY means no limit on the number of entries. The table's
  * strings must outlive the deck. */
+
+/* Value lengths in bytes (without the terminating NUL). A STRING value (a path, a list) has at
+ * most RW_DECK_MAX_STRING; any other value, and each entry of a REAL_ARRAY, at most
+ * RW_DECK_MAX_VALUE after trimming white space. A longer value is an error naming the key and
+ * the limit, never truncated; so a buffer of RW_DECK_MAX_STRING + 1 bytes holds any STRING
+ * value (rw_deck_get_string). */
+#define RW_DECK_MAX_STRING 4095
+#define RW_DECK_MAX_VALUE  255
 
 typedef struct rw_deck_s *rw_deck;
 
 /* Builds the deck: initialises PETSc if needed (MPI must already be initialised), inserts the
  * embedded default deck (YAML text, may be NULL), the deck file given as argv[1] when it does
- * not start with '-', then the command-line options; then checks every set option against
+ * not start with '-' (a file holding a NUL byte, such as UTF-16 text, is refused naming the
+ * offset and line), then the command-line options; then checks every set option against
  * the table (unknown key -> error with the closest known key as a suggestion) and every
  * known key's value against its type and range. `-help` or `--help` does not fail: it sets
  * rw_deck_help_requested. Returns RW_ERR_DECK with a message on bad input (same on every
@@ -75,6 +86,9 @@ void rw_deck_print_help(rw_deck deck, FILE *f);
 
 /* Typed getters; the key must be in the table (RW_ERR_ARG otherwise). Values were validated
  * at creation. A key with no default and no value: *is_set (if non-NULL) = 0.
+ * get_string never truncates: a value longer than len - 1 bytes is RW_ERR_DECK naming the key,
+ * its source and that limit (a user's value too long for the caller's buffer; the same on
+ * every rank), RW_ERR_ARG only when an enum's choice from the table does not fit.
  * A getter on a key with no value leaves the output unchanged (get_string gives "",
  * get_real_array gives *n = 0). get_string works for every type (an enum as spelt in the
  * table); get_real also reads INT keys. For get_real_array, *n is in/out: the capacity of v

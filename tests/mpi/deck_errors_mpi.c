@@ -1,7 +1,8 @@
 /* Deck errors are collective: every rank must return the same code and the same message, so
  * an app can print on rank 0 and exit non-zero on every rank without MPI_Abort. Files are
  * read on rank 0 and broadcast; this program checks missing files, YAML syntax errors, bad
- * lines in options files, bad values and unknown keys on 2 ranks, then a good deck.
+ * lines in options files, bad values, unknown keys and files that are not text (a NUL byte,
+ * UTF-16) on 2 ranks, then a good deck.
  * Usage: deck_errors_mpi (finds tests/decks through REWIND_SOURCE_DIR). Exit 0 on success. */
 #include "rewind/rw_deck.h"
 
@@ -53,21 +54,23 @@ static int check(const char *file, int want, rw_deck *keep)
 int main(int argc, char **argv)
 {
   int rank = 0, fails = 0;
-  char path[6][4096];
-  const char *names[] = {"nonexistent.yaml", "bad_syntax.yaml", "bad_line.opts",
-                         "bad_values.yaml",  "typo.yaml",       "good.yaml"};
+  enum { NDECKS = 9 };
+  char path[NDECKS][4096];
+  const char *names[NDECKS] = {"nonexistent.yaml", "bad_syntax.yaml", "bad_line.opts",
+                               "bad_values.yaml",  "typo.yaml",       "nul_byte.yaml",
+                               "nul_byte.opts",    "utf16.yaml",      "good.yaml"};
   const char *root = getenv("REWIND_SOURCE_DIR");
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  for (int i = 0; i < 6; i++)
+  for (int i = 0; i < NDECKS; i++)
     snprintf(path[i], sizeof path[i], "%s/tests/decks/%s", root ? root : ".", names[i]);
 
   /* One deck stays alive throughout: PETSc cannot start again after it is finalised. */
   rw_deck holder = NULL, good = NULL;
   fails += check(NULL, 0, &holder);
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < NDECKS - 1; i++)
     fails += check(path[i], RW_ERR_DECK, NULL);
-  fails += check(path[5], 0, &good);
+  fails += check(path[NDECKS - 1], 0, &good);
   if (good) {
     double dt = 0, all[2] = {0, 0};
     rw_deck_get_real(good, "dt", &dt);

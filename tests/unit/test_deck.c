@@ -8,6 +8,7 @@
 #include "rw_test.h"
 
 #include <glob.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +118,11 @@ Test(deck, defaults)
   /* Getter misuse: unknown key, wrong type, small buffers. */
   cr_expect_eq(rw_deck_get_real(deck, "dtt", &dt), RW_ERR_ARG);
   cr_expect_eq(rw_deck_get_int(deck, "dt", &steps), RW_ERR_ARG);
-  cr_expect_eq(rw_deck_get_string(deck, "output", s, 3), RW_ERR_ARG);
+  cr_expect_eq(rw_deck_get_string(deck, "stepper", s, 3), RW_ERR_ARG); /* the table's text */
+  cr_expect_eq(rw_deck_get_string(deck, "output", s, 3), RW_ERR_DECK); /* the user's text */
+  cr_expect(strstr(rw_error_message(),
+                   "output = 'out.h5' (from default) is 6 bytes long; this key takes at most 2"),
+            "%s", rw_error_message());
   n = 1;
   cr_expect_eq(rw_deck_get_real_array(deck, "weights", w, &n), RW_ERR_ARG);
   rw_error_clear();
@@ -330,6 +335,50 @@ Test(deck, out_of_range)
             "%s", rw_error_message());
 }
 
+/* Keys whose bounds are +-1e300 still refuse inf and 1e301, and the message says what is
+ * allowed instead of ending at "must be ". */
+Test(deck, range_message_for_bounds_at_1e300)
+{
+  static const rw_deck_key k[] = {
+      {"amp", RW_KEY_REAL, "1", NULL, -1e300, 1e300, 0, NULL, 0, "any finite real"},
+      {"len", RW_KEY_REAL, "1", NULL, 0, 1e300, 1, NULL, 0, "a positive real"},
+      {"low", RW_KEY_REAL, "1", NULL, -1e300, 5, 0, NULL, 0, "at most 5"},
+      {"pts", RW_KEY_REAL_ARRAY, "0", NULL, -1e300, 1e300, 0, NULL, 4, "finite reals"},
+      {"free", RW_KEY_REAL, "1", NULL, -INFINITY, INFINITY, 0, NULL, 0, "no bound at all"},
+  };
+  char *argv[] = {"app",  "-amp", "inf",   "-len",  "1e301", "-low",
+                  "-inf", "-pts", "1,inf", "-free", "inf",   NULL};
+  rw_deck deck = NULL, base = NULL;
+  RW_TEST_OK(make_deck(&base, NULL, NULL)); /* keeps PETSc up for the decks below */
+  int ierr = rw_deck_create(MPI_COMM_WORLD, "app", k, 5, NULL, 11, argv, &deck);
+  expect_deck_error(ierr, "amp = inf (from command line) must be finite (|x| <= 1e+300)",
+                    "len = 1e301 (from command line) must be > 0 and finite (<= 1e+300)");
+  cr_expect(strstr(rw_error_message(),
+                   "low = -inf (from command line) must be <= 5 and finite (>= -1e+300)"),
+            "%s", rw_error_message());
+  cr_expect(strstr(rw_error_message(), "pts = '1,inf' (from command line): entry 2 = inf must be "
+                                       "finite (|x| <= 1e+300)"),
+            "%s", rw_error_message());
+  cr_expect(strstr(rw_error_message(), "4 problems in the input deck"), "%s", rw_error_message());
+  cr_expect(!strstr(rw_error_message(), "free"), "%s", rw_error_message());
+  cr_expect(!strstr(rw_error_message(), "must be \n") && !strstr(rw_error_message(), "must be ("),
+            "%s", rw_error_message());
+  /* -tf -inf and 1e301 against the shared table; the help says "finite" for such a key. */
+  expect_deck_error(make_deck(&deck, NULL, "-tf", "-1e301", NULL),
+                    "tf = -1e301 (from command line) must be finite (|x| <= 1e+300)", NULL);
+  RW_TEST_OK(make_deck(&deck, NULL, "-help", NULL));
+  FILE *f = tmpfile();
+  cr_assert(f);
+  rw_deck_print_help(deck, f);
+  char text[8192] = "";
+  rewind(f);
+  cr_assert(fread(text, 1, sizeof text - 1, f) > 0);
+  fclose(f);
+  cr_expect(strstr(text, "finite"), "%s", text);
+  RW_TEST_OK(rw_deck_destroy(&deck));
+  RW_TEST_OK(rw_deck_destroy(&base));
+}
+
 Test(deck, array_entry_out_of_range)
 {
   rw_deck deck = NULL;
@@ -397,6 +446,101 @@ Test(deck, yaml_tab_indent_hint)
   rw_deck deck = NULL;
   expect_deck_error(make_deck(&deck, NULL, deck_path("tab_indent.yaml"), NULL),
                     "is not a valid deck", "Line 2 is indented with a tab");
+}
+
+/* A deck file with a NUL byte is not text: refused naming the file, the offset and the line,
+ * not read up to the NUL (which dropped the rest, unknown keys included, silently). */
+Test(deck, nul_byte_in_file_refused)
+{
+  rw_deck deck = NULL, base = NULL;
+  RW_TEST_OK(make_deck(&base, NULL, NULL)); /* keeps PETSc up for the decks below */
+  char want[4200];
+  const char *path = deck_path("nul_byte.yaml");
+  snprintf(want, sizeof want, "deck file '%s' holds a NUL byte at offset 88 (line 3)", path);
+  expect_deck_error(make_deck(&deck, NULL, path, NULL), want, "a deck is ASCII or UTF-8 text");
+  cr_expect(!strstr(rw_error_message(), "unknown key"), "%s", rw_error_message());
+  cr_assert_null(deck);
+  /* A plain options file, also through -options_file. */
+  path = deck_path("nul_byte.opts");
+  snprintf(want, sizeof want, "deck file '%s' holds a NUL byte at offset 87 (line 3)", path);
+  expect_deck_error(make_deck(&deck, NULL, path, NULL), want, NULL);
+  expect_deck_error(make_deck(&deck, NULL, "-options_file", path, NULL), want, NULL);
+  RW_TEST_OK(rw_deck_destroy(&base));
+}
+
+/* UTF-16 (NULs in every ASCII character) was read as an empty deck. */
+Test(deck, utf16_file_refused)
+{
+  rw_deck deck = NULL;
+  char want[4200];
+  const char *path = deck_path("utf16.yaml");
+  snprintf(want, sizeof want, "deck file '%s' holds a NUL byte at offset 3 (line 1)", path);
+  expect_deck_error(make_deck(&deck, NULL, path, NULL), want, "UTF-16 byte-order mark");
+}
+
+/* Values are never truncated: a number longer than RW_DECK_MAX_VALUE was cut to its first
+ * 255 bytes and read ("1" and spaces: 1), an array entry to 127. */
+Test(deck, long_value_refused_not_truncated)
+{
+  rw_deck deck = NULL, base = NULL;
+  RW_TEST_OK(make_deck(&base, NULL, NULL)); /* keeps PETSc up for the decks below */
+  char val[512], arr[400];
+  snprintf(val, sizeof val, "1%300sjunk", "");
+  snprintf(arr, sizeof arr, "1, 2%280s3", "");
+  int ierr = make_deck(&deck, NULL, "-steps", val, "-dt", val, "-weights", arr, "-verbose", val,
+                       "-stepper", val, NULL);
+  expect_deck_error(ierr, "steps = '1      ",
+                    "(from command line) is 305 bytes long; an integer value has at most 255");
+  cr_expect(strstr(rw_error_message(), "(from command line) is 305 bytes long; a real value has at "
+                                       "most 255"),
+            "%s", rw_error_message());
+  cr_expect(strstr(rw_error_message(), "(from command line) is 305 bytes long; a bool value has at "
+                                       "most 255"),
+            "%s", rw_error_message());
+  cr_expect(strstr(rw_error_message(), "(from command line) is 305 bytes long; a choice value has "
+                                       "at most 255"),
+            "%s", rw_error_message());
+  cr_expect(strstr(rw_error_message(), "entry 2 '2   "), "%s", rw_error_message());
+  cr_expect(strstr(rw_error_message(), "is 282 bytes long; an entry has at most 255"), "%s",
+            rw_error_message());
+  cr_expect(strstr(rw_error_message(), "5 problems in the input deck"), "%s", rw_error_message());
+  /* Leading and trailing white space does not count. */
+  snprintf(val, sizeof val, "%200s7%200s", "", "");
+  RW_TEST_OK(make_deck(&deck, NULL, "-steps", val, NULL));
+  long steps = 0;
+  RW_TEST_OK(rw_deck_get_int(deck, "steps", &steps));
+  cr_expect_eq(steps, 7);
+  RW_TEST_OK(rw_deck_destroy(&deck));
+  RW_TEST_OK(rw_deck_destroy(&base));
+}
+
+/* A string value has at most RW_DECK_MAX_STRING bytes (refused at creation naming the key and
+ * the limit); a value longer than a caller's buffer is a deck error naming the key, its source
+ * and the buffer's limit, not an internal error. */
+Test(deck, long_string_value)
+{
+  rw_deck deck = NULL, keep = NULL, base = NULL;
+  RW_TEST_OK(make_deck(&base, NULL, NULL)); /* keeps PETSc up for the decks below */
+  static char path[RW_DECK_MAX_STRING + 2];
+  memset(path, 'a', RW_DECK_MAX_STRING + 1);
+  path[RW_DECK_MAX_STRING + 1] = '\0';
+  expect_deck_error(make_deck(&deck, NULL, "-output", path, NULL), "output = 'aaaa",
+                    "...' (from command line) is 4096 bytes long; a string value has at most 4095");
+  path[RW_DECK_MAX_STRING] = '\0'; /* 4095 bytes: accepted */
+  RW_TEST_OK(make_deck(&keep, NULL, "-output", path, NULL));
+  static char out[RW_DECK_MAX_STRING + 1];
+  RW_TEST_OK(rw_deck_get_string(keep, "output", out, sizeof out));
+  cr_expect_eq(strlen(out), RW_DECK_MAX_STRING);
+  char small[64] = "junk";
+  cr_expect_eq(rw_deck_get_string(keep, "output", small, sizeof small), RW_ERR_DECK);
+  cr_expect(strstr(rw_error_message(), "output = 'aaaa"), "%s", rw_error_message());
+  cr_expect(strstr(rw_error_message(),
+                   "...' (from command line) is 4095 bytes long; this key takes at most 63"),
+            "%s", rw_error_message());
+  cr_expect_str_eq(small, "");
+  rw_error_clear();
+  RW_TEST_OK(rw_deck_destroy(&keep));
+  RW_TEST_OK(rw_deck_destroy(&base));
 }
 
 Test(deck, plain_file_bad_lines)
