@@ -74,21 +74,6 @@ static int dup_str(const char *s, size_t n, char **out)
 
 static int dup_cstr(const char *s, char **out) { return dup_str(s, strlen(s), out); }
 
-/* Text without leading and trailing white space, copied into buf (truncated to len). */
-static const char *trimmed(const char *s, char *buf, size_t len)
-{
-  if (!s) s = "";
-  while (is_space((unsigned char)*s))
-    s++;
-  size_t n = strlen(s);
-  while (n && is_space((unsigned char)s[n - 1]))
-    n--;
-  if (n >= len) n = len - 1;
-  memmove(buf, s, n); /* buf may be s itself */
-  buf[n] = '\0';
-  return buf;
-}
-
 /* The text s without leading and trailing white space, without copying: returns its start
  * and sets *len to its length. */
 static const char *trim_span(const char *s, size_t *len)
@@ -101,6 +86,17 @@ static const char *trim_span(const char *s, size_t *len)
     n--;
   *len = n;
   return s;
+}
+
+/* Text without leading and trailing white space, copied into buf (truncated to len). */
+static const char *trimmed(const char *s, char *buf, size_t len)
+{
+  size_t n = 0;
+  s = trim_span(s, &n);
+  if (n >= len) n = len - 1;
+  memmove(buf, s, n); /* buf may be s itself */
+  buf[n] = '\0';
+  return buf;
 }
 
 /* A growing text buffer on the counting allocator. */
