@@ -28,7 +28,8 @@ static const rw_deck_key rw_app_common_keys[] = {
      "(Runge-Kutta); both check the rebuilt states against anchors (drift_*)"},
     {"drift_tol", RW_KEY_REAL, "1e-6", NULL, 0, 1e300, 1, NULL, 0,
      "reversible/backsolve: largest relative drift ||y_rebuilt - y_anchor|| / ||y_anchor|| "
-     "accepted for a segment between anchors"},
+     "accepted for a segment between anchors (the absolute ||y_rebuilt - y_anchor|| where the "
+     "anchor is 0)"},
     {"drift_action", RW_KEY_ENUM, "fallback", NULL, 0, 0, 0, "fallback,abort,warn", 0,
      "reversible/backsolve, when a segment drifts past drift_tol: fallback = reverse it again "
      "from its anchor with checkpoints (exact gradient); abort = stop, no gradient; warn = keep "
@@ -353,6 +354,18 @@ static int rw_app_read_common(rw_app *app)
              "within it, or leave the key out",
              bk, rw_deck_source(deck, bk), rw_deck_source(deck, "adjoint_mode"));
   }
+  /* The fixed and store_all schedules choose their own slot count (every interval-th state,
+   * every state): a slot count given for them would be ignored. */
+  RW_CHECK(!(opt->mode == RW_ADJOINT_CHECKPOINT &&
+             (!strcmp(app->schedule, "fixed") || !strcmp(app->schedule, "store_all")) &&
+             rw_app_user_set(deck, "checkpoint_slots")),
+           RW_ERR_DECK,
+           "key 'checkpoint_slots' (from %s) is ignored by checkpoint_schedule: %s (from %s), "
+           "which keeps %s; leave it out (checkpoint_ram still bounds the memory), or use "
+           "checkpoint_schedule: binomial for a slot count",
+           rw_deck_source(deck, "checkpoint_slots"), app->schedule,
+           rw_deck_source(deck, "checkpoint_schedule"),
+           strcmp(app->schedule, "fixed") ? "every state" : "every checkpoint_interval-th state");
   /* On the CPU the RAM budget sets the slots (on a device it is the host tier beside them). */
   RW_CHECK(app->device || !(rw_app_user_set(deck, "checkpoint_slots") && ram_set), RW_ERR_DECK,
            "keys checkpoint_slots (from %s) and checkpoint_ram (from %s) both set: give one (the "
@@ -688,6 +701,8 @@ int rw_app_write_results(rw_app *app, rw_problem prob, double J, const double *d
     char names[1024] = "";
     double sel[64];
     int m = 0;
+    /* the group holds the attributes even when no field or dJ/dy0 dataset made it */
+    RW_CALL(rw_output_group(out, "/gradient"));
     for (int k = 0; k < np; k++) {
       if (!rw_app_param_reported(app, prob, k)) continue;
       char an[80];

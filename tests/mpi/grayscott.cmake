@@ -33,6 +33,15 @@ rewind_mpi_expect(grayscott_app_frozen_subset NP 1 RC zero
   REGEX "dJ/dgamma .*\\|dJ/dy0\\|_2 .*not differentiated +D_u, D_v, kappa"
   FORBID "dJ/dD_u|dJ/dkappa"
   COMMAND ${GS} -output ${GS_OUT}/gs_frozen_subset.h5 -tf 2 -N 16 -differentiate gamma,y0)
+# Parameters only (no field or dJ/dy0 dataset to make /gradient): the file holds them, and they
+# are the default run's bit for bit.
+rewind_mpi_expect(grayscott_app_params_only NP 2 RC zero
+  REGEX "dJ/dD_u .*dJ/dkappa .*not differentiated +y0 \\(key differentiate\\)"
+  FORBID "\\|dJ/dy0\\|_2"
+  COMMAND ${GS} -output ${GS_OUT}/gs_params_only.h5 -tf 10 -N 32 -output_every 5
+          -differentiate params)
+rewind_h5_same(grayscott_app_params_only_same ${GS_OUT}/gs_default.h5 ${GS_OUT}/gs_params_only.h5
+  DATASETS /gradient/dJdp DEPENDS grayscott_app_default grayscott_app_params_only)
 add_test(NAME grayscott_app_frozen_same_dJdy0
   COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/h5_relnorm.py
           ${GS_OUT}/gs_default.h5 ${GS_OUT}/gs_frozen.h5 /gradient/dJdy0 0)

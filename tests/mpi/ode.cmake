@@ -75,6 +75,8 @@ ode_bad(store_with_budget "key 'checkpoint_ram' \\(from command line\\) sets a c
   -adjoint_mode store -checkpoint_ram 1kB)
 ode_bad(store_with_slots "key 'checkpoint_slots' \\(from command line\\) sets a checkpoint budget, but adjoint_mode: store"
   -adjoint_mode store -checkpoint_slots 4)
+ode_bad(store_all_with_slots "key 'checkpoint_slots' \\(from command line\\) is ignored by checkpoint_schedule: store_all"
+  -checkpoint_schedule store_all -checkpoint_slots 5)
 ode_bad(slots_and_ram "keys checkpoint_slots \\(from command line\\) and checkpoint_ram \\(from command line\\) both set"
   -checkpoint_slots 3 -checkpoint_ram 1MiB)
 ode_bad(bad_size_unit "checkpoint_ram.*parsecs" -checkpoint_ram 12parsecs)
