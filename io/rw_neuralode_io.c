@@ -1,4 +1,5 @@
 /* Readers and writers of the shared neural-ODE reference files (see rw_neuralode_io.h). */
+#define _DEFAULT_SOURCE /* fileno, fsync */
 #include "rewind/rw_neuralode_io.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The files are little endian; so is every machine Rewind builds on today (x86-64, aarch64),
  * and the readers refuse to run elsewhere rather than misread. */
@@ -67,6 +69,29 @@ static int rw_rmagic(rw_rfile *r, const char *magic, const char *what)
   return 0;
 }
 
+/* The first non-finite value of v (P values in the order of rw_neuralode.h) is refused with
+ * its index and its place: W_l[i][j] (row i, column j) or b_l[i], in layer l + 1 of L.
+ *   where  the file, quoted, for the message;  what  "weights" or "gradient" */
+static int rw_mlp_check_finite(const rw_mlp_arch *a, const double *v, const char *where,
+                               const char *what)
+{
+  long k = 0;
+  for (int l = 0; l < a->nlayers; l++) {
+    long out = a->widths[l + 1], in = a->widths[l];
+    for (long i = 0; i < out * in; i++, k++)
+      RW_CHECK(isfinite(v[k]), RW_ERR_ARG,
+               "%s: %s value %ld is %g: W_%d[%ld][%ld] (layer %d of %d, a %ld x %ld matrix); "
+               "every value must be finite",
+               where, what, k, v[k], l, i / in, i % in, l + 1, a->nlayers, out, in);
+    for (long i = 0; i < out; i++, k++)
+      RW_CHECK(isfinite(v[k]), RW_ERR_ARG,
+               "%s: %s value %ld is %g: b_%d[%ld] (layer %d of %d, %ld biases); every value "
+               "must be finite",
+               where, what, k, v[k], l, i, l + 1, a->nlayers, out);
+  }
+  return 0;
+}
+
 int rw_mlp_file_read(const char *path, int gradient, rw_mlp_arch *arch, double **values, long *P)
 {
   int ierr = 0;
@@ -116,6 +141,11 @@ int rw_mlp_file_read(const char *path, int gradient, rw_mlp_arch *arch, double *
                 path, r.size, L, (unsigned long long)np, want);
   RW_TRY(rw_calloc((size_t)np, sizeof(double), "neural-ODE weights", values));
   RW_TRY(rw_rbytes(&r, *values, (size_t)np * sizeof(double), "values"));
+  {
+    char where[4200];
+    snprintf(where, sizeof where, "'%s'", path);
+    RW_TRY(rw_mlp_check_finite(arch, *values, where, gradient ? "gradient" : "weights"));
+  }
   *P = (long)np;
 cleanup:
   if (r.f) fclose(r.f);
@@ -123,36 +153,66 @@ cleanup:
   return ierr;
 }
 
+/* A file being written: <path>.partial, renamed to path when complete. err is the errno of
+ * the first failed write (0: none), so the message says what went wrong. */
+typedef struct {
+  FILE *f;
+  const char *path;
+  char tmp[4200];
+  int err;
+} rw_wfile;
+
 /* Opens <path>.partial for writing. */
-static int rw_wopen(const char *path, char *tmp, size_t len, FILE **f)
+static int rw_wopen(rw_wfile *w, const char *path)
 {
+  memset(w, 0, sizeof *w);
   RW_CHECK(path && path[0], RW_ERR_ARG, "no file name given for writing");
-  snprintf(tmp, len, "%s.partial", path);
-  *f = fopen(tmp, "wb");
-  RW_CHECK(*f, RW_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+  w->path = path;
+  snprintf(w->tmp, sizeof w->tmp, "%s.partial", path);
+  w->f = fopen(w->tmp, "wb");
+  RW_CHECK(w->f, RW_ERR_IO, "cannot write '%s': %s", w->tmp, strerror(errno));
   return 0;
 }
 
-/* Closes, checks every write reached the file, renames into place (or removes on error). */
-static int rw_wclose(FILE *f, int ok, const char *tmp, const char *path)
+/* Writes n items of size bytes unless an earlier write failed; keeps the first errno. */
+static void rw_wput(rw_wfile *w, const void *p, size_t size, size_t n)
 {
-  int bad = !ok || ferror(f);
-  bad |= fclose(f) != 0;
-  if (bad) {
-    remove(tmp);
-    return RW_ERROR(RW_ERR_IO, "writing '%s' failed (disk full or unwritable?)", path);
+  if (w->err) return;
+  errno = 0;
+  if (fwrite(p, size, n, w->f) != n) w->err = errno ? errno : EIO;
+}
+
+/* Flushes, syncs and closes; renames into place when every write reached the file, else
+ * removes the partial file and reports the first error (errno's text: "No space left on
+ * device", "Permission denied", ...). */
+static int rw_wclose(rw_wfile *w)
+{
+  int err = w->err;
+  errno = 0;
+  if (fflush(w->f) != 0 && !err) err = errno ? errno : EIO;
+  /* a full or failing disk may only say so at the sync (NFS, quotas); EINVAL / EROFS: a file
+   * that cannot be synced (a pipe, /dev/null) */
+  if (!err && fsync(fileno(w->f)) != 0 && errno != EINVAL && errno != EROFS) err = errno;
+  errno = 0;
+  if (fclose(w->f) != 0 && !err) err = errno ? errno : EIO;
+  w->f = NULL;
+  if (err) {
+    remove(w->tmp);
+    return RW_ERROR(RW_ERR_IO, "writing '%s' failed: %s", w->path, strerror(err));
   }
-  RW_CHECK(rename(tmp, path) == 0, RW_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
-           strerror(errno));
+  if (rename(w->tmp, w->path) != 0) {
+    err = errno;
+    remove(w->tmp);
+    return RW_ERROR(RW_ERR_IO, "cannot rename '%s' to '%s': %s", w->tmp, w->path, strerror(err));
+  }
   return 0;
 }
 
 int rw_mlp_file_write(const char *path, int gradient, const rw_mlp_arch *arch, const double *values)
 {
-  char tmp[4200];
-  FILE *f = NULL;
+  rw_wfile w;
   RW_CALL(rw_mlp_check(arch, path));
-  RW_CALL(rw_wopen(path, tmp, sizeof tmp, &f));
+  RW_CALL(rw_wopen(&w, path));
   uint32_t h[4 + RW_MLP_MAX_LAYERS + 1];
   int n = 0;
   h[n++] = 1;
@@ -162,12 +222,12 @@ int rw_mlp_file_write(const char *path, int gradient, const rw_mlp_arch *arch, c
   h[n++] = arch->time_input ? 1u : 0u;
   h[n++] = (uint32_t)arch->activation;
   uint64_t np = (uint64_t)rw_mlp_nparams(arch);
-  int ok = fwrite(gradient ? "NODEGRD1" : "NODEMLP1", 1, 8, f) == 8;
-  ok = ok && fwrite(h, sizeof *h, (size_t)n, f) == (size_t)n;
-  ok = ok && fwrite(&arch->damping, sizeof(double), 1, f) == 1;
-  ok = ok && fwrite(&np, sizeof np, 1, f) == 1;
-  ok = ok && fwrite(values, sizeof(double), (size_t)np, f) == (size_t)np;
-  return rw_wclose(f, ok, tmp, path);
+  rw_wput(&w, gradient ? "NODEGRD1" : "NODEMLP1", 1, 8);
+  rw_wput(&w, h, sizeof *h, (size_t)n);
+  rw_wput(&w, &arch->damping, sizeof(double), 1);
+  rw_wput(&w, &np, sizeof np, 1);
+  rw_wput(&w, values, sizeof(double), (size_t)np);
+  return rw_wclose(&w);
 }
 
 int rw_node_problem_read(const char *path, rw_node_problem_file *pf)
@@ -183,7 +243,9 @@ int rw_node_problem_read(const char *path, rw_node_problem_file *pf)
   RW_TRY(rw_ru32(&r, &reserved, "reserved"));
   RW_TRY(rw_rbytes(&r, &pf->T, sizeof pf->T, "T"));
   RW_CHECK_GOTO(B >= 1 && D >= 1 && (uint64_t)B * D <= (1ULL << 32), RW_ERR_ARG,
-                "'%s': B = %u, D = %u; both must be >= 1", path, B, D);
+                "'%s': B = %u, D = %u (B x D = %llu values); allowed B >= 1, D >= 1 and B x D "
+                "<= 4294967296 (2^32)",
+                path, B, D, (unsigned long long)B * D);
   RW_CHECK_GOTO(isfinite(pf->T) && pf->T > 0.0, RW_ERR_ARG, "'%s': T = %g; must be finite and > 0",
                 path, pf->T);
   long nv = (long)B * (long)D, want = 32 + 16 * nv;
@@ -196,9 +258,14 @@ int rw_node_problem_read(const char *path, rw_node_problem_file *pf)
   RW_TRY(rw_calloc((size_t)nv, sizeof(double), "targets", &pf->targets));
   RW_TRY(rw_rbytes(&r, pf->y0, (size_t)nv * sizeof(double), "y0"));
   RW_TRY(rw_rbytes(&r, pf->targets, (size_t)nv * sizeof(double), "targets"));
-  for (long i = 0; i < nv; i++)
-    RW_CHECK_GOTO(isfinite(pf->y0[i]) && isfinite(pf->targets[i]), RW_ERR_ARG,
-                  "'%s': value %ld of y0 or targets is not finite", path, i);
+  for (int a = 0; a < 2; a++) {
+    const double *v = a ? pf->targets : pf->y0;
+    for (long i = 0; i < nv; i++)
+      RW_CHECK_GOTO(isfinite(v[i]), RW_ERR_ARG,
+                    "'%s': %s value %ld is %g (trajectory %ld, component %ld of B = %u x D = %u); "
+                    "every value must be finite",
+                    path, a ? "targets" : "y0", i, v[i], i / (long)D, i % (long)D, B, D);
+  }
 cleanup:
   if (r.f) fclose(r.f);
   if (ierr) rw_node_problem_free(pf);
@@ -207,15 +274,16 @@ cleanup:
 
 int rw_node_problem_write(const char *path, const rw_node_problem_file *pf)
 {
-  char tmp[4200];
-  FILE *f = NULL;
-  RW_CALL(rw_wopen(path, tmp, sizeof tmp, &f));
+  rw_wfile w;
+  RW_CALL(rw_wopen(&w, path));
   uint32_t h[4] = {1, (uint32_t)pf->B, (uint32_t)pf->D, 0};
   size_t nv = (size_t)(pf->B * pf->D);
-  int ok = fwrite("NODEPRB1", 1, 8, f) == 8 && fwrite(h, sizeof *h, 4, f) == 4 &&
-           fwrite(&pf->T, sizeof pf->T, 1, f) == 1 && fwrite(pf->y0, sizeof(double), nv, f) == nv &&
-           fwrite(pf->targets, sizeof(double), nv, f) == nv;
-  return rw_wclose(f, ok, tmp, path);
+  rw_wput(&w, "NODEPRB1", 1, 8);
+  rw_wput(&w, h, sizeof *h, 4);
+  rw_wput(&w, &pf->T, sizeof pf->T, 1);
+  rw_wput(&w, pf->y0, sizeof(double), nv);
+  rw_wput(&w, pf->targets, sizeof(double), nv);
+  return rw_wclose(&w);
 }
 
 void rw_node_problem_free(rw_node_problem_file *pf)
@@ -313,9 +381,88 @@ int rw_mlp_h5_read(const char *path, rw_mlp_arch *arch, double **values, long *P
   RW_TRY(rw_h5_read_vector(file, path, "/model/theta", *values, np, &got));
   RW_CHECK_GOTO(got == np, RW_ERR_ARG, "'%s': /model/theta has %ld values, the widths give %ld",
                 path, got, np);
+  {
+    char where[4200];
+    snprintf(where, sizeof where, "'%s' (/model/theta)", path);
+    RW_TRY(rw_mlp_check_finite(arch, *values, where, "weights"));
+  }
   *P = np;
 cleanup:
   if (file >= 0) H5Fclose(file);
   if (ierr) rw_free(values);
   return ierr;
+}
+
+/* ---- collective loading: rank 0 reads, every rank gets the contents or the error ---------- */
+
+/* Broadcasts n doubles from rank 0 in pieces that fit MPI's int counts. */
+static int rw_bcast_doubles(MPI_Comm comm, double *v, long n)
+{
+  const long chunk = 1L << 26;
+  for (long off = 0; off < n; off += chunk) {
+    long c = n - off < chunk ? n - off : chunk;
+    RW_CALL_MPI(MPI_Bcast(v + off, (int)c, MPI_DOUBLE, 0, comm));
+  }
+  return 0;
+}
+
+/* Weights or a gradient: rank 0 reads (for weights, an HDF5 result of rewind-neuralode by its
+ * signature, else the reference format), then the error or the contents go to every rank.
+ * Collective on comm. */
+int rw_mlp_load(MPI_Comm comm, const char *path, int gradient, rw_mlp_arch *arch, double **values,
+                long *P)
+{
+  int rank = 0, ierr = 0;
+  *values = NULL;
+  *P = 0;
+  memset(arch, 0, sizeof *arch);
+  RW_CALL_MPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    htri_t h5 = 0;
+    if (!gradient && path && path[0]) {
+      H5E_BEGIN_TRY { h5 = H5Fis_hdf5(path); }
+      H5E_END_TRY;
+    }
+    ierr = h5 > 0 ? rw_mlp_h5_read(path, arch, values, P)
+                  : rw_mlp_file_read(path, gradient, arch, values, P);
+  }
+  RW_CALL(rw_error_agree(comm, ierr));
+  RW_CALL_MPI(MPI_Bcast(arch, (int)sizeof *arch, MPI_BYTE, 0, comm));
+  RW_CALL_MPI(MPI_Bcast(P, 1, MPI_LONG, 0, comm));
+  if (rank != 0) ierr = rw_calloc((size_t)*P, sizeof(double), "neural-ODE weights", values);
+  ierr = rw_error_agree(comm, ierr);
+  if (!ierr) ierr = rw_bcast_doubles(comm, *values, *P);
+  if (ierr) {
+    rw_free(values);
+    return rw_error_push(ierr, __func__, __FILE__, __LINE__);
+  }
+  return 0;
+}
+
+/* A problem file: rank 0 reads, then the error or the contents go to every rank. Collective
+ * on comm. */
+int rw_node_problem_load(MPI_Comm comm, const char *path, rw_node_problem_file *pf)
+{
+  int rank = 0, ierr = 0;
+  memset(pf, 0, sizeof *pf);
+  RW_CALL_MPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) ierr = rw_node_problem_read(path, pf);
+  RW_CALL(rw_error_agree(comm, ierr));
+  long bd[2] = {pf->B, pf->D};
+  RW_CALL_MPI(MPI_Bcast(bd, 2, MPI_LONG, 0, comm));
+  RW_CALL_MPI(MPI_Bcast(&pf->T, 1, MPI_DOUBLE, 0, comm));
+  pf->B = bd[0], pf->D = bd[1];
+  long nv = bd[0] * bd[1];
+  if (rank != 0) {
+    ierr = rw_calloc((size_t)nv, sizeof(double), "initial states", &pf->y0);
+    if (!ierr) ierr = rw_calloc((size_t)nv, sizeof(double), "targets", &pf->targets);
+  }
+  ierr = rw_error_agree(comm, ierr);
+  if (!ierr) ierr = rw_bcast_doubles(comm, pf->y0, nv);
+  if (!ierr) ierr = rw_bcast_doubles(comm, pf->targets, nv);
+  if (ierr) {
+    rw_node_problem_free(pf);
+    return rw_error_push(ierr, __func__, __FILE__, __LINE__);
+  }
+  return 0;
 }

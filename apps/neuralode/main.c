@@ -16,7 +16,14 @@
  * T, y0 and the targets from the problem file), written to /gradient/dJdtheta; with
  * compare_gradient the relative difference to a reference gradient file is printed.
  *
- * Every stepper, adjoint mode and checkpoint key of the app kit applies to each gradient. */
+ * Every stepper, adjoint mode and checkpoint key of the app kit applies to each gradient.
+ *
+ * At start-up, deck errors (exit 2 on every rank): an output (output, theta_out, gradient_out
+ * or their '.partial' files) that is the same file as an input or another output, and a key
+ * the user set that the mode ignores. The input files are read on rank 0 and broadcast.
+ * theta_out and gradient_out are written after the HDF5 result is complete, so a failure to
+ * write them (reported with its key and errno's text, exit 1) loses nothing. */
+#define _DEFAULT_SOURCE /* realpath */
 #include "app_default_deck.h"
 #include "rewind/rw_app.h"
 #include "rewind/rw_blas.h"
@@ -26,11 +33,12 @@
 #include "rewind/rw_sde.h"
 
 #include <cblas.h>
-#include <hdf5.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const rw_deck_key keys[] = {
     {"mode", RW_KEY_ENUM, "train", NULL, 0, 0, 0, "train,gradient", 0,
@@ -209,17 +217,14 @@ static int arch_from_deck(rw_app *app, rw_mlp_arch *a)
   return 0;
 }
 
-/* The architecture and theta: from theta_file, or from the keys with Glorot weights. */
+/* The architecture and theta: from theta_file (read on rank 0, broadcast: every rank gets the
+ * same weights, or the same error), or from the keys with Glorot weights. Collective. */
 static int model_weights(rw_app *app, model *m)
 {
   char path[4096];
   RW_CALL(rw_deck_get_string(app->deck, "theta_file", path, sizeof path));
   if (path[0]) { /* an HDF5 result of this app (by its signature), or the reference format */
-    htri_t h5 = 0;
-    H5E_BEGIN_TRY { h5 = H5Fis_hdf5(path); }
-    H5E_END_TRY;
-    if (h5 > 0 ? rw_mlp_h5_read(path, &m->arch, &m->theta, &m->P)
-               : rw_mlp_file_read(path, 0, &m->arch, &m->theta, &m->P))
+    if (rw_mlp_load(rw_context_comm(app->ctx), path, 0, &m->arch, &m->theta, &m->P))
       return rw_app_deck_error(app, "theta_file");
     return 0;
   }
@@ -295,19 +300,39 @@ static int model_solve(rw_app *app, model *m, double *J, rw_adjoint_stats *stats
   return rw_revheun_initial_adjoint(m->L, m->dJdy0);
 }
 
-/* Writes the weights (key theta_out) or dL/dtheta (key gradient_out) on rank 0 when the deck
- * names a file; every rank learns the outcome. */
-static int model_save(rw_app *app, model *m, const char *key)
+/* Writes the files of theta_out (the weights) and, with `gradient`, gradient_out (dL/dtheta) on
+ * rank 0, after the result file is complete, so that a file that cannot be written loses
+ * nothing: each is tried, and a failure names its key and says that the result file holds
+ * the numbers. Every rank learns the outcome. Collective. */
+static int save_files(rw_app *app, model *m, int gradient)
 {
-  char path[4096];
-  int gradient = strcmp(key, "gradient_out") == 0;
-  RW_CALL(rw_deck_get_string(app->deck, key, path, sizeof path));
-  if (!path[0]) return 0;
-  int ierr = 0;
-  if (rw_context_rank(app->ctx) == 0)
-    ierr = rw_mlp_file_write(path, gradient, &m->arch,
-                             gradient ? m->grad : rw_problem_params(m->prob));
-  return rw_error_agree(rw_context_comm(app->ctx), ierr);
+  static const char *out_keys[2] = {"theta_out", "gradient_out"};
+  char msg[2400] = "";
+  int first = 0;
+  for (int k = 0; k < (gradient ? 2 : 1); k++) {
+    char path[4096];
+    RW_CALL(rw_deck_get_string(app->deck, out_keys[k], path, sizeof path));
+    if (!path[0]) continue;
+    int ierr = 0;
+    if (rw_context_rank(app->ctx) == 0)
+      ierr = rw_mlp_file_write(path, k, &m->arch, k ? m->grad : rw_problem_params(m->prob));
+    ierr = rw_error_agree(rw_context_comm(app->ctx), ierr);
+    if (!ierr) continue;
+    char line[1024];
+    snprintf(line, sizeof line, "%s", rw_error_message());
+    char *nl = strchr(line, '\n');
+    if (nl) *nl = '\0';
+    size_t l = strlen(msg);
+    snprintf(msg + l, sizeof msg - l, "%skey '%s' (from %s): %s", l ? "; " : "", out_keys[k],
+             rw_deck_source(app->deck, out_keys[k]), line);
+    if (!first) first = ierr;
+    rw_error_clear();
+  }
+  if (first)
+    return RW_ERROR(first, "%s; the result file '%s' is complete and holds %s", msg, app->output,
+                    gradient ? "/model/theta and /gradient/dJdtheta"
+                             : "the trained weights (/model/theta)");
+  return 0;
 }
 
 static int write_model(rw_app *app, model *m)
@@ -335,7 +360,8 @@ static int compare_reference(rw_app *app, model *m, double *reldiff)
   *reldiff = -1.0;
   RW_CALL(rw_deck_get_string(app->deck, "compare_gradient", path, sizeof path));
   if (!path[0]) return 0;
-  if (rw_mlp_file_read(path, 1, &ra, &ref, &P)) return rw_app_deck_error(app, "compare_gradient");
+  if (rw_mlp_load(rw_context_comm(app->ctx), path, 1, &ra, &ref, &P))
+    return rw_app_deck_error(app, "compare_gradient");
   RW_CHECK_GOTO(P == m->P && !memcmp(ra.widths, m->arch.widths, sizeof ra.widths), RW_ERR_DECK,
                 "key 'compare_gradient': '%s' is the gradient of another architecture (%ld "
                 "parameters; this model has %ld)",
@@ -363,7 +389,7 @@ static int run_gradient(rw_app *app, model *m, const dataset *data)
   long batch = 0;
   RW_TRY(rw_deck_get_string(app->deck, "problem_file", path, sizeof path));
   if (path[0]) {
-    if (rw_node_problem_read(path, &pf)) {
+    if (rw_node_problem_load(rw_context_comm(app->ctx), path, &pf)) {
       ierr = rw_app_deck_error(app, "problem_file");
       goto cleanup;
     }
@@ -398,14 +424,13 @@ static int run_gradient(rw_app *app, model *m, const dataset *data)
   RW_TRY(compare_reference(app, m, &rel));
   if (app->diff_y0) RW_TRY(rw_output_vector(app->out, "/gradient/dJdy0", m->dJdy0));
   RW_TRY(rw_output_attr_double(app->out, "/", "loss", J));
-  RW_TRY(model_save(app, m, "theta_out"));
-  RW_TRY(model_save(app, m, "gradient_out"));
   RW_TRY(rw_app_finish(app, m->prob, J, m->grad, m->dJdy0, &stats));
   rw_log(app->ctx, RW_LOG_SUMMARY, "  loss L = J = %.15e (mean squared error at T = %g)\n", J,
          app->opt.tf - app->opt.t0);
   if (rel >= 0.0)
     rw_log(app->ctx, RW_LOG_SUMMARY, "  reference gradient: |dL/dtheta - ref|_2 / |ref|_2 = %.3e\n",
            rel);
+  RW_TRY(save_files(app, m, 1));
 cleanup:
   if (path[0]) rw_node_problem_free(&pf);
   return ierr;
@@ -559,7 +584,6 @@ static int run_train(rw_app *app, model *m, const dataset *d)
   }
   RW_TRY(write_model(app, m));
   RW_TRY(write_trajectories(app, m, d));
-  RW_TRY(model_save(app, m, "theta_out"));
   /* the loss and gradient of the trained weights on the last mini-batch */
   RW_TRY(model_load(m, bx, bt));
   RW_TRY(model_solve(app, m, &J, &stats));
@@ -569,6 +593,7 @@ static int run_train(rw_app *app, model *m, const dataset *d)
     rw_log(app->ctx, RW_LOG_SUMMARY,
            "  training: %ld epochs x %ld batches in %.1f s; loss %.4e -> %.4e (%.1fx lower)\n",
            epochs, iters, elapsed, loss[0], loss[epochs - 1], loss[0] / loss[epochs - 1]);
+  RW_TRY(save_files(app, m, 0));
 cleanup:
   rw_free(&opt.mom);
   rw_free(&opt.vel);
@@ -576,6 +601,247 @@ cleanup:
   rw_free(&bx);
   rw_free(&bt);
   return ierr;
+}
+
+/* ---- start-up checks ------------------------------------------------------------------------ */
+/* 1 when the user gave `key` (a deck file or the command line), not the key table's default
+ * or the embedded default deck. */
+static int user_set(rw_app *app, const char *key)
+{
+  const char *src = rw_deck_source(app->deck, key);
+  return strcmp(src, "default") && strcmp(src, "default deck") && strcmp(src, "not set");
+}
+
+/* A file the run reads or writes, for the comparisons of check_paths. */
+typedef struct {
+  const char *key;  /* deck key ("output", ...), or NULL for the deck file */
+  const char *what; /* NULL, or "the temporary file" (path is the key's value + ".partial") */
+  int writes;
+  char path[4200];
+  char canon[PATH_MAX + 4200];
+  int exists;
+  struct stat sb;
+} io_file;
+
+/* The canonical form of a path: realpath() where the file exists, else the realpath of its
+ * directory and its last name, else the path as given. */
+static void io_file_canon(io_file *f)
+{
+  char buf[PATH_MAX], dir[4200];
+  f->exists = stat(f->path, &f->sb) == 0;
+  if (realpath(f->path, buf)) {
+    snprintf(f->canon, sizeof f->canon, "%s", buf);
+    return;
+  }
+  snprintf(dir, sizeof dir, "%s", f->path);
+  char *slash = strrchr(dir, '/');
+  const char *base = f->path;
+  if (slash) {
+    base = f->path + (slash - dir) + 1;
+    if (slash == dir)
+      dir[1] = '\0';
+    else
+      *slash = '\0';
+  } else {
+    snprintf(dir, sizeof dir, ".");
+  }
+  if (realpath(dir, buf))
+    snprintf(f->canon, sizeof f->canon, "%s/%s", strcmp(buf, "/") ? buf : "", base);
+  else
+    snprintf(f->canon, sizeof f->canon, "%s", f->path);
+}
+
+/* "key 'theta_out' = 'x.bin' (from command line)", "the temporary file 'r.h5.partial' of key
+ * 'output' = 'r.h5' (from ...)" or "the deck file 'd.yaml'". */
+static void io_file_name(rw_app *app, const io_file *f, char *out, size_t len)
+{
+  if (!f->key) {
+    snprintf(out, len, "the deck file '%s'", f->path);
+    return;
+  }
+  char v[4096];
+  if (rw_deck_get_string(app->deck, f->key, v, sizeof v)) v[0] = '\0';
+  if (!strcmp(f->key, "output")) snprintf(v, sizeof v, "%s", app->output);
+  if (f->what)
+    snprintf(out, len, "%s '%s' of key '%s' = '%s' (from %s)", f->what, f->path, f->key, v,
+             rw_deck_source(app->deck, f->key));
+  else
+    snprintf(out, len, "key '%s' = '%s' (from %s)", f->key, v, rw_deck_source(app->deck, f->key));
+}
+
+/* Refuses, before anything is read or written, an output of the run (output, theta_out,
+ * gradient_out, or the temporary '<name>.partial' each is written as) that is the same file as
+ * another output or as an input (theta_file, problem_file, compare_gradient, the deck file):
+ * the run would overwrite what it reads, or one result would replace another. Paths are
+ * compared by realpath() (where the file does not exist yet: its directory's realpath and its
+ * name) and, where both exist, by device and inode (hard links). Rank 0 decides; every rank
+ * returns the same RW_ERR_DECK. Collective. */
+static int check_paths(rw_app *app)
+{
+  static const char *outs[] = {"output", "theta_out", "gradient_out"};
+  static const char *ins[] = {"theta_file", "problem_file", "compare_gradient"};
+  io_file *f = NULL;
+  int n = 0, ierr = 0;
+  if (rw_context_rank(app->ctx) == 0) {
+    RW_TRY(rw_calloc(10, sizeof *f, "path checks", &f));
+    for (int k = 0; k < 3; k++) {
+      char v[4096];
+      if (!strcmp(outs[k], "output"))
+        snprintf(v, sizeof v, "%s", app->output);
+      else
+        RW_TRY(rw_deck_get_string(app->deck, outs[k], v, sizeof v));
+      if (!v[0]) continue;
+      for (int partial = 0; partial < 2; partial++, n++) {
+        f[n].key = outs[k];
+        f[n].writes = 1;
+        f[n].what = partial ? "the temporary file" : NULL;
+        snprintf(f[n].path, sizeof f[n].path, partial ? "%s.partial" : "%s", v);
+      }
+    }
+    for (int k = 0; k < 3; k++) {
+      RW_TRY(rw_deck_get_string(app->deck, ins[k], f[n].path, sizeof f[n].path));
+      if (f[n].path[0]) f[n++].key = ins[k];
+    }
+    if (rw_deck_path(app->deck)[0]) {
+      snprintf(f[n].path, sizeof f[n].path, "%s", rw_deck_path(app->deck));
+      n++;
+    }
+    for (int i = 0; i < n; i++)
+      io_file_canon(&f[i]);
+    for (int i = 0; i < n && !ierr; i++)
+      for (int j = i + 1; j < n && !ierr; j++) {
+        if (!f[i].writes && !f[j].writes) continue;
+        if (f[i].key && f[j].key && !strcmp(f[i].key, f[j].key)) continue;
+        int same = !strcmp(f[i].canon, f[j].canon) ||
+                   (f[i].exists && f[j].exists && f[i].sb.st_dev == f[j].sb.st_dev &&
+                    f[i].sb.st_ino == f[j].sb.st_ino);
+        if (!same) continue;
+        /* name the output first; an output against an input is the worse case */
+        const io_file *a = f[i].writes ? &f[i] : &f[j], *b = a == &f[i] ? &f[j] : &f[i];
+        char na[4600], nb[4600];
+        io_file_name(app, a, na, sizeof na);
+        io_file_name(app, b, nb, sizeof nb);
+        if (b->writes)
+          ierr = RW_ERROR(RW_ERR_DECK,
+                          "%s is the same file as %s: one output would overwrite the other; give "
+                          "'%s' and '%s' different file names",
+                          na, nb, a->key, b->key);
+        else
+          ierr = RW_ERROR(RW_ERR_DECK,
+                          "%s is the same file as %s, which the run reads: writing it would "
+                          "destroy the input; give '%s' another file name",
+                          na, nb, a->key);
+      }
+  }
+cleanup:
+  rw_free(&f);
+  return rw_error_agree(rw_context_comm(app->ctx), ierr);
+}
+
+/* Refuses `key` when the user set it: it has no effect here (`why` says why). */
+static int refuse_unused(rw_app *app, const char *key, const char *why)
+{
+  if (!user_set(app, key)) return 0;
+  return RW_ERROR(RW_ERR_DECK, "key '%s' (from %s) has no effect %s; leave it out", key,
+                  rw_deck_source(app->deck, key), why);
+}
+
+/* Keys the user set that the mode ignores are refused, as a tf that differs from the problem
+ * file's T is: the training keys in mode gradient, the mode-gradient keys in mode train, the
+ * data set's keys when problem_file gives the batch, seed when theta_file gives the weights
+ * in mode gradient. Defaults (the key table's, the embedded deck's) are never refused.
+ * Not collective (every rank reads the same deck and decides alike). */
+static int check_mode_keys(rw_app *app, int gradient)
+{
+  static const char *train_only[] = {"epochs",     "learning_rate", "adam_beta1",
+                                     "adam_beta2", "adam_eps",      "print_every"};
+  static const char *gradient_only[] = {"problem_file", "compare_gradient", "gradient_out"};
+  static const char *data_keys[] = {"data", "data_span", "data_points", "batch"};
+  char why[4400], theta[4096], problem[4096];
+  RW_CALL(rw_deck_get_string(app->deck, "theta_file", theta, sizeof theta));
+  RW_CALL(rw_deck_get_string(app->deck, "problem_file", problem, sizeof problem));
+  if (gradient) {
+    snprintf(why, sizeof why,
+             "in mode gradient (mode from %s): it is a training key, used only by mode train",
+             rw_deck_source(app->deck, "mode"));
+    for (size_t k = 0; k < sizeof train_only / sizeof *train_only; k++)
+      RW_CALL(refuse_unused(app, train_only[k], why));
+    if (problem[0]) {
+      snprintf(why, sizeof why,
+               "with problem_file '%s': the batch (B, D, T, y0, targets) comes from that file, "
+               "not from the built-in data set",
+               problem);
+      for (size_t k = 0; k < sizeof data_keys / sizeof *data_keys; k++)
+        RW_CALL(refuse_unused(app, data_keys[k], why));
+    }
+    if (theta[0]) {
+      snprintf(why, sizeof why,
+               "in mode gradient with theta_file '%s': seed draws the initial weights, which "
+               "come from that file, and the mini-batches of mode train",
+               theta);
+      RW_CALL(refuse_unused(app, "seed", why));
+    }
+  } else {
+    snprintf(why, sizeof why, "in mode train (mode from %s): it is used only by mode gradient",
+             rw_deck_source(app->deck, "mode"));
+    for (size_t k = 0; k < sizeof gradient_only / sizeof *gradient_only; k++)
+      RW_CALL(refuse_unused(app, gradient_only[k], why));
+  }
+  return 0;
+}
+
+/* With theta_file, the architecture comes from the file: the keys widths, activation,
+ * time_input and damping, where the user set them, must agree with it (like tf with a
+ * problem file). Not collective (every rank holds the same architecture and deck). */
+static int check_arch_keys(rw_app *app, const rw_mlp_arch *a)
+{
+  char theta[4096], file[512], given[512] = "";
+  const char *key = NULL;
+  RW_CALL(rw_deck_get_string(app->deck, "theta_file", theta, sizeof theta));
+  if (!theta[0]) return 0;
+  if (user_set(app, "widths")) {
+    double w[RW_MLP_MAX_LAYERS + 1];
+    int n = RW_MLP_MAX_LAYERS + 1, same;
+    RW_CALL(rw_deck_get_real_array(app->deck, "widths", w, &n));
+    same = n == a->nlayers + 1;
+    for (int l = 0; same && l < n; l++)
+      same = w[l] == a->widths[l];
+    if (!same) {
+      key = "widths";
+      RW_CALL(rw_deck_get_string(app->deck, "widths", given, sizeof given));
+    }
+  }
+  if (!key && user_set(app, "activation")) {
+    RW_CALL(rw_deck_get_string(app->deck, "activation", given, sizeof given));
+    if (rw_activation_parse(given) != (int)a->activation) key = "activation";
+  }
+  if (!key && user_set(app, "time_input")) {
+    int ti = 0;
+    RW_CALL(rw_deck_get_bool(app->deck, "time_input", &ti));
+    if (!ti != !a->time_input) {
+      key = "time_input";
+      snprintf(given, sizeof given, "%s", ti ? "true" : "false");
+    }
+  }
+  if (!key && user_set(app, "damping")) {
+    double c = 0.0;
+    RW_CALL(rw_deck_get_real(app->deck, "damping", &c));
+    if (c != a->damping) {
+      key = "damping";
+      snprintf(given, sizeof given, "%g", c);
+    }
+  }
+  if (!key) return 0;
+  int len = snprintf(file, sizeof file, "widths ");
+  for (int l = 0; l <= a->nlayers && len < (int)sizeof file; l++)
+    len += snprintf(file + len, sizeof file - (size_t)len, "%s%d", l ? "," : "", a->widths[l]);
+  if (len < (int)sizeof file)
+    snprintf(file + len, sizeof file - (size_t)len, ", activation %s, time_input %s, damping %g",
+             rw_activation_name(a->activation), a->time_input ? "true" : "false", a->damping);
+  return RW_ERROR(RW_ERR_DECK,
+                  "key '%s' = %s (from %s) differs from the architecture of theta_file '%s' "
+                  "(%s), which the run uses; leave %s out",
+                  key, given, rw_deck_source(app->deck, key), theta, file, key);
 }
 
 static int run(rw_app *app)
@@ -617,7 +883,10 @@ static int run(rw_app *app)
     rw_log(app->ctx, RW_LOG_SUMMARY, "  BLAS: %s, %ld thread%s\n", line, threads,
            threads == 1 ? "" : "s");
   }
+  RW_TRY(check_mode_keys(app, strcmp(mode, "gradient") == 0));
+  RW_TRY(check_paths(app));
   RW_TRY(model_weights(app, &m));
+  RW_TRY(check_arch_keys(app, &m.arch));
   /* the files written at the end can be written: checked before any work */
   for (int k = 0; k < 2; k++) {
     const char *key = k ? "gradient_out" : "theta_out";

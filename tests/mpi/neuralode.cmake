@@ -178,3 +178,130 @@ rewind_mpi_expect(neuralode_device_sde NP 2 RC zero
 rewind_mpi_expect(neuralode_device_train NP 2 RC zero
   REGEX "device: emulated.*training: 3 epochs.*x lower"
   COMMAND ${NODE} -epochs 3 -device emulated -output ${NODE_OUT}/dev_train.h5)
+
+# theta_out / gradient_out that cannot be written (a full tmpfs; skipped without root): the
+# HDF5 result is kept complete, the failed file is reported with errno's text and its key,
+# every rank exits 1, nothing is left on the full disk.
+add_test(NAME neuralode_save_full_disk_keeps_result
+  COMMAND ${PROJECT_SOURCE_DIR}/apps/neuralode/check_save_full.sh ${MPIEXEC_EXECUTABLE} ${NODE}
+          ${NODE_DATA} ${NODE_OUT})
+set_tests_properties(neuralode_save_full_disk_keeps_result PROPERTIES
+  ENVIRONMENT "${REWIND_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300 PROCESSORS 2)
+
+# An output that is the same file as an input or as another output is refused at start-up
+# (exit 2, nothing written): compared by realpath, so './x' and 'x' match, and '<output>.partial'
+# counts. The inputs are fresh copies (in NODE_OUT/paths, made by a fixture before the tests),
+# which the refusals must leave unchanged.
+set(NODE_PATHS ${NODE_OUT}/paths)
+set(NODE_NEW_BAD gradient_out_is_theta_file theta_out_is_gradient_out theta_out_is_problem_file
+  gradient_out_is_compare_gradient theta_out_is_deck_file theta_file_widths theta_file_activation
+  theta_file_damping train_problem_file train_compare_gradient gradient_epochs
+  gradient_problem_batch gradient_theta_file_seed)
+set(stale "")
+foreach(name IN LISTS NODE_NEW_BAD)
+  string(APPEND stale " \"${NODE_OUT}/bad_${name}.h5\"")
+endforeach()
+file(WRITE ${NODE_OUT}/paths_setup.cmake
+  "file(REMOVE_RECURSE \"${NODE_PATHS}\"${stale})\n"
+  "file(COPY \"${NODE_DATA}/p0_theta.bin\" \"${NODE_DATA}/problem_T1.bin\" DESTINATION \"${NODE_PATHS}\")\n"
+  "file(WRITE \"${NODE_PATHS}/deck.yaml\" \"mode: gradient\\n\")\n")
+add_test(NAME neuralode_paths_setup COMMAND ${CMAKE_COMMAND} -P ${NODE_OUT}/paths_setup.cmake)
+set_tests_properties(neuralode_paths_setup PROPERTIES FIXTURES_SETUP node_paths)
+set(NODE_SAME "is the same file as")
+node_bad(gradient_out_is_theta_file
+  "key 'gradient_out' = './p0_theta.bin' \\(from command line\\) ${NODE_SAME} key 'theta_file' = 'p0_theta.bin' \\(from command line\\), which the run reads"
+  -mode gradient -theta_file p0_theta.bin -gradient_out ./p0_theta.bin)
+node_bad(theta_out_is_gradient_out
+  "key 'theta_out' = 'x.bin' \\(from command line\\) ${NODE_SAME} key 'gradient_out' = '\\./x.bin' \\(from command line\\): one output would overwrite the other"
+  -mode gradient -theta_out x.bin -gradient_out ./x.bin)
+node_bad(theta_out_is_problem_file "key 'theta_out' = '[^']*paths/\\.\\./paths/problem_T1.bin' .*${NODE_SAME} key 'problem_file'"
+  -mode gradient -theta_file p0_theta.bin -problem_file problem_T1.bin
+  -theta_out ${NODE_PATHS}/../paths/problem_T1.bin)
+node_bad(gradient_out_is_compare_gradient "key 'gradient_out' = 'g.bin' .*${NODE_SAME} key 'compare_gradient'"
+  -mode gradient -gradient_out g.bin -compare_gradient ${NODE_PATHS}/g.bin)
+node_bad(theta_out_is_deck_file "key 'theta_out' = 'deck.yaml' .*${NODE_SAME} the deck file 'deck.yaml'"
+  deck.yaml -theta_out deck.yaml)
+foreach(name gradient_out_is_theta_file theta_out_is_gradient_out theta_out_is_problem_file
+             gradient_out_is_compare_gradient theta_out_is_deck_file)
+  set_tests_properties(neuralode_bad_${name} PROPERTIES WORKING_DIRECTORY ${NODE_PATHS}
+    FIXTURES_REQUIRED node_paths)
+endforeach()
+rewind_mpi_expect(neuralode_bad_output_is_theta_file NP 2 RC nonzero
+  REGEX "key 'output' = '[^']*/p0_theta.bin' \\(from command line\\) ${NODE_SAME} key 'theta_file' = 'p0_theta.bin'"
+  COMMAND ${NODE} -mode gradient -theta_file p0_theta.bin -output ${NODE_PATHS}/p0_theta.bin)
+rewind_mpi_expect(neuralode_bad_output_partial_is_theta_out NP 2 RC nonzero
+  REGEX "the temporary file '[^']*/r.h5.partial' of key 'output' = '[^']*/r.h5' \\(from command line\\) ${NODE_SAME} key 'theta_out'"
+  COMMAND ${NODE} -epochs 1 -theta_out r.h5.partial -output ${NODE_PATHS}/r.h5)
+foreach(name output_is_theta_file output_partial_is_theta_out)
+  set_tests_properties(neuralode_bad_${name} PROPERTIES WORKING_DIRECTORY ${NODE_PATHS}
+    FIXTURES_REQUIRED node_paths)
+endforeach()
+add_test(NAME neuralode_bad_paths_inputs_unchanged
+  COMMAND ${CMAKE_COMMAND} -E compare_files ${NODE_PATHS}/p0_theta.bin ${NODE_DATA}/p0_theta.bin)
+add_test(NAME neuralode_bad_paths_problem_unchanged
+  COMMAND ${CMAKE_COMMAND} -E compare_files ${NODE_PATHS}/problem_T1.bin
+          ${NODE_DATA}/problem_T1.bin)
+set_tests_properties(neuralode_bad_paths_inputs_unchanged neuralode_bad_paths_problem_unchanged
+  PROPERTIES FIXTURES_REQUIRED node_paths DEPENDS
+  "neuralode_bad_gradient_out_is_theta_file;neuralode_bad_output_is_theta_file;neuralode_bad_theta_out_is_problem_file")
+
+# Keys the mode ignores are refused when the user set them (defaults, also the embedded
+# deck's, are not): the architecture keys against theta_file's architecture (as tf against
+# problem_file's T), training keys in mode gradient, mode-gradient keys in mode train, the data
+# set's keys with problem_file. Keys that agree with the file are accepted.
+node_bad(theta_file_widths
+  "key 'widths' = 2,8,2 \\(from command line\\) differs from the architecture of theta_file '[^']*p0_theta.bin' \\(widths 2,64,64,2, activation tanh"
+  ${NODE_P0} -widths 2,8,2 -activation relu)
+node_bad(theta_file_activation
+  "key 'activation' = relu \\(from command line\\) differs from the architecture of theta_file"
+  ${NODE_P0} -activation relu)
+node_bad(theta_file_damping "key 'damping' = 0.5 \\(from command line\\) differs" ${NODE_P0}
+  -damping 0.5)
+node_bad(train_problem_file
+  "key 'problem_file' \\(from command line\\) has no effect in mode train \\(mode from default deck\\)"
+  -epochs 1 -problem_file ${NODE_DATA}/problem_T1.bin)
+node_bad(train_compare_gradient "key 'compare_gradient' \\(from command line\\) has no effect in mode train"
+  -epochs 1 -compare_gradient ${NODE_DATA}/p0_grad_rk38_N100_T1.bin)
+node_bad(gradient_epochs
+  "key 'epochs' \\(from command line\\) has no effect in mode gradient \\(mode from command line\\)"
+  -mode gradient -epochs 3)
+node_bad(gradient_problem_batch "key 'batch' \\(from command line\\) has no effect with problem_file"
+  ${NODE_P0} -batch 3)
+node_bad(gradient_theta_file_seed "key 'seed' \\(from command line\\) has no effect in mode gradient with theta_file"
+  ${NODE_P0} -seed 3)
+foreach(name IN LISTS NODE_NEW_BAD)
+  set_tests_properties(neuralode_bad_${name} PROPERTIES FIXTURES_REQUIRED node_paths)
+endforeach()
+rewind_mpi_expect(neuralode_p0_matching_arch_keys NP 1 RC zero REGEX "${NODE_OK}"
+  COMMAND ${NODE} ${NODE_P0} -widths 2,64,64,2 -activation tanh -damping 0 -dt 0.01
+    -compare_gradient ${NODE_DATA}/p0_grad_rk38_N100_T1.bin -output ${NODE_OUT}/p0_arch_keys.h5)
+
+# theta_file / problem_file / compare_gradient are read on rank 0 and broadcast: with the
+# ranks in different working directories (MPMD) and relative paths, a file that only rank 0
+# sees is enough, and one that rank 0 does not see fails on every rank with rank 0's message
+# (it used to stop the rank that could not read alone, and the other waited forever).
+set(NODE_WA ${NODE_OUT}/wdir_a)
+set(NODE_WB ${NODE_OUT}/wdir_b)
+file(MAKE_DIRECTORY ${NODE_WA} ${NODE_WB})
+file(COPY ${NODE_DATA}/p0_theta.bin ${NODE_DATA}/problem_T1.bin ${NODE_DATA}/p0_grad_rk38_N100_T1.bin
+  DESTINATION ${NODE_WA})
+set(NODE_REL -mode gradient -theta_file p0_theta.bin -problem_file problem_T1.bin -stepper rk38
+  -dt 0.01 -compare_gradient p0_grad_rk38_N100_T1.bin)
+function(node_mpmd name rc regex wd0 wd1)
+  rewind_mpi_expect(neuralode_${name} NP 1 RC ${rc} REGEX "${regex}"
+    COMMAND --wdir ${wd0} ${NODE} ${ARGN} -output ${NODE_OUT}/${name}.h5
+      : -n 1 --wdir ${wd1} ${NODE} ${ARGN} -output ${NODE_OUT}/${name}.h5)
+  set_tests_properties(neuralode_${name} PROPERTIES PROCESSORS 2 TIMEOUT 120)
+endfunction()
+node_mpmd(files_on_rank0_only zero "${NODE_OK}" ${NODE_WA} ${NODE_WB} ${NODE_REL})
+node_mpmd(theta_file_missing_on_rank0 nonzero
+  "error: neural-ODE weights 'p0_theta.bin': No such file or directory \\(theta_file from command line\\)"
+  ${NODE_WB} ${NODE_WA} ${NODE_REL})
+node_mpmd(problem_file_missing_on_rank0 nonzero
+  "error: neural-ODE problem 'problem_T1.bin': No such file or directory \\(problem_file from command line\\)"
+  ${NODE_WB} ${NODE_WA} -mode gradient -theta_file ${NODE_DATA}/p0_theta.bin
+  -problem_file problem_T1.bin)
+node_mpmd(compare_gradient_missing_on_rank0 nonzero
+  "error: neural-ODE gradient 'p0_grad_rk38_N100_T1.bin': No such file or directory \\(compare_gradient from command line\\)"
+  ${NODE_WB} ${NODE_WA} -mode gradient -theta_file ${NODE_DATA}/p0_theta.bin
+  -problem_file ${NODE_DATA}/problem_T1.bin -compare_gradient p0_grad_rk38_N100_T1.bin)

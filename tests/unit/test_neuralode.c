@@ -7,15 +7,22 @@
  *  - Taylor remainders of the gradient of the loss through 3/8-rule steps, in theta and y0:
  *    second order;
  *  - store mode, stored stages and binomial checkpointing give the same bits (the cache of
- *    activations is exact), and a change of theta invalidates the cache. */
+ *    activations is exact), and a change of theta invalidates the cache;
+ *  - the reference-format files (rw_neuralode_io.h): a non-finite weight is refused at load
+ *    with its index, matrix entry and layer, a non-finite y0 or target with the array's name,
+ *    a problem header out of range with the allowed range; rw_mlp_load and
+ *    rw_node_problem_load give what the readers give. */
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_neuralode.h"
+#include "rewind/rw_neuralode_io.h"
 #include "rewind/rw_sde.h"
 #include "rw_test.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(neuralode, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
 
@@ -354,4 +361,103 @@ Test(neuralode, neural_sde_taylor_and_checkpointing)
     free(g), free(g1);
     fx_destroy(&f);
   }
+}
+
+/* ---- the reference-format files ------------------------------------------------------------ */
+
+/* A scratch file name in the test's working directory (one per test process). */
+static void scratch(char *path, size_t len, const char *name)
+{
+  snprintf(path, len, "neuralode_io_%ld_%s", (long)getpid(), name);
+}
+
+#define IO_ASSERT_MSG(needle)                                                                      \
+  cr_assert(strstr(rw_error_message(), (needle)) != NULL, "message lacks \"%s\":\n%s", (needle),   \
+            rw_error_message())
+
+Test(neuralode, nonfinite_weights_are_refused_at_load_with_their_place)
+{
+  const rw_mlp_arch a = {3, {2, 4, 3, 2}, RW_ACT_TANH, 0, 0.0};
+  long P = rw_mlp_nparams(&a); /* W_0 4x2, b_0 4, W_1 3x4, b_1 3, W_2 2x3, b_2 2 */
+  double *v = calloc((size_t)P, sizeof(double)), *back = NULL;
+  char path[256];
+  scratch(path, sizeof path, "theta.bin");
+  rw_mlp_arch got;
+  long Pgot = 0;
+  /* W_1[2][1]: after W_0 (8) and b_0 (4), row 2 column 1 of the 3 x 4 matrix */
+  v[8 + 4 + 2 * 4 + 1] = NAN;
+  RW_TEST_OK(rw_mlp_file_write(path, 0, &a, v));
+  cr_assert_eq(rw_mlp_file_read(path, 0, &got, &back, &Pgot), RW_ERR_ARG);
+  cr_assert(back == NULL);
+  IO_ASSERT_MSG(path);
+  IO_ASSERT_MSG("weights value 21 is nan: W_1[2][1] (layer 2 of 3, a 3 x 4 matrix)");
+  rw_error_clear();
+  /* a bias, in a gradient file */
+  v[8 + 4 + 2 * 4 + 1] = 0.5;
+  v[P - 1] = -INFINITY;
+  RW_TEST_OK(rw_mlp_file_write(path, 1, &a, v));
+  cr_assert_eq(rw_mlp_file_read(path, 1, &got, &back, &Pgot), RW_ERR_ARG);
+  IO_ASSERT_MSG("gradient value 34 is -inf: b_2[1] (layer 3 of 3, 2 biases)");
+  rw_error_clear();
+  /* finite: read back, also through the collective loader */
+  v[P - 1] = 0.25;
+  RW_TEST_OK(rw_mlp_file_write(path, 0, &a, v));
+  RW_TEST_OK(rw_mlp_load(MPI_COMM_WORLD, path, 0, &got, &back, &Pgot));
+  cr_assert(Pgot == P && got.nlayers == 3 && got.widths[2] == 3 &&
+            !memcmp(back, v, (size_t)P * sizeof(double)));
+  rw_free(&back);
+  remove(path);
+  cr_assert_eq(rw_mlp_load(MPI_COMM_WORLD, path, 0, &got, &back, &Pgot), RW_ERR_IO);
+  IO_ASSERT_MSG("No such file");
+  rw_error_clear();
+  free(v);
+}
+
+/* Writes a NODEPRB1 file by hand: header (B, D, T) and nv values of y0 then of targets. */
+static void write_problem(const char *path, uint32_t B, uint32_t D, double T, const double *vals,
+                          long nv)
+{
+  FILE *f = fopen(path, "wb");
+  cr_assert(f);
+  uint32_t h[4] = {1, B, D, 0};
+  cr_assert(fwrite("NODEPRB1", 1, 8, f) == 8 && fwrite(h, 4, 4, f) == 4 &&
+            fwrite(&T, 8, 1, f) == 1);
+  if (nv) cr_assert(fwrite(vals, 8, (size_t)(2 * nv), f) == (size_t)(2 * nv));
+  fclose(f);
+}
+
+Test(neuralode, problem_file_messages_name_the_array_and_the_range)
+{
+  char path[256];
+  scratch(path, sizeof path, "problem.bin");
+  rw_node_problem_file pf;
+  /* B x D beyond 2^32: the message gives the allowed range, not "both must be >= 1" */
+  write_problem(path, 4000000000u, 2, 1.0, NULL, 0);
+  cr_assert_eq(rw_node_problem_read(path, &pf), RW_ERR_ARG);
+  IO_ASSERT_MSG("B = 4000000000, D = 2 (B x D = 8000000000 values); allowed B >= 1, D >= 1 and "
+                "B x D <= 4294967296");
+  rw_error_clear();
+  /* 3 trajectories of 2: a NaN in the targets (value 4: trajectory 2, component 0) */
+  double vals[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  vals[6 + 4] = NAN;
+  write_problem(path, 3, 2, 0.5, vals, 6);
+  cr_assert_eq(rw_node_problem_read(path, &pf), RW_ERR_ARG);
+  IO_ASSERT_MSG("targets value 4 is nan (trajectory 2, component 0 of B = 3 x D = 2)");
+  cr_assert(pf.y0 == NULL && pf.targets == NULL);
+  rw_error_clear();
+  /* and in y0 */
+  vals[6 + 4] = 10;
+  vals[1] = INFINITY;
+  write_problem(path, 3, 2, 0.5, vals, 6);
+  cr_assert_eq(rw_node_problem_read(path, &pf), RW_ERR_ARG);
+  IO_ASSERT_MSG("y0 value 1 is inf (trajectory 0, component 1");
+  rw_error_clear();
+  /* finite: the collective loader gives the file's contents */
+  vals[1] = 1;
+  write_problem(path, 3, 2, 0.5, vals, 6);
+  RW_TEST_OK(rw_node_problem_load(MPI_COMM_WORLD, path, &pf));
+  cr_assert(pf.B == 3 && pf.D == 2 && pf.T == 0.5 && !memcmp(pf.y0, vals, 6 * sizeof(double)) &&
+            !memcmp(pf.targets, vals + 6, 6 * sizeof(double)));
+  rw_node_problem_free(&pf);
+  remove(path);
 }
