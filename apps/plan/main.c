@@ -52,7 +52,10 @@ static void usage(FILE *f)
           "Plans the checkpoints of an adjoint run: forward advances, recomputations against\n"
           "storing every state, disk traffic and cost, from the schedule code the driver runs.\n"
           "\n"
-          "  --steps L            number of time steps (>= 1), or 'unknown' with --online\n"
+          "  --steps L            number of time steps (>= 1), or 'unknown' with --online;\n"
+          "                       at most 10^8 (binomial), 10^7 (fixed, store-all, online\n"
+          "                       with disk) or 10^6 (online, two-level, three-tier): the\n"
+          "                       plan iterates every action of the schedule\n"
           "  --ram-slots C        checkpoint slots in RAM (>= 1); C counts the slot holding\n"
           "                       the initial state (Revolve's convention)\n"
           "  --ram BYTES          RAM budget for checkpoints, e.g. 512MiB, 2GB, 1048576\n"
@@ -83,6 +86,7 @@ static void usage(FILE *f)
           "  --actions            print the action list\n"
           "  --json               print one JSON object\n"
           "  --help               print this help\n"
+          "Each option may be given once.\n"
           "\n"
           "advances: forward steps not followed at once by their adjoint (Revolve's count,\n"
           "t(l,c) = r l - C(c+r, r-1) at the optimum); forward_steps: every forward step\n"
@@ -167,9 +171,77 @@ static int parse_size(const char *text, size_t *bytes)
   return 1;
 }
 
+/* The options given so far, to refuse one given twice (the last value would silently win). */
+typedef struct {
+  char name[64][64];
+  const char *value[64];
+  int n;
+} seen_options;
+
+/* Records option `name` (with its value, or NULL); 1 when it was given before (*before: the
+ * value it had). */
+static int seen_before(seen_options *s, const char *name, const char *value, const char **before)
+{
+  for (int k = 0; k < s->n; k++)
+    if (!strcmp(s->name[k], name)) {
+      *before = s->value[k];
+      return 1;
+    }
+  if (s->n < 64) {
+    snprintf(s->name[s->n], sizeof s->name[s->n], "%s", name);
+    s->value[s->n++] = value;
+  }
+  return 0;
+}
+
+/* The most steps each schedule is planned for. The plan iterates every action of the
+ * schedule the driver runs (nothing is re-derived in closed form), so its time grows with the
+ * length, and faster than linearly for some schedules: measured in a Release build (one core
+ * of a shared VM), binomial about 0.05 s per 10^6 steps; fixed interval and store-all the
+ * same, with 17 bytes per stored step (store-all at 10^7 steps: 170 MB); online with disk
+ * 1.1 s at 10^7; online in RAM 7 s at 10^6 and 184 s at 10^7; two- and three-tier 4 s and
+ * 60-125 MB at 10^6, 60 s at 10^7. Each limit keeps a plan within a few seconds (the apps
+ * accept up to 10^12 steps). */
+static int64_t steps_limit(sched_kind k)
+{
+  switch (k) {
+  case SCHED_BINOMIAL:
+    return 100000000;
+  case SCHED_FIXED:
+  case SCHED_STORE_ALL:
+  case SCHED_ONLINE_DISK:
+    return 10000000;
+  case SCHED_ONLINE:
+  case SCHED_TWO_LEVEL:
+  case SCHED_THREE_LEVEL:
+    return 1000000;
+  }
+  return 1000000;
+}
+
+static const char *kind_name(sched_kind k);
+
+/* Refuses a length the plan would take minutes or hours to iterate. Exit status 2. */
+static int check_steps_limit(const plan_options *o)
+{
+  int64_t max = steps_limit(o->kind);
+  if (o->steps <= max) return 0;
+  fprintf(stderr,
+          "rewind-plan: --steps %" PRId64 ": this tool plans the %s schedule for at most %" PRId64
+          " steps (it iterates every action of the schedule, and longer plans take minutes to "
+          "hours); plan a length up to %" PRId64
+          " (the overhead per step changes slowly with the length)\n"
+          "Run 'rewind-plan --help' for the options.\n",
+          o->steps, kind_name(o->kind), max, max);
+  return EXIT_USAGE;
+}
+
 static int parse_args(int argc, char **argv, plan_options *o)
 {
   int have_steps = 0;
+  seen_options seen;
+  char schedule_opt[96] = ""; /* what chose the schedule: "--online" or "--schedule NAME" */
+  memset(&seen, 0, sizeof seen);
   for (int i = 1; i < argc; i++) {
     char *arg = argv[i], *val = NULL;
     char name[64];
@@ -187,6 +259,12 @@ static int parse_args(int argc, char **argv, plan_options *o)
     }
     if (!strcmp(name, "--online") || !strcmp(name, "--actions") || !strcmp(name, "--json")) {
       if (eq) return usage_error("option %s takes no value (got '%s')", name, eq + 1);
+      const char *before = NULL;
+      if (seen_before(&seen, name, NULL, &before))
+        return usage_error("option %s is given twice%s; give it once", name, "");
+      if (!strcmp(name, "--online") && schedule_opt[0] && o->kind != SCHED_ONLINE)
+        return usage_error("--online contradicts %s; give one of them%s", schedule_opt, "");
+      if (!strcmp(name, "--online")) snprintf(schedule_opt, sizeof schedule_opt, "--online");
       if (!strcmp(name, "--online"))
         o->kind = SCHED_ONLINE;
       else if (!strcmp(name, "--actions"))
@@ -216,6 +294,16 @@ static int parse_args(int argc, char **argv, plan_options *o)
       val = argv[++i];
     else
       return usage_error("option %s needs a value%s", name, "");
+    {
+      const char *before = NULL;
+      if (seen_before(&seen, name, val, &before)) {
+        fprintf(stderr,
+                "rewind-plan: option %s is given twice ('%s', then '%s'); give it once\n"
+                "Run 'rewind-plan --help' for the options.\n",
+                name, before, val);
+        return EXIT_USAGE;
+      }
+    }
 
     int64_t iv = 0;
     if (!strcmp(name, "--steps")) {
@@ -278,6 +366,9 @@ static int parse_args(int argc, char **argv, plan_options *o)
       else
         return usage_error("--schedule '%s': expected binomial, online, fixed or store-all%s", val,
                            "");
+      if (schedule_opt[0] && o->kind != SCHED_ONLINE)
+        return usage_error("--schedule %s contradicts %s; give one of them", val, schedule_opt);
+      snprintf(schedule_opt, sizeof schedule_opt, "--schedule %.60s", val);
     } else { /* costs */
       double d = 0;
       if (parse_double(val, &d))
@@ -383,7 +474,7 @@ static int parse_args(int argc, char **argv, plan_options *o)
     return usage_error("--schedule fixed needs --interval K (K >= 1)%s%s", "", "");
   if (o->kind != SCHED_FIXED && o->interval > 0)
     return usage_error("--interval is only for --schedule fixed%s%s", "", "");
-  return 0;
+  return check_steps_limit(o);
 }
 
 static const char *kind_name(sched_kind k)
