@@ -12,5 +12,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/RewindConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/RewindConfig.cmake ${PROJECT_BINARY_DIR}/RewindConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Rewind)
+# rewind.pc lies in <libdir>/pkgconfig: its prefix is that many levels up (../.. for lib,
+# ../../.. for lib/x86_64-linux-gnu), wherever --prefix put the tree
+file(RELATIVE_PATH REWIND_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" REWIND_PC_UP "${REWIND_PC_UP}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/rewind.pc.in ${PROJECT_BINARY_DIR}/rewind.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/rewind.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -105,8 +105,8 @@ static const rw_deck_key rw_app_common_keys[] = {
     {"device", RW_KEY_ENUM, "cpu", NULL, 0, 0, 0, "cpu,cuda,emulated", 0,
      "where the state vectors and the problem's kernels live: cpu; cuda (one GPU per rank, the "
      "node-local rank modulo the visible GPUs); emulated (the GPU code run on the CPU with its "
-     "memory guarded, for checking). The PDE apps and rewind-neuralode run on a device, with "
-     "noise too (the neural ODE's products through cuBLAS); rewind-ode not yet"},
+     "memory guarded, for checking). Every solver app runs on a device, with noise too (the "
+     "neural ODE's products through cuBLAS)"},
     {"device_mpi", RW_KEY_ENUM, "auto", NULL, 0, 0, 0, "auto,staged,direct", 0,
      "how the halos of a device run reach MPI: auto (from device memory when the MPI library "
      "reports CUDA support on every rank, else staged); staged (copied through page-locked host "
@@ -371,6 +371,12 @@ static int rw_app_read_common(rw_app *app)
            "keys checkpoint_slots (from %s) and checkpoint_ram (from %s) both set: give one (the "
            "RAM budget sets the slots when it is given)",
            rw_deck_source(deck, "checkpoint_slots"), rw_deck_source(deck, "checkpoint_ram"));
+  /* A slot count the user gave beats a RAM budget from the app's default deck (a deck file or
+   * the command line overrides the default deck, key by key, and these two keys say one
+   * thing). */
+  if (!app->device && rw_app_user_set(deck, "checkpoint_slots") &&
+      !rw_app_user_set(deck, "checkpoint_ram"))
+    opt->ram_bytes = 0;
   opt->ram_slots = (int)slots;
   opt->interval = interval;
   double last;

@@ -16,6 +16,32 @@ file(GLOB pc ${WORK}/prefix/lib*/pkgconfig/rewind.pc ${WORK}/prefix/lib/*/pkgcon
 if(NOT pc)
   message(FATAL_ERROR "rewind.pc not installed")
 endif()
+# pkg-config must point into this prefix (not the configure-time CMAKE_INSTALL_PREFIX), at the
+# headers and both libraries
+list(GET pc 0 pc)
+get_filename_component(pcdir ${pc} DIRECTORY)
+find_program(PKG_CONFIG_EXE pkg-config)
+if(PKG_CONFIG_EXE)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pcdir}
+                  ${PKG_CONFIG_EXE} --cflags-only-I --libs-only-L --libs-only-l rewind
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE pcout ERROR_VARIABLE err
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config rewind failed: ${err}")
+  endif()
+  string(REGEX MATCH "-I([^ ]+)" m "${pcout}")
+  set(incdir ${CMAKE_MATCH_1})
+  string(REGEX MATCH "-L([^ ]+)" m "${pcout}")
+  set(libdir ${CMAKE_MATCH_1})
+  if(NOT EXISTS "${incdir}/rewind/rw_adjoint.h" OR NOT EXISTS "${libdir}"
+     OR NOT pcout MATCHES "-lrewind " OR NOT pcout MATCHES "-lrewind_io")
+    message(FATAL_ERROR "pkg-config rewind gives '${pcout}': not the installed headers and libraries")
+  endif()
+  file(GLOB iolib ${libdir}/librewind_io.*)
+  if(NOT iolib)
+    message(FATAL_ERROR "pkg-config's libdir ${libdir} holds no librewind_io")
+  endif()
+endif()
 set(flags "")
 if(SANITIZE)
   # An instrumented library needs the sanitizer runtime in the executable.

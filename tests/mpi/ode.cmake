@@ -75,6 +75,10 @@ ode_bad(store_with_budget "key 'checkpoint_ram' \\(from command line\\) sets a c
   -adjoint_mode store -checkpoint_ram 1kB)
 ode_bad(store_with_slots "key 'checkpoint_slots' \\(from command line\\) sets a checkpoint budget, but adjoint_mode: store"
   -adjoint_mode store -checkpoint_slots 4)
+# A slot count on the command line beats the default deck's RAM budget (checkpoint_ram: 2KiB).
+rewind_mpi_expect(ode_app_slots_over_default_ram NP 2 RC zero
+  REGEX "adjoint mode checkpoint \\(binomial, 5 slots\\)"
+  COMMAND ${ODE} -checkpoint_slots 5 -tf 2 -output ${OUTDIR}/slots5.h5)
 ode_bad(store_all_with_slots "key 'checkpoint_slots' \\(from command line\\) is ignored by checkpoint_schedule: store_all"
   -checkpoint_schedule store_all -checkpoint_slots 5)
 ode_bad(slots_and_ram "keys checkpoint_slots \\(from command line\\) and checkpoint_ram \\(from command line\\) both set"

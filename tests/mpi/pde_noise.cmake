@@ -10,6 +10,11 @@ foreach(np 1 2 4)
     FORBID "FAIL" COMMAND $<TARGET_FILE:test_pde_noise>)
 endforeach()
 
+# The README's noise example, as written there (2 ranks, 64^2, 100 steps): it runs to a gradient.
+rewind_mpi_expect(grayscott_app_noise_readme NP 2 RC zero REGEX "amplitude sigma = 0.001, seed 3.*dJ/dkappa"
+  COMMAND ${GS} -stepper sheun -noise_amplitude 0.001 -noise_seed 3 -N 64 -tf 50
+          -output ${GS_OUT}/gs_noise_readme.h5)
+
 # rewind-grayscott with noise and an SDE stepper, checkpointed (the default deck's binomial
 # schedule) on 2 ranks and in store mode on 1 rank: the summary states the noise, and the two
 # runs' final states and dJ/dy0 agree (the path is the same on any rank count and schedule).
