@@ -684,6 +684,17 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
       ierr == RW_ERR_DECK || ierr == RW_ERR_DRIFT)
     app->collective = 1;
   if (ierr && app->progress) fprintf(stderr, "\n");
+  if (ierr == RW_ERR_STEP && strcmp(app->stepper, "revheun") == 0) {
+    /* "reduce dt" does not cure this stepper's weak stability on a dissipative problem */
+    char msg[2048];
+    snprintf(msg, sizeof msg, "%s", rw_error_message());
+    msg[strcspn(msg, "\n")] = '\0'; /* the message, without the trace below it */
+    return RW_ERROR(ierr,
+                    "%s (stepper revheun, reversible Heun, is only weakly stable on dissipative "
+                    "problems and can blow up at any dt: use heun, rk4 or dopri5 with a "
+                    "checkpointing adjoint_mode there)",
+                    msg);
+  }
   if (ierr) return rw_error_push(ierr, __func__, __FILE__, __LINE__);
   if (app->progress) fprintf(stderr, "\r%*s\r", 78, "");
   return 0;

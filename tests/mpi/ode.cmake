@@ -79,6 +79,8 @@ ode_bad(store_with_slots "key 'checkpoint_slots' \\(from command line\\) sets a 
 rewind_mpi_expect(ode_app_slots_over_default_ram NP 2 RC zero
   REGEX "adjoint mode checkpoint \\(binomial, 5 slots\\)"
   COMMAND ${ODE} -checkpoint_slots 5 -tf 2 -output ${OUTDIR}/slots5.h5)
+ode_bad(revheun_blowup "objective is not finite.*stepper revheun, reversible Heun, is only weakly stable on dissipative problems"
+  -stepper revheun -adjoint_mode reversible)
 ode_bad(store_all_with_slots "key 'checkpoint_slots' \\(from command line\\) is ignored by checkpoint_schedule: store_all"
   -checkpoint_schedule store_all -checkpoint_slots 5)
 ode_bad(slots_and_ram "keys checkpoint_slots \\(from command line\\) and checkpoint_ram \\(from command line\\) both set"
