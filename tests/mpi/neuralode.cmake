@@ -183,7 +183,7 @@ rewind_mpi_expect(neuralode_device_train NP 2 RC zero
 # HDF5 result is kept complete, the failed file is reported with errno's text and its key,
 # every rank exits 1, nothing is left on the full disk.
 add_test(NAME neuralode_save_full_disk_keeps_result
-  COMMAND ${PROJECT_SOURCE_DIR}/apps/neuralode/check_save_full.sh ${MPIEXEC_EXECUTABLE} ${NODE}
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/neuralode_save_full.sh ${MPIEXEC_EXECUTABLE} ${NODE}
           ${NODE_DATA} ${NODE_OUT})
 set_tests_properties(neuralode_save_full_disk_keeps_result PROPERTIES
   ENVIRONMENT "${REWIND_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300 PROCESSORS 2)

@@ -5,7 +5,7 @@
 # disk. The run must fail (exit status 1, an output error, on every rank) with errno's text
 # and the key, and keep the complete result file (h5dump reads /model/theta, and in mode
 # gradient /gradient/dJdtheta), leaving nothing on the full disk.
-# Usage: check_save_full.sh MPIEXEC APP DATA_DIR OUT_DIR
+# Usage: neuralode_save_full.sh MPIEXEC APP DATA_DIR OUT_DIR
 set -u
 mpiexec=$1 app=$2 data=$3 out=$4
 dir=$(mktemp -d)
