@@ -181,14 +181,6 @@ const rw_tableau *rw_app_stability_tableau(rw_app *app)
 }
 
 /* Reads the common keys into app->opt and checks what depends on several keys. */
-/* 1 when the user set `key` (a deck file or the command line), not the key table's default or
- * the app's embedded default deck. */
-static int rw_app_user_set(rw_deck deck, const char *key)
-{
-  const char *src = rw_deck_source(deck, key);
-  return strcmp(src, "default") && strcmp(src, "default deck") && strcmp(src, "not set");
-}
-
 static int rw_app_read_common(rw_app *app)
 {
   rw_deck deck = app->deck;
@@ -343,11 +335,11 @@ static int rw_app_read_common(rw_app *app)
                                                             : RW_SCHEDULE_BINOMIAL;
   /* Budget keys the mode would ignore are refused when the user set them, as the disk keys
    * are: store mode keeps every state whatever the budget says. */
-  int ram_set = rw_app_user_set(deck, "checkpoint_ram") && (opt->ram_bytes || opt->host_bytes);
+  int ram_set = rw_deck_user_set(deck, "checkpoint_ram") && (opt->ram_bytes || opt->host_bytes);
   if (opt->mode == RW_ADJOINT_STORE) {
-    const char *bk = rw_app_user_set(deck, "checkpoint_slots") ? "checkpoint_slots"
-                     : ram_set                                 ? "checkpoint_ram"
-                                                               : NULL;
+    const char *bk = rw_deck_user_set(deck, "checkpoint_slots") ? "checkpoint_slots"
+                     : ram_set                                  ? "checkpoint_ram"
+                                                                : NULL;
     RW_CHECK(!bk, RW_ERR_DECK,
              "key '%s' (from %s) sets a checkpoint budget, but adjoint_mode: store (from %s) "
              "keeps every state whatever the budget; use adjoint_mode: checkpoint to stay "
@@ -358,7 +350,7 @@ static int rw_app_read_common(rw_app *app)
    * every state): a slot count given for them would be ignored. */
   RW_CHECK(!(opt->mode == RW_ADJOINT_CHECKPOINT &&
              (!strcmp(app->schedule, "fixed") || !strcmp(app->schedule, "store_all")) &&
-             rw_app_user_set(deck, "checkpoint_slots")),
+             rw_deck_user_set(deck, "checkpoint_slots")),
            RW_ERR_DECK,
            "key 'checkpoint_slots' (from %s) is ignored by checkpoint_schedule: %s (from %s), "
            "which keeps %s; leave it out (checkpoint_ram still bounds the memory), or use "
@@ -367,15 +359,15 @@ static int rw_app_read_common(rw_app *app)
            rw_deck_source(deck, "checkpoint_schedule"),
            strcmp(app->schedule, "fixed") ? "every state" : "every checkpoint_interval-th state");
   /* On the CPU the RAM budget sets the slots (on a device it is the host tier beside them). */
-  RW_CHECK(app->device || !(rw_app_user_set(deck, "checkpoint_slots") && ram_set), RW_ERR_DECK,
+  RW_CHECK(app->device || !(rw_deck_user_set(deck, "checkpoint_slots") && ram_set), RW_ERR_DECK,
            "keys checkpoint_slots (from %s) and checkpoint_ram (from %s) both set: give one (the "
            "RAM budget sets the slots when it is given)",
            rw_deck_source(deck, "checkpoint_slots"), rw_deck_source(deck, "checkpoint_ram"));
   /* A slot count the user gave beats a RAM budget from the app's default deck (a deck file or
    * the command line overrides the default deck, key by key, and these two keys say one
    * thing). */
-  if (!app->device && rw_app_user_set(deck, "checkpoint_slots") &&
-      !rw_app_user_set(deck, "checkpoint_ram"))
+  if (!app->device && rw_deck_user_set(deck, "checkpoint_slots") &&
+      !rw_deck_user_set(deck, "checkpoint_ram"))
     opt->ram_bytes = 0;
   opt->ram_slots = (int)slots;
   opt->interval = interval;

@@ -2085,6 +2085,14 @@ int rw_deck_is_set(rw_deck deck, const char *key, int *is_set)
   return 0;
 }
 
+int rw_deck_user_set(rw_deck deck, const char *key)
+{
+  int k = deck && key ? find_key(deck, key) : -1;
+  if (k < 0) return 0;
+  int src = deck->vals[k].src;
+  return src != SRC_UNSET && src != SRC_TABLE && src != SRC_DEFAULT_DECK;
+}
+
 /* Where the key's effective value came from: "default" (the key table), "default deck",
  * "deck file 'path'", "command line", or "not set"; "unknown key" for a key not in the
  * table. The string lives as long as the deck. Not collective. */

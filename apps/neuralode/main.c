@@ -397,7 +397,7 @@ static int run_gradient(rw_app *app, model *m, const dataset *data)
                   "key 'problem_file': '%s' has state dimension D = %ld, the model d_L = %d", path,
                   pf.D, rw_mlp_dim(&m->arch));
     const char *src = rw_deck_source(app->deck, "tf");
-    int set = strcmp(src, "default") && strcmp(src, "default deck"); /* the user's own tf */
+    int set = rw_deck_user_set(app->deck, "tf"); /* the user's own tf */
     RW_CHECK_GOTO(!set || app->opt.tf == app->opt.t0 + pf.T, RW_ERR_DECK,
                   "key 'tf' = %g (from %s) differs from T = %g of problem_file '%s'; leave tf "
                   "out",
@@ -604,13 +604,6 @@ cleanup:
 }
 
 /* ---- start-up checks ------------------------------------------------------------------------ */
-/* 1 when the user gave `key` (a deck file or the command line), not the key table's default
- * or the embedded default deck. */
-static int user_set(rw_app *app, const char *key)
-{
-  const char *src = rw_deck_source(app->deck, key);
-  return strcmp(src, "default") && strcmp(src, "default deck") && strcmp(src, "not set");
-}
 
 /* A file the run reads or writes, for the comparisons of check_paths. */
 typedef struct {
@@ -741,7 +734,7 @@ cleanup:
 /* Refuses `key` when the user set it: it has no effect here (`why` says why). */
 static int refuse_unused(rw_app *app, const char *key, const char *why)
 {
-  if (!user_set(app, key)) return 0;
+  if (!rw_deck_user_set(app->deck, key)) return 0;
   return RW_ERROR(RW_ERR_DECK, "key '%s' (from %s) has no effect %s; leave it out", key,
                   rw_deck_source(app->deck, key), why);
 }
@@ -799,7 +792,7 @@ static int check_arch_keys(rw_app *app, const rw_mlp_arch *a)
   const char *key = NULL;
   RW_CALL(rw_deck_get_string(app->deck, "theta_file", theta, sizeof theta));
   if (!theta[0]) return 0;
-  if (user_set(app, "widths")) {
+  if (rw_deck_user_set(app->deck, "widths")) {
     double w[RW_MLP_MAX_LAYERS + 1];
     int n = RW_MLP_MAX_LAYERS + 1, same;
     RW_CALL(rw_deck_get_real_array(app->deck, "widths", w, &n));
@@ -811,11 +804,11 @@ static int check_arch_keys(rw_app *app, const rw_mlp_arch *a)
       RW_CALL(rw_deck_get_string(app->deck, "widths", given, sizeof given));
     }
   }
-  if (!key && user_set(app, "activation")) {
+  if (!key && rw_deck_user_set(app->deck, "activation")) {
     RW_CALL(rw_deck_get_string(app->deck, "activation", given, sizeof given));
     if (rw_activation_parse(given) != (int)a->activation) key = "activation";
   }
-  if (!key && user_set(app, "time_input")) {
+  if (!key && rw_deck_user_set(app->deck, "time_input")) {
     int ti = 0;
     RW_CALL(rw_deck_get_bool(app->deck, "time_input", &ti));
     if (!ti != !a->time_input) {
@@ -823,7 +816,7 @@ static int check_arch_keys(rw_app *app, const rw_mlp_arch *a)
       snprintf(given, sizeof given, "%s", ti ? "true" : "false");
     }
   }
-  if (!key && user_set(app, "damping")) {
+  if (!key && rw_deck_user_set(app->deck, "damping")) {
     double c = 0.0;
     RW_CALL(rw_deck_get_real(app->deck, "damping", &c));
     if (c != a->damping) {

@@ -100,6 +100,9 @@ int rw_deck_get_bool(rw_deck deck, const char *key, int *v);
 int rw_deck_get_size(rw_deck deck, const char *key, size_t *bytes);
 int rw_deck_get_real_array(rw_deck deck, const char *key, double *v, int *n);
 int rw_deck_is_set(rw_deck deck, const char *key, int *is_set);
+/* 1 when the user gave `key` (a deck file or the command line), 0 when its value is the key
+ * table's default or the app's embedded default deck's, or it has none (or is unknown). */
+int rw_deck_user_set(rw_deck deck, const char *key);
 
 /* Where the key's value came from: "default", "deck file 'path'", "command line". */
 const char *rw_deck_source(rw_deck deck, const char *key);

@@ -860,3 +860,18 @@ Test(deck, size_parsing)
   cr_expect_eq(rw_parse_size(NULL, NULL), RW_ERR_ARG);
   rw_error_clear();
 }
+
+/* rw_deck_user_set: only a deck file or the command line count as the user's; the key table's
+ * default, the embedded default deck, a key with no value and an unknown key do not. */
+Test(deck, user_set_by_source)
+{
+  rw_deck deck = NULL;
+  RW_TEST_OK(make_deck(&deck, default_yaml, "-steps", "7", NULL));
+  cr_expect_eq(rw_deck_user_set(deck, "steps"), 1);   /* command line */
+  cr_expect_eq(rw_deck_user_set(deck, "dt"), 0);      /* the default deck */
+  cr_expect_eq(rw_deck_user_set(deck, "stepper"), 0); /* the table */
+  cr_expect_eq(rw_deck_user_set(deck, "label"), 0);   /* no value */
+  cr_expect_eq(rw_deck_user_set(deck, "nokey"), 0);   /* unknown */
+  cr_expect_eq(rw_deck_user_set(NULL, "steps"), 0);
+  RW_TEST_OK(rw_deck_destroy(&deck));
+}
