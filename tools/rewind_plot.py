@@ -52,6 +52,11 @@ def _attr_str(obj, name, default=""):
     return str(v)
 
 
+def _skip(file, path, why):
+    """One line on stderr for a dataset left out; the run goes on."""
+    sys.stderr.write("rewind_plot: %s: %s: skipped: %s\n" % (file, path, why))
+
+
 def _is_gradient(path):
     parts = path.strip("/").split("/")
     return parts[0] == "gradient" or any(p.startswith("dJd") for p in parts)
@@ -74,9 +79,14 @@ def _png_name(outdir, path):
     return os.path.join(outdir, path.strip("/").replace("/", "_") + ".png")
 
 
+def _title(app, path):
+    return "%s: %s" % (app, path.strip("/")) if app else path.strip("/")
+
+
 def scan(h5):
-    """Sorts the file's datasets into grid fields, snapshots, series and 1-D gradients."""
-    grids, snaps, series, grads = [], {}, [], []
+    """Sorts the file's datasets into grid fields, snapshots, series and 1-D gradients; the
+    rest, less the series' time companions X_t, is returned as unknown."""
+    grids, snaps, series, grads, unknown = [], {}, [], [], []
     names = set()
 
     def visit(name, obj):
@@ -88,7 +98,7 @@ def scan(h5):
         d = h5[path]
         parts = path.strip("/").split("/")
         if "origin_xyz" in d.attrs and "spacing_xyz" in d.attrs and d.ndim in (2, 3):
-            if parts[0] == "snapshots" and len(parts) == 3:
+            if parts[0] == "snapshots" and len(parts) == 3 and parts[1].isdigit():
                 snaps.setdefault(int(parts[1]), []).append(path)
             else:
                 grids.append(path)
@@ -96,7 +106,9 @@ def scan(h5):
             series.append(path)
         elif d.ndim == 1 and _is_gradient(path) and not path.endswith("_t"):
             grads.append(path)
-    return grids, snaps, series, grads
+        elif not (path.endswith("_t") and path[:-2] in names):
+            unknown.append(path)
+    return grids, snaps, series, grads, unknown
 
 
 def plot_grid(h5, path, app, outdir, time=None):
@@ -121,7 +133,7 @@ def plot_grid(h5, path, app, outdir, time=None):
         im = ax.imshow(data, origin="lower", extent=extent, cmap="viridis", aspect="equal",
                        interpolation="nearest")
     fig.colorbar(im, ax=ax)
-    title = "%s: %s" % (app, path.strip("/")) if app else path.strip("/")
+    title = _title(app, path)
     if time is not None:
         title += "  (t = %.6g)" % time
     ax.set_title(title + where, fontsize=10)
@@ -151,7 +163,7 @@ def plot_series(h5, path, app, outdir):
         fig.colorbar(im, ax=ax)
         ax.set_xlabel("column (receiver)")
         ax.set_ylabel("t")
-    ax.set_title(("%s: %s" % (app, path.strip("/"))) if app else path.strip("/"), fontsize=10)
+    ax.set_title(_title(app, path), fontsize=10)
     out = _png_name(outdir, path)
     fig.savefig(out, dpi=100, bbox_inches="tight")
     plt.close(fig)
@@ -174,7 +186,7 @@ def plot_vector(h5, path, app, outdir):
         ax.plot(v)
         ax.set_xlabel("index")
     ax.axhline(0.0, color="k", lw=0.5)
-    ax.set_title(("%s: %s" % (app, path.strip("/"))) if app else path.strip("/"), fontsize=10)
+    ax.set_title(_title(app, path), fontsize=10)
     out = _png_name(outdir, path)
     fig.savefig(out, dpi=100, bbox_inches="tight")
     plt.close(fig)
@@ -199,7 +211,7 @@ def main(argv=None):
         if not h5py.is_hdf5(args.file):
             raise PlotError("%s: not an HDF5 file (expected a Rewind result .h5)" % args.file)
         with h5py.File(args.file, "r") as h5:
-            grids, snaps, series, grads = scan(h5)
+            grids, snaps, series, grads, unknown = scan(h5)
             app = _attr_str(h5, "app")
             if not app and not grids and not snaps:
                 raise PlotError("%s: not a Rewind result (no 'app' attribute, no grid fields)"
@@ -245,9 +257,22 @@ def main(argv=None):
             if outdir is None:
                 base = args.file[:-3] if args.file.endswith(".h5") else args.file
                 outdir = base + "_plots"
+            for path in unknown:
+                if _matches(path, args.fields):
+                    _skip(args.file, path, "no plot for this layout (not a grid field, series "
+                          "or 1-D gradient)")
             os.makedirs(outdir, exist_ok=True)
+            written = 0
             for fn, path, kw in jobs:
-                print(fn(h5, path, app, outdir, **kw))
+                try:
+                    print(fn(h5, path, app, outdir, **kw))
+                    written += 1
+                except (PlotError, OSError, LookupError, TypeError, ValueError) as exc:
+                    plt.close("all")
+                    _skip(args.file, path, exc)
+            if not written:
+                raise PlotError("%s: nothing could be plotted (see the messages above)"
+                                % args.file)
     except PlotError as exc:
         sys.stderr.write("rewind_plot: error: %s\n" % exc)
         return 1
