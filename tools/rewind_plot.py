@@ -9,18 +9,27 @@ Plots, one PNG each (named after the dataset path, '/' -> '_'):
     colour bar, 3-D as the mid-plane z slice; gradient fields (under /gradient or named
     dJd...) with a symmetric diverging colour map when they change sign;
   * snapshots (/snapshots/NNNNNN/<comp>): the last one by default, see --snapshot;
-  * time series (a 2-D dataset X with a companion X_t of times, e.g. /trajectory/y or
-    receiver traces): lines against time (an image for many columns);
+  * time series (a 2-D dataset X with a companion X_t of times, e.g. /trajectory/y): lines
+    against time with a legend, an image (time x column) past 16 columns;
+  * flat records, 1-D datasets whose shape is in attributes (see RECORDS): rewind-wave's
+    receiver traces /data/traces (receivers, samples, dt, t0; positions from the deck) and
+    rewind-heat's sensor data /sensors/data (rows_times, columns_sensors, with
+    /sensors/times and /sensors/coords): plotted like time series, one legend entry per
+    receiver or sensor with its position;
   * 1-D gradients (e.g. /gradient/dJdp, with its "names" attribute, /gradient/dJdy0): bars.
 Titles carry the app name (root attribute "app"), the dataset and the time. Prints the files
-it wrote. Exit status: 0 on success, 1 on an error (missing file, not a Rewind result, no
-field matching --fields), 77 when numpy, h5py or matplotlib is missing (Debian:
-python3-numpy python3-h5py python3-matplotlib; run Debian's /usr/bin/python3).
+it wrote. A dataset of no known layout, or one that cannot be plotted (malformed attributes,
+a missing companion), is skipped with a line on stderr naming the file and the dataset.
+Exit status: 0 when at least one PNG was written, 1 on an error (missing file, not HDF5, not
+a Rewind result, no field matching --fields, nothing could be plotted), 77 when numpy, h5py
+or matplotlib is missing (Debian: python3-numpy python3-h5py python3-matplotlib; run
+Debian's /usr/bin/python3).
 """
 
 import argparse
 import fnmatch
 import os
+import re
 import sys
 
 try:
@@ -83,11 +92,105 @@ def _title(app, path):
     return "%s: %s" % (app, path.strip("/")) if app else path.strip("/")
 
 
+def _save(fig, out):
+    fig.savefig(out, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return out
+
+
+def _colours(data, signed):
+    """imshow's colour keywords: a diverging map centred on 0 for signed data that change sign,
+    viridis otherwise."""
+    lo, hi = (float(np.nanmin(data)), float(np.nanmax(data))) if data.size else (0.0, 0.0)
+    if signed and lo < 0.0 < hi:
+        m = max(-lo, hi)
+        return {"cmap": "RdBu_r", "vmin": -m, "vmax": m}
+    return {"cmap": "viridis"}
+
+
+def _count(d, name):
+    """The positive integer attribute `name` of dataset d."""
+    v = d.attrs.get(name)
+    ok = v is not None and np.ndim(v) == 0 and np.issubdtype(np.asarray(v).dtype, np.integer)
+    if not ok or v < 1:
+        raise PlotError("attribute '%s' is %s, not a positive count"
+                        % (name, "missing" if v is None else v))
+    return int(v)
+
+
+def _deck_points(deck, key, count):
+    """The `count` points (x, y) of the list `key: [x1, y1, x2, ...]` in the deck stored in the
+    file (root attribute "deck"), or None when the deck has no such list of that length."""
+    m = re.search(r"^%s:\s*\[([^\]]*)\]" % re.escape(key), deck, re.M)
+    try:
+        v = [float(x) for x in m.group(1).split(",")] if m else []
+    except ValueError:
+        return None
+    return list(zip(v[0::2], v[1::2])) if len(v) == 2 * count else None
+
+
+def _receiver_traces(h5, path):
+    """rewind-wave's /data/traces: [receiver][sample] with the attributes receivers, samples,
+    dt and t0 (sample n at t0 + n dt). The receiver positions come from the deck's list
+    `receivers` (the app snaps them to the nearest node and does not store the node)."""
+    d = h5[path]
+    nr, ns = _count(d, "receivers"), _count(d, "samples")
+    if d.size != nr * ns:
+        raise PlotError("%d values, not receivers x samples = %d x %d" % (d.size, nr, ns))
+    dt = float(d.attrs.get("dt", 0.0))
+    if not dt > 0.0:
+        raise PlotError("attribute 'dt' (the sample interval) is missing or not positive")
+    t = float(d.attrs.get("t0", 0.0)) + dt * np.arange(ns)
+    y = np.asarray(d[()], dtype=float).reshape(nr, ns).T
+    points = _deck_points(_attr_str(h5, "deck"), "receivers", nr)
+    return t, y, points, "receiver", "%d receivers, dt = %g" % (nr, dt)
+
+
+def _sensor_data(h5, path):
+    """rewind-heat's /sensors/data: [time][sensor] with the attributes rows_times and
+    columns_sensors; the times in the sibling dataset `times`, the sensors' nodes (x, y, z)
+    in the sibling `coords` (z = 0 throughout on a 2-D grid: then (x, y) only)."""
+    d = h5[path]
+    nt, ns = _count(d, "rows_times"), _count(d, "columns_sensors")
+    if d.size != nt * ns:
+        raise PlotError("%d values, not rows_times x columns_sensors = %d x %d"
+                        % (d.size, nt, ns))
+    group = path.rsplit("/", 1)[0]
+    if group + "/times" not in h5:
+        raise PlotError("no dataset %s/times for its %d rows" % (group, nt))
+    t = np.asarray(h5[group + "/times"][()], dtype=float)
+    y = np.asarray(d[()], dtype=float).reshape(nt, ns)
+    points = None
+    if group + "/coords" in h5 and h5[group + "/coords"].size == 3 * ns:
+        xyz = np.asarray(h5[group + "/coords"][()], dtype=float).reshape(ns, 3)
+        points = xyz if xyz[:, 2].any() else xyz[:, :2]
+    return t, y, points, "sensor", "%d sensors" % ns
+
+
+# Flat records: 1-D datasets whose shape is in attributes. The attributes that identify the
+# layout, its reader (-> times, values [time][trace], the positions or None, what a trace
+# is, a summary for the title) and the sibling datasets the reader uses.
+RECORDS = (
+    (("receivers", "samples"), _receiver_traces, ()),
+    (("rows_times", "columns_sensors"), _sensor_data, ("times", "coords")),
+)
+
+
+def _record(d):
+    """The RECORDS entry of dataset d, or None."""
+    if d.ndim == 1:
+        for attrs, reader, siblings in RECORDS:
+            if all(a in d.attrs for a in attrs):
+                return attrs, reader, siblings
+    return None
+
+
 def scan(h5):
-    """Sorts the file's datasets into grid fields, snapshots, series and 1-D gradients; the
-    rest, less the series' time companions X_t, is returned as unknown."""
-    grids, snaps, series, grads, unknown = [], {}, [], [], []
-    names = set()
+    """Sorts the file's datasets into grid fields, snapshots, series, flat records and 1-D
+    gradients; the rest, less the series' time companions X_t and the records' siblings, is
+    returned as unknown."""
+    grids, snaps, series, records, grads, rest = [], {}, [], [], [], []
+    names, used = set(), set()
 
     def visit(name, obj):
         if isinstance(obj, h5py.Dataset):
@@ -97,6 +200,7 @@ def scan(h5):
     for path in sorted(names):
         d = h5[path]
         parts = path.strip("/").split("/")
+        rec = _record(d)
         if "origin_xyz" in d.attrs and "spacing_xyz" in d.attrs and d.ndim in (2, 3):
             if parts[0] == "snapshots" and len(parts) == 3 and parts[1].isdigit():
                 snaps.setdefault(int(parts[1]), []).append(path)
@@ -104,11 +208,15 @@ def scan(h5):
                 grids.append(path)
         elif d.ndim == 2 and path + "_t" in names:
             series.append(path)
+            used.add(path + "_t")
+        elif rec:
+            records.append(path)
+            used.update(path.rsplit("/", 1)[0] + "/" + s for s in rec[2])
         elif d.ndim == 1 and _is_gradient(path) and not path.endswith("_t"):
             grads.append(path)
-        elif not (path.endswith("_t") and path[:-2] in names):
-            unknown.append(path)
-    return grids, snaps, series, grads, unknown
+        else:
+            rest.append(path)
+    return grids, snaps, series, records, grads, [p for p in rest if p not in used]
 
 
 def plot_grid(h5, path, app, outdir, time=None):
@@ -124,14 +232,8 @@ def plot_grid(h5, path, app, outdir, time=None):
     ny, nx = data.shape
     extent = [lo[0], lo[0] + (nx - 1) * h[0], lo[1], lo[1] + (ny - 1) * h[1]]
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
-    lo_v, hi_v = (float(np.nanmin(data)), float(np.nanmax(data))) if data.size else (0.0, 0.0)
-    if _is_gradient(path) and lo_v < 0.0 < hi_v:  # signed: symmetric diverging map
-        m = max(-lo_v, hi_v)
-        im = ax.imshow(data, origin="lower", extent=extent, cmap="RdBu_r", vmin=-m, vmax=m,
-                       aspect="equal", interpolation="nearest")
-    else:
-        im = ax.imshow(data, origin="lower", extent=extent, cmap="viridis", aspect="equal",
-                       interpolation="nearest")
+    im = ax.imshow(data, origin="lower", extent=extent, aspect="equal", interpolation="nearest",
+                   **_colours(data, _is_gradient(path)))
     fig.colorbar(im, ax=ax)
     title = _title(app, path)
     if time is not None:
@@ -139,35 +241,50 @@ def plot_grid(h5, path, app, outdir, time=None):
     ax.set_title(title + where, fontsize=10)
     ax.set_xlabel("x")
     ax.set_ylabel("y")
-    out = _png_name(outdir, path)
-    fig.savefig(out, dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return out
+    return _save(fig, _png_name(outdir, path))
+
+
+def _plot_traces(t, y, labels, column, quantity, title, out):
+    """Columns of y [time][column] against t: lines with a legend up to 16 columns (dashed
+    past the 10 colours), an image (time down, column across) past that."""
+    if t.shape != (y.shape[0],):
+        raise PlotError("%d times for %d samples" % (t.size, y.shape[0]))
+    fig, ax = plt.subplots(figsize=(7.0, 4.5))
+    if y.shape[1] <= 16:
+        for c in range(y.shape[1]):
+            ax.plot(t, y[:, c], lw=1.0, ls="-" if c < 10 else "--", label=labels[c])
+        ax.legend(fontsize=7, ncol=1 if y.shape[1] <= 8 else 2, loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0))
+        ax.set_xlabel("t")
+        ax.set_ylabel(quantity)
+    else:
+        ext = [-0.5, y.shape[1] - 0.5, t[-1] if t.size else 1, t[0] if t.size else 0]
+        im = ax.imshow(y, aspect="auto", extent=ext, interpolation="nearest",
+                       **_colours(y, True))
+        fig.colorbar(im, ax=ax, label=quantity)
+        ax.set_xlabel(column + " (index)")
+        ax.set_ylabel("t")
+    ax.set_title(title, fontsize=10)
+    return _save(fig, out)
 
 
 def plot_series(h5, path, app, outdir):
     y = np.asarray(h5[path][()], dtype=float)
     t = np.asarray(h5[path + "_t"][()], dtype=float)
-    fig, ax = plt.subplots(figsize=(7.0, 4.5))
-    if y.shape[1] <= 16:
-        for c in range(y.shape[1]):
-            ax.plot(t, y[:, c], label="%s[%d]" % (path.rsplit("/", 1)[-1], c))
-        if y.shape[1] <= 8:
-            ax.legend(fontsize=8)
-        ax.set_xlabel("t")
-    else:  # many columns (receiver traces): time down, column across
-        ext = [-0.5, y.shape[1] - 0.5, t[-1] if t.size else 1, t[0] if t.size else 0]
-        m = float(np.nanmax(np.abs(y))) or 1.0
-        im = ax.imshow(y, aspect="auto", extent=ext, cmap="RdBu_r", vmin=-m, vmax=m,
-                       interpolation="nearest")
-        fig.colorbar(im, ax=ax)
-        ax.set_xlabel("column (receiver)")
-        ax.set_ylabel("t")
-    ax.set_title(_title(app, path), fontsize=10)
-    out = _png_name(outdir, path)
-    fig.savefig(out, dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return out
+    name = path.rsplit("/", 1)[-1]
+    labels = ["%s[%d]" % (name, c) for c in range(y.shape[1])]
+    return _plot_traces(t, y, labels, "column", name, _title(app, path),
+                        _png_name(outdir, path))
+
+
+def plot_record(h5, path, app, outdir):
+    t, y, points, what, summary = _record(h5[path])[1](h5, path)
+    labels = ["%s %d" % (what, k) for k in range(y.shape[1])]
+    if points is not None:
+        labels = ["%s at (%s)" % (s, ", ".join("%.3g" % x for x in p))
+                  for s, p in zip(labels, points)]
+    return _plot_traces(t, y, labels, what, "u at the " + what,
+                        "%s (%s)" % (_title(app, path), summary), _png_name(outdir, path))
 
 
 def plot_vector(h5, path, app, outdir):
@@ -187,10 +304,7 @@ def plot_vector(h5, path, app, outdir):
         ax.set_xlabel("index")
     ax.axhline(0.0, color="k", lw=0.5)
     ax.set_title(_title(app, path), fontsize=10)
-    out = _png_name(outdir, path)
-    fig.savefig(out, dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return out
+    return _save(fig, _png_name(outdir, path))
 
 
 def main(argv=None):
@@ -211,7 +325,7 @@ def main(argv=None):
         if not h5py.is_hdf5(args.file):
             raise PlotError("%s: not an HDF5 file (expected a Rewind result .h5)" % args.file)
         with h5py.File(args.file, "r") as h5:
-            grids, snaps, series, grads, unknown = scan(h5)
+            grids, snaps, series, records, grads, unknown = scan(h5)
             app = _attr_str(h5, "app")
             if not app and not grids and not snaps:
                 raise PlotError("%s: not a Rewind result (no 'app' attribute, no grid fields)"
@@ -243,24 +357,25 @@ def main(argv=None):
                 jobs += [(plot_grid, p, {"time": t}) for p in snaps[k]]
             jobs += [(plot_grid, p, {}) for p in grids]
             jobs += [(plot_series, p, {}) for p in series]
+            jobs += [(plot_record, p, {}) for p in records]
             jobs += [(plot_vector, p, {}) for p in grads]
             jobs = [j for j in jobs if _matches(j[1], args.fields)]
             if not jobs:
-                avail = [p for p in grids + series + grads] + \
+                avail = grids + series + records + grads + \
                     [p for k in keys for p in snaps[k]]
                 if args.fields:
                     raise PlotError("no dataset matches --fields %s; the file has: %s"
                                     % (" ".join(args.fields), ", ".join(avail) or "nothing"))
-                raise PlotError("%s: nothing to plot (no grid fields, series or gradients)"
-                                % args.file)
+                raise PlotError("%s: nothing to plot (no grid fields, series, records or "
+                                "gradients)" % args.file)
             outdir = args.outdir
             if outdir is None:
                 base = args.file[:-3] if args.file.endswith(".h5") else args.file
                 outdir = base + "_plots"
             for path in unknown:
                 if _matches(path, args.fields):
-                    _skip(args.file, path, "no plot for this layout (not a grid field, series "
-                          "or 1-D gradient)")
+                    _skip(args.file, path, "no plot for this layout (not a grid field, series, "
+                          "receiver or sensor record, or 1-D gradient)")
             os.makedirs(outdir, exist_ok=True)
             written = 0
             for fn, path, kw in jobs:
