@@ -27,6 +27,7 @@ Debian's /usr/bin/python3).
 """
 
 import argparse
+import collections
 import fnmatch
 import os
 import re
@@ -98,13 +99,15 @@ def _save(fig, out):
     return out
 
 
-def _colours(data, signed):
-    """imshow's colour keywords: a diverging map centred on 0 for signed data that change sign,
-    viridis otherwise."""
-    lo, hi = (float(np.nanmin(data)), float(np.nanmax(data))) if data.size else (0.0, 0.0)
-    if signed and lo < 0.0 < hi:
-        m = max(-lo, hi)
-        return {"cmap": "RdBu_r", "vmin": -m, "vmax": m}
+def _changes_sign(data):
+    return bool(data.size) and float(np.nanmin(data)) < 0.0 < float(np.nanmax(data))
+
+
+def _colours(data, diverging):
+    """imshow's colour keywords: a diverging map centred on 0, or viridis."""
+    if diverging:
+        m = float(np.nanmax(np.abs(data))) if data.size else 0.0
+        return {"cmap": "RdBu_r", "vmin": -(m or 1.0), "vmax": m or 1.0}
     return {"cmap": "viridis"}
 
 
@@ -143,7 +146,7 @@ def _receiver_traces(h5, path):
     t = float(d.attrs.get("t0", 0.0)) + dt * np.arange(ns)
     y = np.asarray(d[()], dtype=float).reshape(nr, ns).T
     points = _deck_points(_attr_str(h5, "deck"), "receivers", nr)
-    return t, y, points, "receiver", "%d receivers, dt = %g" % (nr, dt)
+    return t, y, points, "%d receivers, dt = %g" % (nr, dt)
 
 
 def _sensor_data(h5, path):
@@ -164,24 +167,27 @@ def _sensor_data(h5, path):
     if group + "/coords" in h5 and h5[group + "/coords"].size == 3 * ns:
         xyz = np.asarray(h5[group + "/coords"][()], dtype=float).reshape(ns, 3)
         points = xyz if xyz[:, 2].any() else xyz[:, :2]
-    return t, y, points, "sensor", "%d sensors" % ns
+    return t, y, points, "%d sensors" % ns
 
 
-# Flat records: 1-D datasets whose shape is in attributes. The attributes that identify the
-# layout, its reader (-> times, values [time][trace], the positions or None, what a trace
-# is, a summary for the title) and the sibling datasets the reader uses.
+# Flat records: 1-D datasets whose shape is in attributes. `attrs` identify the layout;
+# `reader(h5, path)` returns the times, the values [time][trace], the positions (or None) and a
+# summary for the title; it uses the sibling datasets `siblings`; a trace is a `what`; the
+# traces oscillate about 0 when `diverging` (their image gets a diverging colour map).
+Record = collections.namedtuple("Record", "attrs reader siblings what diverging")
 RECORDS = (
-    (("receivers", "samples"), _receiver_traces, ()),
-    (("rows_times", "columns_sensors"), _sensor_data, ("times", "coords")),
+    Record(("receivers", "samples"), _receiver_traces, (), "receiver", True),
+    Record(("rows_times", "columns_sensors"), _sensor_data, ("times", "coords"), "sensor",
+           False),
 )
 
 
 def _record(d):
-    """The RECORDS entry of dataset d, or None."""
+    """The Record of dataset d, or None."""
     if d.ndim == 1:
-        for attrs, reader, siblings in RECORDS:
-            if all(a in d.attrs for a in attrs):
-                return attrs, reader, siblings
+        for rec in RECORDS:
+            if all(a in d.attrs for a in rec.attrs):
+                return rec
     return None
 
 
@@ -211,7 +217,7 @@ def scan(h5):
             used.add(path + "_t")
         elif rec:
             records.append(path)
-            used.update(path.rsplit("/", 1)[0] + "/" + s for s in rec[2])
+            used.update(path.rsplit("/", 1)[0] + "/" + s for s in rec.siblings)
         elif d.ndim == 1 and _is_gradient(path) and not path.endswith("_t"):
             grads.append(path)
         else:
@@ -233,7 +239,7 @@ def plot_grid(h5, path, app, outdir, time=None):
     extent = [lo[0], lo[0] + (nx - 1) * h[0], lo[1], lo[1] + (ny - 1) * h[1]]
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
     im = ax.imshow(data, origin="lower", extent=extent, aspect="equal", interpolation="nearest",
-                   **_colours(data, _is_gradient(path)))
+                   **_colours(data, _is_gradient(path) and _changes_sign(data)))
     fig.colorbar(im, ax=ax)
     title = _title(app, path)
     if time is not None:
@@ -244,7 +250,7 @@ def plot_grid(h5, path, app, outdir, time=None):
     return _save(fig, _png_name(outdir, path))
 
 
-def _plot_traces(t, y, labels, column, quantity, title, out):
+def _plot_traces(t, y, labels, column, quantity, diverging, title, out):
     """Columns of y [time][column] against t: lines with a legend up to 16 columns (dashed
     past the 10 colours), an image (time down, column across) past that."""
     if t.shape != (y.shape[0],):
@@ -260,7 +266,7 @@ def _plot_traces(t, y, labels, column, quantity, title, out):
     else:
         ext = [-0.5, y.shape[1] - 0.5, t[-1] if t.size else 1, t[0] if t.size else 0]
         im = ax.imshow(y, aspect="auto", extent=ext, interpolation="nearest",
-                       **_colours(y, True))
+                       **_colours(y, diverging))
         fig.colorbar(im, ax=ax, label=quantity)
         ax.set_xlabel(column + " (index)")
         ax.set_ylabel("t")
@@ -273,17 +279,18 @@ def plot_series(h5, path, app, outdir):
     t = np.asarray(h5[path + "_t"][()], dtype=float)
     name = path.rsplit("/", 1)[-1]
     labels = ["%s[%d]" % (name, c) for c in range(y.shape[1])]
-    return _plot_traces(t, y, labels, "column", name, _title(app, path),
+    return _plot_traces(t, y, labels, "column", name, _changes_sign(y), _title(app, path),
                         _png_name(outdir, path))
 
 
 def plot_record(h5, path, app, outdir):
-    t, y, points, what, summary = _record(h5[path])[1](h5, path)
-    labels = ["%s %d" % (what, k) for k in range(y.shape[1])]
+    rec = _record(h5[path])
+    t, y, points, summary = rec.reader(h5, path)
+    labels = ["%s %d" % (rec.what, k) for k in range(y.shape[1])]
     if points is not None:
         labels = ["%s at (%s)" % (s, ", ".join("%.3g" % x for x in p))
                   for s, p in zip(labels, points)]
-    return _plot_traces(t, y, labels, what, "u at the " + what,
+    return _plot_traces(t, y, labels, rec.what, "u at the " + rec.what, rec.diverging,
                         "%s (%s)" % (_title(app, path), summary), _png_name(outdir, path))
 
 
