@@ -12,7 +12,8 @@ Plots, one PNG each (named after the dataset path, '/' -> '_'):
   * time series (a 2-D dataset X with a companion X_t of times, e.g. /trajectory/y): lines
     against time with a legend, an image (time x column) past 16 columns;
   * flat records, 1-D datasets whose shape is in attributes (see RECORDS): rewind-wave's
-    receiver traces /data/traces (receivers, samples, dt, t0; positions from the deck) and
+    receiver traces /data/traces (receivers, samples, dt, t0; positions from the sibling
+    /data/receivers, the nodes recorded at, or in older files from the deck) and
     rewind-heat's sensor data /sensors/data (rows_times, columns_sensors, with
     /sensors/times and /sensors/coords): plotted like time series, one legend entry per
     receiver or sensor with its position;
@@ -134,8 +135,10 @@ def _deck_points(deck, key, count):
 
 def _receiver_traces(h5, path):
     """rewind-wave's /data/traces: [receiver][sample] with the attributes receivers, samples,
-    dt and t0 (sample n at t0 + n dt). The receiver positions come from the deck's list
-    `receivers` (the app snaps them to the nearest node and does not store the node)."""
+    dt and t0 (sample n at t0 + n dt). The receiver positions are the nodes the traces were
+    recorded at, the sibling dataset `receivers` (x, y per receiver); files written before
+    the app stored them give the deck's list `receivers` instead (positions before the app
+    moved each receiver to its nearest node)."""
     d = h5[path]
     nr, ns = _count(d, "receivers"), _count(d, "samples")
     if d.size != nr * ns:
@@ -145,7 +148,12 @@ def _receiver_traces(h5, path):
         raise PlotError("attribute 'dt' (the sample interval) is missing or not positive")
     t = float(d.attrs.get("t0", 0.0)) + dt * np.arange(ns)
     y = np.asarray(d[()], dtype=float).reshape(nr, ns).T
-    points = _deck_points(_attr_str(h5, "deck"), "receivers", nr)
+    group = path.rsplit("/", 1)[0]
+    if group + "/receivers" in h5 and h5[group + "/receivers"].size == 2 * nr:
+        xy = np.asarray(h5[group + "/receivers"][()], dtype=float).reshape(nr, 2)
+        points = [tuple(p) for p in xy]
+    else:
+        points = _deck_points(_attr_str(h5, "deck"), "receivers", nr)
     return t, y, points, "%d receivers, dt = %g" % (nr, dt)
 
 
@@ -176,7 +184,7 @@ def _sensor_data(h5, path):
 # traces oscillate about 0 when `diverging` (their image gets a diverging colour map).
 Record = collections.namedtuple("Record", "attrs reader siblings what diverging")
 RECORDS = (
-    Record(("receivers", "samples"), _receiver_traces, (), "receiver", True),
+    Record(("receivers", "samples"), _receiver_traces, ("receivers",), "receiver", True),
     Record(("rows_times", "columns_sensors"), _sensor_data, ("times", "coords"), "sensor",
            False),
 )
@@ -286,7 +294,7 @@ def plot_series(h5, path, app, outdir):
 def plot_record(h5, path, app, outdir):
     rec = _record(h5[path])
     t, y, points, summary = rec.reader(h5, path)
-    labels = ["%s %d" % (rec.what, k) for k in range(y.shape[1])]
+    labels = ["%s %d" % (rec.what, k + 1) for k in range(y.shape[1])]  # as the apps count
     if points is not None:
         labels = ["%s at (%s)" % (s, ", ".join("%.3g" % x for x in p))
                   for s, p in zip(labels, points)]

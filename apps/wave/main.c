@@ -10,7 +10,8 @@
  * in rw_leapfrog.h. The leapfrog needs a constant step, so dt must divide tf - t0; the CFL
  * condition c_max dt sqrt(1/hx^2 + 1/hy^2) <= 1 is checked for both models at start-up.
  * Writes an HDF5 file: the true and initial velocity models (/model/true, /model/initial),
- * the recorded traces (/data/traces, [receiver][sample]), snapshots of (u, u_prev) every
+ * the recorded traces (/data/traces, [receiver][sample]) and the nodes they were recorded at
+ * (/data/receivers, x and y per receiver), snapshots of (u, u_prev) every
  * output_every steps, the final state, dJ/dc (/gradient/dJdc), dJ/d(u^0, u^{-1})
  * (/gradient/dJdy0), dJ/dA and the run statistics; and prints a summary on stdout. */
 #include "app_default_deck.h"
@@ -220,6 +221,22 @@ static int run(rw_app *app)
     RW_TRY(rw_output_attr_long(app->out, "/data/traces", "samples", ns));
     RW_TRY(rw_output_attr_double(app->out, "/data/traces", "dt", app->opt.dt));
     RW_TRY(rw_output_attr_double(app->out, "/data/traces", "t0", app->opt.t0));
+    /* where the traces were recorded: each receiver's nearest node, not the deck's position */
+    double hg[3], *pos = NULL;
+    long ij[2];
+    rw_grid_spacing(gf, hg);
+    RW_TRY(rw_calloc(2 * (size_t)nr, sizeof(double), "receiver positions", &pos));
+    for (int k = 0; k < nr; k++) {
+      rw_wave_receiver_node(prob, k, ij);
+      pos[2 * k] = cfg.lo[0] + (double)ij[0] * hg[0];
+      pos[2 * k + 1] = cfg.lo[1] + (double)ij[1] * hg[1];
+    }
+    ierr = rw_output_array(app->out, "/data/receivers", pos, 2L * nr);
+    rw_free(&pos);
+    if (ierr) goto cleanup;
+    RW_TRY(rw_output_attr_long(app->out, "/data/receivers", "receivers", nr));
+    RW_TRY(rw_output_attr_string(app->out, "/data/receivers", "layout",
+                                 "x, y of each receiver's grid node"));
   }
 
   /* 2. Misfit and its gradient in the initial model, from rest. */

@@ -808,7 +808,8 @@ static int heat_place_sensors(heat *H, const rw_heat_config *cfg, rw_grid g)
       if (cfg->sensor_coords) {
         x = cfg->sensor_coords[s * D + d];
         RW_CHECK(x >= 0.0 && x <= L, RW_ERR_ARG,
-                 "sensor %d: coordinate %d = %g lies outside the domain [0, %g]", s, d, x, L);
+                 "sensor %d (counted from 1): %c = %g lies outside the domain [0, %g]", s + 1,
+                 "xyz"[d], x, L);
       } else {
         x = ((double)a[d] + 0.5) / (double)m * L;
       }

@@ -37,6 +37,15 @@ rewind_mpi_expect(wave_app_small NP 2 RC zero REGEX "dJ/damplitude"
   COMMAND ${WAVE} ${WAVE_DECKS}/decks/small.yaml -output ${WAVE_OUT}/wave_small.h5 -tf 0.5)
 rewind_mpi_expect(wave_app_two_sources NP 2 RC zero REGEX "2 source\\(s\\), 5 receivers"
   COMMAND ${WAVE} ${WAVE_DECKS}/decks/two_sources.opts -output ${WAVE_OUT}/wave_two.h5 -tf 0.3)
+# The traces' positions: /data/receivers holds the node each receiver was moved to
+# (0.234 -> 0.23, 0.8149 -> 0.81 on the default grid, h = 0.01), not the deck's position.
+rewind_mpi_test(wave_app_receiver_nodes NP 2
+  COMMAND ${WAVE} -receivers 0.234,0.8149,0.5,0.5 -tf 0.1 -output ${WAVE_OUT}/wave_rec.h5)
+add_test(NAME wave_app_receiver_nodes_check
+  COMMAND sh -c "h5dump -d /data/receivers \"$1\" | grep -q '(0): 0.23, 0.81, 0.5, 0.5$'"
+          sh ${WAVE_OUT}/wave_rec.h5)
+set_tests_properties(wave_app_receiver_nodes_check PROPERTIES DEPENDS wave_app_receiver_nodes
+  ENVIRONMENT "${REWIND_TEST_ENV}" TIMEOUT 60)
 
 # Bad input: a clear message, a non-zero exit, no result file left behind.
 function(wave_bad name regex)
