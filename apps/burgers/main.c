@@ -7,7 +7,7 @@
  *
  * The model and its discretisation are in rw_burgers.h; any explicit RK stepper integrates
  * it (key `stepper`). Writes an HDF5 file: the initial state, the target, snapshots every
- * output_every steps, the final state, dJ/du0 (/gradient/dJdu0/u), dJ/dnu and the run
+ * output_every steps, the final state, dJ/du0 (/gradient/dJdy0/u), dJ/dnu and the run
  * statistics, and prints a summary on stdout. */
 #include "app_default_deck.h"
 #include "rewind/rw_app.h"
@@ -149,7 +149,7 @@ static int run(rw_app *app)
   RW_TRY(rw_output_grid_field(app->out, "/state/final", grid, y, comps, 1));
   RW_TRY(rw_output_attr_double(app->out, "/state/final", "t", app->opt.tf));
   if (app->diff_y0)
-    RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdu0", grid, dJdy0, comps, 1));
+    RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdy0", grid, dJdy0, comps, 1));
   RW_TRY(rw_app_finish(app, prob, J, dJdp, dJdy0, &stats));
 cleanup:
   rw_vec_destroy(&y);

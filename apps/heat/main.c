@@ -268,7 +268,7 @@ static int run(rw_app *app)
 
   rw_grid g = rw_heat_grid(prob);
   const char *const kn[] = {"kappa"}, *const ktn[] = {"kappa_true"}, *const u0n[] = {"u0"},
-                    *const gkn[] = {"dJdkappa"}, *const gyn[] = {"dJdy0"};
+                    *const gkn[] = {"dJdkappa"};
   RW_TRY(rw_output_grid_field(app->out, "/fields", g, rw_problem_field(prob), kn, 1));
   RW_TRY(rw_output_grid_field(app->out, "/fields", g, ktrue, ktn, 1));
   RW_TRY(rw_output_grid_field(app->out, "/fields", g, u0, u0n, 1));
@@ -276,7 +276,7 @@ static int run(rw_app *app)
   RW_TRY(rw_output_attr_double(app->out, "/state/u", "t", app->opt.tf));
   if (app->diff_field)
     RW_TRY(rw_output_grid_field(app->out, "/gradient", g, rw_problem_field_adjoint(prob), gkn, 1));
-  if (app->diff_y0) RW_TRY(rw_output_grid_field(app->out, "/gradient", g, dJdy0, gyn, 1));
+  if (app->diff_y0) RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdy0", g, dJdy0, u_name, 1));
   const double *dtimes, *dvals;
   int ns = rw_heat_num_sensors(prob);
   long nt = rw_heat_data(prob, &dtimes, &dvals);

@@ -12,8 +12,8 @@
  * Writes an HDF5 file: the true and initial velocity models (/model/true, /model/initial),
  * the recorded traces (/data/traces, [receiver][sample]) and the nodes they were recorded at
  * (/data/receivers, x and y per receiver), snapshots of (u, u_prev) every
- * output_every steps, the final state, dJ/dc (/gradient/dJdc), dJ/d(u^0, u^{-1})
- * (/gradient/dJdy0), dJ/dA and the run statistics; and prints a summary on stdout. */
+ * output_every steps, the final state, dJ/dc (/gradient/dJdvelocity), dJ/d(u^0, u^{-1})
+ * (/gradient/dJdy0/{u,u_prev}), dJ/dA and the run statistics; and prints a summary on stdout. */
 #include "app_default_deck.h"
 #include "rewind/rw_app.h"
 #include "rewind/rw_leapfrog.h"
@@ -67,7 +67,7 @@ static const rw_deck_key keys[] = {
 
 static const char *const state_comps[] = {"u", "u_prev"};
 static const char *const c_comp[] = {"c"};
-static const char *const g_comp[] = {"dJdc"};
+static const char *const g_comp[] = {"dJdvelocity"};
 
 typedef struct {
   rw_app *app;
@@ -247,8 +247,8 @@ static int run(rw_app *app)
   RW_TRY(rw_output_grid_field(app->out, "/state/final", gs, y, state_comps, 1));
   RW_TRY(rw_output_attr_double(app->out, "/state/final", "t", app->opt.tf));
   if (app->diff_field)
-    RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdc", gf, rw_problem_field_adjoint(prob),
-                                g_comp, 1));
+    RW_TRY(
+        rw_output_grid_field(app->out, "/gradient", gf, rw_problem_field_adjoint(prob), g_comp, 1));
   if (app->diff_y0)
     RW_TRY(rw_output_grid_field(app->out, "/gradient/dJdy0", gs, dJdy0, state_comps, 1));
   RW_TRY(rw_app_finish(app, prob, J, dJdp, dJdy0, &stats));

@@ -19,7 +19,7 @@ set(burgers_args -DRC=zero "-DREGEX=dJ/dnu.*objective|objective.*dJ/dnu"
 add_test(NAME burgers_app_output_attrs
   COMMAND ${CMAKE_COMMAND} ${burgers_args} -P ${PROJECT_SOURCE_DIR}/tests/scripts/expect.cmake)
 add_test(NAME burgers_app_output_datasets
-  COMMAND h5dump -d /gradient/dJdu0/u -d /state/final/u -d /state/initial/u -d /target/u
+  COMMAND h5dump -d /gradient/dJdy0/u -d /state/final/u -d /state/initial/u -d /target/u
           -d /snapshots/000001/u ${BURGERS_OUT}/burgers_default.h5)
 set_tests_properties(burgers_app_output_attrs burgers_app_output_datasets PROPERTIES
   DEPENDS burgers_app_default)
@@ -27,7 +27,7 @@ set_tests_properties(burgers_app_output_attrs burgers_app_output_datasets PROPER
 rewind_mpi_expect(burgers_app_device NP 2 RC zero REGEX "device: emulated.*dJ/dnu.*binomial optimum"
   COMMAND ${BURGERS} -output ${BURGERS_OUT}/burgers_device.h5 -tf 0.1 -device emulated)
 rewind_h5_same(burgers_app_device_same ${BURGERS_OUT}/burgers_default.h5
-  ${BURGERS_OUT}/burgers_device.h5 DATASETS /gradient/dJdu0
+  ${BURGERS_OUT}/burgers_device.h5 DATASETS /gradient/dJdy0
   DEPENDS burgers_app_default burgers_app_device)
 rewind_mpi_expect(burgers_app_steep NP 2 RC zero REGEX "ssprk3.*dJ/dnu"
   COMMAND ${BURGERS} ${BURGERS_DECKS}/decks/steep.yaml -output ${BURGERS_OUT}/steep.h5 -tf 0.01)

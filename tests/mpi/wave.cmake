@@ -22,7 +22,7 @@ set(wave_args -DRC=zero "-DREGEX=dJ/damplitude.*objective|objective.*dJ/damplitu
 add_test(NAME wave_app_output_attrs
   COMMAND ${CMAKE_COMMAND} ${wave_args} -P ${PROJECT_SOURCE_DIR}/tests/scripts/expect.cmake)
 add_test(NAME wave_app_output_datasets
-  COMMAND h5dump -d /gradient/dJdc/dJdc -d /gradient/dJdy0/u -d /gradient/dJdy0/u_prev
+  COMMAND h5dump -d /gradient/dJdvelocity -d /gradient/dJdy0/u -d /gradient/dJdy0/u_prev
           -d /model/true/c -d /model/initial/c -d /data/traces -d /state/final/u
           -d /snapshots/000002/u ${WAVE_OUT}/wave_default.h5)
 set_tests_properties(wave_app_output_attrs wave_app_output_datasets PROPERTIES
@@ -32,7 +32,7 @@ set_tests_properties(wave_app_output_attrs wave_app_output_datasets PROPERTIES
 rewind_mpi_expect(wave_app_device NP 2 RC zero REGEX "device: emulated.*dJ/damplitude.*binomial optimum"
   COMMAND ${WAVE} -output ${WAVE_OUT}/wave_device.h5 -tf 0.4 -device emulated)
 rewind_h5_same(wave_app_device_same ${WAVE_OUT}/wave_default.h5 ${WAVE_OUT}/wave_device.h5
-  DATASETS /gradient/dJdc /gradient/dJdy0 /gradient/dJdp DEPENDS wave_app_default wave_app_device)
+  DATASETS /gradient/dJdvelocity /gradient/dJdy0 /gradient/dJdp DEPENDS wave_app_default wave_app_device)
 rewind_mpi_expect(wave_app_small NP 2 RC zero REGEX "dJ/damplitude"
   COMMAND ${WAVE} ${WAVE_DECKS}/decks/small.yaml -output ${WAVE_OUT}/wave_small.h5 -tf 0.5)
 rewind_mpi_expect(wave_app_two_sources NP 2 RC zero REGEX "2 source\\(s\\), 5 receivers"
