@@ -166,16 +166,29 @@ int rw_stepper_create_erk(rw_problem prob, const rw_tableau *tab, rw_stepper *ou
   N_Vector tmpl = NULL;
   RW_CHECK(prob && tab && out, RW_ERR_ARG, "rw_stepper_create_erk: NULL argument");
   *out = NULL;
+  /* A user's own tableau may leave fields out: a missing name gets one, a missing array or
+   * an embedded pair without its order is refused (instead of read through NULL, or the pair
+   * silently ignored). */
+  const char *name = tab->name ? tab->name : "custom";
   RW_CHECK(tab->stages >= 1 && tab->stages <= RW_ERK_MAX_STAGES, RW_ERR_ARG,
-           "tableau '%s': %d stages; between 1 and %d are supported", tab->name, tab->stages,
+           "tableau '%s': %d stages; between 1 and %d are supported", name, tab->stages,
            RW_ERK_MAX_STAGES);
+  RW_CHECK(tab->c && tab->a && tab->b, RW_ERR_ARG,
+           "tableau '%s' has no %s: c[stages], a[stages * stages] and b[stages] are required", name,
+           !tab->c   ? "c"
+           : !tab->a ? "a"
+                     : "b");
+  RW_CHECK(!tab->bhat || tab->embedded_order >= 1, RW_ERR_ARG,
+           "tableau '%s' has an embedded method (bhat) but embedded_order = %d; give the "
+           "embedded method's order (>= 1), which sets the step-size controller's exponent",
+           name, tab->embedded_order);
   for (int i = 0; i < tab->stages; i++)
     for (int j = i; j < tab->stages; j++)
       RW_CHECK(tab->a[i * tab->stages + j] == 0.0, RW_ERR_ARG,
-               "tableau '%s' is not explicit: a[%d][%d] = %g", tab->name, i, j,
+               "tableau '%s' is not explicit: a[%d][%d] = %g", name, i, j,
                tab->a[i * tab->stages + j]);
   RW_CALL(rw_calloc(1, sizeof *st, "stepper", &st));
-  snprintf(st->name, sizeof st->name, "%s", tab->name);
+  snprintf(st->name, sizeof st->name, "%s", name);
   st->prob = prob;
   st->ops.step = rw_erk_step;
   st->ops.adjoint_step = rw_erk_adjoint_step;

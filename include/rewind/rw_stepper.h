@@ -29,7 +29,9 @@ extern "C" {
 typedef struct rw_stepper_s *rw_stepper;
 
 /* A Butcher tableau with s stages: c[s], a[s*s] row-major (strictly lower triangular for
- * explicit methods), b[s], and optionally bhat[s] (embedded method, NULL if none). */
+ * explicit methods), b[s], and optionally bhat[s] (embedded method, NULL if none; then
+ * embedded_order >= 1 is required, the order that sets the step-size controller's exponent).
+ * A user's own tableau needs c, a and b; a NULL name is reported as "custom". */
 typedef struct {
   const char *name;
   const char *description;
