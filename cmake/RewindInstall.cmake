@@ -5,6 +5,10 @@ install(TARGETS rewind EXPORT RewindTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rewind DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The examples' sources with a CMakeLists.txt that builds them against this installed package
+# (examples/CMakeLists.txt), and the user's guide they go with.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/rewind/examples)
+install(FILES ${PROJECT_SOURCE_DIR}/docs/library.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(EXPORT RewindTargets NAMESPACE Rewind:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Rewind)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/RewindConfig.cmake.in
   ${PROJECT_BINARY_DIR}/RewindConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Rewind)

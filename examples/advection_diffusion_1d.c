@@ -23,9 +23,10 @@
  *      RAM slots (binomial by default), optionally with a disk tier, and prints J, dJ/dp and
  *      the cost of the schedule;
  *   4. checks that the schedule does not change the gradient (the same run keeping every
- *      state gives the same bits), and checks dJ/dp and dJ/dy0 against central finite
- *      differences of J. It exits with status 1 when they disagree by more than the
- *      finite-difference step explains.
+ *      state gives the same bits), checks dJ/dp and dJ/du0 against central finite
+ *      differences of J, and runs a Taylor remainder test. It exits with status 1 when the
+ *      finite differences disagree by more than their step explains, or when the Taylor
+ *      remainder does not decay at second order.
  *
  * It uses only the installed API: the <rewind/...> headers and the library Rewind::rewind
  * (pkg-config: rewind). See docs/library.md for the guide to this API.
@@ -602,6 +603,43 @@ static int fd_agrees(rw_context ctx, const char *what, double adj, double d1, do
   return ok;
 }
 
+/* The Taylor remainder test along the direction (dp, v) in (p, u0):
+ *   R(e) = |J(p + e dp, u0 + e v) - J(p, u0) - e (<dJ/dp, dp> + <dJ/du0, v>)|
+ * is O(e^2) when the gradient is right and only O(e) when it is not, so halving e must divide
+ * R by about 4 (an observed order log2(R(e) / R(e/2)) near 2) until rounding takes over. Five
+ * halvings from e = 1e-2, relative to the parameters' scale. Sets *ok to 0 when the last order
+ * is below 1.8. Collective. */
+static int taylor_test(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector u0,
+                       N_Vector v, N_Vector u0e, N_Vector work, double J, const double *dJdp,
+                       N_Vector dJdu0, int *ok)
+{
+  rw_context ctx = rw_problem_context(prob);
+  double *p = rw_problem_params(prob), p0[NPARAMS], slope = N_VDotProd(dJdu0, v), R[5], order = 0;
+  memcpy(p0, p, sizeof p0);
+  for (int k = 0; k < NPARAMS; k++)
+    slope += dJdp[k] * p0[k]; /* dp = p0: each parameter moved relative to its own size */
+  rw_log(ctx, RW_LOG_SUMMARY, "Taylor test along (dp, du0) = (p, v):\n");
+  for (int i = 0; i < 5; i++) {
+    double e = 1e-2 / (double)(1 << i), Je = 0.0;
+    for (int k = 0; k < NPARAMS; k++)
+      p[k] = p0[k] * (1.0 + e);
+    N_VLinearSum(1.0, u0, e, v, u0e);
+    int ierr = objective(prob, st, opt, u0e, work, &Je);
+    memcpy(p, p0, sizeof p0);
+    RW_CALL(ierr);
+    R[i] = fabs(Je - J - e * slope);
+    if (i > 0) order = log2(R[i - 1] / R[i]);
+    if (i == 0)
+      rw_log(ctx, RW_LOG_SUMMARY, "  e = %.3e  remainder %.3e\n", e, R[i]);
+    else
+      rw_log(ctx, RW_LOG_SUMMARY, "  e = %.3e  remainder %.3e  order %.2f\n", e, R[i], order);
+  }
+  *ok = order >= 1.8;
+  rw_log(ctx, RW_LOG_SUMMARY, "  %s\n",
+         *ok ? "second-order decay: ok" : "NOT second order: the gradient is wrong");
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -747,6 +785,11 @@ int main(int argc, char **argv)
     RW_TRY(central_difference(prob, st, &fd, u0, v, u0e, work, -1, e, &d1));
     RW_TRY(central_difference(prob, st, &fd, u0, v, u0e, work, -1, 0.5 * e, &d2));
     if (!fd_agrees(ctx, "<dJ/du0, v>", N_VDotProd(dJdu0, v), d1, d2, J, e)) all_ok = 0;
+  }
+  {
+    int ok = 1;
+    RW_TRY(taylor_test(prob, st, &fd, u0, v, u0e, work, J, dJdp, dJdu0, &ok));
+    if (!ok) all_ok = 0;
   }
   rw_log(ctx, RW_LOG_SUMMARY, "%s\n",
          all_ok ? "gradient check passed" : "gradient check FAILED: the gradient is wrong");

@@ -63,3 +63,52 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "dJ/dmu")
   message(FATAL_ERROR "the consumer failed: ${out}${err}")
 endif()
 message(STATUS "${out}")
+
+# The examples, built from their installed copy against the installed package (find_package),
+# and run: each checks its own gradient against finite differences and exits non-zero when they
+# disagree. Then the same example built with nothing but the compiler and pkg-config.
+set(exsrc ${WORK}/prefix/${DATADIR}/rewind/examples)
+foreach(f CMakeLists.txt advection_diffusion_1d.c)
+  if(NOT EXISTS ${exsrc}/${f})
+    message(FATAL_ERROR "not installed: ${DATADIR}/rewind/examples/${f}")
+  endif()
+endforeach()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${exsrc} -B ${WORK}/examples
+                -DCMAKE_PREFIX_PATH=${WORK}/prefix ${flags} RESULT_VARIABLE rc OUTPUT_QUIET
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "configuring the installed examples failed: ${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK}/examples RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "building the installed examples failed: ${out}${err}")
+endif()
+function(run_example exe np)
+  execute_process(COMMAND ${MPIEXEC} -n ${np} ${MPIEXEC_FLAGS} ${exe} ${ARGN}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "gradient check passed")
+    message(FATAL_ERROR "the installed example ${exe} failed (exit ${rc}): ${out}${err}")
+  endif()
+endfunction()
+run_example(${WORK}/examples/advection_diffusion_1d 2)
+run_example(${WORK}/examples/advection_diffusion_1d 2 -adaptive)
+if(PKG_CONFIG_EXE AND CC)
+  set(sflags "")
+  if(SANITIZE)
+    set(sflags -fsanitize=address,undefined)
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pcdir}
+                  ${PKG_CONFIG_EXE} --cflags --libs rewind
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE pcflags OUTPUT_STRIP_TRAILING_WHITESPACE)
+  separate_arguments(pcflags UNIX_COMMAND "${pcflags}")
+  execute_process(COMMAND ${CC} -std=c11 -Wall -Wextra -pedantic ${sflags}
+                  ${exsrc}/advection_diffusion_1d.c -o ${WORK}/advection_diffusion_1d_pc ${pcflags}
+                  -Wl,-rpath,${libdir}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR err MATCHES "warning")
+    message(FATAL_ERROR "building the example with pkg-config's flags failed: ${out}${err}")
+  endif()
+  run_example(${WORK}/advection_diffusion_1d_pc 1)
+endif()
+message(STATUS "installed examples built and run")
