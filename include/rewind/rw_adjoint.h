@@ -189,7 +189,13 @@ typedef struct {
   double drift_max, drift_mean, drift_accepted_max;
 } rw_adjoint_stats;
 
-/* Default options: t0 = 0, tf = 1, dt = 0.01, store mode, states only. */
+/* Default options: t0 = 0, tf = 1, dt = 0.01, store mode, states only; every other field 0 or
+ * NULL, which means: no slots (set ram_slots or ram_bytes for checkpoint mode), no disk tier,
+ * disk costs 0 (disk traffic taken as free: set the costs, or a negative value to measure
+ * them), disk_dir "." and run_id "run" when a disk tier is set, rtol = atol = 0 (set both for
+ * adaptive steps), drift_tol 1e-6 with the fallback action, no monitor or progress callback.
+ * The fixed-interval and store-all schedules take the slots they need: ram_slots does not
+ * limit them, ram_bytes does (RW_ERR_BUDGET when they do not fit). */
 void rw_adjoint_options_default(rw_adjoint_options *opt);
 
 /* Number of steps and last step size of the grid (see above). Returns RW_ERR_ARG for

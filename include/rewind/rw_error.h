@@ -45,9 +45,9 @@ typedef enum {
 /* Short fixed description of a code ("out of memory"). Not collective. */
 const char *rw_error_string(int code);
 
-/* Records `code` with a printf-style message and returns `code`. A new error (code set
- * while no error is pending) replaces the message; use it at the point of failure.
- * Not collective. */
+/* Records `code` with a printf-style message and returns `code`. It replaces any pending
+ * message and its frames (a new failure is the one to report); use it at the point of
+ * failure. Not collective. */
 int rw_error_set(int code, const char *func, const char *file, int line, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 5, 6)))

@@ -117,8 +117,10 @@ int rw_grid_apply_comb_fused(rw_grid g, int n, const double *c, N_Vector *X, N_V
 /* The inputs of the fused stage in progress (inside its interior kernel call). Not collective. */
 int rw_grid_comb_inputs(rw_grid g, int *n, const double **c, N_Vector **X, N_Vector *keep);
 
-/* Global (i, j, k) of local owned node (i, j, k), and the owner rank's local index of a
- * global node if this rank owns it (-1 otherwise). */
+/* The local index, in a field of this grid (the local layout above), of component 0 of
+ * global node (gi, gj, gk) when this rank owns it, -1 otherwise (gk = 0 in 2-D). The global
+ * coordinates of local node (i, j, k) are start + (i, j, k), start from rw_grid_local_box.
+ * Not collective. */
 long rw_grid_local_index(rw_grid g, long gi, long gj, long gk);
 
 #ifdef __cplusplus

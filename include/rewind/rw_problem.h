@@ -7,7 +7,15 @@
  * end. State VJPs ACCUMULATE into a distributed vector.
  *
  * A problem is an ops table + content, as SUNDIALS objects are: the ops a problem does not
- * provide stay NULL, and calling them returns RW_ERR_NOT_IMPLEMENTED. */
+ * provide stay NULL, and calling them returns RW_ERR_NOT_IMPLEMENTED.
+ *
+ * Every op reads y, w and p and must not modify them. The drivers call the ops on every rank in
+ * the same order (so an op may exchange halos or reduce over ranks), any number of times
+ * (recomputation under a checkpoint schedule evaluates states again), and need the same bits
+ * for the same inputs for the checkpointed gradient to equal the stored one bit for bit. An op
+ * returns 0 or an rw_error_code (RW_ERROR gives it a message); a failure on one rank only is
+ * not seen by the others, which go on to their next collective call: make it collective
+ * (rw_error_agree) or end the job. docs/library.md is the user's guide to these contracts. */
 #ifndef REWIND_RW_PROBLEM_H
 #define REWIND_RW_PROBLEM_H
 
@@ -110,8 +118,9 @@ typedef struct {
  * `local_n` entries on this rank. With `param_names` (copied) the parameters are named
  * scalars (mu, kappa, ...); with NULL they are one unnamed vector theta (an MLP's weights,
  * any length: nothing per parameter is allocated, and outputs report the vector as a whole,
- * /gradient/dJdtheta and |dJ/dtheta|_2). The problem takes ownership of
- * `content` (released by ops->destroy). Collective. */
+ * /gradient/dJdtheta and |dJ/dtheta|_2). On success the problem takes ownership of
+ * `content` (released by ops->destroy at rw_problem_destroy); on failure it does not, and the
+ * caller still frees it. Collective. */
 int rw_problem_create(rw_context ctx, const char *name, const rw_problem_ops *ops, void *content,
                       sunindextype local_n, int nparams, const char *const *param_names,
                       rw_problem *out);
@@ -199,7 +208,10 @@ int rw_problem_vjp_comb(rw_problem prob, double t, N_Vector y, int n, const doub
                         N_Vector work, N_Vector out_y, double *out_p);
 int rw_problem_jvp(rw_problem prob, double t, N_Vector y, N_Vector v, const double *dp,
                    N_Vector out);
-/* g and r are global values (r summed over ranks). Collective. */
+/* g is the global value (the terminal op reduces over the ranks itself): collective.
+ * rw_problem_running_local returns this rank's part of r, as the running op does (the drivers
+ * sum the running cost over the ranks once, at the end of the forward sweep): not collective.
+ * The gradients add this rank's parts to gp / rp, as the VJPs do. */
 int rw_problem_terminal(rw_problem prob, double t, N_Vector y, double *g);
 int rw_problem_terminal_grad(rw_problem prob, double t, N_Vector y, N_Vector gy, double *gp);
 int rw_problem_running_local(rw_problem prob, double t, N_Vector y, double *r);

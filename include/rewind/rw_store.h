@@ -177,8 +177,10 @@ const char *rw_store_path(rw_store st);
  * node; the other ranks block in their next collective until the MPI launcher ends them),
  * "term" sends SIGTERM to every rank after its write (a batch system ending the job),
  * "torn" flips a byte of the snapshot on rank 0 and then kills it (a write the crash
- * interrupted). The apps set it from the environment variable REWIND_FAULT_INJECT=kind@after (e.g.
- * flip@2). Returns RW_ERR_ARG for an unknown kind or a RAM store. Not collective. */
+ * interrupted). The adjoint driver (rw_adjoint_solve, and so every app and every program that
+ * uses it with a disk tier) sets it from the environment variable REWIND_FAULT_INJECT=kind@after
+ * (e.g. flip@2): never set that variable outside tests. Returns RW_ERR_ARG for an unknown kind
+ * or a RAM store. Not collective. */
 int rw_store_inject_fault(rw_store st, const char *kind, long after);
 
 #ifdef __cplusplus
