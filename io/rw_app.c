@@ -1,10 +1,12 @@
 /* The application kit (see rw_app.h). */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* realpath */
 #include "rewind/rw_app.h"
 
 #include "rewind/rw_sde.h"
 #include "rewind/rw_store.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -180,6 +182,186 @@ const rw_tableau *rw_app_stability_tableau(rw_app *app)
   return rw_tableau_find(app->stepper);
 }
 
+/* ---- the files a run reads and writes -------------------------------------------------- */
+
+/* A file the run reads or writes, for the comparisons of rw_app_check_paths. */
+typedef struct {
+  const char *key;  /* deck key ("output", ...), or NULL for a deck file */
+  const char *what; /* NULL, or "the temporary file" (path is the key's value + ".partial") */
+  int writes;
+  char path[4200];
+  char canon[PATH_MAX + 4200];
+  int exists;
+  struct stat sb;
+} rw_app_file;
+
+/* The canonical form of a path: realpath() where the file exists, else the realpath of its
+ * directory and its last name, else the path as given. */
+static void rw_app_file_canon(rw_app_file *f)
+{
+  char buf[PATH_MAX], dir[4200];
+  f->exists = stat(f->path, &f->sb) == 0;
+  if (realpath(f->path, buf)) {
+    snprintf(f->canon, sizeof f->canon, "%s", buf);
+    return;
+  }
+  snprintf(dir, sizeof dir, "%s", f->path);
+  char *slash = strrchr(dir, '/');
+  const char *base = f->path;
+  if (slash) {
+    base = f->path + (slash - dir) + 1;
+    if (slash == dir)
+      dir[1] = '\0';
+    else
+      *slash = '\0';
+  } else {
+    snprintf(dir, sizeof dir, ".");
+  }
+  if (realpath(dir, buf))
+    snprintf(f->canon, sizeof f->canon, "%s/%s", strcmp(buf, "/") ? buf : "", base);
+  else
+    snprintf(f->canon, sizeof f->canon, "%s", f->path);
+}
+
+/* The key's value as the run uses it: app->output for "output" (read by the kit), else the
+ * deck's string ("" when it cannot be read). */
+static void rw_app_key_value(rw_app *app, const char *key, char *v, size_t len)
+{
+  if (!strcmp(key, "output"))
+    snprintf(v, len, "%s", app->output);
+  else if (rw_deck_get_string(app->deck, key, v, len))
+    v[0] = '\0';
+}
+
+/* "key 'theta_out' = 'x.bin' (from command line)", "the temporary file 'r.h5.partial' of key
+ * 'output' = 'r.h5' (from ...)" or "the deck file 'd.yaml'". */
+static void rw_app_file_name(rw_app *app, const rw_app_file *f, char *out, size_t len)
+{
+  if (!f->key) {
+    snprintf(out, len, "the deck file '%s'", f->path);
+    return;
+  }
+  char v[4096];
+  rw_app_key_value(app, f->key, v, sizeof v);
+  if (f->what)
+    snprintf(out, len, "%s '%s' of key '%s' = '%s' (from %s)", f->what, f->path, f->key, v,
+             rw_deck_source(app->deck, f->key));
+  else
+    snprintf(out, len, "key '%s' = '%s' (from %s)", f->key, v, rw_deck_source(app->deck, f->key));
+}
+
+/* The error for an output (in `files`) that the disk checkpoints could overwrite: a file in
+ * the directory of the run's disk checkpoints (restart_from, else checkpoint_dir with a disk
+ * tier) named like them ('rewind-ckpt-*'), which the run reads, writes and removes. 0 when
+ * there is none. Rank 0. */
+static int rw_app_checkpoint_clash(rw_app *app, const rw_app_file *files, int n)
+{
+  const rw_adjoint_options *o = &app->opt;
+  const char *key = app->restart_from[0]                     ? "restart_from"
+                    : o->disk_slots > 0 || o->disk_bytes > 0 ? "checkpoint_dir"
+                                                             : NULL;
+  char dir[4096], cdir[PATH_MAX];
+  if (!key) return 0;
+  rw_app_key_value(app, key, dir, sizeof dir);
+  if (!realpath(dir, cdir)) snprintf(cdir, sizeof cdir, "%s", dir);
+  size_t dl = strlen(cdir);
+  if (dl > 0 && cdir[dl - 1] == '/') dl--;
+  for (int i = 0; i < n; i++) {
+    const char *c = files[i].canon;
+    if (!files[i].writes || strncmp(c, cdir, dl) || c[dl] != '/' || strchr(c + dl + 1, '/') ||
+        strncmp(c + dl + 1, "rewind-ckpt-", 12))
+      continue;
+    char name[4600];
+    rw_app_file_name(app, &files[i], name, sizeof name);
+    return RW_ERROR(RW_ERR_DECK,
+                    "%s is in the directory of the disk checkpoints, key '%s' = '%s' (from %s), "
+                    "and named like them ('rewind-ckpt-*'): the run %s those files; give '%s' "
+                    "another file name",
+                    name, key, dir, rw_deck_source(app->deck, key),
+                    app->restart_from[0] ? "reads, rewrites and removes" : "writes and removes",
+                    files[i].key);
+  }
+  return 0;
+}
+
+/* Refuses, before anything is read or written, an output of the run that is the same file as
+ * another output or as an input, since the run would overwrite what it reads, or one result
+ * would replace another. The outputs are `output` and the keys `outs`, each with the temporary
+ * '<name>.partial' it is written as; the inputs are the keys `ins` and every deck file read
+ * (rw_deck_file). Paths are compared by realpath() (where the file does not exist yet: its
+ * directory's realpath and its name) and, where both exist, by device and inode (hard links,
+ * symbolic links). An output named like the disk checkpoints in their directory
+ * ('rewind-ckpt-*' in restart_from, or in checkpoint_dir with a disk tier) is refused too.
+ * Keys with an empty value are skipped. Relative paths are taken from rank 0's working
+ * directory, where the files are read and the result is written (rw_output_create). The kit
+ * checks `output` against the deck files and the checkpoints itself before the app's run; an
+ * app with files of its own calls this with their keys.
+ *   outs  nouts deck keys naming files the run writes (may be NULL when nouts is 0)
+ *   ins   nins deck keys naming files the run reads (may be NULL when nins is 0)
+ * Rank 0 decides; every rank returns the same RW_ERR_DECK naming both files, their keys and
+ * paths. Collective. */
+int rw_app_check_paths(rw_app *app, const char *const *outs, int nouts, const char *const *ins,
+                       int nins)
+{
+  rw_app_file *f = NULL;
+  int n = 0, ierr = 0, ndeck = 0;
+  RW_CHECK(app && nouts >= 0 && nins >= 0 && (outs || !nouts) && (ins || !nins), RW_ERR_ARG,
+           "rw_app_check_paths: bad arguments");
+  if (rw_context_rank(app->ctx) == 0) {
+    while (rw_deck_file(app->deck, ndeck))
+      ndeck++;
+    RW_TRY(rw_calloc((size_t)(2 * (nouts + 1) + nins + ndeck), sizeof *f, "path checks", &f));
+    for (int k = -1; k < nouts; k++) {
+      const char *key = k < 0 ? "output" : outs[k];
+      char v[4096];
+      rw_app_key_value(app, key, v, sizeof v);
+      if (!v[0]) continue;
+      for (int partial = 0; partial < 2; partial++, n++) {
+        f[n].key = key;
+        f[n].writes = 1;
+        f[n].what = partial ? "the temporary file" : NULL;
+        snprintf(f[n].path, sizeof f[n].path, partial ? "%s.partial" : "%s", v);
+      }
+    }
+    for (int k = 0; k < nins; k++) {
+      rw_app_key_value(app, ins[k], f[n].path, sizeof f[n].path);
+      if (f[n].path[0]) f[n++].key = ins[k];
+    }
+    for (int k = 0; k < ndeck; k++, n++)
+      snprintf(f[n].path, sizeof f[n].path, "%s", rw_deck_file(app->deck, k));
+    for (int i = 0; i < n; i++)
+      rw_app_file_canon(&f[i]);
+    for (int i = 0; i < n && !ierr; i++)
+      for (int j = i + 1; j < n && !ierr; j++) {
+        if (!f[i].writes && !f[j].writes) continue;
+        if (f[i].key && f[j].key && !strcmp(f[i].key, f[j].key)) continue;
+        int same = !strcmp(f[i].canon, f[j].canon) ||
+                   (f[i].exists && f[j].exists && f[i].sb.st_dev == f[j].sb.st_dev &&
+                    f[i].sb.st_ino == f[j].sb.st_ino);
+        if (!same) continue;
+        /* name the output first; an output against an input is the worse case */
+        const rw_app_file *a = f[i].writes ? &f[i] : &f[j], *b = a == &f[i] ? &f[j] : &f[i];
+        char na[4600], nb[4600];
+        rw_app_file_name(app, a, na, sizeof na);
+        rw_app_file_name(app, b, nb, sizeof nb);
+        if (b->writes)
+          ierr = RW_ERROR(RW_ERR_DECK,
+                          "%s is the same file as %s: one output would overwrite the other; give "
+                          "'%s' and '%s' different file names",
+                          na, nb, a->key, b->key);
+        else
+          ierr = RW_ERROR(RW_ERR_DECK,
+                          "%s is the same file as %s, which the run reads: writing it would "
+                          "destroy the input; give '%s' another file name",
+                          na, nb, a->key);
+      }
+    if (!ierr) ierr = rw_app_checkpoint_clash(app, f, n);
+  }
+cleanup:
+  rw_free(&f);
+  return rw_error_agree(rw_context_comm(app->ctx), ierr);
+}
+
 /* Reads the common keys into app->opt and checks what depends on several keys. */
 static int rw_app_read_common(rw_app *app)
 {
@@ -299,6 +481,9 @@ static int rw_app_read_common(rw_app *app)
   RW_CALL(rw_deck_get_real(deck, "atol", &opt->atol));
   RW_CALL(rw_deck_get_int(deck, "max_steps", &opt->max_steps));
   RW_CALL(rw_deck_get_string(deck, "output", app->output, sizeof app->output));
+  /* A result path that is the deck file (or a disk checkpoint) is refused before anything is
+   * written: the run would overwrite its own input. */
+  RW_CALL(rw_app_check_paths(app, NULL, 0, NULL, 0));
   /* An unwritable result path is refused now, not when the finished run renames its file. */
   if (rw_output_check_path(rw_context_comm(app->ctx), app->output))
     return rw_app_deck_error(app, "output");

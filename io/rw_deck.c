@@ -373,7 +373,9 @@ struct rw_deck_s {
   int nentries, centries;
   char **sources; /* "default deck", "command line", "deck file 'path'"... */
   int nsources, csources;
-  char *path; /* the deck file ("" when none) */
+  char *path;   /* the deck file ("" when none) */
+  char **files; /* every deck file read (argv[1], -options_file ones), in reading order */
+  int nfiles, cfiles;
   int help;
   int owns_petsc;
   strbuf problems;
@@ -407,19 +409,27 @@ static const char *src_name(rw_deck d, int src)
   return "?";
 }
 
+/* Appends a copy of text to the growing list (*list, *n entries, room for *cap). */
+static int push_str(char ***list, int *n, int *cap, const char *text, const char *what)
+{
+  if (*n == *cap) {
+    int c = *cap ? 2 * *cap : 8;
+    char **s = NULL;
+    RW_CALL(rw_calloc((size_t)c, sizeof *s, what, &s));
+    if (*n) memcpy(s, *list, (size_t)*n * sizeof *s);
+    rw_free(list);
+    *list = s;
+    *cap = c;
+  }
+  RW_CALL(dup_cstr(text, &(*list)[*n]));
+  (*n)++;
+  return 0;
+}
+
 static int add_source(rw_deck d, const char *text, int *src)
 {
-  if (d->nsources == d->csources) {
-    int c = d->csources ? 2 * d->csources : 8;
-    char **s = NULL;
-    RW_CALL(rw_calloc((size_t)c, sizeof *s, "deck sources", &s));
-    if (d->nsources) memcpy(s, d->sources, (size_t)d->nsources * sizeof *s);
-    rw_free(&d->sources);
-    d->sources = s;
-    d->csources = c;
-  }
-  RW_CALL(dup_cstr(text, &d->sources[d->nsources]));
-  *src = d->nsources++;
+  RW_CALL(push_str(&d->sources, &d->nsources, &d->csources, text, "deck sources"));
+  *src = d->nsources - 1;
   return 0;
 }
 
@@ -1157,6 +1167,7 @@ static int stage_file(rw_deck d, const char *path, int force_yaml, int depth)
   strbuf label = {0};
   seen_list seen = {0};
   if (!d->path) RW_CALL(dup_cstr(path, &d->path));
+  RW_CALL(push_str(&d->files, &d->nfiles, &d->cfiles, path, "deck files"));
   RW_CALL(read_file_bcast(d->comm, path, &text, &len, &err_no));
   if (!text) {
     return deck_problem(d, "deck file '%s' cannot be read: %s", path,
@@ -1841,6 +1852,9 @@ int rw_deck_destroy(rw_deck *deck)
   for (int i = 0; i < d->nsources; i++)
     rw_free(&d->sources[i]);
   rw_free(&d->sources);
+  for (int i = 0; i < d->nfiles; i++)
+    rw_free(&d->files[i]);
+  rw_free(&d->files);
   for (int k = 0; k < d->nkeys && d->vals; k++)
     rw_free(&d->vals[k].array);
   rw_free(&d->vals);
@@ -2106,6 +2120,13 @@ const char *rw_deck_source(rw_deck deck, const char *key)
 /* The deck file path given as argv[1] (or the first -options_file), "" when none. Not
  * collective. */
 const char *rw_deck_path(rw_deck deck) { return deck && deck->path ? deck->path : ""; }
+
+/* Deck file i (0: argv[1] or the first -options_file; then every other one read, nested ones
+ * included, in reading order), NULL past the last. Not collective. */
+const char *rw_deck_file(rw_deck deck, int i)
+{
+  return deck && i >= 0 && i < deck->nfiles ? deck->files[i] : NULL;
+}
 
 /* Appends a YAML single-quoted scalar. */
 static int yaml_quoted(strbuf *b, const char *s)

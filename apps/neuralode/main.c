@@ -23,7 +23,6 @@
  * the user set that the mode ignores. The input files are read on rank 0 and broadcast.
  * theta_out and gradient_out are written after the HDF5 result is complete, so a failure to
  * write them (reported with its key and errno's text, exit 1) loses nothing. */
-#define _DEFAULT_SOURCE /* realpath */
 #include "app_default_deck.h"
 #include "rewind/rw_app.h"
 #include "rewind/rw_blas.h"
@@ -33,12 +32,10 @@
 #include "rewind/rw_sde.h"
 
 #include <cblas.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const rw_deck_key keys[] = {
     {"mode", RW_KEY_ENUM, "train", NULL, 0, 0, 0, "train,gradient", 0,
@@ -605,132 +602,6 @@ cleanup:
 
 /* ---- start-up checks ------------------------------------------------------------------------ */
 
-/* A file the run reads or writes, for the comparisons of check_paths. */
-typedef struct {
-  const char *key;  /* deck key ("output", ...), or NULL for the deck file */
-  const char *what; /* NULL, or "the temporary file" (path is the key's value + ".partial") */
-  int writes;
-  char path[4200];
-  char canon[PATH_MAX + 4200];
-  int exists;
-  struct stat sb;
-} io_file;
-
-/* The canonical form of a path: realpath() where the file exists, else the realpath of its
- * directory and its last name, else the path as given. */
-static void io_file_canon(io_file *f)
-{
-  char buf[PATH_MAX], dir[4200];
-  f->exists = stat(f->path, &f->sb) == 0;
-  if (realpath(f->path, buf)) {
-    snprintf(f->canon, sizeof f->canon, "%s", buf);
-    return;
-  }
-  snprintf(dir, sizeof dir, "%s", f->path);
-  char *slash = strrchr(dir, '/');
-  const char *base = f->path;
-  if (slash) {
-    base = f->path + (slash - dir) + 1;
-    if (slash == dir)
-      dir[1] = '\0';
-    else
-      *slash = '\0';
-  } else {
-    snprintf(dir, sizeof dir, ".");
-  }
-  if (realpath(dir, buf))
-    snprintf(f->canon, sizeof f->canon, "%s/%s", strcmp(buf, "/") ? buf : "", base);
-  else
-    snprintf(f->canon, sizeof f->canon, "%s", f->path);
-}
-
-/* "key 'theta_out' = 'x.bin' (from command line)", "the temporary file 'r.h5.partial' of key
- * 'output' = 'r.h5' (from ...)" or "the deck file 'd.yaml'". */
-static void io_file_name(rw_app *app, const io_file *f, char *out, size_t len)
-{
-  if (!f->key) {
-    snprintf(out, len, "the deck file '%s'", f->path);
-    return;
-  }
-  char v[4096];
-  if (rw_deck_get_string(app->deck, f->key, v, sizeof v)) v[0] = '\0';
-  if (!strcmp(f->key, "output")) snprintf(v, sizeof v, "%s", app->output);
-  if (f->what)
-    snprintf(out, len, "%s '%s' of key '%s' = '%s' (from %s)", f->what, f->path, f->key, v,
-             rw_deck_source(app->deck, f->key));
-  else
-    snprintf(out, len, "key '%s' = '%s' (from %s)", f->key, v, rw_deck_source(app->deck, f->key));
-}
-
-/* Refuses, before anything is read or written, an output of the run (output, theta_out,
- * gradient_out, or the temporary '<name>.partial' each is written as) that is the same file as
- * another output or as an input (theta_file, problem_file, compare_gradient, the deck file):
- * the run would overwrite what it reads, or one result would replace another. Paths are
- * compared by realpath() (where the file does not exist yet: its directory's realpath and its
- * name) and, where both exist, by device and inode (hard links). Rank 0 decides; every rank
- * returns the same RW_ERR_DECK. Collective. */
-static int check_paths(rw_app *app)
-{
-  static const char *outs[] = {"output", "theta_out", "gradient_out"};
-  static const char *ins[] = {"theta_file", "problem_file", "compare_gradient"};
-  io_file *f = NULL;
-  int n = 0, ierr = 0;
-  if (rw_context_rank(app->ctx) == 0) {
-    RW_TRY(rw_calloc(10, sizeof *f, "path checks", &f));
-    for (int k = 0; k < 3; k++) {
-      char v[4096];
-      if (!strcmp(outs[k], "output"))
-        snprintf(v, sizeof v, "%s", app->output);
-      else
-        RW_TRY(rw_deck_get_string(app->deck, outs[k], v, sizeof v));
-      if (!v[0]) continue;
-      for (int partial = 0; partial < 2; partial++, n++) {
-        f[n].key = outs[k];
-        f[n].writes = 1;
-        f[n].what = partial ? "the temporary file" : NULL;
-        snprintf(f[n].path, sizeof f[n].path, partial ? "%s.partial" : "%s", v);
-      }
-    }
-    for (int k = 0; k < 3; k++) {
-      RW_TRY(rw_deck_get_string(app->deck, ins[k], f[n].path, sizeof f[n].path));
-      if (f[n].path[0]) f[n++].key = ins[k];
-    }
-    if (rw_deck_path(app->deck)[0]) {
-      snprintf(f[n].path, sizeof f[n].path, "%s", rw_deck_path(app->deck));
-      n++;
-    }
-    for (int i = 0; i < n; i++)
-      io_file_canon(&f[i]);
-    for (int i = 0; i < n && !ierr; i++)
-      for (int j = i + 1; j < n && !ierr; j++) {
-        if (!f[i].writes && !f[j].writes) continue;
-        if (f[i].key && f[j].key && !strcmp(f[i].key, f[j].key)) continue;
-        int same = !strcmp(f[i].canon, f[j].canon) ||
-                   (f[i].exists && f[j].exists && f[i].sb.st_dev == f[j].sb.st_dev &&
-                    f[i].sb.st_ino == f[j].sb.st_ino);
-        if (!same) continue;
-        /* name the output first; an output against an input is the worse case */
-        const io_file *a = f[i].writes ? &f[i] : &f[j], *b = a == &f[i] ? &f[j] : &f[i];
-        char na[4600], nb[4600];
-        io_file_name(app, a, na, sizeof na);
-        io_file_name(app, b, nb, sizeof nb);
-        if (b->writes)
-          ierr = RW_ERROR(RW_ERR_DECK,
-                          "%s is the same file as %s: one output would overwrite the other; give "
-                          "'%s' and '%s' different file names",
-                          na, nb, a->key, b->key);
-        else
-          ierr = RW_ERROR(RW_ERR_DECK,
-                          "%s is the same file as %s, which the run reads: writing it would "
-                          "destroy the input; give '%s' another file name",
-                          na, nb, a->key);
-      }
-  }
-cleanup:
-  rw_free(&f);
-  return rw_error_agree(rw_context_comm(app->ctx), ierr);
-}
-
 /* Refuses `key` when the user set it: it has no effect here (`why` says why). */
 static int refuse_unused(rw_app *app, const char *key, const char *why)
 {
@@ -877,7 +748,13 @@ static int run(rw_app *app)
            threads == 1 ? "" : "s");
   }
   RW_TRY(check_mode_keys(app, strcmp(mode, "gradient") == 0));
-  RW_TRY(check_paths(app));
+  {
+    /* an output that is an input or another output (the kit checked `output` against the
+     * deck files) */
+    static const char *const outs[] = {"theta_out", "gradient_out"};
+    static const char *const ins[] = {"theta_file", "problem_file", "compare_gradient"};
+    RW_TRY(rw_app_check_paths(app, outs, 2, ins, 3));
+  }
   RW_TRY(model_weights(app, &m));
   RW_TRY(check_arch_keys(app, &m.arch));
   /* the files written at the end can be written: checked before any work */

@@ -112,6 +112,17 @@ int rw_app_finish(rw_app *app, rw_problem prob, double J, const double *dJdp, N_
 /* Turns the current error into a deck error naming `keys` and where they came from. */
 int rw_app_deck_error(rw_app *app, const char *keys);
 
+/* Refuses an output that is the same file as an input or another output, before anything is
+ * read or written (see rw_app.c): the outputs are `output` and the keys `outs` (nouts of
+ * them), each with its '<name>.partial'; the inputs are the keys `ins` (nins) and every deck
+ * file. Compared by realpath and by device and inode, relative paths from rank 0's working
+ * directory; an output named like the disk checkpoints in their directory is refused too.
+ * rw_app_main checks `output` itself; an app that reads or writes files of its own calls this
+ * with their keys. Returns RW_ERR_DECK naming both files, their keys and paths, on every rank.
+ * Collective. */
+int rw_app_check_paths(rw_app *app, const char *const *outs, int nouts, const char *const *ins,
+                       int nins);
+
 /* --- Noise (issue 12) for the grid apps (rewind-grayscott, rewind-heat), whose key tables
  * list `noise_amplitude` (real >= 0, default 0), `noise_seed` (integer >= 0) and a `stepper`
  * key that admits the SDE steppers em and sheun. ---

@@ -110,6 +110,9 @@ const char *rw_deck_source(rw_deck deck, const char *key);
  * "unknown key" for a name not in the table.) */
 /* The deck file path ("" when none). */
 const char *rw_deck_path(rw_deck deck);
+/* Deck file i of those read, in reading order (0 is rw_deck_path's; then the -options_file
+ * ones, nested ones included), NULL past the last: the files a run must not overwrite. */
+const char *rw_deck_file(rw_deck deck, int i);
 
 /* Writes the effective deck (every known key = value, one "key: value" line each, YAML
  * that the app reads back) into buf. Returns RW_ERR_ARG if len is too small. */

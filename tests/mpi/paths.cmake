@@ -1,0 +1,105 @@
+# Output paths of the apps (the app kit: every app alike).
+#  1. An output that is the same file as the run's own deck (the deck file, a symbolic or hard
+#     link to it, a file given with -options_file, the deck whose own `output` names itself) or
+#     whose '.partial' is, or that is named like the disk checkpoints in their directory, is
+#     refused at start-up: exit 2 on every rank, both files named, nothing written, the decks
+#     unchanged (compared with pristine copies).
+# The files are made fresh by a fixture before the tests (paths_setup).
+set(PATHS_DIR ${CMAKE_CURRENT_BINARY_DIR}/out_paths/run)
+set(PATHS_PRISTINE ${CMAKE_CURRENT_BINARY_DIR}/out_paths/pristine)
+set(PATHS_MPMD_A ${CMAKE_CURRENT_BINARY_DIR}/out_paths/mpmd_a)
+set(PATHS_MPMD_B ${CMAKE_CURRENT_BINARY_DIR}/out_paths/mpmd_b)
+set(PATHS_DECKS deck.yaml self.yaml opts.txt r.h5.partial)
+set(PATHS_SETUP ${CMAKE_CURRENT_BINARY_DIR}/out_paths_setup.cmake)
+file(WRITE ${PATHS_SETUP} "
+foreach(d \"${PATHS_DIR}\" \"${PATHS_PRISTINE}\" \"${PATHS_MPMD_A}\" \"${PATHS_MPMD_B}\")
+  file(REMOVE_RECURSE \${d})
+  file(MAKE_DIRECTORY \${d})
+endforeach()
+file(MAKE_DIRECTORY \"${PATHS_DIR}/ckpt\" \"${PATHS_MPMD_A}/sub\")
+file(WRITE \"${PATHS_PRISTINE}/deck.yaml\" \"tf: 0.01\\ndt: 0.001\\n\")
+file(WRITE \"${PATHS_PRISTINE}/self.yaml\" \"tf: 0.01\\ndt: 0.001\\noutput: self.yaml\\n\")
+file(WRITE \"${PATHS_PRISTINE}/opts.txt\" \"-tf 0.01\\n\")
+file(WRITE \"${PATHS_PRISTINE}/r.h5.partial\" \"-tf 0.01\\n-dt 0.001\\n\")
+file(COPY \"${PATHS_PRISTINE}/\" DESTINATION \"${PATHS_DIR}\")
+file(CREATE_LINK deck.yaml \"${PATHS_DIR}/link.h5\" SYMBOLIC)
+file(CREATE_LINK \"${PATHS_DIR}/deck.yaml\" \"${PATHS_DIR}/hard.h5\")
+")
+add_test(NAME paths_setup COMMAND ${CMAKE_COMMAND} -P ${PATHS_SETUP})
+set_tests_properties(paths_setup PROPERTIES FIXTURES_SETUP paths_files)
+
+# Every rank's exit status, printed by a shell around it (a deck error is 2 on every rank).
+set(PATHS_RANK_STATUS [[ "$0" "$@" || (echo "rank exit status $?" && false) ]])
+set(PATHS_SAME "is the same file as the deck file")
+set(PATHS_READS "which the run reads: writing it would destroy the input; give 'output' another file name")
+set(PATHS_REFUSED "")
+function(paths_bad name np app regex)
+  set(status "rank exit status 2\n")
+  if(np EQUAL 2)
+    set(status "rank exit status 2\n.*rank exit status 2\n")
+  endif()
+  rewind_mpi_expect(paths_${name} NP ${np} RC nonzero REGEX "${status}.*${regex}"
+    FORBID "objective J|rank exit status [013-9]"
+    COMMAND sh -c "${PATHS_RANK_STATUS}" $<TARGET_FILE:rewind-${app}> ${ARGN})
+  set_tests_properties(paths_${name} PROPERTIES WORKING_DIRECTORY ${PATHS_DIR}
+    FIXTURES_REQUIRED paths_files)
+  set(PATHS_REFUSED ${PATHS_REFUSED} paths_${name} PARENT_SCOPE)
+endfunction()
+
+# The deck file given by its absolute path, the output as './deck.yaml' from the run directory:
+# every app, 1 and 2 ranks.
+foreach(app grayscott heat wave burgers ode)
+  foreach(np 1 2)
+    paths_bad(${app}_output_is_deck_np${np} ${np} ${app}
+      "key 'output' = '\\./deck.yaml' \\(from command line\\) ${PATHS_SAME} '[^']*/run/deck.yaml', ${PATHS_READS}"
+      ${PATHS_DIR}/deck.yaml -output ./deck.yaml)
+  endforeach()
+endforeach()
+# A symbolic link and a hard link to the deck.
+paths_bad(grayscott_output_symlink_to_deck_np2 2 grayscott
+  "key 'output' = 'link.h5' \\(from command line\\) ${PATHS_SAME} 'deck.yaml', ${PATHS_READS}"
+  deck.yaml -output link.h5)
+paths_bad(heat_output_symlink_to_deck_np1 1 heat
+  "key 'output' = 'link.h5' \\(from command line\\) ${PATHS_SAME} 'deck.yaml'" deck.yaml
+  -output link.h5)
+paths_bad(wave_output_hardlink_to_deck_np2 2 wave
+  "key 'output' = 'hard.h5' \\(from command line\\) ${PATHS_SAME} 'deck.yaml', ${PATHS_READS}"
+  deck.yaml -output hard.h5)
+paths_bad(burgers_output_hardlink_to_deck_np1 1 burgers
+  "key 'output' = '[^']*/hard.h5' \\(from command line\\) ${PATHS_SAME} 'deck.yaml'" deck.yaml
+  -output ${PATHS_DIR}/hard.h5)
+# The deck's own output key names the deck.
+paths_bad(heat_deck_output_names_itself_np2 2 heat
+  "key 'output' = 'self.yaml' \\(from deck file 'self.yaml'\\) ${PATHS_SAME} 'self.yaml'"
+  self.yaml)
+# A deck given with -options_file after the first one.
+paths_bad(grayscott_output_is_options_file_np2 2 grayscott
+  "key 'output' = 'opts.txt' \\(from command line\\) ${PATHS_SAME} 'opts.txt'" deck.yaml
+  -options_file opts.txt -output opts.txt)
+# The temporary file the output is written as is the deck.
+paths_bad(ode_output_partial_is_deck_np2 2 ode
+  "the temporary file 'r.h5.partial' of key 'output' = 'r.h5' \\(from command line\\) ${PATHS_SAME} 'r.h5.partial'"
+  r.h5.partial -output r.h5)
+# Named like the disk checkpoints in their directory.
+paths_bad(burgers_output_is_checkpoint_np2 2 burgers
+  "key 'output' = 'ckpt/rewind-ckpt-mine.h5' \\(from command line\\) is in the directory of the disk checkpoints, key 'checkpoint_dir' = 'ckpt' \\(from command line\\), and named like them"
+  deck.yaml -adjoint_mode checkpoint -checkpoint_slots 4 -checkpoint_disk_slots 2
+  -checkpoint_dir ckpt -output ckpt/rewind-ckpt-mine.h5)
+
+# After the refusals: the decks are unchanged and nothing was written.
+foreach(deck IN LISTS PATHS_DECKS)
+  add_test(NAME paths_unchanged_${deck}
+    COMMAND ${CMAKE_COMMAND} -E compare_files ${PATHS_DIR}/${deck} ${PATHS_PRISTINE}/${deck})
+  set_tests_properties(paths_unchanged_${deck} PROPERTIES FIXTURES_REQUIRED paths_files
+    DEPENDS "${PATHS_REFUSED}")
+endforeach()
+set(absent "")
+foreach(f deck.yaml.partial deck.yaml.xmf link.h5.partial link.xmf hard.h5.partial hard.xmf
+          self.yaml.partial self.yaml.xmf opts.txt.partial opts.txt.xmf r.h5 r.xmf)
+  string(APPEND absent "${PATHS_DIR}/${f}|")
+endforeach()
+add_test(NAME paths_refused_left_nothing
+  COMMAND ${CMAKE_COMMAND} "-DABSENT=${absent}" "-DEMPTY_DIRS=${PATHS_DIR}/ckpt"
+          -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_no_output.cmake)
+set_tests_properties(paths_refused_left_nothing PROPERTIES FIXTURES_REQUIRED paths_files
+  DEPENDS "${PATHS_REFUSED}")
