@@ -216,15 +216,55 @@ int rw_output_check_path(MPI_Comm comm, const char *path)
   return 0;
 }
 
-int rw_output_create(MPI_Comm comm, const char *path, rw_output *out)
+/* The result path every rank opens: `path` made absolute against rank 0's working directory
+ * (a leading "./" dropped) and broadcast, so that ranks started in different directories (an
+ * MPMD launch with a --wdir each) open one file, the one rank 0 checked and locks, instead of
+ * each its own in a collective create that never completes. Collective on comm.
+ *   abs  out: the path (len bytes, at least 4096) */
+static int rw_output_resolve(MPI_Comm comm, const char *path, char *abs, size_t len)
+{
+  char msg[4400] = "";
+  int rank = 0;
+  RW_CALL_MPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    char cwd[4096];
+    const char *rel = path;
+    while (rel[0] == '.' && rel[1] == '/') {
+      rel += 2;
+      while (*rel == '/')
+        rel++;
+    }
+    if (path[0] == '/')
+      snprintf(abs, len, "%s", path);
+    else if (!getcwd(cwd, sizeof cwd))
+      snprintf(msg, sizeof msg,
+               "output '%s': the working directory of rank 0 cannot be read (%s), so the "
+               "relative path cannot be resolved; give an absolute path",
+               path, strerror(errno));
+    else if (strlen(cwd) + strlen(rel) + 2 > 4000)
+      snprintf(msg, sizeof msg,
+               "output '%s': the path is too long once made absolute (%zu characters)", path,
+               strlen(cwd) + strlen(rel) + 1);
+    else
+      snprintf(abs, len, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", rel);
+  }
+  RW_CALL_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+  RW_CHECK(!msg[0], RW_ERR_IO, "%s", msg);
+  RW_CALL_MPI(MPI_Bcast(abs, (int)len, MPI_CHAR, 0, comm));
+  return 0;
+}
+
+int rw_output_create(MPI_Comm comm, const char *given, rw_output *out)
 {
   int ierr = 0;
   rw_output f = NULL;
   hid_t fapl = -1;
-  RW_CHECK(path && *path && out, RW_ERR_ARG, "rw_output_create: empty output path");
+  char path[4096];
+  RW_CHECK(given && *given && out, RW_ERR_ARG, "rw_output_create: empty output path");
   *out = NULL;
-  RW_CHECK(strlen(path) < 4000, RW_ERR_ARG, "output path is too long (%zu characters)",
-           strlen(path));
+  RW_CHECK(strlen(given) < 4000, RW_ERR_ARG, "output path is too long (%zu characters)",
+           strlen(given));
+  RW_CALL(rw_output_resolve(comm, given, path, sizeof path));
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   RW_CALL(rw_calloc(1, sizeof *f, "output file", &f));
   f->comm = comm;

@@ -28,8 +28,10 @@ extern "C" {
 
 typedef struct rw_output_s *rw_output;
 
-/* Creates "<path>.partial" (truncating). Fails with RW_ERR_IO naming the path and the reason
- * (directory missing or not writable, ...). Collective on comm. */
+/* Creates "<path>.partial" (truncating). A relative path is taken from rank 0's working
+ * directory (rank 0 makes it absolute and broadcasts it: ranks started in other directories
+ * write the same file), and rw_output_path gives it absolute. Fails with RW_ERR_IO naming the
+ * path and the reason (directory missing or not writable, ...). Collective on comm. */
 int rw_output_create(MPI_Comm comm, const char *path, rw_output *out);
 
 /* Checks before any work that a result can be written at `path` (see rw_output.c): not an
@@ -82,7 +84,7 @@ int rw_output_grid_field(rw_output f, const char *path, rw_grid g, N_Vector v,
 int rw_output_grid_snapshot(rw_output f, rw_grid g, double t, N_Vector v,
                             const char *const *comp_names);
 
-/* The final path of the result file. */
+/* The final path of the result file (absolute: see rw_output_create). */
 const char *rw_output_path(rw_output f);
 
 /* The path of the XDMF sidecar ("<path without .h5 or .hdf5>.xmf"), written by

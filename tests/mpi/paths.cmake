@@ -4,6 +4,9 @@
 #     whose '.partial' is, or that is named like the disk checkpoints in their directory, is
 #     refused at start-up: exit 2 on every rank, both files named, nothing written, the decks
 #     unchanged (compared with pristine copies).
+#  2. Ranks started in different working directories (an MPMD launch, a --wdir each) with a
+#     relative output write one file at rank 0's location instead of hanging in the parallel
+#     HDF5 create (a timeout guard fails the test if it hangs).
 # The files are made fresh by a fixture before the tests (paths_setup).
 set(PATHS_DIR ${CMAKE_CURRENT_BINARY_DIR}/out_paths/run)
 set(PATHS_PRISTINE ${CMAKE_CURRENT_BINARY_DIR}/out_paths/pristine)
@@ -103,3 +106,33 @@ add_test(NAME paths_refused_left_nothing
           -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_no_output.cmake)
 set_tests_properties(paths_refused_left_nothing PROPERTIES FIXTURES_REQUIRED paths_files
   DEPENDS "${PATHS_REFUSED}")
+
+# MPMD: rank 0 in mpmd_a, rank 1 in mpmd_b, a relative output (and one in a directory only
+# rank 0's working directory has): one result at rank 0's location, nothing in mpmd_b.
+set(PATHS_GS $<TARGET_FILE:rewind-grayscott> -N 16 -tf 0.01 -dt 0.001)
+set(PATHS_HEAT $<TARGET_FILE:rewind-heat> -N 16 -tf 0.01 -dt 0.001)
+rewind_mpi_expect(paths_mpmd_relative_output NP 1 RC zero REGEX "objective J.*output: r.h5"
+  COMMAND --wdir ${PATHS_MPMD_A} ${PATHS_GS} -output r.h5
+    : -n 1 --wdir ${PATHS_MPMD_B} ${PATHS_GS} -output r.h5)
+rewind_mpi_expect(paths_mpmd_relative_output_subdir NP 1 RC zero REGEX "objective J"
+  COMMAND --wdir ${PATHS_MPMD_A} ${PATHS_HEAT} -output sub/h.h5
+    : -n 1 --wdir ${PATHS_MPMD_B} ${PATHS_HEAT} -output sub/h.h5)
+set(PATHS_MPMD paths_mpmd_relative_output paths_mpmd_relative_output_subdir)
+set_tests_properties(${PATHS_MPMD} PROPERTIES PROCESSORS 2 TIMEOUT 60 FIXTURES_REQUIRED paths_files)
+add_test(NAME paths_mpmd_result_at_rank0
+  COMMAND ${CMAKE_COMMAND} -DFILE=${PATHS_MPMD_A}/r.h5 "-DNEEDLES=objective,deck"
+          "-DDATASETS=/gradient/dJdy0/u,/state/final/v"
+          -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
+add_test(NAME paths_mpmd_sidecar_at_rank0
+  COMMAND ${CMAKE_COMMAND} -DMODE=xmf -DXMF=${PATHS_MPMD_A}/r.xmf
+          -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_xdmf.cmake)
+add_test(NAME paths_mpmd_subdir_result_at_rank0
+  COMMAND ${CMAKE_COMMAND} -DFILE=${PATHS_MPMD_A}/sub/h.h5 "-DNEEDLES=objective,deck"
+          "-DDATASETS=/gradient/dJdkappa,/state/u"
+          -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
+add_test(NAME paths_mpmd_nothing_at_rank1
+  COMMAND ${CMAKE_COMMAND} "-DEMPTY_DIRS=${PATHS_MPMD_B}"
+          -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_no_output.cmake)
+set_tests_properties(paths_mpmd_result_at_rank0 paths_mpmd_sidecar_at_rank0
+  paths_mpmd_subdir_result_at_rank0 paths_mpmd_nothing_at_rank1 PROPERTIES
+  FIXTURES_REQUIRED paths_files DEPENDS "${PATHS_MPMD}" SKIP_REGULAR_EXPRESSION "SKIPPED:")
