@@ -46,6 +46,7 @@
  *   -interval K     checkpoint interval of the fixed schedule [10]
  *   -adaptive       adaptive steps (dopri5's error estimate, -rtol [1e-6], -atol [1e-9])
  *   -disk_slots M   HDF5 checkpoint slots per rank in -disk_dir [0: none; dir "."]
+ *   -disk_cost W    cost of a disk write and of a read, in forward steps [measured at start-up]
  *   -fd_step EPS    relative finite-difference step [1e-4]
  *   -perturb REL    scales the adjoint dJ/dp by 1 + REL before the check (to see it fail)
  */
@@ -344,6 +345,7 @@ static int check_callbacks(rw_problem prob, double *worst)
   /* the global index of this rank's first entry: the lengths of the lower ranks summed */
   RW_CALL_MPI(MPI_Exscan(&n, &first, 1, MPI_LONG_LONG, MPI_SUM, comm));
   if (rw_context_rank(rw_problem_context(prob)) == 0) first = 0; /* Exscan leaves rank 0's */
+  memcpy(p0, p, (size_t)np * sizeof *p); /* restored at cleanup, whatever happens */
   RW_TRY(rw_problem_new_state(prob, &u));
   RW_TRY(rw_vec_clone(u, &v));
   RW_TRY(rw_vec_clone(u, &w));
@@ -351,7 +353,6 @@ static int check_callbacks(rw_problem prob, double *worst)
   RW_TRY(rw_vec_clone(u, &fp));
   RW_TRY(rw_vec_clone(u, &fm));
   RW_TRY(rw_vec_clone(u, &vt));
-  memcpy(p0, p, (size_t)np * sizeof *p);
   for (int trial = 0; trial < 3; trial++) {
     fill_random(u, first, 3 * trial + 1, 0.5, 0.5);
     fill_random(v, first, 3 * trial + 2, 0.0, 1.0);
@@ -465,7 +466,7 @@ static int record_time(void *mctx, long n, double t, N_Vector y)
 
 typedef struct {
   long n;
-  double tf, dt, rtol, atol, fd_step, perturb;
+  double tf, dt, rtol, atol, fd_step, perturb, disk_cost;
   const char *stepper, *schedule, *disk_dir;
   int slots, disk_slots, adaptive;
   long interval;
@@ -482,7 +483,8 @@ static int parse(int argc, char **argv, settings *s)
                   .stepper = NULL,
                   .schedule = NULL,
                   .slots = 8,
-                  .interval = 10};
+                  .interval = 10,
+                  .disk_cost = -1.0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "-adaptive") == 0) {
@@ -511,6 +513,8 @@ static int parse(int argc, char **argv, settings *s)
       s->interval = strtol(v, NULL, 10);
     else if (strcmp(a, "-disk_slots") == 0)
       s->disk_slots = atoi(v);
+    else if (strcmp(a, "-disk_cost") == 0)
+      s->disk_cost = strtod(v, NULL);
     else if (strcmp(a, "-disk_dir") == 0)
       s->disk_dir = v;
     else if (strcmp(a, "-fd_step") == 0)
@@ -574,8 +578,9 @@ static int central_difference(rw_problem prob, rw_stepper st, const rw_adjoint_o
     double *J = sgn > 0 ? &Jp : &Jm, pk = k >= 0 ? p[k] : 0.0;
     if (k >= 0) {
       p[k] = pk + sgn * e;
-      RW_CALL(objective(prob, st, opt, u0, work, J));
-      p[k] = pk;
+      int ierr = objective(prob, st, opt, u0, work, J);
+      p[k] = pk; /* restored before any return */
+      RW_CALL(ierr);
     } else {
       N_VLinearSum(1.0, u0, sgn * e, v, u0e);
       RW_CALL(objective(prob, st, opt, u0e, work, J));
@@ -703,8 +708,10 @@ int main(int argc, char **argv)
   opt.interval = s.interval;
   opt.disk_slots = s.disk_slots;
   opt.disk_dir = s.disk_dir;
-  opt.run_id = "advdiff1d";              /* names the checkpoint files: unique per concurrent run */
-  opt.write_cost = opt.read_cost = -1.0; /* measure the disk's costs (in steps) at start-up */
+  opt.run_id = "advdiff1d"; /* names the checkpoint files: unique per concurrent run */
+  /* The disk's costs in forward steps; negative: measured at start-up (the default 0 would
+   * tell the schedule that disk traffic is free). */
+  opt.write_cost = opt.read_cost = s.disk_cost;
   opt.adaptive = s.adaptive;
   opt.rtol = s.rtol, opt.atol = s.atol;
   opt.monitor = record_time; /* records the grid (for the finite differences below) */
