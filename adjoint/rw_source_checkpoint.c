@@ -1066,8 +1066,13 @@ static int ckpt_stats(rw_state_source *src, rw_adjoint_stats *s)
   long N = src->N;
   rw_schedule_stats ss;
   RW_CALL(rw_schedule_get_stats(c->sch, &ss));
+  /* the optimum for the slots this schedule had: its budget, or for the fixed and store-all
+   * schedules (whose slots follow from the interval, not the budget) the RAM slots they used */
+  int cmp = c->slots;
+  if (c->o.schedule == RW_SCHEDULE_FIXED || c->o.schedule == RW_SCHEDULE_STORE_ALL)
+    cmp = rw_store_peak_used(c->stores[RW_LEVEL_RAM]);
   int64_t topt = 0;
-  if (c->slots >= 1) RW_CALL(rw_binomial_advances(N, c->slots, NULL, &topt));
+  if (cmp >= 1) RW_CALL(rw_binomial_advances(N, cmp, NULL, &topt));
   s->snapshots = (long)ss.stores;
   s->advances = (long)ss.advances;
   s->optimal_advances = (long)topt;

@@ -900,7 +900,7 @@ static void rw_xdmf_geometry(FILE *fp, const rw_xdmf_field *x, const char *ind)
 
 /* One node-centred scalar attribute per component of x. Snapshot components are named by
  * the component ("u"); static ones by their HDF5 path without the leading '/'
- * ("gradient/dJdu0/u") so that they stay distinct. */
+ * ("gradient/dJdy0/u") so that they stay distinct. */
 static void rw_xdmf_attributes(FILE *fp, const rw_xdmf_field *x, const char *h5name,
                                const char *ind)
 {

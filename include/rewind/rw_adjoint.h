@@ -149,7 +149,8 @@ typedef struct {
   long vjp_y, vjp_p;
   long snapshots;          /* snapshots stored */
   long advances;           /* schedule advances (Revolve's count; store mode: N - 1) */
-  long optimal_advances;   /* t(N, c) for the binomial optimum with the same slots */
+  long optimal_advances;   /* t(N, c), the binomial optimum with the same slots (fixed, store-all:
+                              the RAM slots they used) */
   long recomputed_steps;   /* forward steps taken again during the backward sweep */
   long restores;           /* snapshots read back */
   long accepted, rejected; /* adaptive steps */

@@ -96,6 +96,16 @@ Test(checkpoint, every_schedule_bitwise_equals_store_everything)
             cr_assert_eq(r.st.advances, r.st.optimal_advances,
                          "binomial advances %ld, optimum t(%ld, %d) = %ld", r.st.advances, N,
                          slots[c], r.st.optimal_advances);
+          if (kinds[k] == RW_SCHEDULE_FIXED || kinds[k] == RW_SCHEDULE_STORE_ALL) {
+            /* compared with the binomial optimum for the slots they used, not the budget */
+            int64_t t = 0;
+            RW_TEST_OK(rw_binomial_advances(N, r.st.peak_slots, NULL, &t));
+            cr_assert(r.st.peak_slots >= 1 && r.st.optimal_advances == (long)t &&
+                          r.st.optimal_advances <= r.st.advances,
+                      "%s c=%d: optimum %ld for %d slots used, t = %lld, advances %ld", kname[k],
+                      slots[c], r.st.optimal_advances, r.st.peak_slots, (long long)t,
+                      r.st.advances);
+          }
           if (kinds[k] == RW_SCHEDULE_BINOMIAL || kinds[k] == RW_SCHEDULE_ONLINE)
             cr_assert(r.st.peak_slots <= slots[c], "%d slots used, %d allowed", r.st.peak_slots,
                       slots[c]);
