@@ -240,9 +240,12 @@ static int rw_adjoint_run(rw_source_create_fn create, rw_problem prob, rw_steppe
   rw_adjoint_stats s;
   memset(&s, 0, sizeof s);
   s.restart_step = -1;
+  size_t base = 0, outer = 0, peak = 0; /* the solve's allocations, in their own window */
+  int window = 0;
   RW_TRY(create(prob, st, opt, y, &s, &src));
-  size_t base = rw_mem_current();
-  rw_mem_reset_peak();
+  base = rw_mem_current();
+  outer = rw_mem_window_begin();
+  window = 1;
   rw_problem_counts c[3];
   rw_problem_get_counts(prob, &c[0]);
   RW_TRY(src->ops->alloc(src, y));
@@ -268,10 +271,13 @@ static int rw_adjoint_run(rw_source_create_fn create, rw_problem prob, rw_steppe
   rw_stats_sweeps(&s, N, N >= 1 ? rw_grid_end(opt, N) - rw_grid_t(opt, N, N - 1) : 0.0, g, q, c);
   s.time_forward = tB - tA;
   s.time_backward = tC - tB;
-  s.peak_alloc_bytes = rw_mem_peak() - base;
+  peak = rw_mem_window_end(outer);
+  window = 0;
+  s.peak_alloc_bytes = peak - base;
   *J = s.J;
   if (stats) *stats = s;
 cleanup:
+  if (window) rw_mem_window_end(outer);
   if (src) src->ops->destroy(src);
   rw_vec_destroy(&adj.lambda);
   rw_free(&adj.pbar);

@@ -107,4 +107,11 @@ int rw_source_checkpoint_create(rw_problem prob, rw_stepper st, const rw_adjoint
 int rw_source_rebuild_create(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt,
                              N_Vector y, rw_adjoint_stats *s, rw_state_source **out);
 
+/* The driver's allocation window (core/rw_context.c): rw_mem_window_begin starts a window at
+ * the bytes allocated now and returns the enclosing window's state; rw_mem_window_end(that)
+ * returns the window's peak and restores the enclosing one. Unlike rw_mem_reset_peak, it
+ * leaves the peak a caller reads with rw_mem_peak alone. */
+size_t rw_mem_window_begin(void);
+size_t rw_mem_window_end(size_t outer);
+
 #endif

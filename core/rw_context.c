@@ -85,7 +85,9 @@ typedef union {
   max_align_t align;
 } rw_block_header;
 
-static size_t rw_mem_cur, rw_mem_pk;
+/* current bytes; the peak since the caller's last rw_mem_reset_peak; the peak of the adjoint
+ * driver's window (rw_mem_window_*), kept apart so that a solve does not reset the caller's */
+static size_t rw_mem_cur, rw_mem_pk, rw_mem_wpk;
 static long rw_mem_fail_n;
 
 int rw_calloc(size_t count, size_t size, const char *what, void *out_ptr)
@@ -106,6 +108,7 @@ int rw_calloc(size_t count, size_t size, const char *what, void *out_ptr)
   h->bytes = bytes;
   rw_mem_cur += bytes;
   if (rw_mem_cur > rw_mem_pk) rw_mem_pk = rw_mem_cur;
+  if (rw_mem_cur > rw_mem_wpk) rw_mem_wpk = rw_mem_cur;
   *out = h + 1;
   return 0;
 }
@@ -123,6 +126,18 @@ void rw_free(void *ptr_to_ptr)
 size_t rw_mem_current(void) { return rw_mem_cur; }
 size_t rw_mem_peak(void) { return rw_mem_pk; }
 void rw_mem_reset_peak(void) { rw_mem_pk = rw_mem_cur; }
+size_t rw_mem_window_begin(void)
+{
+  size_t outer = rw_mem_wpk;
+  rw_mem_wpk = rw_mem_cur;
+  return outer;
+}
+size_t rw_mem_window_end(size_t outer)
+{
+  size_t peak = rw_mem_wpk;
+  if (outer > rw_mem_wpk) rw_mem_wpk = outer; /* an enclosing window keeps the larger peak */
+  return peak;
+}
 void rw_mem_fail_after(long n) { rw_mem_fail_n = n; }
 
 size_t rw_peak_rss(void)

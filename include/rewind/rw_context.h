@@ -56,7 +56,9 @@ int rw_calloc(size_t count, size_t size, const char *what, void *out_ptr);
 /* Frees memory from rw_calloc and sets *ptr to NULL; accepts NULL. */
 void rw_free(void *ptr_to_ptr);
 
-/* Bytes currently allocated through rw_calloc, and the peak since the last reset. */
+/* Bytes currently allocated through rw_calloc, and the peak since the caller last called
+ * rw_mem_reset_peak (process-wide; the adjoint driver measures its own runs separately and
+ * does not reset it). */
 size_t rw_mem_current(void);
 size_t rw_mem_peak(void);
 void rw_mem_reset_peak(void);

@@ -210,3 +210,29 @@ Test(checkpoint, budget_in_bytes_is_respected_and_too_small_fails_early)
   rw_problem_destroy(&prob);
   rw_context_destroy(&ctx);
 }
+
+/* The peak a caller reads with rw_mem_peak is the caller's: a solve measures its own
+ * allocations in a window of its own and leaves the caller's peak alone. */
+Test(checkpoint, a_solve_keeps_the_callers_memory_peak)
+{
+  rw_context ctx;
+  RW_TEST_OK(rw_context_create(MPI_COMM_WORLD, &ctx));
+  rw_mem_reset_peak();
+  size_t before = rw_mem_current();
+  const size_t big = 64u << 20; /* above anything the small solve allocates */
+  double *p = NULL;
+  RW_TEST_OK(rw_calloc(big, 1, "test block", &p));
+  rw_free(&p);
+  rw_adjoint_options opt;
+  rw_adjoint_options_default(&opt);
+  opt.mode = RW_ADJOINT_CHECKPOINT;
+  opt.ram_slots = 3;
+  result r;
+  solve(ctx, "rk4", 1.0, 0.05, &opt, &r);
+  cr_assert(r.st.peak_alloc_bytes > 0 && r.st.peak_alloc_bytes < big,
+            "the solve's own peak: %zu bytes", r.st.peak_alloc_bytes);
+  cr_assert(rw_mem_peak() >= before + big,
+            "the caller's peak %zu dropped below its %zu-byte block after a solve", rw_mem_peak(),
+            big);
+  rw_context_destroy(&ctx);
+}
