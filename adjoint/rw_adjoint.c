@@ -316,6 +316,7 @@ int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
                      double *J, double *dJdp, N_Vector dJdy0, rw_adjoint_stats *stats)
 {
   RW_CHECK(prob && st && opt && y && J, RW_ERR_ARG, "rw_adjoint_solve: NULL argument");
+  RW_CALL(rw_problem_check_adjoint(prob)); /* a missing VJP now, not after the forward sweep */
   rw_source_create_fn create = NULL;
   switch (opt->mode) {
   case RW_ADJOINT_STORE:

@@ -163,6 +163,32 @@ int rw_problem_field_active(rw_problem prob)
   return rw_problem_field(prob) && !prob->frozen_field;
 }
 
+int rw_problem_check_adjoint(rw_problem prob)
+{
+  /* a partnered pair's steppers call the inner problem's ops; its costs mirror the inner's */
+  if (prob->inner) return rw_problem_check_adjoint(prob->inner);
+  const rw_problem_ops *o = &prob->ops;
+  RW_CHECK(o->vjp_y || o->vjp || o->vjp_comb, RW_ERR_NOT_IMPLEMENTED,
+           "problem '%s' provides no VJP in y (vjp_y, vjp or vjp_comb): an adjoint solve needs "
+           "one",
+           prob->name);
+  RW_CHECK(!rw_problem_params_active(prob) || o->vjp_p || o->vjp || o->vjp_comb,
+           RW_ERR_NOT_IMPLEMENTED,
+           "problem '%s' has %d active parameters but provides no VJP in them (vjp_p, vjp or "
+           "vjp_comb): provide one, or freeze them with rw_problem_set_active(prob, 0, ...)",
+           prob->name, prob->np);
+  RW_CHECK(!rw_problem_field_active(prob) || o->vjp_field || o->vjp_comb_field,
+           RW_ERR_NOT_IMPLEMENTED,
+           "problem '%s' has an active parameter field but provides no VJP in it (vjp_field or "
+           "vjp_comb_field): provide one, or freeze it with rw_problem_set_active(prob, ..., 0)",
+           prob->name);
+  RW_CHECK(!o->terminal || o->terminal_grad, RW_ERR_NOT_IMPLEMENTED,
+           "problem '%s' has a terminal cost but no terminal_grad", prob->name);
+  RW_CHECK(!o->running || o->running_grad, RW_ERR_NOT_IMPLEMENTED,
+           "problem '%s' has a running cost but no running_grad", prob->name);
+  return 0;
+}
+
 int rw_problem_vjp_p(rw_problem prob, double t, N_Vector y, N_Vector w, double *out)
 {
   if (prob->field && !prob->frozen_field) {

@@ -170,6 +170,14 @@ void rw_problem_set_active(rw_problem prob, int params, int field);
 int rw_problem_params_active(rw_problem prob);
 int rw_problem_field_active(rw_problem prob);
 
+/* Whether the problem provides what an adjoint solve will call for what is active now: a VJP
+ * in y (vjp_y, vjp or vjp_comb), one in p when parameters are active (vjp_p, vjp or
+ * vjp_comb), the field's (vjp_field or vjp_comb_field) when the field is active, and the
+ * gradient of each cost it has (terminal_grad, running_grad). RW_ERR_NOT_IMPLEMENTED naming
+ * the first missing op, and what to freeze instead, else 0. rw_adjoint_solve calls it before
+ * its forward sweep. Not collective (every rank's problem has the same ops). */
+int rw_problem_check_adjoint(rw_problem prob);
+
 /* Says that the problem's ops run their own device kernels on device vectors (rw_device.h):
  * the dispatchers then open no host scope around them, so on the emulated device any host
  * access to device memory inside the problem faults as it would on a GPU. Not collective. */
