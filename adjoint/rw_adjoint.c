@@ -331,11 +331,14 @@ int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
     break;
   }
   RW_CHECK(create, RW_ERR_ARG, "unknown adjoint mode %d", (int)opt->mode);
+  /* frozen parameters: dJdp is left as the caller set it (the sweep still gathers the costs'
+   * explicit terms in p, which are not the derivative and are not reported) */
+  double *dp = rw_problem_params_active(prob) ? dJdp : NULL;
   RW_CALL(rw_problem_solve_begin(prob));
-  int ierr = rw_adjoint_run(create, prob, st, opt, y, J, dJdp, dJdy0, stats);
+  int ierr = rw_adjoint_run(create, prob, st, opt, y, J, dp, dJdy0, stats);
   rw_problem_solve_end(prob);
   RW_CALL(ierr);
-  RW_CALL(rw_check_gradient(prob, dJdp, dJdy0));
+  RW_CALL(rw_check_gradient(prob, dp, dJdy0));
   return 0;
 }
 
@@ -377,7 +380,7 @@ int rw_adjoint_solve_ensemble(rw_problem prob, rw_stepper st, const rw_adjoint_o
     RW_TRY(rw_vec_clone(field, &field_sum));
     N_VConst(0.0, field_sum);
   }
-  if (dJdp && np > 0) {
+  if (dJdp && rw_problem_params_active(prob)) { /* frozen: dJdp left as the caller set it */
     RW_TRY(rw_calloc((size_t)np, sizeof(double), "ensemble gradient", &gp));
     RW_TRY(rw_calloc((size_t)np, sizeof(double), "ensemble gradient sum", &gp_sum));
   }

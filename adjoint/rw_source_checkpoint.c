@@ -234,7 +234,8 @@ static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N
 {
   rw_store probe = NULL;
   char id[80];
-  snprintf(id, sizeof id, "%s-probe", opt->run_id ? opt->run_id : "run");
+  /* within the 64 characters a run id may have: at most 58 of the run's own, then -probe */
+  snprintf(id, sizeof id, "%.58s-probe", opt->run_id ? opt->run_id : "run");
   rw_store_hdf5_options ho = {
       .dir = opt->disk_dir ? opt->disk_dir : ".", .run_id = id, .contents = "probe"};
   RW_CALL(rw_store_create_hdf5(y, per, 1, &ho, &probe));

@@ -186,6 +186,8 @@ int rw_problem_check_adjoint(rw_problem prob)
            "problem '%s' has a terminal cost but no terminal_grad", prob->name);
   RW_CHECK(!o->running || o->running_grad, RW_ERR_NOT_IMPLEMENTED,
            "problem '%s' has a running cost but no running_grad", prob->name);
+  RW_CHECK(!o->diffusion || o->diffusion_vjp, RW_ERR_NOT_IMPLEMENTED,
+           "problem '%s' has a diffusion term but no diffusion_vjp", prob->name);
   return 0;
 }
 

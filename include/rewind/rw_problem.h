@@ -161,7 +161,8 @@ rw_problem rw_problem_partner_inner(rw_problem prob);
 
 /* What the adjoint differentiates ("frozen" inputs cost nothing). params = 0 freezes the
  * scalar parameters (or the vector theta): the VJPs are asked for no parameter part (vjp_p is
- * not called, vjp gets out_p = NULL), so dJ/dp stays as the caller initialised it (0).
+ * not called; vjp, vjp_comb, vjp_comb_field and diffusion_vjp get out_p = NULL, as they do
+ * when there are no parameters), and rw_adjoint_solve leaves dJdp as the caller set it.
  * field = 0 freezes the parameter field: vjp_field is not called and its adjoint stays 0.
  * dJ/dy0 is the adjoint state itself and is always computed. Both active at creation; a
  * partnered problem passes the setting to its inner problem. */
@@ -172,10 +173,14 @@ int rw_problem_field_active(rw_problem prob);
 
 /* Whether the problem provides what an adjoint solve will call for what is active now: a VJP
  * in y (vjp_y, vjp or vjp_comb), one in p when parameters are active (vjp_p, vjp or
- * vjp_comb), the field's (vjp_field or vjp_comb_field) when the field is active, and the
- * gradient of each cost it has (terminal_grad, running_grad). RW_ERR_NOT_IMPLEMENTED naming
- * the first missing op, and what to freeze instead, else 0. rw_adjoint_solve calls it before
- * its forward sweep. Not collective (every rank's problem has the same ops). */
+ * vjp_comb), the field's (vjp_field or vjp_comb_field) when the field is active, the
+ * gradient of each cost it has (terminal_grad, running_grad), and diffusion_vjp when it has a
+ * diffusion term (an SDE). It does not know the stepper: one that calls rw_problem_vjp (the
+ * leapfrog, reversible Heun, the SDE steppers) needs vjp, or vjp_y (+ vjp_p), unless
+ * rw_problem_set_vjp_by_comb was called; the explicit RK steppers work from vjp_comb alone.
+ * RW_ERR_NOT_IMPLEMENTED naming the first missing op, and what to freeze instead, else 0.
+ * rw_adjoint_solve calls it before its forward sweep. Not collective (every rank's problem has the
+ * same ops). */
 int rw_problem_check_adjoint(rw_problem prob);
 
 /* Says that the problem's ops run their own device kernels on device vectors (rw_device.h):

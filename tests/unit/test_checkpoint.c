@@ -2,12 +2,15 @@
  * stepper, several (steps, slots) and every schedule; the work done matches the schedule's
  * count (every forward step evaluation costs one stage sweep); snapshot bytes stay within
  * the budget; a budget below one snapshot fails before any step. */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_ode_problems.h"
 #include "rewind/rw_schedule.h"
 #include "rw_test.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(checkpoint, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
 
@@ -234,5 +237,33 @@ Test(checkpoint, a_solve_keeps_the_callers_memory_peak)
   cr_assert(rw_mem_peak() >= before + big,
             "the caller's peak %zu dropped below its %zu-byte block after a solve", rw_mem_peak(),
             big);
+  rw_context_destroy(&ctx);
+}
+
+/* A run id may have 64 characters, also when the disk costs are measured (the probe store's
+ * id is made from at most 58 of them); the disk tier's gradient is the store-everything one. */
+Test(checkpoint, longest_run_id_with_measured_disk_costs)
+{
+  rw_context ctx;
+  RW_TEST_OK(rw_context_create(MPI_COMM_SELF, &ctx));
+  char dir[] = "/tmp/rw_ckpt_runid_XXXXXX";
+  cr_assert(mkdtemp(dir), "mkdtemp failed");
+  rw_adjoint_options base;
+  rw_adjoint_options_default(&base);
+  result ref, r;
+  solve(ctx, "rk4", 1.0, 0.02, &base, &ref);
+  rw_adjoint_options opt = base;
+  opt.mode = RW_ADJOINT_CHECKPOINT;
+  opt.ram_slots = 2;
+  opt.disk_slots = 3;
+  opt.disk_dir = dir;
+  opt.write_cost = opt.read_cost = -1.0; /* measured */
+  char id[65];
+  memset(id, 'r', 64);
+  id[64] = '\0';
+  opt.run_id = id;
+  solve(ctx, "rk4", 1.0, 0.02, &opt, &r);
+  cr_assert(r.J == ref.J && memcmp(r.g, ref.g, sizeof r.g) == 0, "disk tier gradient differs");
+  cr_assert(rmdir(dir) == 0, "checkpoint files left in %s", dir);
   rw_context_destroy(&ctx);
 }

@@ -1,7 +1,7 @@
 /* A user's own problem that lacks an op the adjoint needs for what is active is refused by
  * rw_adjoint_solve before its forward sweep (no right-hand side evaluated), with a message
  * naming the op and what to freeze instead; freezing what the missing op would differentiate
- * makes the same problem run. */
+ * makes the same problem run, and leaves dJ/dp as the caller set it. */
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_stepper.h"
 #include "rw_test.h"
@@ -36,7 +36,7 @@ static int half_sq_grad(void *c, double t, N_Vector y, const double *p, N_Vector
   return 0;
 }
 
-static int run(rw_problem prob, rw_problem_counts *cnt)
+static int run(rw_problem prob, rw_problem_counts *cnt, double *dJdp)
 {
   rw_stepper st = NULL;
   N_Vector y = NULL, g = NULL;
@@ -47,7 +47,7 @@ static int run(rw_problem prob, rw_problem_counts *cnt)
   rw_adjoint_options opt;
   rw_adjoint_options_default(&opt);
   opt.tf = 1.0, opt.dt = 0.1;
-  double J = 0.0, dJdp[1] = {0.0};
+  double J = 0.0;
   rw_problem_reset_counts(prob);
   int rc = rw_adjoint_solve(prob, st, &opt, y, &J, dJdp, g, NULL);
   rw_problem_get_counts(prob, cnt);
@@ -67,7 +67,8 @@ Test(user_problem, missing_vjp_p_refused_before_the_forward_sweep)
   RW_TEST_OK(rw_problem_create(ctx, "decay", &ops, NULL, 4, 1, names, &prob));
   rw_problem_params(prob)[0] = 0.5;
   rw_problem_counts c;
-  int rc = run(prob, &c);
+  double dJdp[1] = {42.0};
+  int rc = run(prob, &c, dJdp);
   cr_assert_eq(rc, RW_ERR_NOT_IMPLEMENTED, "rw_adjoint_solve returned %d", rc);
   cr_assert_eq(c.rhs, 0, "%ld right-hand sides evaluated before the refusal", c.rhs);
   const char *msg = rw_error_message();
@@ -75,8 +76,9 @@ Test(user_problem, missing_vjp_p_refused_before_the_forward_sweep)
             "message: %s", msg);
   rw_error_clear();
   rw_problem_set_active(prob, 0, 0); /* the rate frozen: nothing needs vjp_p */
-  RW_TEST_OK(run(prob, &c));
+  RW_TEST_OK(run(prob, &c, dJdp));
   cr_assert_gt(c.rhs, 0);
+  cr_assert_eq(dJdp[0], 42.0, "dJ/dp of a frozen parameter was overwritten (%g)", dJdp[0]);
   rw_problem_destroy(&prob);
   rw_context_destroy(&ctx);
 }
@@ -91,7 +93,8 @@ Test(user_problem, terminal_cost_without_its_gradient_refused)
   rw_problem_params(prob)[0] = 0.5;
   rw_problem_set_active(prob, 0, 0);
   rw_problem_counts c;
-  int rc = run(prob, &c);
+  double dJdp[1] = {0.0};
+  int rc = run(prob, &c, dJdp);
   cr_assert_eq(rc, RW_ERR_NOT_IMPLEMENTED, "rw_adjoint_solve returned %d", rc);
   cr_assert_eq(c.rhs, 0);
   cr_assert(strstr(rw_error_message(), "terminal_grad"), "message: %s", rw_error_message());
