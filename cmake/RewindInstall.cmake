@@ -20,5 +20,8 @@ install(FILES ${PROJECT_BINARY_DIR}/RewindConfig.cmake ${PROJECT_BINARY_DIR}/Rew
 # ../../.. for lib/x86_64-linux-gnu), wherever --prefix put the tree
 file(RELATIVE_PATH REWIND_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" REWIND_PC_UP "${REWIND_PC_UP}")
+# rewind.pc: the library alone (no PETSc); rewind-io.pc adds librewind_io (decks, results)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/rewind.pc.in ${PROJECT_BINARY_DIR}/rewind.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/rewind.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/rewind-io.pc.in ${PROJECT_BINARY_DIR}/rewind-io.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/rewind.pc ${PROJECT_BINARY_DIR}/rewind-io.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

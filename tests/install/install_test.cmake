@@ -33,9 +33,20 @@ if(PKG_CONFIG_EXE)
   set(incdir ${CMAKE_MATCH_1})
   string(REGEX MATCH "-L([^ ]+)" m "${pcout}")
   set(libdir ${CMAKE_MATCH_1})
+  # rewind: the library alone (a user of the C API does not link PETSc through librewind_io);
+  # rewind-io: librewind_io on top of it
   if(NOT EXISTS "${incdir}/rewind/rw_adjoint.h" OR NOT EXISTS "${libdir}"
-     OR NOT pcout MATCHES "-lrewind " OR NOT pcout MATCHES "-lrewind_io")
-    message(FATAL_ERROR "pkg-config rewind gives '${pcout}': not the installed headers and libraries")
+     OR NOT pcout MATCHES "-lrewind " OR pcout MATCHES "-lrewind_io")
+    message(FATAL_ERROR "pkg-config rewind gives '${pcout}': not the installed headers and "
+                        "librewind alone")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pcdir}
+                  ${PKG_CONFIG_EXE} --libs-only-l rewind-io
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE ioout ERROR_VARIABLE err
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0 OR NOT ioout MATCHES "-lrewind_io" OR NOT ioout MATCHES "-lrewind ")
+    message(FATAL_ERROR "pkg-config rewind-io gives '${ioout}' (${err}): not librewind_io on top "
+                        "of librewind")
   endif()
   file(GLOB iolib ${libdir}/librewind_io.*)
   if(NOT iolib)
@@ -110,5 +121,11 @@ if(PKG_CONFIG_EXE AND CC)
     message(FATAL_ERROR "building the example with pkg-config's flags failed: ${out}${err}")
   endif()
   run_example(${WORK}/advection_diffusion_1d_pc 1)
+  # built from rewind.pc alone, the program loads neither librewind_io nor PETSc
+  execute_process(COMMAND ldd ${WORK}/advection_diffusion_1d_pc OUTPUT_VARIABLE deps
+                  RESULT_VARIABLE rc)
+  if(rc EQUAL 0 AND (deps MATCHES "librewind_io" OR deps MATCHES "libpetsc"))
+    message(FATAL_ERROR "a program built with pkg-config rewind loads librewind_io or PETSc:\n${deps}")
+  endif()
 endif()
 message(STATUS "installed examples built and run")
