@@ -51,7 +51,11 @@ typedef enum {
 } rw_schedule_kind;
 
 /* Called after each forward step of the first sweep (never during recomputation) with the
- * step index n (0 = initial state), time and state. Collective. Return nonzero to stop. */
+ * step index n (0 = initial state), time and state. Collective. Return 0 to go on. A nonzero
+ * return does not end the run early: it aborts the solve, which returns that code as an error
+ * (give it a message with RW_ERROR), with no objective or gradient. The driver calls the
+ * monitor holding rw_hdf5_lock (it may write HDF5 output); it must not take that lock itself,
+ * which is not recursive. */
 typedef int (*rw_monitor_fn)(void *mctx, long n, double t, N_Vector y);
 
 /* Progress report: phase 0 = forward sweep (step = steps taken, t = simulated time),
