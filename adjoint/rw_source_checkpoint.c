@@ -762,6 +762,12 @@ static int ckpt_create_disk(rw_ckpt *c, N_Vector y, int dcap)
     RW_CHECK(sscanf(fault, "%15[a-z]@%ld", kind, &after) == 2, RW_ERR_ARG,
              "REWIND_FAULT_INJECT = '%s': expected kind@after, e.g. flip@2", fault);
     RW_CALL(rw_store_inject_fault(c->stores[RW_LEVEL_DISK], kind, after));
+    /* a test hook: a real run that inherits it by mistake must not lose its files silently */
+    if (rw_context_rank(rw_problem_context(c->base.prob)) == 0)
+      fprintf(stderr,
+              "warning: REWIND_FAULT_INJECT=%s is set: this run damages its disk checkpoints on "
+              "purpose (a test hook; unset it for real runs)\n",
+              fault);
   }
   /* an online schedule's copy starts when the length is known (rw_read_ahead_begin) */
   if (opt->schedule != RW_SCHEDULE_ONLINE)
