@@ -12,6 +12,7 @@
 #include "rw_adjoint_impl.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,8 +235,13 @@ static int rw_measure_disk_costs(rw_stepper st, const rw_adjoint_options *opt, N
 {
   rw_store probe = NULL;
   char id[80];
-  /* within the 64 characters a run id may have: at most 58 of the run's own, then -probe */
-  snprintf(id, sizeof id, "%.58s-probe", opt->run_id ? opt->run_id : "run");
+  /* within the 64 characters a run id may have: at most 40 of the run's own, then -probe and
+   * the FNV-1a hash of all of it, so that two runs whose ids share a prefix do not collide */
+  const char *rid = opt->run_id ? opt->run_id : "run";
+  uint32_t hash = 2166136261u;
+  for (const char *q = rid; *q; q++)
+    hash = (hash ^ (unsigned char)*q) * 16777619u;
+  snprintf(id, sizeof id, "%.40s-probe-%08x", rid, (unsigned)hash);
   rw_store_hdf5_options ho = {
       .dir = opt->disk_dir ? opt->disk_dir : ".", .run_id = id, .contents = "probe"};
   RW_CALL(rw_store_create_hdf5(y, per, 1, &ho, &probe));
@@ -765,8 +771,8 @@ static int ckpt_create_disk(rw_ckpt *c, N_Vector y, int dcap)
     /* a test hook: a real run that inherits it by mistake must not lose its files silently */
     if (rw_context_rank(rw_problem_context(c->base.prob)) == 0)
       fprintf(stderr,
-              "warning: REWIND_FAULT_INJECT=%s is set: this run damages its disk checkpoints on "
-              "purpose (a test hook; unset it for real runs)\n",
+              "warning: REWIND_FAULT_INJECT=%s is set: this run injects that fault into its disk "
+              "checkpoints on purpose (a test hook; unset it for real runs)\n",
               fault);
   }
   /* an online schedule's copy starts when the length is known (rw_read_ahead_begin) */

@@ -187,7 +187,8 @@ const rw_tableau *rw_app_stability_tableau(rw_app *app)
 /* A file the run reads or writes, for the comparisons of rw_app_check_paths. */
 typedef struct {
   const char *key;  /* deck key ("output", ...), or NULL for a deck file */
-  const char *what; /* NULL, or "the temporary file" (path is the key's value + ".partial") */
+  const char *what; /* NULL, or which file of the key it is ("the temporary file", that is the
+                     * value + ".partial", "the XDMF sidecar", ...) */
   int writes;
   char path[4200];
   char canon[PATH_MAX + 4200];
@@ -310,7 +311,7 @@ int rw_app_check_paths(rw_app *app, const char *const *outs, int nouts, const ch
   if (rw_context_rank(app->ctx) == 0) {
     while (rw_deck_file(app->deck, ndeck))
       ndeck++;
-    RW_TRY(rw_calloc((size_t)(2 * (nouts + 1) + nins + ndeck), sizeof *f, "path checks", &f));
+    RW_TRY(rw_calloc((size_t)(2 * (nouts + 1) + 2 + nins + ndeck), sizeof *f, "path checks", &f));
     for (int k = -1; k < nouts; k++) {
       const char *key = k < 0 ? "output" : outs[k];
       char v[4096];
@@ -321,6 +322,16 @@ int rw_app_check_paths(rw_app *app, const char *const *outs, int nouts, const ch
         f[n].writes = 1;
         f[n].what = partial ? "the temporary file" : NULL;
         snprintf(f[n].path, sizeof f[n].path, partial ? "%s.partial" : "%s", v);
+      }
+      if (k >= 0) continue;
+      /* the result's XDMF sidecar: written by the grid apps, removed as stale by the others */
+      char side[4096];
+      rw_output_sidecar_path(v, side, sizeof side);
+      for (int partial = 0; partial < 2; partial++, n++) {
+        f[n].key = key;
+        f[n].writes = 1;
+        f[n].what = partial ? "the temporary XDMF sidecar" : "the XDMF sidecar";
+        snprintf(f[n].path, sizeof f[n].path, partial ? "%s.partial" : "%s", side);
       }
     }
     for (int k = 0; k < nins; k++) {
@@ -352,7 +363,7 @@ int rw_app_check_paths(rw_app *app, const char *const *outs, int nouts, const ch
         else
           ierr = RW_ERROR(RW_ERR_DECK,
                           "%s is the same file as %s, which the run reads: writing it would "
-                          "destroy the input; give '%s' another file name",
+                          "overwrite or replace the input; give '%s' another file name",
                           na, nb, a->key);
       }
     if (!ierr) ierr = rw_app_checkpoint_clash(app, f, n);

@@ -73,9 +73,7 @@ static int rw_output_agree(rw_output f, int ierr)
   return ierr;
 }
 
-/* The sidecar's path: the result path with a ".h5" or ".hdf5" suffix replaced by ".xmf"
- * (any other name gets ".xmf" appended). */
-static void rw_output_xmf_path(const char *path, char *xmf, size_t size)
+void rw_output_sidecar_path(const char *path, char *xmf, size_t size)
 {
   size_t len = strlen(path);
   const char *sfx[] = {".h5", ".hdf5"};
@@ -173,7 +171,7 @@ static void rw_output_path_problem(const char *path, char *msg, size_t len)
   }
   /* The sidecar and both partial files must not be directories either (the run would fail
    * at its very end, renaming them). */
-  rw_output_xmf_path(path, side, sizeof side);
+  rw_output_sidecar_path(path, side, sizeof side);
   const char *names[3] = {side, NULL, NULL};
   char side_partial[4096 + 32];
   snprintf(partial, sizeof partial, "%s.partial", path);
@@ -216,16 +214,33 @@ int rw_output_check_path(MPI_Comm comm, const char *path)
   return 0;
 }
 
-/* The result path every rank opens: `path` made absolute against rank 0's working directory
- * (a leading "./" dropped) and broadcast, so that ranks started in different directories (an
- * MPMD launch with a --wdir each) open one file, the one rank 0 checked and locks, instead of
- * each its own in a collective create that never completes. Collective on comm.
+/* The result path every rank opens. When the ranks run in different working directories (an
+ * MPMD launch with a --wdir each), a relative `path` is made absolute against rank 0's (a
+ * leading "./" dropped) and broadcast, so that they open one file, the one rank 0 checked and
+ * locks, instead of each its own in a collective create that never completes. Otherwise the
+ * path is kept as given: Open MPI 4.1's shared-file-pointer component copies the file name
+ * into a 256-byte buffer and aborts the process on a longer one, which a relative name in a
+ * deep scratch directory would become once made absolute. Collective on comm.
  *   abs  out: the path (len bytes, at least 4096) */
 static int rw_output_resolve(MPI_Comm comm, const char *path, char *abs, size_t len)
 {
   char msg[4400] = "";
   int rank = 0;
   RW_CALL_MPI(MPI_Comm_rank(comm, &rank));
+  /* the same working directory on every rank: rank 0's (device, inode) against each rank's */
+  struct stat here;
+  unsigned long long id[2] = {0, 0}, mine[2] = {0, 0};
+  int differs = stat(".", &here) != 0;
+  if (!differs)
+    mine[0] = (unsigned long long)here.st_dev, mine[1] = (unsigned long long)here.st_ino;
+  if (rank == 0) id[0] = mine[0], id[1] = mine[1];
+  RW_CALL_MPI(MPI_Bcast(id, 2, MPI_UNSIGNED_LONG_LONG, 0, comm));
+  differs = differs || id[0] != mine[0] || id[1] != mine[1];
+  RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &differs, 1, MPI_INT, MPI_LOR, comm));
+  if (!differs || path[0] == '/') {
+    snprintf(abs, len, "%s", path);
+    return 0;
+  }
   if (rank == 0) {
     char cwd[4096];
     const char *rel = path;
@@ -274,7 +289,7 @@ int rw_output_create(MPI_Comm comm, const char *given, rw_output *out)
   MPI_Comm_rank(comm, &f->rank);
   snprintf(f->path, sizeof f->path, "%s", path);
   snprintf(f->partial, sizeof f->partial, "%s.partial", path);
-  rw_output_xmf_path(path, f->xmf, sizeof f->xmf);
+  rw_output_sidecar_path(path, f->xmf, sizeof f->xmf);
   snprintf(f->xmf_partial, sizeof f->xmf_partial, "%s.partial", f->xmf);
   /* Check the directory first so the message says what to fix. */
   char dir[4096];

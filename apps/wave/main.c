@@ -222,18 +222,15 @@ static int run(rw_app *app)
     RW_TRY(rw_output_attr_double(app->out, "/data/traces", "dt", app->opt.dt));
     RW_TRY(rw_output_attr_double(app->out, "/data/traces", "t0", app->opt.t0));
     /* where the traces were recorded: each receiver's nearest node, not the deck's position */
-    double hg[3], *pos = NULL;
+    double hg[3], pos[2 * MAX_REC]; /* no allocation that could fail on one rank alone */
     long ij[2];
     rw_grid_spacing(gf, hg);
-    RW_TRY(rw_calloc(2 * (size_t)nr, sizeof(double), "receiver positions", &pos));
     for (int k = 0; k < nr; k++) {
       rw_wave_receiver_node(prob, k, ij);
       pos[2 * k] = cfg.lo[0] + (double)ij[0] * hg[0];
       pos[2 * k + 1] = cfg.lo[1] + (double)ij[1] * hg[1];
     }
-    ierr = rw_output_array(app->out, "/data/receivers", pos, 2L * nr);
-    rw_free(&pos);
-    if (ierr) goto cleanup;
+    RW_TRY(rw_output_array(app->out, "/data/receivers", pos, 2L * nr));
     RW_TRY(rw_output_attr_long(app->out, "/data/receivers", "receivers", nr));
     RW_TRY(rw_output_attr_string(app->out, "/data/receivers", "layout",
                                  "x, y of each receiver's grid node"));

@@ -29,8 +29,9 @@ extern "C" {
 typedef struct rw_output_s *rw_output;
 
 /* Creates "<path>.partial" (truncating). A relative path is taken from rank 0's working
- * directory (rank 0 makes it absolute and broadcasts it: ranks started in other directories
- * write the same file), and rw_output_path gives it absolute. Fails with RW_ERR_IO naming the
+ * directory: when the ranks run in different directories, rank 0 makes it absolute and
+ * broadcasts it (ranks started elsewhere write the same file) and rw_output_path gives it
+ * absolute; otherwise it is used as given. Fails with RW_ERR_IO naming the
  * path and the reason (directory missing or not writable, ...). Collective on comm. */
 int rw_output_create(MPI_Comm comm, const char *path, rw_output *out);
 
@@ -84,7 +85,11 @@ int rw_output_grid_field(rw_output f, const char *path, rw_grid g, N_Vector v,
 int rw_output_grid_snapshot(rw_output f, rw_grid g, double t, N_Vector v,
                             const char *const *comp_names);
 
-/* The final path of the result file (absolute: see rw_output_create). */
+/* The XDMF sidecar's path for the result `path`: a ".h5" or ".hdf5" suffix replaced by ".xmf"
+ * (any other name gets ".xmf" appended); it is written as "<sidecar>.partial" first. */
+void rw_output_sidecar_path(const char *path, char *xmf, size_t size);
+
+/* The final path of the result file (as given, or absolute: see rw_output_create). */
 const char *rw_output_path(rw_output f);
 
 /* The path of the XDMF sidecar ("<path without .h5 or .hdf5>.xmf"), written by

@@ -19,6 +19,9 @@ static double rw_stab_poly(const double *g, int s, double z)
   return r;
 }
 
+/* A tableau's name for messages: a user's tableau may have none (as rw_stepper_create_erk). */
+static const char *rw_stab_name(const rw_tableau *tab) { return tab->name ? tab->name : "custom"; }
+
 /* The real stability interval: R's coefficients are g_k = b^T A^(k-1) 1 (k >= 1), then the
  * first z < 0 where |R(z)| exceeds 1 is found by a scan in steps of 1e-3 (an explicit
  * s-stage method has beta <= 2 s^2) and refined by bisection to 1e-12.
@@ -29,11 +32,13 @@ int rw_tableau_real_stability(const rw_tableau *tab, double *beta)
 {
   RW_CHECK(tab && beta && tab->stages >= 1 && tab->stages <= RW_STAB_MAX_STAGES, RW_ERR_ARG,
            "rw_tableau_real_stability: NULL or unsupported tableau");
+  RW_CHECK(tab->a && tab->b, RW_ERR_ARG, "rw_tableau_real_stability: tableau '%s' has no %s",
+           rw_stab_name(tab), tab->a ? "b" : "a");
   int s = tab->stages;
   for (int i = 0; i < s; i++)
     for (int j = i; j < s; j++)
       RW_CHECK(tab->a[i * s + j] == 0.0, RW_ERR_ARG,
-               "rw_tableau_real_stability: tableau '%s' is not explicit", tab->name);
+               "rw_tableau_real_stability: tableau '%s' is not explicit", rw_stab_name(tab));
   double g[RW_STAB_MAX_STAGES + 1], v[RW_STAB_MAX_STAGES], w[RW_STAB_MAX_STAGES];
   g[0] = 1.0;
   for (int i = 0; i < s; i++)
@@ -62,7 +67,7 @@ int rw_tableau_real_stability(const rw_tableau *tab, double *beta)
   }
   RW_CHECK(hi > 0.0, RW_ERR_INTERNAL,
            "rw_tableau_real_stability: no end of the stability interval of '%s' below %g",
-           tab->name, zmax);
+           rw_stab_name(tab), zmax);
   while (hi - lo > 1e-12) {
     double mid = 0.5 * (lo + hi);
     if (fabs(rw_stab_poly(g, s, -mid)) > 1.0 + 1e-12)
@@ -126,13 +131,13 @@ int rw_stability_check_dt(rw_context ctx, const rw_tableau *tab, double dt, doub
            "dt = %g (from %s%s) exceeds the explicit stability limit %.4g of stepper %s, by a "
            "factor %.3g (limit = its real stability interval %.4g / the eigenvalue bound %.4g = "
            "%s); reduce dt, or set stability_check: warn (or off) to run anyway",
-           dt, dt_source ? dt_source : "?", one, *limit, tab->name, h / *limit, beta, rho,
+           dt, dt_source ? dt_source : "?", one, *limit, rw_stab_name(tab), h / *limit, beta, rho,
            rho_text);
   if (rw_context_rank(ctx) == 0)
     fprintf(stderr,
             "warning: dt = %g%s exceeds the explicit stability limit %.4g of stepper %s by a "
             "factor %.3g (stability_check: warn); the solution may blow up\n",
-            dt, one, *limit, tab->name, h / *limit);
+            dt, one, *limit, rw_stab_name(tab), h / *limit);
   return 0;
 }
 

@@ -12,10 +12,13 @@ set(PATHS_DIR ${CMAKE_CURRENT_BINARY_DIR}/out_paths/run)
 set(PATHS_PRISTINE ${CMAKE_CURRENT_BINARY_DIR}/out_paths/pristine)
 set(PATHS_MPMD_A ${CMAKE_CURRENT_BINARY_DIR}/out_paths/mpmd_a)
 set(PATHS_MPMD_B ${CMAKE_CURRENT_BINARY_DIR}/out_paths/mpmd_b)
-set(PATHS_DECKS deck.yaml self.yaml opts.txt r.h5.partial)
+set(PATHS_DECKS deck.yaml self.yaml opts.txt r.h5.partial case.xmf h.xmf)
+# a working directory deeper than Open MPI 4.1's 256-byte file-name buffer (see the end)
+string(REPEAT "d" 200 PATHS_DEEP_NAME)
+set(PATHS_DEEP ${CMAKE_CURRENT_BINARY_DIR}/out_paths/${PATHS_DEEP_NAME}/${PATHS_DEEP_NAME})
 set(PATHS_SETUP ${CMAKE_CURRENT_BINARY_DIR}/out_paths_setup.cmake)
 file(WRITE ${PATHS_SETUP} "
-foreach(d \"${PATHS_DIR}\" \"${PATHS_PRISTINE}\" \"${PATHS_MPMD_A}\" \"${PATHS_MPMD_B}\")
+foreach(d \"${PATHS_DIR}\" \"${PATHS_PRISTINE}\" \"${PATHS_MPMD_A}\" \"${PATHS_MPMD_B}\" \"${PATHS_DEEP}\")
   file(REMOVE_RECURSE \${d})
   file(MAKE_DIRECTORY \${d})
 endforeach()
@@ -24,6 +27,8 @@ file(WRITE \"${PATHS_PRISTINE}/deck.yaml\" \"tf: 0.01\\ndt: 0.001\\n\")
 file(WRITE \"${PATHS_PRISTINE}/self.yaml\" \"tf: 0.01\\ndt: 0.001\\noutput: self.yaml\\n\")
 file(WRITE \"${PATHS_PRISTINE}/opts.txt\" \"-tf 0.01\\n\")
 file(WRITE \"${PATHS_PRISTINE}/r.h5.partial\" \"-tf 0.01\\n-dt 0.001\\n\")
+file(WRITE \"${PATHS_PRISTINE}/case.xmf\" \"-tf 0.01\\n-dt 0.001\\n\")
+file(WRITE \"${PATHS_PRISTINE}/h.xmf\" \"-tf 0.01\\n\")
 file(COPY \"${PATHS_PRISTINE}/\" DESTINATION \"${PATHS_DIR}\")
 file(CREATE_LINK deck.yaml \"${PATHS_DIR}/link.h5\" SYMBOLIC)
 file(CREATE_LINK \"${PATHS_DIR}/deck.yaml\" \"${PATHS_DIR}/hard.h5\")
@@ -34,7 +39,7 @@ set_tests_properties(paths_setup PROPERTIES FIXTURES_SETUP paths_files)
 # Every rank's exit status, printed by a shell around it (a deck error is 2 on every rank).
 set(PATHS_RANK_STATUS [[ "$0" "$@" || (echo "rank exit status $?" && false) ]])
 set(PATHS_SAME "is the same file as the deck file")
-set(PATHS_READS "which the run reads: writing it would destroy the input; give 'output' another file name")
+set(PATHS_READS "which the run reads: writing it would overwrite or replace the input; give 'output' another file name")
 set(PATHS_REFUSED "")
 function(paths_bad name np app regex)
   set(status "rank exit status 2\n")
@@ -83,6 +88,13 @@ paths_bad(grayscott_output_is_options_file_np2 2 grayscott
 paths_bad(ode_output_partial_is_deck_np2 2 ode
   "the temporary file 'r.h5.partial' of key 'output' = 'r.h5' \\(from command line\\) ${PATHS_SAME} 'r.h5.partial'"
   r.h5.partial -output r.h5)
+# The result's XDMF sidecar is the deck: a grid app would write it, the others remove it.
+paths_bad(ode_output_sidecar_is_deck_np1 1 ode
+  "the XDMF sidecar 'case.xmf' of key 'output' = 'case.h5' \\(from command line\\) ${PATHS_SAME} 'case.xmf'"
+  case.xmf -output case.h5)
+paths_bad(heat_output_sidecar_is_deck_np2 2 heat
+  "the XDMF sidecar 'h.xmf' of key 'output' = 'h.h5' \\(from command line\\) ${PATHS_SAME} 'h.xmf'"
+  h.xmf -output h.h5)
 # Named like the disk checkpoints in their directory.
 paths_bad(burgers_output_is_checkpoint_np2 2 burgers
   "key 'output' = 'ckpt/rewind-ckpt-mine.h5' \\(from command line\\) is in the directory of the disk checkpoints, key 'checkpoint_dir' = 'ckpt' \\(from command line\\), and named like them"
@@ -98,7 +110,8 @@ foreach(deck IN LISTS PATHS_DECKS)
 endforeach()
 set(absent "")
 foreach(f deck.yaml.partial deck.yaml.xmf link.h5.partial link.xmf hard.h5.partial hard.xmf
-          self.yaml.partial self.yaml.xmf opts.txt.partial opts.txt.xmf r.h5 r.xmf)
+          self.yaml.partial self.yaml.xmf opts.txt.partial opts.txt.xmf r.h5 r.xmf case.h5
+          case.h5.partial case.xmf.partial h.h5 h.h5.partial h.xmf.partial)
   string(APPEND absent "${PATHS_DIR}/${f}|")
 endforeach()
 add_test(NAME paths_refused_left_nothing
@@ -136,3 +149,15 @@ add_test(NAME paths_mpmd_nothing_at_rank1
 set_tests_properties(paths_mpmd_result_at_rank0 paths_mpmd_sidecar_at_rank0
   paths_mpmd_subdir_result_at_rank0 paths_mpmd_nothing_at_rank1 PROPERTIES
   FIXTURES_REQUIRED paths_files DEPENDS "${PATHS_MPMD}" SKIP_REGULAR_EXPRESSION "SKIPPED:")
+
+# A relative output from a working directory whose absolute path is longer than 256 bytes:
+# the ranks share it, so the name is opened as given (made absolute, Open MPI 4.1's
+# shared-file-pointer component would abort the process on it).
+rewind_mpi_expect(paths_deep_cwd_relative_output NP 2 RC zero REGEX "objective J.*output: r.h5"
+  COMMAND $<TARGET_FILE:rewind-grayscott> -tf 1 -output r.h5)
+set_tests_properties(paths_deep_cwd_relative_output PROPERTIES WORKING_DIRECTORY ${PATHS_DEEP}
+  FIXTURES_REQUIRED paths_files TIMEOUT 60)
+add_test(NAME paths_deep_cwd_result
+  COMMAND h5dump -A ${PATHS_DEEP}/r.h5)
+set_tests_properties(paths_deep_cwd_result PROPERTIES DEPENDS paths_deep_cwd_relative_output
+  FIXTURES_REQUIRED paths_files PASS_REGULAR_EXPRESSION "HDF5 .*r.h5")

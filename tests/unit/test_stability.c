@@ -53,6 +53,21 @@ Test(stability, real_intervals_of_the_builtin_tableaux)
   double beta = 0.0;
   cr_expect_eq(rw_tableau_real_stability(NULL, &beta), RW_ERR_ARG);
   rw_error_clear();
+  /* a user's tableau without a or b is refused, not read through NULL; one without a name is
+   * called "custom" in the messages */
+  static const double b2[2] = {0.5, 0.5}, a2[4] = {0, 0, 1, 0};
+  rw_tableau t = {.stages = 2, .order = 2, .b = b2};
+  cr_expect_eq(rw_tableau_real_stability(&t, &beta), RW_ERR_ARG);
+  cr_expect(strstr(rw_error_message(), "'custom' has no a"), "%s", rw_error_message());
+  rw_error_clear();
+  t.a = a2;
+  t.b = NULL;
+  cr_expect_eq(rw_tableau_real_stability(&t, &beta), RW_ERR_ARG);
+  cr_expect(strstr(rw_error_message(), "has no b"), "%s", rw_error_message());
+  rw_error_clear();
+  t.b = b2;
+  RW_TEST_OK(rw_tableau_real_stability(&t, &beta));
+  cr_expect(fabs(beta - 2.0) < 1e-9, "Heun's interval %g", beta);
 }
 
 Test(stability, check_dt_modes)
