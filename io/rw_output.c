@@ -114,6 +114,32 @@ static int rw_output_lock(const char *path, const char *partial, char *msg, size
 
 /* What stops a result from being written at `path`, as one line into msg ("" when
  * nothing does). Not collective: rank 0 asks, as it creates and renames the files. */
+/* Open MPI 4.1's shared-file-pointer component (sharedfp/lockedfile) copies the name of every
+ * file MPI opens, with a suffix, into a 256-byte buffer, and glibc aborts the process when it
+ * is longer ("buffer overflow detected", measured from about 242 characters on; fixed upstream
+ * in 2025, open-mpi/ompi#13565). The partial file's name must stay below this. */
+#define RW_MPI_NAME_MAX 230
+
+/* The message for a name the MPI library cannot open (see RW_MPI_NAME_MAX), or "". */
+static void rw_output_name_problem(const char *given, const char *opened, char *msg, size_t len)
+{
+  msg[0] = '\0';
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+  size_t n = strlen(opened) + strlen(".partial");
+  if (n > RW_MPI_NAME_MAX)
+    snprintf(msg, len,
+             "output '%s': the file MPI opens (%s%s%s.partial) has a name of %zu characters, "
+             "longer than %d, on which Open MPI %d.%d aborts the job (a fixed buffer in its "
+             "shared-file-pointer component); give a shorter path, e.g. a relative one from a "
+             "working directory nearer the output",
+             given, strcmp(given, opened) ? "'" : "the output", strcmp(given, opened) ? opened : "",
+             strcmp(given, opened) ? "'" : "", n, RW_MPI_NAME_MAX, OMPI_MAJOR_VERSION,
+             OMPI_MINOR_VERSION);
+#else
+  (void)given, (void)opened, (void)len;
+#endif
+}
+
 static void rw_output_path_problem(const char *path, char *msg, size_t len)
 {
   struct stat sb;
@@ -128,6 +154,8 @@ static void rw_output_path_problem(const char *path, char *msg, size_t len)
     snprintf(msg, len, "output '%.60s...': the path is too long (%zu characters)", path, n);
     return;
   }
+  rw_output_name_problem(path, path, msg, len);
+  if (msg[0]) return;
   if (path[n - 1] == '/') {
     snprintf(msg, len, "output '%s' names a directory; give a file name such as '%srewind.h5'",
              path, path);
@@ -204,7 +232,7 @@ static void rw_output_path_problem(const char *path, char *msg, size_t len)
  * Returns 0, or RW_ERR_IO with one line naming the path and what is wrong. */
 int rw_output_check_path(MPI_Comm comm, const char *path)
 {
-  char msg[1024] = "";
+  char msg[9000] = "";
   int rank = 0;
   RW_CHECK(path, RW_ERR_ARG, "rw_output_check_path: path is NULL");
   RW_CALL_MPI(MPI_Comm_rank(comm, &rank));
@@ -224,7 +252,7 @@ int rw_output_check_path(MPI_Comm comm, const char *path)
  *   abs  out: the path (len bytes, at least 4096) */
 static int rw_output_resolve(MPI_Comm comm, const char *path, char *abs, size_t len)
 {
-  char msg[4400] = "";
+  char msg[9000] = "";
   int rank = 0;
   RW_CALL_MPI(MPI_Comm_rank(comm, &rank));
   /* the same working directory on every rank: rank 0's (device, inode) against each rank's */
@@ -260,8 +288,10 @@ static int rw_output_resolve(MPI_Comm comm, const char *path, char *abs, size_t 
       snprintf(msg, sizeof msg,
                "output '%s': the path is too long once made absolute (%zu characters)", path,
                strlen(cwd) + strlen(rel) + 1);
-    else
+    else {
       snprintf(abs, len, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", rel);
+      rw_output_name_problem(path, abs, msg, sizeof msg);
+    }
   }
   RW_CALL_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
   RW_CHECK(!msg[0], RW_ERR_IO, "%s", msg);

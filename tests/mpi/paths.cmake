@@ -161,3 +161,17 @@ add_test(NAME paths_deep_cwd_result
   COMMAND h5dump -A ${PATHS_DEEP}/r.h5)
 set_tests_properties(paths_deep_cwd_result PROPERTIES DEPENDS paths_deep_cwd_relative_output
   FIXTURES_REQUIRED paths_files PASS_REGULAR_EXPRESSION "HDF5 .*r.h5")
+# A name longer than Open MPI 4.1 can open (an absolute path through the deep directory) is
+# refused at start-up, on every rank, instead of the job aborting in the collective create.
+rewind_mpi_expect(paths_name_too_long_for_mpi NP 2 RC nonzero
+  REGEX "rank exit status 2\n.*rank exit status 2\n.*the file MPI opens \\(the output\\.partial\\) has a name of [0-9]+ characters, longer than 230, on which Open MPI [0-9.]+ aborts the job"
+  FORBID "objective J|buffer overflow"
+  COMMAND sh -c "${PATHS_RANK_STATUS}" $<TARGET_FILE:rewind-ode> -tf 0.1
+          -output ${PATHS_DEEP}/long.h5)
+set_tests_properties(paths_name_too_long_for_mpi PROPERTIES FIXTURES_REQUIRED paths_files
+  TIMEOUT 60)
+add_test(NAME paths_name_too_long_left_nothing
+  COMMAND ${CMAKE_COMMAND} "-DABSENT=${PATHS_DEEP}/long.h5|${PATHS_DEEP}/long.h5.partial|"
+          -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_no_output.cmake)
+set_tests_properties(paths_name_too_long_left_nothing PROPERTIES FIXTURES_REQUIRED paths_files
+  DEPENDS paths_name_too_long_for_mpi)
