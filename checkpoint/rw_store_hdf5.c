@@ -1384,6 +1384,12 @@ static int rw_h5_reopen(rw_store st, const rw_store_hdf5_options *opt)
     if (tg.step >= 0) st->used++;
   }
   st->peak = st->used;
+  /* The stamps too: read later one by one (rw_store_hdf5_check_slot), a damaged stamp table
+   * would make every slot look incomplete, and the restart would then start again from y0,
+   * release the good slots and fail on its first write into the table. Refused here, with the
+   * files left as they are. The steps' buffer is free again. */
+  H5CHK(H5Dread(h->stamp, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps),
+        "checkpoint file '%s' is damaged: its stamp table fails its checksum", h->path);
   h->created = 1;
 cleanup:
   if (fapl >= 0) H5Pclose(fapl);

@@ -153,5 +153,49 @@ if [ "$quick" != 1 ] && [ "$np" -gt 1 ] && kill_run missing kill@2 "$@"; then
   fi
   rm -f "$work"/ckpt/*
 fi
+# A damaged stamp table in the last rank's file (a flipped byte, found by the table's
+# checksum): the restart is refused naming the file, on every rank, with no gradient, and
+# every file stays (it once made every slot look incomplete: the run started again
+# from y0, released the good slots of every rank, failed on its first write with a message
+# about free space and deleted all the files). Needs h5py to find the table in the file.
+flip_table() { # file, dataset: flips a byte of its first chunk (exit 77: no h5py)
+  /usr/bin/python3 - "$1" "$2" <<'EOF'
+import sys
+try:
+    import h5py
+except ImportError:
+    sys.exit(77)
+with h5py.File(sys.argv[1], "r") as f:
+    off = f[sys.argv[2]].id.get_chunk_info(0).byte_offset + 8
+with open(sys.argv[1], "r+b") as g:
+    g.seek(off)
+    b = g.read(1)
+    g.seek(off)
+    g.write(bytes([b[0] ^ 1]))
+EOF
+}
+if [ "$quick" != 1 ] && kill_run stamp_table kill@2 "$@"; then
+  last=$(ls "$work"/ckpt/*."$((np - 1))"-of-"$np".h5)
+  flip_table "$last" stamp
+  frc=$?
+  if [ $frc -eq 77 ]; then
+    echo "skip [stamp_table]: no h5py"
+  else
+    # names and sizes (HDF5 clears the killed run's "open for writing" flag in the superblock
+    # when the refused restart closes the file)
+    sums=$(ls -l "$work"/ckpt | awk '{print $5, $9}')
+    o=$(run "$@" "${disk[@]}" -output "$work/r.h5" -restart_from "$work/ckpt")
+    rc=$?
+    if [ $frc -ne 0 ] || [ $rc -eq 0 ] ||
+      ! echo "$o" | grep -q "'$last' is damaged: its stamp table fails its checksum" ||
+      echo "$o" | grep -q "dJ/d" || [ "$(ls -l "$work"/ckpt | awk '{print $5, $9}')" != "$sums" ]; then
+      echo "$o" | tail -5
+      bad stamp_table "exit $rc; expected a refusal calling '$last' damaged, the files left"
+    else
+      echo "ok [stamp_table]: exit $rc, files left"
+    fi
+  fi
+  rm -f "$work"/ckpt/*
+fi
 [ $fail -eq 0 ] && echo "PASS"
 exit $fail
