@@ -7,6 +7,7 @@
  * runs (include/rewind/rw_schedule.h); nothing here re-derives them. Exit status: 0 on
  * success, 2 for a bad command line, 1 when a schedule call fails. */
 #include "rewind/rw_schedule.h"
+#include "rewind/rw_store.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -59,7 +60,9 @@ static void usage(FILE *f)
           "  --ram-slots C        checkpoint slots in RAM (>= 1); C counts the slot holding\n"
           "                       the initial state (Revolve's convention)\n"
           "  --ram BYTES          RAM budget for checkpoints, e.g. 512MiB, 2GB, 1048576\n"
-          "  --snapshot-bytes S   bytes of one snapshot (needed with --ram / --disk)\n"
+          "  --snapshot-bytes S   bytes of one snapshot per rank (needed with --ram / --disk /\n"
+          "                       --host); a budget gives the whole snapshots it holds, at\n"
+          "                       most 10^6 slots, as the driver takes them\n"
           "  --disk-slots D       checkpoint slots on disk (>= 0, or 'unlimited' / -1); with\n"
           "                       D != 0 the optimal two-level (RAM + disk) schedule is used;\n"
           "                       with --online, a disk checkpoint every P steps, P chosen\n"
@@ -236,6 +239,34 @@ static int check_steps_limit(const plan_options *o)
   return EXIT_USAGE;
 }
 
+/* The slots a byte budget gives, as the driver takes them (rw_store_slots_for_budget: the
+ * whole snapshots it holds, at most 10^6). A budget below one snapshot is refused as the
+ * driver refuses it. Notes a capped budget on stdout's plan (g_capped). */
+static int64_t g_capped[3]; /* snapshots a --ram, --disk, --host budget holds when capped */
+static int budget_slots(const char *flag, size_t bytes, size_t snapshot, int64_t *slots)
+{
+  if (bytes / snapshot < 1) {
+    fprintf(stderr,
+            "rewind-plan: %s %zu bytes is smaller than one snapshot (%zu bytes); raise %s to at "
+            "least --snapshot-bytes%s\n"
+            "Run 'rewind-plan --help' for the options.\n",
+            flag, bytes, snapshot, flag, strcmp(flag, "--ram") ? " (or 0 for none)" : "");
+    return EXIT_USAGE;
+  }
+  int n = 0;
+  if (rw_store_slots_for_budget(bytes, snapshot, &n)) {
+    fprintf(stderr, "rewind-plan: %s: %s\n", flag, rw_error_message());
+    return EXIT_USAGE;
+  }
+  *slots = n;
+  if ((size_t)n < bytes / snapshot)
+    g_capped[!strcmp(flag, "--ram")    ? 0
+             : !strcmp(flag, "--disk") ? 1
+                                       : 2] =
+        (int64_t)(bytes / snapshot > INT64_MAX ? INT64_MAX : bytes / snapshot);
+  return 0;
+}
+
 static int parse_args(int argc, char **argv, plan_options *o)
 {
   int have_steps = 0;
@@ -402,29 +433,28 @@ static int parse_args(int argc, char **argv, plan_options *o)
     if (o->ram_slots >= 0)
       return usage_error("give either --ram-slots or --ram with --snapshot-bytes, not both%s%s", "",
                          "");
-    size_t n = o->ram_bytes / o->snapshot_bytes;
-    if (n < 1) {
-      fprintf(stderr,
-              "rewind-plan: --ram %zu bytes is smaller than one snapshot (%zu bytes); raise "
-              "--ram to at least --snapshot-bytes\n",
-              o->ram_bytes, o->snapshot_bytes);
-      return EXIT_USAGE;
-    }
-    o->ram_slots = n > INT_MAX ? INT_MAX : (int64_t)n;
+    int rc = budget_slots("--ram", o->ram_bytes, o->snapshot_bytes, &o->ram_slots);
+    if (rc) return rc;
   }
   if (o->have_disk_bytes) {
     if (o->have_disk_slots)
       return usage_error("give either --disk-slots or --disk with --snapshot-bytes, not both%s%s",
                          "", "");
-    size_t n = o->disk_bytes / o->snapshot_bytes;
-    o->disk_slots = n > INT_MAX ? INT_MAX : (int64_t)n;
+    o->disk_slots = 0; /* --disk 0: no disk, as in the apps */
+    if (o->disk_bytes > 0) {
+      int rc = budget_slots("--disk", o->disk_bytes, o->snapshot_bytes, &o->disk_slots);
+      if (rc) return rc;
+    }
   }
   if (o->have_host_bytes) {
     if (o->have_host_slots)
       return usage_error("give either --host-slots or --host with --snapshot-bytes, not both%s%s",
                          "", "");
-    size_t n = o->host_bytes / o->snapshot_bytes;
-    o->host_slots = n > INT_MAX ? INT_MAX : (int64_t)n;
+    o->host_slots = 0;
+    if (o->host_bytes > 0) {
+      int rc = budget_slots("--host", o->host_bytes, o->snapshot_bytes, &o->host_slots);
+      if (rc) return rc;
+    }
   }
   if (o->host_slots > 0) {
     if (o->kind != SCHED_BINOMIAL)
@@ -704,6 +734,17 @@ static int plan_steps(const plan_options *o)
     return 0;
   }
   printf("rewind-plan: %s schedule, %" PRId64 " steps\n", kind_name(o->kind), l);
+  {
+    static const char *what[3] = {"--ram", "--disk", "--host"};
+    for (int k = 0; k < 3; k++)
+      if (g_capped[k])
+        printf("  (%s holds %" PRId64 " snapshots; the driver takes at most %d slots from a "
+               "budget, as planned here)\n",
+               what[k], g_capped[k],
+               k == 0   ? (int)o->ram_slots
+               : k == 1 ? (int)o->disk_slots
+                        : (int)o->host_slots);
+  }
   printf("  RAM slots                %" PRId64 " (counting the initial state's), %d used at peak\n",
          slots, st.peak_ram_slots);
   if (o->have_snapshot)

@@ -1,6 +1,7 @@
 /* rewind-plan's output: its numbers are the schedule's, its JSON has the keys issue 3
  * names, and bad command lines exit with status 2 and a message naming the flag. */
 #include "rewind/rw_schedule.h"
+#include "rewind/rw_store.h"
 #include "rw_test.h"
 
 #include <inttypes.h>
@@ -66,6 +67,58 @@ Test(plan, byte_budget_gives_slots)
   cr_assert_eq(run_plan("--steps 1000 --ram=1.5GB --snapshot-bytes=100MB --json", buf, sizeof buf),
                0, "%s", buf);
   cr_assert_eq(json_int(buf, "ram_slots"), 15);
+}
+
+/* A byte budget gives the slots the driver takes from it (rw_store_slots_for_budget): at most
+ * 10^6, so a budget of 2*10^6 snapshots plans 10^6 slots, as rewind-ode -checkpoint_ram 32MB
+ * with 16-byte snapshots runs 3*10^6 steps with 10^6 slots and 4999998 advances (the plan
+ * said 2*10^6 slots and 3999998 advances). */
+Test(plan, byte_budget_slots_capped_as_the_driver_caps_them)
+{
+  int drv = 0;
+  RW_TEST_OK(rw_store_slots_for_budget(32000000, 16, &drv));
+  cr_assert_eq(drv, 1000000);
+  cr_assert_eq(run_plan("--steps 3000000 --ram 32MB --snapshot-bytes 16 --json", buf, sizeof buf),
+               0, "%s", buf);
+  int64_t t = 0;
+  RW_TEST_OK(rw_binomial_advances(3000000, drv, NULL, &t));
+  cr_assert_eq(json_int(buf, "ram_slots"), drv, "%s", buf);
+  cr_assert_eq(json_int(buf, "advances"), t, "%s", buf);
+  cr_assert_eq(t, 4999998);
+  cr_assert_eq(run_plan("--steps 3000000 --ram 32MB --snapshot-bytes 16", buf, sizeof buf), 0);
+  cr_assert(strstr(buf, "2000000 snapshots") && strstr(buf, "1000000"), "%s", buf);
+  /* the disk and host budgets too */
+  cr_assert_eq(run_plan("--steps 1000 --ram-slots 3 --disk 1TB --snapshot-bytes 1 --write-cost 2 "
+                        "--read-cost 1 --json",
+                        buf, sizeof buf),
+               0, "%s", buf);
+  cr_assert_eq(json_int(buf, "disk_slots"), 1000000, "%s", buf);
+  cr_assert_eq(
+      run_plan("--steps 100 --ram-slots 3 --host 1TB --snapshot-bytes 1 --json", buf, sizeof buf),
+      0, "%s", buf);
+  cr_assert_eq(json_int(buf, "host_slots"), 1000000, "%s", buf);
+}
+
+/* A disk or host budget below one snapshot is refused as the driver refuses it (the plan used
+ * to plan 0 slots there, i.e. no disk: rewind-grayscott -checkpoint_disk 100kB with 128 KiB
+ * snapshots stops with "the checkpoint_disk budget ... is smaller than one snapshot"); 0 means
+ * none, as in the apps. */
+Test(plan, budget_below_one_snapshot_refused)
+{
+  cr_assert_eq(
+      run_plan("--steps 500 --ram 2MiB --disk 100kB --snapshot-bytes 128KiB", buf, sizeof buf), 2,
+      "%s", buf);
+  cr_assert(strstr(buf, "--disk 100000 bytes is smaller than one snapshot (131072 bytes)"), "%s",
+            buf);
+  cr_assert_eq(
+      run_plan("--steps 500 --ram 2MiB --host 100kB --snapshot-bytes 128KiB", buf, sizeof buf), 2,
+      "%s", buf);
+  cr_assert(strstr(buf, "--host 100000 bytes is smaller than one snapshot (131072 bytes)"), "%s",
+            buf);
+  cr_assert_eq(
+      run_plan("--steps 500 --ram 2MiB --disk 0 --snapshot-bytes 128KiB --json", buf, sizeof buf),
+      0, "%s", buf);
+  cr_assert(strstr(buf, "\"schedule\": \"binomial\""), "%s", buf);
 }
 
 Test(plan, actions_list_adds_up)
