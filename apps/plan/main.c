@@ -459,11 +459,8 @@ static int parse_args(int argc, char **argv, plan_options *o)
   if (o->host_slots > 0) {
     if (o->kind != SCHED_BINOMIAL)
       return usage_error("host slots (%s) need the binomial schedule (the three-tier schedule "
-                         "is offline); not --schedule %s",
-                         o->have_host_bytes ? "--host" : "--host-slots",
-                         o->kind == SCHED_ONLINE  ? "online"
-                         : o->kind == SCHED_FIXED ? "fixed"
-                                                  : "store-all");
+                         "is offline); not %s",
+                         o->have_host_bytes ? "--host" : "--host-slots", schedule_opt);
     if (o->step_cost <= 0)
       return usage_error("the three-tier schedule needs --step-cost > 0 (copies are weighed "
                          "against steps)%s%s",

@@ -46,6 +46,13 @@ if(TARGET rewind-plan)
     --steps 10 --schedule fixed --interval 2 --online)
   plan_expect(schedule_contradicts_online 2 "--schedule binomial contradicts --online"
     --steps 10 --ram-slots 3 --online --schedule binomial)
+  # the flag that chose the online schedule is named as given (it said "--schedule online"
+  # when the command line had --online)
+  plan_expect(host_slots_with_online 2
+    "host slots \\(--host-slots\\) need the binomial schedule \\(the three-tier schedule is offline\\); not --online.Run"
+    --steps 10 --ram-slots 3 --host-slots 2 --online)
+  plan_expect(host_slots_with_schedule_online 2 "not --schedule online.Run"
+    --steps 10 --ram-slots 3 --host-slots 2 --schedule online)
   plan_expect(online_and_schedule_online 0 "online schedule, 10 steps"
     --steps 10 --ram-slots 3 --online --schedule online)
 endif()
