@@ -1090,6 +1090,14 @@ static int rw_h5_open(rw_store st, const rw_store_hdf5_options *opt)
            opt->dir);
   RW_CHECK(access(opt->dir, W_OK) == 0, RW_ERR_IO, "checkpoint_dir '%s' is not writable (%s)",
            opt->dir, strerror(errno));
+  /* The disk-cost probe's file (contents "probe", a name of its own) holds nothing a restart
+   * can use: one left by a run killed while it measured is replaced, not taken for a stopped
+   * run's checkpoints (the message below told to restart from it, and the restart found no
+   * checkpoint files). */
+  if (opt->contents && !strcmp(opt->contents, "probe") && access(h->path, F_OK) == 0)
+    RW_CHECK(unlink(h->path) == 0, RW_ERR_IO,
+             "cannot remove the disk-cost probe file '%s' a stopped run left (%s)", h->path,
+             strerror(errno));
   RW_CHECK(access(h->path, F_OK) != 0, RW_ERR_IO,
            "checkpoint file '%s' already exists: a run with the same deck and decomposition "
            "stopped early and left it (restart from it with -restart_from %s, or remove it)",
@@ -1218,7 +1226,9 @@ static void rw_h5_deck_diff(const char *there, const char *here, char *out, size
 }
 
 /* The error for a restart directory that holds no files of this run: names what differs from
- * the files of the run it does hold. Takes the HDF5 lock's caller's context. */
+ * the files of the run it does hold. The disk-cost probe's files (`<id>-probe-<hash>`, earlier
+ * `<id>-probe`) that a run killed while it measured leaves are no run's checkpoints: with only
+ * those, there are none. Takes the HDF5 lock's caller's context. */
 static int rw_h5_refuse(const rw_h5store *h, const rw_store_hdf5_options *opt)
 {
   DIR *d = opendir(opt->dir);
@@ -1228,7 +1238,8 @@ static int rw_h5_refuse(const rw_h5store *h, const rw_store_hdf5_options *opt)
     while ((e = readdir(d))) {
       size_t n = strlen(e->d_name);
       if (!strncmp(e->d_name, "rewind-ckpt-", 12) && n > 3 && !strcmp(e->d_name + n - 3, ".h5") &&
-          !strstr(e->d_name, "-probe.") && (!other[0] || strstr(e->d_name, "-of-") != NULL)) {
+          !strstr(e->d_name, "-probe.") && !strstr(e->d_name, "-probe-") &&
+          (!other[0] || strstr(e->d_name, "-of-") != NULL)) {
         snprintf(other, sizeof other, "%s/%s", opt->dir, e->d_name);
         break;
       }

@@ -56,6 +56,39 @@ o=$("${cmd[@]}" -checkpoint_dir "$work/ckpt" -checkpoint_keep true 2>&1) ||
 rm -f "$work"/out.h5 "$work"/out.xmf
 [ -n "$(ls -A "$work/ckpt")" ] || { echo "FAIL [keep]: checkpoint_keep left no files"; fail=1; }
 expect_fail occupied "already exists.*restart" "" "${cmd[@]}" -checkpoint_dir "$work/ckpt"
+# The disk-cost probe's files a run killed while it measured left (named after the run id):
+# the same run again, with measured costs, replaces them and succeeds, leaving nothing. It was
+# refused, told to restart from them, and the restart found no checkpoint files.
+rm -f "$work"/ckpt/*
+auto=(-checkpoint_dir "$work/ckpt" -checkpoint_write_cost auto -checkpoint_read_cost auto)
+"${cmd[@]}" "${auto[@]}" -checkpoint_keep true >/dev/null 2>&1 # its files name the run id
+id=$(ls "$work"/ckpt | sed -n 's/^rewind-ckpt-\([0-9A-Za-z_-]*\)\.0-of-.*/\1/p')
+rm -f "$work"/ckpt/*
+probe=$(python3 -c 'import sys
+h = 2166136261
+for c in sys.argv[1].encode():
+    h = ((h ^ c) * 16777619) & 0xffffffff
+print("%.40s-probe-%08x" % (sys.argv[1], h))' "$id")
+for ((r = 0; r < np; r++)); do
+  head -c 1000 /dev/zero >"$work/ckpt/rewind-ckpt-$probe.$r-of-$np.h5"
+done
+o=$("${cmd[@]}" "${auto[@]}" 2>&1)
+rc=$?
+if [ -z "$id" ] || [ $rc -ne 0 ] || [ -n "$(ls -A "$work/ckpt")" ]; then
+  echo "$o" | tail -5
+  echo "FAIL [probe_left]: run id '$id', exit $rc, left: $(ls "$work/ckpt")"
+  fail=1
+else
+  echo "ok [probe_left]: the stale probe files of run $id replaced"
+fi
+rm -f "$work"/ckpt/* "$work"/out.h5 "$work"/out.xmf
+# A restart from a directory with nothing but such probe files: there are no checkpoints to
+# continue from (it was refused as another run's files whose deck differs in every key).
+for ((r = 0; r < np; r++)); do
+  head -c 1000 /dev/zero >"$work/ckpt/rewind-ckpt-$probe.$r-of-$np.h5"
+done
+expect_fail probe_only "restart_from '$work/ckpt': no checkpoint files of a Rewind run there" "" \
+  "${cmd[@]}" "${auto[@]}" -restart_from "$work/ckpt"
 rm -f "$work"/ckpt/*
 mnt=$(mktemp -d)
 if mount -t tmpfs -o size=256k tmpfs "$mnt" 2>/dev/null; then
