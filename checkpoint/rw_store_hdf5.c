@@ -1181,47 +1181,56 @@ static int rw_h5_get_ll(hid_t obj, const char *name, long long *v)
   return r;
 }
 
-/* Appends to out the deck lines ("key: value") that differ between `there` and `here`. */
+/* The line of `text` with the key of line p (kn characters), or NULL; *mn its length. */
+static const char *rw_h5_deck_line(const char *text, const char *p, size_t kn, size_t *mn)
+{
+  for (const char *q = text; *q;) {
+    const char *qe = strchr(q, '\n');
+    size_t qn = qe ? (size_t)(qe - q) : strlen(q);
+    if (qn > kn && !strncmp(q, p, kn) && q[kn] == ':') {
+      *mn = qn;
+      return q;
+    }
+    q += qn + (qe ? 1 : 0);
+  }
+  return NULL;
+}
+
+/* Appends to out the deck lines ("key: value") that differ between `there` and `here`: the
+ * keys on both sides with other values first, then the keys of one side only (another app's
+ * deck has most of its keys there only, and this one's here only: both are shown), at most 4
+ * of each kind, and how many more differ. */
 static void rw_h5_deck_diff(const char *there, const char *here, char *out, size_t len)
 {
-  const char *texts[2] = {there, here};
   size_t used = strlen(out);
-  int shown = 0;
-  for (int side = 0; side < 2; side++) {
-    const char *p = texts[side];
+  int shown = 0, more = 0;
+  for (int kind = 0; kind < 3; kind++) { /* other value, there only, here only */
+    const char *p = kind == 2 ? here : there, *other = kind == 2 ? there : here;
+    int of_kind = 0;
     while (*p) {
       const char *e = strchr(p, '\n');
       size_t n = e ? (size_t)(e - p) : strlen(p);
       const char *colon = memchr(p, ':', n);
-      size_t kn = colon ? (size_t)(colon - p) : n;
-      /* the same key in the other text, and its whole line */
-      const char *q = texts[1 - side], *match = NULL;
-      size_t mn = 0;
-      while (*q) {
-        const char *qe = strchr(q, '\n');
-        size_t qn = qe ? (size_t)(qe - q) : strlen(q);
-        if (qn > kn && !strncmp(q, p, kn) && q[kn] == ':') {
-          match = q;
-          mn = qn;
-          break;
-        }
-        q += qn + (qe ? 1 : 0);
-      }
-      int differs = !match || mn != n || strncmp(match, p, n);
-      /* a key on both sides is shown once, from the first text */
-      if (differs && (side == 0 || !match) && shown < 6 && used + 1 < len) {
+      size_t kn = colon ? (size_t)(colon - p) : n, mn = 0;
+      const char *match = rw_h5_deck_line(other, p, kn, &mn);
+      int differs = match ? (kind == 0 && (mn != n || strncmp(match, p, n))) : kind > 0;
+      if (differs && (of_kind >= 4 || used + 1 >= len))
+        more++;
+      else if (differs) {
         if (match)
           snprintf(out + used, len - used, "%s%.*s there, %.*s here", shown ? "; " : "", (int)n, p,
                    (int)mn, match);
         else
           snprintf(out + used, len - used, "%s%.*s %s only", shown ? "; " : "", (int)n, p,
-                   side == 0 ? "there" : "here");
+                   kind == 1 ? "there" : "here");
         used = strlen(out);
         shown++;
+        of_kind++;
       }
       p += n + (e ? 1 : 0);
     }
   }
+  if (more && used + 1 < len) snprintf(out + used, len - used, "; and %d more", more);
   if (!shown) snprintf(out + used, len - used, "the app or the deck's defaults differ");
 }
 
@@ -1286,15 +1295,17 @@ static int rw_h5_refuse(const rw_h5store *h, const rw_store_hdf5_options *opt)
              ") reads version %d: it was written by another version of Rewind",
              other, version, RW_H5_VERSION);
   } else if (opt->deck && rw_h5_get_str(f, "deck", there, 65536) == 0 && strcmp(there, opt->deck)) {
-    snprintf(why, 65536, "the deck differs: ");
+    snprintf(why, 65536, "the deck differs from that of '%s': ", other);
     rw_h5_deck_diff(there, opt->deck, why, 65536);
   } else if (rw_h5_get_ll(f, "nranks", &nranks) == 0 && nranks != h->nranks) {
     snprintf(why, 65536,
-             "the decomposition differs: they were written by %lld ranks, this run has %d", nranks,
-             h->nranks);
+             "the decomposition differs: they were written by %lld ranks, this run has %d "
+             "('%s' is one of them)",
+             nranks, h->nranks, other);
   } else if (rw_h5_get_str(f, "decomposition", there, 65536) == 0 && opt->decomposition &&
              strcmp(there, opt->decomposition)) {
-    snprintf(why, 65536, "the decomposition differs: %s there, %s here", there, opt->decomposition);
+    snprintf(why, 65536, "the decomposition differs: %s there ('%s'), %s here", there, other,
+             opt->decomposition);
   } else {
     snprintf(why, 65536, "'%s' belongs to another run (another run id)", other);
   }

@@ -99,7 +99,7 @@ kill_run torn torn@3 "$@" && { check_tool torn 1; restart_run torn "resumed from
 if [ "$quick" != 1 ] && kill_run refuse kill@2 "$@"; then
   o=$(run "$@" "${disk[@]}" -output "$work/r.h5" -restart_from "$work/ckpt" -checkpoint_slots 3)
   rc=$?
-  if [ $rc -eq 0 ] || ! echo "$o" | grep -q "deck differs: checkpoint_slots: 2 there, checkpoint_slots: 3 here" ||
+  if [ $rc -eq 0 ] || ! echo "$o" | grep -q "deck differs from that of '$work/ckpt/rewind-ckpt-[0-9a-f]*\.[0-9]*-of-$np\.h5': checkpoint_slots: 2 there, checkpoint_slots: 3 here" ||
     echo "$o" | grep -q "dJ/d" || [ -e "$work/r.h5" ]; then
     echo "$o" | tail -5
     bad refuse_deck "exit $rc; expected a refusal naming checkpoint_slots, no gradient, no result"
@@ -110,7 +110,7 @@ if [ "$quick" != 1 ] && kill_run refuse kill@2 "$@"; then
     o=$("$mpiexec" -n $((np - 1)) --oversubscribe "$app" "$@" -progress off "${disk[@]}" \
       -output "$work/r.h5" -restart_from "$work/ckpt" 2>&1)
     rc=$?
-    if [ $rc -eq 0 ] || ! echo "$o" | grep -q "written by $np ranks, this run has $((np - 1))"; then
+    if [ $rc -eq 0 ] || ! echo "$o" | grep -q "written by $np ranks, this run has $((np - 1)) ('$work/ckpt/rewind-ckpt-[0-9a-f]*\.[0-9]*-of-$np\.h5' is one of them)"; then
       echo "$o" | tail -5
       bad refuse_ranks "exit $rc; expected a refusal naming the rank counts"
     else
