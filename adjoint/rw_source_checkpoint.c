@@ -1070,6 +1070,7 @@ static int ckpt_end(rw_state_source *src)
     RW_CALL(ckpt_execute(c, &a));
   }
   RW_CALL(rw_store_sync(c->stores[RW_LEVEL_DISK]));
+  rw_store_hdf5_finished(c->stores[RW_LEVEL_DISK]); /* a restart's files may go now */
   return 0;
 }
 

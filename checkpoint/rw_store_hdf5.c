@@ -96,6 +96,7 @@ typedef struct {
   hsize_t nchunk; /* chunks per vector: the dataset's last dimension is nchunk * cn */
   size_t stride;  /* bytes between chunks in a staging buffer: cn * 8 + checksum, aligned */
   int keep, created;
+  int keep_final; /* opt->keep: what a restarted store does with its files once finished */
   /* fault injection (I/O thread) */
   char fault[16];
   long fault_after, nwritten;
@@ -1621,6 +1622,9 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
   ierr = rw_error_agree(h->comm, ierr);
   if (!ierr && !opt->restart) ierr = rw_error_agree(h->comm, rw_h5_space(st, opt->dir));
   if (ierr) goto cleanup;
+  /* a restart holds the earlier run's files: kept on any failure until the run finishes */
+  h->keep_final = opt->keep;
+  if (opt->restart) h->keep = 1;
   *out = st;
   return 0;
 cleanup:
@@ -1629,4 +1633,11 @@ cleanup:
   if (h) h->keep = opt->restart ? 1 : 0;
   rw_store_destroy(&st);
   return ierr;
+}
+
+void rw_store_hdf5_finished(rw_store st)
+{
+  if (!st || strcmp(rw_store_kind(st), "hdf5") != 0) return;
+  rw_h5store *h = st->content;
+  h->keep = h->keep_final;
 }

@@ -106,6 +106,12 @@ typedef struct {
 int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5_options *opt,
                          rw_store *out);
 
+/* A store opened with opt->restart keeps its files when it is destroyed, also when the
+ * restarted run fails (they are the earlier run's work, and another restart can use them),
+ * until the run tells it that it finished: then they go as opt->keep says. No-op for other
+ * stores. Not collective. */
+void rw_store_hdf5_finished(rw_store st);
+
 /* Restart: the record the run that wrote the files gave as `info` ("" when none), and the
  * slot count of the files (the earlier run's disk slots). Not collective. */
 const char *rw_store_hdf5_info(rw_store st);

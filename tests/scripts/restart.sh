@@ -185,6 +185,21 @@ with open(sys.argv[1], "r+b") as g:
     g.write(bytes([b[0] ^ 1]))
 EOF
 }
+# A restart that fails after opening the files (here: the first snapshot it writes is damaged
+# on purpose, so reading it back in the backward sweep fails its checksum) leaves the earlier
+# run's files for the next restart (it once deleted them all), which continues bit for bit.
+if [ "$quick" != 1 ] && kill_run failed_restart kill@2 "$@"; then
+  o=$(REWIND_FAULT_INJECT=flip@1 run "$@" "${disk[@]}" -output "$work/fr.h5" -restart_from "$work/ckpt")
+  rc=$?
+  if [ $rc -eq 0 ] || echo "$o" | grep -q "dJ/d" || [ -z "$(ls -A "$work/ckpt")" ]; then
+    echo "$o" | tail -5
+    bad failed_restart "exit $rc; expected a failure that keeps the checkpoint files"
+    rm -f "$work"/ckpt/*
+  else
+    echo "ok [failed_restart]: exit $rc, files kept: $(ls "$work/ckpt" | wc -l)"
+    restart_run after_failed_restart "resumed from the disk checkpoint of step [0-9]+" "$@"
+  fi
+fi
 if [ "$quick" != 1 ] && kill_run stamp_table kill@2 "$@"; then
   last=$(ls "$work"/ckpt/*."$((np - 1))"-of-"$np".h5)
   flip_table "$last" stamp
