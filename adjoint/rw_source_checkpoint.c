@@ -470,6 +470,7 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
   RW_TRY(rw_calloc((size_t)ndisk + 1, sizeof *seen, "restart", &seen));
   for (int d = 0; d < ndisk; d++)
     seen[d] = -1;
+  long damaged = 0; /* later resume points whose data failed their checksums on some rank */
   for (long c = ncand - 1; c >= 0 && K < 0; c--) {
     int good = ok[c];
     if (good) {
@@ -481,9 +482,24 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
         if (good) seen[d] = disk[d];
       }
     }
-    RW_TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, &good, 1, MPI_INT, MPI_MIN, rw_vec_comm(cur)));
-    if (good) K = cand[c];
+    /* a point some rank's stamps call incomplete is one the crash cut short (expected, not
+     * reported); one complete by its stamps whose data fail their checksums is reported */
+    int res[2] = {-good, ok[c] && !good}; /* MAX: any rank not good; any rank's bad data */
+    RW_TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, res, 2, MPI_INT, MPI_MAX, rw_vec_comm(cur)));
+    if (res[0] == -1)
+      K = cand[c];
+    else if (res[1])
+      damaged++;
   }
+  int me = 0;
+  MPI_Comm_rank(rw_vec_comm(cur), &me);
+  if (damaged > 0 && me == 0) /* not silent: the summary then names an earlier step */
+    fprintf(stderr,
+            "warning: restart: %ld later resume point(s) in %s hold snapshots whose data fail "
+            "their checksums on some rank (a write the crash tore, or a damaged file) and were "
+            "skipped; %s\n",
+            damaged, opt->restart_dir ? opt->restart_dir : "the checkpoint directory",
+            K >= 0 ? "resuming from an earlier one" : "starting again from step 0");
   /* The slot contents at the resume point (none when starting again). */
   if (K >= 0)
     RW_TRY(rw_restart_scan(sch, opt, N, slots, dslots, wd, rd, K, ram, nram, disk, ndisk, host,

@@ -51,6 +51,7 @@ restart_run() {
   local o rc
   o=$(run "$@" "${disk[@]}" -output "$work/$name.h5" -restart_from "$work/ckpt")
   rc=$?
+  last_out=$o
   if [ $rc -ne 0 ]; then
     echo "$o" | tail -8
     bad "$name" "the restart exited $rc"
@@ -95,6 +96,9 @@ if [ "$quick" != 1 ]; then
 fi
 # The torn snapshot is the third one written: the restart must resume from an earlier one.
 kill_run torn torn@3 "$@" && { check_tool torn 1; restart_run torn "resumed from the disk checkpoint of step [0-9]+" "$@"; }
+# ... and says that it skipped a snapshot whose data fail their checksums (not silently)
+[ "${last_out+set}" = set ] && ! echo "$last_out" | grep -qE "warning: restart: [0-9]+ later resume point\(s\) in .* fail their checksums" &&
+  bad torn_warning "the restart past the torn snapshot did not say it skipped it"
 # Refusals: files of another deck or rank count are named and left alone.
 if [ "$quick" != 1 ] && kill_run refuse kill@2 "$@"; then
   o=$(run "$@" "${disk[@]}" -output "$work/r.h5" -restart_from "$work/ckpt" -checkpoint_slots 3)
