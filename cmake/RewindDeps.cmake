@@ -13,6 +13,18 @@ pkg_check_modules(PETSC REQUIRED IMPORTED_TARGET PETSc)
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
 find_library(REWIND_LIBM m)
+# LIBXSMM (Debian: libxsmm-dev, a static library) for the MLP's small hidden-layer products
+# (solvers/rw_smallgemm.c); without it those go to cblas_dgemm too.
+set(REWIND_HAVE_LIBXSMM OFF)
+if(NOT REWIND_WITH_LIBXSMM STREQUAL "OFF")
+  pkg_check_modules(LIBXSMM IMPORTED_TARGET libxsmm)
+  if(LIBXSMM_FOUND)
+    set(REWIND_HAVE_LIBXSMM ON)
+  elseif(REWIND_WITH_LIBXSMM STREQUAL "ON")
+    message(FATAL_ERROR "REWIND_WITH_LIBXSMM=ON but libxsmm was not found (Debian: libxsmm-dev)")
+  endif()
+endif()
+message(STATUS "Rewind: LIBXSMM ${REWIND_HAVE_LIBXSMM}")
 
 # SUNDIALS 6 names its imported targets <comp>_shared.
 foreach(comp generic nvecparallel cvodes)

@@ -746,6 +746,7 @@ static int run(rw_app *app)
     rw_blas_describe(line, sizeof line);
     rw_log(app->ctx, RW_LOG_SUMMARY, "  BLAS: %s, %ld thread%s\n", line, threads,
            threads == 1 ? "" : "s");
+    rw_log(app->ctx, RW_LOG_SUMMARY, "  small products: %s\n", rw_blas_small_describe(threads));
   }
   RW_TRY(check_mode_keys(app, strcmp(mode, "gradient") == 0));
   {

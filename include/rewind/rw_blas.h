@@ -21,6 +21,14 @@ extern "C" {
  * openblas_set_num_threads). Not collective. Returns RW_ERR_ARG for threads < 1. */
 int rw_blas_set_threads(int threads);
 
+/* Which library the neural ODE's hidden-layer products go to on the CPU for a run with
+ * `threads` BLAS threads: LIBXSMM's generated kernels with one thread where the build has it,
+ * else BLAS (a static string, for the summary). */
+const char *rw_blas_small_describe(long threads);
+
+/* The number of threads BLAS products use now (1 when the BLAS cannot say). */
+int rw_blas_threads(void);
+
 /* One line for summaries, e.g. "OpenBLAS, Haswell kernels (OPENBLAS_CORETYPE=Haswell)" or
  * "OpenBLAS, Cooperlake kernels (detected)"; "CBLAS (not OpenBLAS)" otherwise. */
 void rw_blas_describe(char *buf, size_t len);

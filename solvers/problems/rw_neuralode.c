@@ -6,6 +6,8 @@
 
 #include "../../core/rw_device_impl.h"
 #include "../rw_dev_bodies.h"
+#include "../rw_smallgemm.h"
+#include "rewind/rw_blas.h"
 #include "rewind/rw_device.h"
 #include "rewind/rw_kernels.h"
 
@@ -159,6 +161,7 @@ typedef struct {
   double *dz;
   double *tmp;        /* a small transposed operand of node_gemm (4 * maxw) */
   double *theta_seen; /* the theta the cached entries were computed with */
+  double *wt;         /* W_l^T of the layers node_sg multiplies (P; CPU, with LIBXSMM only) */
   rw_node_entry cache[RW_NODE_CACHE];
   int next;
   /* on a device (rw_device.h): the arrays above except targets, theta_seen and tmp are device
@@ -212,6 +215,7 @@ static void node_destroy(void *c)
   node_arr_free(o, &o->dz, node_rows(o, o->maxw));
   rw_free(&o->tmp);
   rw_free(&o->theta_seen);
+  rw_free(&o->wt);
   for (int k = 0; k < RW_NODE_CACHE; k++) {
     node_arr_free(o, &o->cache[k].y, node_rows(o, o->D));
     node_arr_free(o, &o->cache[k].act, node_rows(o, o->nh));
@@ -305,21 +309,45 @@ RW_SIMD_CLONES static void node_k_rows(int M, int N, int K, const double *restri
   }
 }
 
-/* C[i,:] = b + sum_k A[i,k] B[k,:] (k ascending after the bias), rows of B contiguous. */
+/* C[i,:] = b + sum_k A[i,k] B[k,:] (k ascending after the bias), rows of B contiguous. For
+ * K <= 3 each output is formed in one pass (the same sums in the same order as the pass per
+ * term below). */
 RW_SIMD_CLONES static void node_k_affine_rows(int M, int N, int K, const double *restrict A,
                                               int lda, const double *restrict B, int ldb,
                                               const double *restrict b, double *restrict C, int ldc)
 {
+  const double *restrict B0 = B, *restrict B1 = B + ldb, *restrict B2 = B + 2 * (size_t)ldb;
   for (int i = 0; i < M; i++) {
     double *restrict c = C + (size_t)i * ldc;
-    for (int j = 0; j < N; j++)
-      c[j] = b[j];
-    for (int k = 0; k < K; k++) {
-      const double a = A[(size_t)i * lda + k], *restrict r = B + (size_t)k * ldb;
+    const double *restrict a = A + (size_t)i * lda;
+    if (K == 1) {
       for (int j = 0; j < N; j++)
-        c[j] += a * r[j];
+        c[j] = b[j] + a[0] * B0[j];
+    } else if (K == 2) {
+      for (int j = 0; j < N; j++)
+        c[j] = (b[j] + a[0] * B0[j]) + a[1] * B1[j];
+    } else if (K == 3) {
+      for (int j = 0; j < N; j++)
+        c[j] = ((b[j] + a[0] * B0[j]) + a[1] * B1[j]) + a[2] * B2[j];
+    } else {
+      for (int j = 0; j < N; j++)
+        c[j] = b[j];
+      for (int k = 0; k < K; k++) {
+        const double *restrict r = B + (size_t)k * ldb;
+        for (int j = 0; j < N; j++)
+          c[j] += a[k] * r[j];
+      }
     }
   }
+}
+
+/* C[i,:] = b, i < M: the bias rows a product then adds to, without a library call per row. */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void
+node_k_bias_rows(long M, int N, const double *restrict b, double *restrict C)
+{
+  for (long i = 0; i < M; i++)
+    for (int j = 0; j < N; j++)
+      C[i * N + j] = b[j];
 }
 
 /* G[i,:] = (sum_k A[i,k] B[k,:]) * act'(X[i,:]) for tanh (act' = 1 - x^2), k ascending from
@@ -333,13 +361,18 @@ RW_SIMD_CLONES static void node_k_rows_tanh_grad(int M, int N, int K, const doub
   for (int i = 0; i < M; i++) {
     double *restrict g = G + (size_t)i * N;
     const double *restrict x = X + (size_t)i * N;
-    const double a0 = A[(size_t)i * lda];
-    for (int j = 0; j < N; j++)
-      g[j] = a0 * B[j];
-    for (int k = 1; k < K; k++) {
-      const double a = A[(size_t)i * lda + k], *restrict r = B + (size_t)k * ldb;
+    const double *restrict a = A + (size_t)i * lda, *restrict B1 = B + ldb;
+    if (K == 2) { /* the output layer of a 2-D state: one pass */
       for (int j = 0; j < N; j++)
-        g[j] += a * r[j];
+        g[j] = (a[0] * B[j] + a[1] * B1[j]) * (1.0 - x[j] * x[j]);
+      continue;
+    }
+    for (int j = 0; j < N; j++)
+      g[j] = a[0] * B[j];
+    for (int k = 1; k < K; k++) {
+      const double *restrict r = B + (size_t)k * ldb;
+      for (int j = 0; j < N; j++)
+        g[j] += a[k] * r[j];
     }
     for (int j = 0; j < N; j++)
       g[j] *= 1.0 - x[j] * x[j];
@@ -415,10 +448,19 @@ RW_SIMD_CLONES static void node_k_colsum(long n, int m, const double *restrict G
  * those run in the kernels above, whose innermost index walks a long contiguous row
  * (vectorised), or as dot products with a lane-wise reduction. */
 #define RW_NODE_SKINNY 4
+
+/* 1 when the hidden layers' products go to LIBXSMM (rw_smallgemm.h): on the CPU, with one BLAS
+ * thread (with more, OpenBLAS's threaded products are kept). */
+static int node_sg(const rw_node *o) { return o->wt && rw_blas_threads() == 1; }
+
 static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const double *A, int lda,
                       const double *B, int ldb, double beta, double *C, int ldc)
 {
   int skinny = K <= RW_NODE_SKINNY || N <= RW_NODE_SKINNY || M <= RW_NODE_SKINNY;
+  if (!skinny && !tb && node_sg(o) &&
+      !(ta ? rw_sgemm_rm_tn(M, N, K, A, lda, B, ldb, beta, C, ldc)
+           : rw_sgemm_rm_nn(M, N, K, A, lda, B, ldb, beta, C, ldc)))
+    return;
   if (!skinny || M == 0 || N == 0) {
     if (M > 0 && N > 0)
       cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
@@ -465,8 +507,8 @@ static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const dou
 /* out (nloc x dout) = x (nloc x din, leading dimension din) W^T + 1 b^T. With din skinny the
  * bias and the product go in one pass over each output row (the same sums in the same order
  * as the bias copy followed by node_gemm). */
-static int node_affine(rw_node *o, const double *x, const double *W, const double *b, int din,
-                       int dout, double *out)
+static int node_affine(rw_node *o, long rows, const double *x, const double *W, const double *WT,
+                       const double *b, int din, int dout, double *out)
 {
   if (o->dev) { /* the bias rows, then cuBLAS adds the product */
     RW_CALL(node_body(o, RW_NODE_BIAS, o->nloc * dout, o->nloc, dout, 0, 0.0, b, NULL, out));
@@ -474,16 +516,23 @@ static int node_affine(rw_node *o, const double *x, const double *W, const doubl
                           dout);
   }
   if (din <= RW_NODE_SKINNY && dout > RW_NODE_SKINNY) {
-    double *t = o->tmp; /* W^T, din x dout */
-    for (int k = 0; k < din; k++)
-      for (int j = 0; j < dout; j++)
-        t[k * dout + j] = W[(size_t)j * din + k];
-    node_k_affine_rows((int)o->nloc, dout, din, x, din, t, dout, b, out, dout);
+    const double *t = WT; /* W^T, din x dout */
+    if (!t) {
+      double *tt = o->tmp;
+      for (int k = 0; k < din; k++)
+        for (int j = 0; j < dout; j++)
+          tt[k * dout + j] = W[(size_t)j * din + k];
+      t = tt;
+    }
+    node_k_affine_rows((int)rows, dout, din, x, din, t, dout, b, out, dout);
     return 0;
   }
-  for (long i = 0; i < o->nloc; i++)
-    memcpy(out + i * dout, b, (size_t)dout * sizeof(double));
-  node_gemm(o, 0, 1, (int)o->nloc, dout, din, x, din, W, din, 1.0, out, dout);
+  node_k_bias_rows(rows, dout, b, out);
+  /* x W^T as x (W^T): the stored transpose, a product without transposes for LIBXSMM */
+  if (WT && din > RW_NODE_SKINNY && dout > RW_NODE_SKINNY && node_sg(o) &&
+      !rw_sgemm_rm_nn((int)rows, dout, din, x, din, WT, dout, 1.0, out, dout))
+    return 0;
+  node_gemm(o, 0, 1, (int)rows, dout, din, x, din, W, din, 1.0, out, dout);
   return 0;
 }
 
@@ -537,6 +586,15 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
       RW_CALL(
           rw_device_copy(o->dev, o->theta_d, theta, (size_t)o->P * sizeof(double), RW_COPY_H2D));
     memcpy(o->theta_seen, theta, (size_t)o->P * sizeof(double));
+    if (o->wt) /* the transposed hidden weights node_affine multiplies by */
+      for (int l = 0; l < o->L; l++) {
+        const int din = o->a.widths[l], dout = o->a.widths[l + 1];
+        const double *W = theta + o->offw[l];
+        double *T = o->wt + o->offw[l];
+        for (int j = 0; j < dout; j++)
+          for (int k = 0; k < din; k++)
+            T[(size_t)k * dout + j] = W[(size_t)j * din + k];
+      }
   }
   const double *th = o->dev ? o->theta_d : theta;
   rw_node_entry *e = NULL;
@@ -556,14 +614,28 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
     e = &o->cache[o->next];
     o->next = (o->next + 1) % RW_NODE_CACHE;
     e->valid = 0;
-    const double *x = NULL;
-    RW_CALL(node_input(o, t, y, &x));
-    for (int l = 0; l < L - 1; l++) {
-      double *out = e->act + o->offh[l + 1] * o->nloc;
-      RW_CALL(node_affine(o, x, th + o->offw[l], th + o->offb[l], w[l], w[l + 1], out));
-      RW_CALL(node_act(o, out, o->nloc * w[l + 1]));
-      x = out;
+    const double *x0 = NULL;
+    RW_CALL(node_input(o, t, y, &x0));
+    /* On the CPU the trajectories go through all the layers a block of rows at a time (the
+     * block's activations stay in the first-level cache from one layer to the next, and the
+     * output layer follows while they are there); each row's arithmetic is the same whatever
+     * the blocks. A device takes all rows at once. */
+    const long rb = o->dev ? o->nloc : RW_SGEMM_ROWS;
+    for (long r0 = 0; r0 < o->nloc; r0 += rb) {
+      const long rows = o->nloc - r0 < rb ? o->nloc - r0 : rb;
+      const double *x = x0 + r0 * w[0];
+      for (int l = 0; l < L - 1; l++) {
+        double *out = e->act + o->offh[l + 1] * o->nloc + r0 * w[l + 1];
+        RW_CALL(node_affine(o, rows, x, th + o->offw[l], o->wt ? o->wt + o->offw[l] : NULL,
+                            th + o->offb[l], w[l], w[l + 1], out));
+        RW_CALL(node_act(o, out, rows * w[l + 1]));
+        x = out;
+      }
+      if (f && L > 1)
+        RW_CALL(node_affine(o, rows, x, th + o->offw[L - 1], o->wt ? o->wt + o->offw[L - 1] : NULL,
+                            th + o->offb[L - 1], w[L - 1], w[L], f + r0 * w[L]));
     }
+    if (f && L > 1) f = NULL; /* done above */
     if (o->dev)
       RW_CALL(rw_device_copy(o->dev, e->y, y, ybytes, RW_COPY_D2D));
     else
@@ -574,7 +646,8 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
   if (f) {
     const double *x = e->act + o->offh[L - 1] * o->nloc;
     if (L == 1) RW_CALL(node_input(o, t, y, &x));
-    RW_CALL(node_affine(o, x, th + o->offw[L - 1], th + o->offb[L - 1], w[L - 1], w[L], f));
+    RW_CALL(node_affine(o, o->nloc, x, th + o->offw[L - 1], o->wt ? o->wt + o->offw[L - 1] : NULL,
+                        th + o->offb[L - 1], w[L - 1], w[L], f));
   }
   *act = e->act;
   return 0;
@@ -707,7 +780,9 @@ static int node_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, 
     if (l == 0) RW_CALL(node_input(o, t, yd, &x));
     double *target = l == o->L - 1 ? rw_vec_data(out) : dz;
     /* dz = dx W^T (+ x dW^T + db) */
-    if (dp) RW_CALL(node_affine(o, x, dp + o->offw[l], dp + o->offb[l], din, dout, target));
+    if (dp)
+      RW_CALL(
+          node_affine(o, o->nloc, x, dp + o->offw[l], NULL, dp + o->offb[l], din, dout, target));
     RW_CALL(node_mm(o, 0, 1, (int)n, dout, din, dx, din, th + o->offw[l], din, dp ? 1.0 : 0.0,
                     target, dout));
     if (l < o->L - 1) {
@@ -799,6 +874,8 @@ static int node_alloc(rw_node *o)
   RW_TRY(node_arr_alloc(o, node_rows(o, o->maxw), "MLP tangents", &o->dz));
   RW_TRY(rw_calloc((size_t)(RW_NODE_SKINNY * o->maxw), sizeof(double), "MLP scratch", &o->tmp));
   RW_TRY(rw_calloc((size_t)o->P, sizeof(double), "MLP weights seen", &o->theta_seen));
+  if (!o->dev && rw_sgemm_available())
+    RW_TRY(rw_calloc((size_t)o->P, sizeof(double), "MLP transposed weights", &o->wt));
   for (int k = 0; k < RW_NODE_CACHE; k++) {
     RW_TRY(node_arr_alloc(o, node_rows(o, o->D), "MLP cache", &o->cache[k].y));
     RW_TRY(node_arr_alloc(o, node_rows(o, o->nh), "MLP activations", &o->cache[k].act));
