@@ -36,7 +36,8 @@
 # Usage: bench_neuralode.sh BUILD_DIR [--smoke]
 #   --smoke: N = 100 only, 1 rank with 1 BLAS thread, one repeat, a short DGEMM measurement
 #   env: REPEAT (3), NS ("100 1000 10000"), MPIEXEC (mpiexec), DATA (tests/data/neuralode)
-#   BLAS kernels: the runs inherit OPENBLAS_CORETYPE; the output names the kernels used. Some
+#   BLAS kernels: the runs inherit OPENBLAS_CORETYPE; the output names the kernels used, and
+#   the library of the hidden-layer products (LIBXSMM with one BLAS thread where built with it). Some
 #   machines pin it (this project's test VMs pin Haswell, AVX2, on an AVX-512 CPU); to measure
 #   with OpenBLAS's own choice run the script under `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`
 #   (the loss and gradient checks below catch kernels that compute wrong results).
@@ -257,5 +258,7 @@ fi
 # the kernels OpenBLAS runs (the app's summary line; OPENBLAS_CORETYPE pins them when set)
 blas=$(cat "$work"/*.out 2>/dev/null | sed -n 's/^ *BLAS: \(.*\), [0-9]* threads*$/\1/p' | head -1)
 echo "BLAS of the runs: ${blas:-not reported}"
+small=$(cat "$work"/*.out 2>/dev/null | sed -n 's/^ *small products: \(.*\)$/\1/p' | sort -u | tr '\n' ';')
+echo "hidden-layer products of the runs: ${small:-not reported}"
 echo "BENCH_JSON {\"blas\":\"${blas:-unknown}\",\"batch\":$batch,\"widths\":\"$widths\",\"repeat\":$repeat,\"dgemm_square_gflops\":$gsq,\"dgemm_mlp_gflops\":$gmlp,$goal_json$json\"checks_passed\":$([ $fail -eq 0 ] && echo true || echo false)}"
 exit $fail
