@@ -8,11 +8,16 @@ rewind_mpi_test(deck_errors_mpi NP 2 COMMAND $<TARGET_FILE:deck_errors_mpi>)
 set(DECK_OUT ${CMAKE_CURRENT_BINARY_DIR}/out_deck)
 file(MAKE_DIRECTORY ${DECK_OUT})
 set(DECK_RANK_STATUS [[ "$0" "$@" || (echo "rank exit status $?" && false) ]])
+# Open MPI kills the other rank when the first exits non-zero, sometimes before its shell
+# prints its status: every rank is let finish (then Open MPI 4.1's own status is 0, so it is
+# not checked; each rank's status 2 is read from its shell).
 function(deck_app_bad name app regex)
-  rewind_mpi_expect(deck_app_${name} NP 2 RC nonzero
+  rewind_mpi_expect(deck_app_${name} NP 2 RC any
     REGEX "rank exit status 2\n.*rank exit status 2\n.*${regex}"
     FORBID "objective J|rank exit status [013-9]"
     COMMAND sh -c "${DECK_RANK_STATUS}" $<TARGET_FILE:rewind-${app}> ${ARGN})
+  set_property(TEST deck_app_${name} APPEND PROPERTY ENVIRONMENT
+    "OMPI_MCA_orte_abort_on_non_zero_status=0")
 endfunction()
 # 1. Bounds at +-1e300 refuse inf and 1e301, and the message says what is allowed.
 deck_app_bad(tf_inf heat "tf = inf \\(from command line\\) must be finite \\(\\|x\\| <= 1e\\+300\\)"

@@ -43,14 +43,25 @@ set(PATHS_READS "which the run reads: writing it would overwrite or replace the 
 set(PATHS_REFUSED "")
 function(paths_bad name np app regex)
   set(status "rank exit status 2\n")
+  set(rc nonzero)
   if(np EQUAL 2)
     set(status "rank exit status 2\n.*rank exit status 2\n")
+    # Each rank's own status is read from its shell (both must say 2); mpiexec's own status
+    # is not checked here, since with the setting below Open MPI 4.1 returns 0 for them.
+    set(rc any)
   endif()
-  rewind_mpi_expect(paths_${name} NP ${np} RC nonzero REGEX "${status}.*${regex}"
+  rewind_mpi_expect(paths_${name} NP ${np} RC ${rc} REGEX "${status}.*${regex}"
     FORBID "objective J|rank exit status [013-9]"
     COMMAND sh -c "${PATHS_RANK_STATUS}" $<TARGET_FILE:rewind-${app}> ${ARGN})
   set_tests_properties(paths_${name} PROPERTIES WORKING_DIRECTORY ${PATHS_DIR}
     FIXTURES_REQUIRED paths_files)
+  # Open MPI kills the other ranks when the first one exits non-zero, sometimes before their
+  # shells print their status (the test then saw one status of two under load): with two
+  # ranks, let every rank finish, so each one's own exit status is what the test reads.
+  if(np EQUAL 2)
+    set_property(TEST paths_${name} APPEND PROPERTY ENVIRONMENT
+      "OMPI_MCA_orte_abort_on_non_zero_status=0")
+  endif()
   set(PATHS_REFUSED ${PATHS_REFUSED} paths_${name} PARENT_SCOPE)
 endfunction()
 
@@ -163,13 +174,15 @@ set_tests_properties(paths_deep_cwd_result PROPERTIES DEPENDS paths_deep_cwd_rel
   FIXTURES_REQUIRED paths_files PASS_REGULAR_EXPRESSION "HDF5 .*r.h5")
 # A name longer than Open MPI 4.1 can open (an absolute path through the deep directory) is
 # refused at start-up, on every rank, instead of the job aborting in the collective create.
-rewind_mpi_expect(paths_name_too_long_for_mpi NP 2 RC nonzero
+rewind_mpi_expect(paths_name_too_long_for_mpi NP 2 RC any
   REGEX "rank exit status 2\n.*rank exit status 2\n.*the file MPI opens \\(the output\\.partial\\) has a name of [0-9]+ characters, longer than 230, on which Open MPI [0-9.]+ aborts the job"
   FORBID "objective J|buffer overflow"
   COMMAND sh -c "${PATHS_RANK_STATUS}" $<TARGET_FILE:rewind-ode> -tf 0.1
           -output ${PATHS_DEEP}/long.h5)
 set_tests_properties(paths_name_too_long_for_mpi PROPERTIES FIXTURES_REQUIRED paths_files
   TIMEOUT 60)
+set_property(TEST paths_name_too_long_for_mpi APPEND PROPERTY ENVIRONMENT
+  "OMPI_MCA_orte_abort_on_non_zero_status=0")
 add_test(NAME paths_name_too_long_left_nothing
   COMMAND ${CMAKE_COMMAND} "-DABSENT=${PATHS_DEEP}/long.h5|${PATHS_DEEP}/long.h5.partial|"
           -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_no_output.cmake)

@@ -1,4 +1,4 @@
-# Runs CMD (a ;-list), then checks its exit status (RC = zero | nonzero) and that its
+# Runs CMD (a ;-list), then checks its exit status (RC = zero | nonzero | any: not checked) and that its
 # combined output matches REGEX (when given) and does not match FORBID (when given).
 # Usage: cmake -DRC=nonzero "-DREGEX=..." "-DCMD=a;b;c" -P expect.cmake
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
