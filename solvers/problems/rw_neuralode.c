@@ -164,6 +164,8 @@ typedef struct {
   double *wt;         /* W_l^T of the layers node_sg multiplies (P; CPU, with LIBXSMM only) */
   rw_node_entry cache[RW_NODE_CACHE];
   int next;
+  int last;     /* the entry written last */
+  long rhs_run; /* right-hand sides since the last VJP or JVP */
   /* on a device (rw_device.h): the arrays above except targets, theta_seen and tmp are device
    * arrays, the products cuBLAS's (rw_device_gemm) and the element steps device bodies */
   rw_device dev;
@@ -379,67 +381,212 @@ RW_SIMD_CLONES static void node_k_rows_tanh_grad(int M, int N, int K, const doub
   }
 }
 
+/* 8 doubles as one value (GCC's generic vectors): one zmm register in the AVX-512 clone, two
+ * ymm in the AVX2 clone, four xmm on the baseline. The kernels below keep their running sums
+ * in such values across a whole loop, so they stay in registers; their earlier forms kept
+ * them in C or db, and each step waited for the store of the one before. The arithmetic is
+ * element-wise (a product, then a sum: -ffp-contract=off), so every clone rounds alike, and
+ * every sum is taken in the order it was before (the same bits). Loads and stores through
+ * memcpy: unaligned. */
+typedef double rw_v8 __attribute__((vector_size(8 * sizeof(double))));
+#define RW_V8_LD(v, p) memcpy(&(v), (p), sizeof(rw_v8))
+#define RW_V8_ST(p, v) memcpy((p), &(v), sizeof(rw_v8))
+
+/* R rows (i..i+R-1) times J columns (j..j+J-1) of node_k_dots, R <= 4 and J <= 2 constants
+ * where it is inlined: R J independent running sums. */
+static inline __attribute__((always_inline)) void
+node_k_dots_tile(const int R, const int J, int i, int j, int K, const double *restrict A, int lda,
+                 const double *restrict Bt, int ldbt, double *restrict C, int ldc)
+{
+  const int K8 = K - K % RW_NODE_LANES;
+  rw_v8 s[4][2];
+  for (int r = 0; r < R; r++)
+    for (int q = 0; q < J; q++)
+      s[r][q] = (rw_v8){0.0};
+  for (int k = 0; k < K8; k += RW_NODE_LANES) {
+    rw_v8 b[2];
+    for (int q = 0; q < J; q++)
+      RW_V8_LD(b[q], Bt + (size_t)(j + q) * ldbt + k);
+    for (int r = 0; r < R; r++) {
+      rw_v8 a;
+      RW_V8_LD(a, A + (size_t)(i + r) * lda + k);
+      for (int q = 0; q < J; q++)
+        s[r][q] += a * b[q];
+    }
+  }
+  for (int r = 0; r < R; r++)
+    for (int q = 0; q < J; q++) {
+      const double *restrict a = A + (size_t)(i + r) * lda, *restrict b =
+                                                                Bt + (size_t)(j + q) * ldbt;
+      for (int k = K8; k < K; k++)
+        s[r][q][k - K8] += a[k] * b[k];
+    }
+  if (R == 4 && J == 2) {
+    /* the eight trees side by side: s_l + s_{l+4}, then (.)_l + (.)_{l+2}, then the two
+     * halves, each level one sum of two shuffled values (the same sums as below) */
+#define RW_SH __builtin_shufflevector
+    const rw_v8 t0 = RW_SH(s[0][0], s[0][1], 0, 1, 2, 3, 8, 9, 10, 11) +
+                     RW_SH(s[0][0], s[0][1], 4, 5, 6, 7, 12, 13, 14, 15);
+    const rw_v8 t1 = RW_SH(s[1][0], s[1][1], 0, 1, 2, 3, 8, 9, 10, 11) +
+                     RW_SH(s[1][0], s[1][1], 4, 5, 6, 7, 12, 13, 14, 15);
+    const rw_v8 t2 = RW_SH(s[2][0], s[2][1], 0, 1, 2, 3, 8, 9, 10, 11) +
+                     RW_SH(s[2][0], s[2][1], 4, 5, 6, 7, 12, 13, 14, 15);
+    const rw_v8 t3 = RW_SH(s[3][0], s[3][1], 0, 1, 2, 3, 8, 9, 10, 11) +
+                     RW_SH(s[3][0], s[3][1], 4, 5, 6, 7, 12, 13, 14, 15);
+    const rw_v8 u0 =
+        RW_SH(t0, t1, 0, 1, 4, 5, 8, 9, 12, 13) + RW_SH(t0, t1, 2, 3, 6, 7, 10, 11, 14, 15);
+    const rw_v8 u1 =
+        RW_SH(t2, t3, 0, 1, 4, 5, 8, 9, 12, 13) + RW_SH(t2, t3, 2, 3, 6, 7, 10, 11, 14, 15);
+    const rw_v8 d =
+        RW_SH(u0, u1, 0, 2, 4, 6, 8, 10, 12, 14) + RW_SH(u0, u1, 1, 3, 5, 7, 9, 11, 13, 15);
+#undef RW_SH
+    for (int r = 0; r < 4; r++)
+      for (int q = 0; q < 2; q++)
+        C[(size_t)(i + r) * ldc + j + q] += d[2 * r + q];
+    return;
+  }
+  for (int r = 0; r < R; r++)
+    for (int q = 0; q < J; q++) {
+      const rw_v8 v = s[r][q];
+      C[(size_t)(i + r) * ldc + j + q] +=
+          ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
+    }
+}
+
 /* C[i,j] += A[i,:] . Bt[j,:] (length K), i < M, j < N: dot products, each summed in
- * RW_NODE_LANES interleaved partial sums combined by a fixed tree. */
+ * RW_NODE_LANES interleaved partial sums combined by a fixed tree; tiles of 4 rows and 2
+ * columns (8 sums in flight). */
 RW_SIMD_CLONES static void node_k_dots(int M, int N, int K, const double *restrict A, int lda,
                                        const double *restrict Bt, int ldbt, double *restrict C,
                                        int ldc)
 {
-  const int K8 = K - K % RW_NODE_LANES;
-  for (int i = 0; i < M; i++) {
-    const double *restrict a = A + (size_t)i * lda;
-    for (int j = 0; j < N; j++) {
-      const double *restrict b = Bt + (size_t)j * ldbt;
-      double s[RW_NODE_LANES] = {0.0};
-      for (int k = 0; k < K8; k += RW_NODE_LANES)
-        for (int l = 0; l < RW_NODE_LANES; l++)
-          s[l] += a[k + l] * b[k + l];
-      for (int k = K8; k < K; k++)
-        s[k - K8] += a[k] * b[k];
-      C[(size_t)i * ldc + j] += ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
-    }
+  int i = 0;
+  for (; i + 4 <= M; i += 4) {
+    int j = 0;
+    for (; j + 2 <= N; j += 2)
+      node_k_dots_tile(4, 2, i, j, K, A, lda, Bt, ldbt, C, ldc);
+    if (j < N) node_k_dots_tile(4, 1, i, j, K, A, lda, Bt, ldbt, C, ldc);
   }
+  for (; i < M; i++)
+    for (int j = 0; j < N; j++)
+      node_k_dots_tile(1, 1, i, j, K, A, lda, Bt, ldbt, C, ldc);
 }
 
-/* C[m,:] += sum_k A[k,m] B[k,:], m < M, k < K, j < N. */
+/* Rows m0..m0+MM-1 of node_k_outer (MM <= 4 a constant where it is inlined), columns in
+ * chunks of 16, 8 and then one at a time: 2 MM running sums per chunk. */
+static inline __attribute__((always_inline)) void
+node_k_outer_rows(const int MM, int m0, int N, int K, const double *restrict A, int lda,
+                  const double *restrict B, int ldb, double *restrict C, int ldc)
+{
+  int j = 0;
+  for (; j + 16 <= N; j += 16) {
+    rw_v8 c[4][2];
+    for (int m = 0; m < MM; m++) {
+      RW_V8_LD(c[m][0], C + (size_t)(m0 + m) * ldc + j);
+      RW_V8_LD(c[m][1], C + (size_t)(m0 + m) * ldc + j + 8);
+    }
+    for (int k = 0; k < K; k++) {
+      rw_v8 b0, b1;
+      RW_V8_LD(b0, B + (size_t)k * ldb + j);
+      RW_V8_LD(b1, B + (size_t)k * ldb + j + 8);
+      for (int m = 0; m < MM; m++) {
+        const double a = A[(size_t)k * lda + m0 + m];
+        c[m][0] += a * b0;
+        c[m][1] += a * b1;
+      }
+    }
+    for (int m = 0; m < MM; m++) {
+      RW_V8_ST(C + (size_t)(m0 + m) * ldc + j, c[m][0]);
+      RW_V8_ST(C + (size_t)(m0 + m) * ldc + j + 8, c[m][1]);
+    }
+  }
+  for (; j + 8 <= N; j += 8) {
+    rw_v8 c[4];
+    for (int m = 0; m < MM; m++)
+      RW_V8_LD(c[m], C + (size_t)(m0 + m) * ldc + j);
+    for (int k = 0; k < K; k++) {
+      rw_v8 b0;
+      RW_V8_LD(b0, B + (size_t)k * ldb + j);
+      for (int m = 0; m < MM; m++)
+        c[m] += A[(size_t)k * lda + m0 + m] * b0;
+    }
+    for (int m = 0; m < MM; m++)
+      RW_V8_ST(C + (size_t)(m0 + m) * ldc + j, c[m]);
+  }
+  for (; j < N; j++)
+    for (int m = 0; m < MM; m++) {
+      double c = C[(size_t)(m0 + m) * ldc + j];
+      for (int k = 0; k < K; k++)
+        c += A[(size_t)k * lda + m0 + m] * B[(size_t)k * ldb + j];
+      C[(size_t)(m0 + m) * ldc + j] = c;
+    }
+}
+
+/* C[m,:] += sum_k A[k,m] B[k,:], m < M, k < K (ascending), j < N. */
 RW_SIMD_CLONES static void node_k_outer(int M, int N, int K, const double *restrict A, int lda,
                                         const double *restrict B, int ldb, double *restrict C,
                                         int ldc)
 {
-  for (int k = 0; k < K; k++) {
-    const double *restrict b = B + (size_t)k * ldb;
-    for (int m = 0; m < M; m++) {
-      const double a = A[(size_t)k * lda + m];
-      double *restrict c = C + (size_t)m * ldc;
-      for (int j = 0; j < N; j++)
-        c[j] += a * b[j];
-    }
+  int m0 = 0;
+  for (; m0 + 4 <= M; m0 += 4)
+    node_k_outer_rows(4, m0, N, K, A, lda, B, ldb, C, ldc);
+  switch (M - m0) {
+  case 3:
+    node_k_outer_rows(3, m0, N, K, A, lda, B, ldb, C, ldc);
+    break;
+  case 2:
+    node_k_outer_rows(2, m0, N, K, A, lda, B, ldb, C, ldc);
+    break;
+  case 1:
+    node_k_outer_rows(1, m0, N, K, A, lda, B, ldb, C, ldc);
+    break;
+  default:
+    break;
   }
 }
 
-/* T[j,:] = sum_k B[k,j] A[k,:] (T is N x M, zeroed here), m < M, k < K, j < N. */
-RW_SIMD_CLONES static void node_k_outer_t(int M, int N, int K, const double *restrict A, int lda,
-                                          const double *restrict B, int ldb, double *restrict T)
+/* T[j,:] = sum_k B[k,j] A[k,:] (T is N x M, zeroed here), m < M, k < K, j < N: node_k_outer
+ * with the operands' roles exchanged. */
+static void node_k_outer_t(int M, int N, int K, const double *restrict A, int lda,
+                           const double *restrict B, int ldb, double *restrict T)
 {
   memset(T, 0, (size_t)N * M * sizeof(double));
-  for (int k = 0; k < K; k++) {
-    const double *restrict a = A + (size_t)k * lda;
-    for (int j = 0; j < N; j++) {
-      const double b = B[(size_t)k * ldb + j];
-      double *restrict t = T + (size_t)j * M;
-      for (int m = 0; m < M; m++)
-        t[m] += b * a[m];
-    }
-  }
+  node_k_outer(N, M, K, B, ldb, A, lda, T, M);
 }
 
-/* db[j] += sum_i G[i,j], i < n, j < m (G row-major, n x m). */
+/* db[j] += sum_i G[i,j], i < n (ascending), j < m (G row-major, n x m): 32 columns at a time,
+ * then 8, then one. */
 RW_SIMD_CLONES static void node_k_colsum(long n, int m, const double *restrict G,
                                          double *restrict db)
 {
-  for (long i = 0; i < n; i++)
-    for (int j = 0; j < m; j++)
-      db[j] += G[i * m + j];
+  int j = 0;
+  for (; j + 32 <= m; j += 32) {
+    rw_v8 s[4], g;
+    for (int q = 0; q < 4; q++)
+      RW_V8_LD(s[q], db + j + 8 * q);
+    for (long i = 0; i < n; i++)
+      for (int q = 0; q < 4; q++) {
+        RW_V8_LD(g, G + i * m + j + 8 * q);
+        s[q] += g;
+      }
+    for (int q = 0; q < 4; q++)
+      RW_V8_ST(db + j + 8 * q, s[q]);
+  }
+  for (; j + 8 <= m; j += 8) {
+    rw_v8 s, g;
+    RW_V8_LD(s, db + j);
+    for (long i = 0; i < n; i++) {
+      RW_V8_LD(g, G + i * m + j);
+      s += g;
+    }
+    RW_V8_ST(db + j, s);
+  }
+  for (; j < m; j++) {
+    double s = db[j];
+    for (long i = 0; i < n; i++)
+      s += G[i * m + j];
+    db[j] = s;
+  }
 }
 
 /* C (M x N, row-major) = beta C + op(A) op(B), beta 0 or 1, op(X) = X or X^T (ta, tb).
@@ -597,6 +744,7 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
       }
   }
   const double *th = o->dev ? o->theta_d : theta;
+  o->rhs_run = f ? o->rhs_run + 1 : 0;
   rw_node_entry *e = NULL;
   for (int k = 0; k < RW_NODE_CACHE && !e; k++) {
     rw_node_entry *c = &o->cache[k];
@@ -611,8 +759,18 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
   const int *w = o->a.widths;
   int L = o->L;
   if (!e) {
-    e = &o->cache[o->next];
-    o->next = (o->next + 1) % RW_NODE_CACHE;
+    /* A long run of right-hand sides with no VJP (or JVP) among them is a sweep that only
+     * steps forward (a forward sweep, or a recomputation between checkpoints): it overwrites
+     * its last entry instead of cycling through all of them, so its activations stay in the
+     * core's caches instead of streaming through RW_NODE_CACHE entries in memory. The first
+     * backward step after it computes two passes again (the same bits). */
+    if (f && o->rhs_run >= 2 * RW_NODE_CACHE) {
+      e = &o->cache[o->last];
+    } else {
+      o->last = o->next;
+      e = &o->cache[o->next];
+      o->next = (o->next + 1) % RW_NODE_CACHE;
+    }
     e->valid = 0;
     const double *x0 = NULL;
     RW_CALL(node_input(o, t, y, &x0));
