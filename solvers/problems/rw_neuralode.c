@@ -159,7 +159,7 @@ typedef struct {
   double *g[2]; /* back-propagated gradients (nloc * maxw each) */
   double *dx;   /* tangents (nloc * maxw), for jvp */
   double *dz;
-  double *tmp;        /* a small transposed operand of node_gemm (4 * maxw) */
+  double *tmp;        /* small transposed operands of node_gemm and node_vjp (2 * 4 * maxw) */
   double *theta_seen; /* the theta the cached entries were computed with */
   double *wt;         /* W_l^T of the layers node_sg multiplies (P; CPU, with LIBXSMM only) */
   rw_node_entry cache[RW_NODE_CACHE];
@@ -594,7 +594,8 @@ RW_SIMD_CLONES static void node_k_colsum(long n, int m, const double *restrict G
  * and output layers (a dimension of D = 2 or 3: packing costs more than the arithmetic), so
  * those run in the kernels above, whose innermost index walks a long contiguous row
  * (vectorised), or as dot products with a lane-wise reduction. */
-#define RW_NODE_SKINNY 4
+#define RW_NODE_SKINNY    4
+#define RW_NODE_BACK_ROWS 32 /* rows per block of node_vjp's skinny layers */
 
 /* 1 when the hidden layers' products go to LIBXSMM (rw_smallgemm.h): on the CPU, with one BLAS
  * thread (with more, OpenBLAS's threaded products are kept). */
@@ -844,28 +845,79 @@ static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv,
   const double gbeta = o->dev ? 0.0 : 1.0;
   const double *G = wd; /* d/dz_L */
   int cur = 0;
+  /* On the CPU, for a tanh MLP, the skinny output and input layers' back-propagation runs a
+   * block of rows at a time through all of its kernels (the block's gradients and activations
+   * stay in the first-level cache between them); every sum runs over the rows in the same
+   * order as a pass over all rows, so the bits are those of the separate passes. */
+  const int blocked = !o->dev && o->a.activation == RW_ACT_TANH;
+  int db_done = 0;               /* the bias gradient of layer l was summed already */
+  const double *pend_act = NULL; /* G still lacks the tanh' of this activation (layer 0) */
   for (int l = o->L - 1; l >= 0; l--) {
     const double *x = act + o->offh[l] * n;
     if (l == 0) RW_CALL(node_input(o, t, yd, &x));
     int din = w[l], dout = w[l + 1];
+    const double *W = th + o->offw[l];
+    if (blocked && l > 0 && dout <= RW_NODE_SKINNY && din > RW_NODE_SKINNY) {
+      /* dW_l, db_l, G W_l with tanh' (node_k_rows_tanh_grad) and db_{l-1} */
+      double *gn = o->g[cur];
+      cur ^= 1;
+      for (long r0 = 0; r0 < n; r0 += RW_NODE_BACK_ROWS) {
+        const int rows = (int)(n - r0 < RW_NODE_BACK_ROWS ? n - r0 : RW_NODE_BACK_ROWS);
+        const double *Gb = G + r0 * dout, *xb = x + r0 * din;
+        double *gb = gn + r0 * din;
+        if (out_p) {
+          node_k_outer(dout, din, rows, Gb, dout, xb, din, gp + o->offw[l], din);
+          node_k_colsum(rows, dout, Gb, gp + o->offb[l]);
+        }
+        node_k_rows_tanh_grad(rows, din, dout, Gb, dout, W, din, xb, gb);
+        if (out_p) node_k_colsum(rows, din, gb, gp + o->offb[l - 1]);
+      }
+      G = gn;
+      db_done = 1;
+      continue;
+    }
+    if (pend_act) {
+      /* layer 0 (skinny input): tanh' into G, then db_0, dW_0 (its transpose T summed over the
+       * rows, then added, as node_gemm's node_k_outer_t does) and out_y (dot products with
+       * the rows of W_0^T, as node_gemm's node_k_dots) */
+      double *gm = o->g[cur ^ 1], *T = o->tmp, *Wt = o->tmp + RW_NODE_SKINNY * o->maxw;
+      if (out_p) memset(T, 0, (size_t)din * dout * sizeof(double));
+      for (int j = 0; j < o->D; j++)
+        for (int k = 0; k < dout; k++)
+          Wt[j * dout + k] = W[(size_t)k * din + j];
+      double *oy = out_y ? rw_vec_data(out_y) : NULL;
+      for (long r0 = 0; r0 < n; r0 += RW_NODE_BACK_ROWS) {
+        const int rows = (int)(n - r0 < RW_NODE_BACK_ROWS ? n - r0 : RW_NODE_BACK_ROWS);
+        double *gb = gm + r0 * dout;
+        node_activate_grad(RW_ACT_TANH, pend_act + r0 * dout, gb, (long)rows * dout);
+        if (out_p) {
+          node_k_outer(din, dout, rows, x + r0 * din, din, gb, dout, T, dout);
+          node_k_colsum(rows, dout, gb, gp + o->offb[0]);
+        }
+        if (oy) node_k_dots(rows, o->D, dout, gb, dout, Wt, dout, oy + r0 * o->D, o->D);
+      }
+      if (out_p)
+        for (int m = 0; m < dout; m++)
+          for (int j = 0; j < din; j++)
+            gp[o->offw[0] + (size_t)m * din + j] += T[(size_t)j * dout + m];
+      break;
+    }
     if (out_p) {
       RW_CALL(node_mm(o, 1, 0, dout, din, (int)n, G, dout, x, din, gbeta, gp + o->offw[l], din));
       if (o->dev)
         RW_CALL(node_body(o, RW_NODE_COLSUM, dout, n, dout, 0, 0.0, G, NULL, gp + o->offb[l]));
-      else
+      else if (!db_done)
         node_k_colsum(n, dout, G, gp + o->offb[l]);
     }
-    const double *W = th + o->offw[l];
+    db_done = 0;
     if (l > 0) {
       double *gn = o->g[cur];
       cur ^= 1;
-      if (!o->dev && dout <= RW_NODE_SKINNY && din > RW_NODE_SKINNY &&
-          o->a.activation == RW_ACT_TANH) {
-        node_k_rows_tanh_grad((int)n, din, dout, G, dout, W, din, x, gn);
-      } else {
-        RW_CALL(node_mm(o, 0, 0, (int)n, din, dout, G, dout, W, din, 0.0, gn, din));
+      RW_CALL(node_mm(o, 0, 0, (int)n, din, dout, G, dout, W, din, 0.0, gn, din));
+      if (blocked && l == 1 && w[0] <= RW_NODE_SKINNY && din > RW_NODE_SKINNY)
+        pend_act = x; /* applied with layer 0's kernels */
+      else
         RW_CALL(node_act_grad(o, x, gn, n * din));
-      }
       G = gn;
     } else if (out_y) {
       /* the time column of W_0 (when there is one) is left out: t is not a state */
@@ -1030,7 +1082,7 @@ static int node_alloc(rw_node *o)
     RW_TRY(node_arr_alloc(o, node_rows(o, o->maxw), "MLP gradients", &o->g[k]));
   RW_TRY(node_arr_alloc(o, node_rows(o, o->maxw), "MLP tangents", &o->dx));
   RW_TRY(node_arr_alloc(o, node_rows(o, o->maxw), "MLP tangents", &o->dz));
-  RW_TRY(rw_calloc((size_t)(RW_NODE_SKINNY * o->maxw), sizeof(double), "MLP scratch", &o->tmp));
+  RW_TRY(rw_calloc((size_t)(2 * RW_NODE_SKINNY * o->maxw), sizeof(double), "MLP scratch", &o->tmp));
   RW_TRY(rw_calloc((size_t)o->P, sizeof(double), "MLP weights seen", &o->theta_seen));
   if (!o->dev && rw_sgemm_available())
     RW_TRY(rw_calloc((size_t)o->P, sizeof(double), "MLP transposed weights", &o->wt));
