@@ -29,6 +29,17 @@ rw_tanh_body(const double *restrict x, double *restrict y, long n, const int fus
     y[i] = rw_dk_tanh(x[i], fused);
 }
 
+/* v[i,:] = tanh(v[i,:] + b), rows of n values: a layer's bias and activation in one pass */
+static inline __attribute__((always_inline)) void
+rw_tanh_bias_body(const double *restrict b, double *restrict v, long rows, int n, const int fused)
+{
+  for (long i = 0; i < rows; i++) {
+    double *restrict r = v + i * n;
+    for (int j = 0; j < n; j++)
+      r[j] = rw_dk_tanh(r[j] + b[j], fused);
+  }
+}
+
 __attribute__((target("avx2,fma"))) static void rw_tanh_avx2(const double *restrict x,
                                                              double *restrict y, long n)
 {
@@ -46,15 +57,39 @@ static void rw_tanh_generic(const double *restrict x, double *restrict y, long n
   rw_tanh_body(x, y, n, 0);
 }
 
-void rw_tanh_v(const double *x, double *y, long n)
+__attribute__((target("avx2,fma"))) static void
+rw_tanh_bias_avx2(const double *restrict b, double *restrict v, long rows, int n)
 {
-  static int isa = -1; /* 2: AVX-512, 1: AVX2 + FMA, 0: generic */
+  rw_tanh_bias_body(b, v, rows, n, 1);
+}
+
+__attribute__((target("avx512f,avx512dq,fma"))) static void
+rw_tanh_bias_avx512(const double *restrict b, double *restrict v, long rows, int n)
+{
+  rw_tanh_bias_body(b, v, rows, n, 1);
+}
+
+static void rw_tanh_bias_generic(const double *restrict b, double *restrict v, long rows, int n)
+{
+  rw_tanh_bias_body(b, v, rows, n, 0);
+}
+
+/* 2: AVX-512, 1: AVX2 + FMA, 0: generic */
+static int rw_tanh_isa(void)
+{
+  static int isa = -1;
   if (isa < 0) {
     int fma = __builtin_cpu_supports("fma");
     isa = fma && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") ? 2
           : fma && __builtin_cpu_supports("avx2")                                        ? 1
                                                                                          : 0;
   }
+  return isa;
+}
+
+void rw_tanh_v(const double *x, double *y, long n)
+{
+  const int isa = rw_tanh_isa();
   /* in place is allowed: the body reads x[i] before it writes y[i] and nothing else */
   if (isa == 2)
     rw_tanh_avx512(x, y, n);
@@ -62,6 +97,18 @@ void rw_tanh_v(const double *x, double *y, long n)
     rw_tanh_avx2(x, y, n);
   else
     rw_tanh_generic(x, y, n);
+}
+
+/* v[i,:] = tanh(v[i,:] + b) for rows rows of n values (the same tanh as rw_tanh_v). */
+static void rw_tanh_bias(const double *b, double *v, long rows, int n)
+{
+  const int isa = rw_tanh_isa();
+  if (isa == 2)
+    rw_tanh_bias_avx512(b, v, rows, n);
+  else if (isa == 1)
+    rw_tanh_bias_avx2(b, v, rows, n);
+  else
+    rw_tanh_bias_generic(b, v, rows, n);
 }
 
 /* ---- architecture -------------------------------------------------------------------- */
@@ -692,6 +739,24 @@ static int node_act(rw_node *o, double *v, long n)
   return 0;
 }
 
+/* out = act(x W^T + 1 b^T): a hidden layer (node_affine, then node_act). On the CPU, for tanh
+ * and a layer that is not skinny, the product comes first (beta 0) and the bias is added in
+ * the tanh's pass, tanh((x W^T) + b), instead of a pass that writes the bias rows for the
+ * product to add to. */
+static int node_hidden(rw_node *o, long rows, const double *x, const double *W, const double *WT,
+                       const double *b, int din, int dout, double *out)
+{
+  if (!o->dev && o->a.activation == RW_ACT_TANH && din > RW_NODE_SKINNY && dout > RW_NODE_SKINNY) {
+    if (!(WT && node_sg(o) &&
+          !rw_sgemm_rm_nn((int)rows, dout, din, x, din, WT, dout, 0.0, out, dout)))
+      node_gemm(o, 0, 1, (int)rows, dout, din, x, din, W, din, 0.0, out, dout);
+    rw_tanh_bias(b, out, rows, dout);
+    return 0;
+  }
+  RW_CALL(node_affine(o, rows, x, W, WT, b, din, dout, out));
+  return node_act(o, out, rows * dout);
+}
+
 /* g *= act'(z) from x = act(z), n values, on the device or the CPU. */
 static int node_act_grad(rw_node *o, const double *x, double *g, long n)
 {
@@ -785,9 +850,8 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
       const double *x = x0 + r0 * w[0];
       for (int l = 0; l < L - 1; l++) {
         double *out = e->act + o->offh[l + 1] * o->nloc + r0 * w[l + 1];
-        RW_CALL(node_affine(o, rows, x, th + o->offw[l], o->wt ? o->wt + o->offw[l] : NULL,
+        RW_CALL(node_hidden(o, rows, x, th + o->offw[l], o->wt ? o->wt + o->offw[l] : NULL,
                             th + o->offb[l], w[l], w[l + 1], out));
-        RW_CALL(node_act(o, out, rows * w[l + 1]));
         x = out;
       }
       if (f && L > 1)
