@@ -191,6 +191,7 @@ typedef struct {
   double *act; /* hidden activations x_1 .. x_{L-1}, layer after layer (nloc * nh) */
   double t;
   int valid;
+  long used; /* when a VJP or JVP last used it (o->stamp), 0 when none has since it was made */
 } rw_node_entry;
 
 typedef struct {
@@ -213,6 +214,7 @@ typedef struct {
   int next;
   int last;     /* the entry written last */
   long rhs_run; /* right-hand sides since the last VJP or JVP */
+  long stamp;   /* VJPs and JVPs so far */
   /* on a device (rw_device.h): the arrays above except targets, theta_seen and tmp are device
    * arrays, the products cuBLAS's (rw_device_gemm) and the element steps device bodies */
   rw_device dev;
@@ -794,7 +796,7 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
   size_t ybytes = (size_t)o->nloc * o->D * sizeof(double);
   if (memcmp(o->theta_seen, theta, (size_t)o->P * sizeof(double))) {
     for (int k = 0; k < RW_NODE_CACHE; k++)
-      o->cache[k].valid = 0;
+      o->cache[k].valid = 0, o->cache[k].used = 0;
     if (o->dev)
       RW_CALL(
           rw_device_copy(o->dev, o->theta_d, theta, (size_t)o->P * sizeof(double), RW_COPY_H2D));
@@ -810,7 +812,8 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
       }
   }
   const double *th = o->dev ? o->theta_d : theta;
-  o->rhs_run = f ? o->rhs_run + 1 : 0;
+  const int vjp = !f; /* a VJP or JVP asks (f is not wanted) */
+  o->rhs_run = vjp ? 0 : o->rhs_run + 1;
   rw_node_entry *e = NULL;
   for (int k = 0; k < RW_NODE_CACHE && !e; k++) {
     rw_node_entry *c = &o->cache[k];
@@ -833,11 +836,22 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
     if (f && o->rhs_run >= 2 * RW_NODE_CACHE) {
       e = &o->cache[o->last];
     } else {
-      o->last = o->next;
-      e = &o->cache[o->next];
-      o->next = (o->next + 1) % RW_NODE_CACHE;
+      /* An entry a VJP or JVP has used is done with (an adjoint step asks once per stage):
+       * the one used longest ago is overwritten first, so a backward sweep recycles as many
+       * entries as its steps have stages, whose memory is still in the core's caches, instead
+       * of cycling through all of them. With none such, the oldest in the ring. */
+      int k = -1;
+      for (int j = 0; j < RW_NODE_CACHE; j++)
+        if (o->cache[j].used && (k < 0 || o->cache[j].used < o->cache[k].used)) k = j;
+      if (k < 0) {
+        k = o->next;
+        o->next = (o->next + 1) % RW_NODE_CACHE;
+      }
+      o->last = k;
+      e = &o->cache[k];
     }
     e->valid = 0;
+    e->used = 0;
     const double *x0 = NULL;
     RW_CALL(node_input(o, t, y, &x0));
     /* On the CPU the trajectories go through all the layers a block of rows at a time (the
@@ -872,6 +886,7 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
     RW_CALL(node_affine(o, o->nloc, x, th + o->offw[L - 1], o->wt ? o->wt + o->offw[L - 1] : NULL,
                         th + o->offb[L - 1], w[L - 1], w[L], f));
   }
+  if (vjp) e->used = ++o->stamp;
   *act = e->act;
   return 0;
 }
