@@ -463,13 +463,21 @@ node_k_dots_tile(const int R, const int J, int i, int j, int K, const double *re
         s[r][q] += a * b[q];
     }
   }
-  for (int r = 0; r < R; r++)
+  if (K8 < K) {
+    /* the last K - K8 terms into lanes 0.. (the other lanes add 0 x 0 = +0, which leaves a
+     * partial sum unchanged: one that started at +0 is never -0) */
+    rw_v8 b[2];
     for (int q = 0; q < J; q++) {
-      const double *restrict a = A + (size_t)(i + r) * lda, *restrict b =
-                                                                Bt + (size_t)(j + q) * ldbt;
-      for (int k = K8; k < K; k++)
-        s[r][q][k - K8] += a[k] * b[k];
+      b[q] = (rw_v8){0.0};
+      memcpy(&b[q], Bt + (size_t)(j + q) * ldbt + K8, (size_t)(K - K8) * sizeof(double));
     }
+    for (int r = 0; r < R; r++) {
+      rw_v8 a = {0.0};
+      memcpy(&a, A + (size_t)(i + r) * lda + K8, (size_t)(K - K8) * sizeof(double));
+      for (int q = 0; q < J; q++)
+        s[r][q] += a * b[q];
+    }
+  }
   if (R == 4 && J == 2) {
     /* the eight trees side by side: s_l + s_{l+4}, then (.)_l + (.)_{l+2}, then the two
      * halves, each level one sum of two shuffled values (the same sums as below) */
