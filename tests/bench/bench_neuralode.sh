@@ -120,6 +120,10 @@ hdr() {
     bwd_s grad_s wall_s RSS_MB rhs_f rhs_b GFLOP GF/s %sq %mlp
 }
 declare -A res_grad res_rss
+if [ ! -x /usr/bin/time ]; then # peak RSS of every run
+  echo "FAIL: /usr/bin/time (GNU time) not found: apt-get install time (scripts/deps.sh installs it)"
+  exit 1
+fi
 run() {
   local label=$1 np=$2 thr=$3 s=$4 n=$5 slots=$6
   shift 6

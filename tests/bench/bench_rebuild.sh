@@ -18,6 +18,10 @@ set -u
 build=$1 np=${2:-1}
 nx=${NX:-512} steps=${STEPS:-5000} nh=${NH:-128} hsteps=${HSTEPS:-2000} slots=${SLOTS:-20}
 maxstore=${MAX_STORE_MIB:-4096} mpiexec=${MPIEXEC:-mpiexec}
+if [ ! -x /usr/bin/time ]; then # peak RSS of every run
+  echo "FAIL: /usr/bin/time (GNU time) not found: apt-get install time (scripts/deps.sh installs it)"
+  exit 1
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
