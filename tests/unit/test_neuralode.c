@@ -81,6 +81,12 @@ static const arch_case cases[] = {
     {"3-8-2 softplus, time input, damping", {2, {3, 8, 2}, RW_ACT_SOFTPLUS, 1, 0.3}, 5, 1},
     {"3-3 identity", {1, {3, 3}, RW_ACT_IDENTITY, 0, 0.1}, 4, 1},
     {"2-8-8-8-2 relu", {4, {2, 8, 8, 8, 2}, RW_ACT_RELU, 0, 0.0}, 6, 0},
+    /* the CPU's row blocks (64 forward, 32 in the VJP) with a partial last block, 4-row dot
+     * tiles with a row left over, and dot products whose length is not a multiple of 8 */
+    {"3-40-33-2 tanh, time input, damping, batch 77",
+     {3, {3, 40, 33, 2}, RW_ACT_TANH, 1, 0.2},
+     77,
+     1},
 };
 
 static rw_problem make(rw_context ctx, const arch_case *c, unsigned *s)
