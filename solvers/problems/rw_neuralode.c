@@ -646,6 +646,23 @@ RW_SIMD_CLONES static void node_k_colsum(long n, int m, const double *restrict G
   }
 }
 
+/* dst[c rows + r] = src[r lds + c], r < rows, c < cols: a small operand transposed. */
+static void node_transpose(int rows, int cols, const double *restrict src, int lds,
+                           double *restrict dst)
+{
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++)
+      dst[(size_t)c * rows + r] = src[(size_t)r * lds + c];
+}
+
+/* C[m,j] += T[j,m], m < M, j < N (C row-major with ldc, T N x M): a transposed sum added in. */
+static void node_add_transposed(int M, int N, const double *restrict T, double *restrict C, int ldc)
+{
+  for (int m = 0; m < M; m++)
+    for (int j = 0; j < N; j++)
+      C[(size_t)m * ldc + j] += T[(size_t)j * M + m];
+}
+
 /* C (M x N, row-major) = beta C + op(A) op(B), beta 0 or 1, op(X) = X or X^T (ta, tb).
  * OpenBLAS is fast on the hidden layers' products and slow on the skinny ones of the input
  * and output layers (a dimension of D = 2 or 3: packing costs more than the arithmetic), so
@@ -680,9 +697,7 @@ static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const dou
     const double *Bk = B;
     int ldk = ldb;
     if (tb) { /* B(k, j) = B[j ldb + k]: transpose the K x N operand first */
-      for (int k = 0; k < K; k++)
-        for (int j = 0; j < N; j++)
-          t[k * N + j] = B[(size_t)j * ldb + k];
+      node_transpose(N, K, B, ldb, t);
       Bk = t, ldk = N;
     }
     node_k_rows(M, N, K, A, lda, Bk, ldk, C, ldc);
@@ -690,9 +705,7 @@ static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const dou
     const double *Bj = B;
     int ldj = ldb;
     if (!tb) { /* B(k, j) = B[k ldb + j]: transpose the K x N operand first */
-      for (int j = 0; j < N; j++)
-        for (int k = 0; k < K; k++)
-          t[j * K + k] = B[(size_t)k * ldb + j];
+      node_transpose(K, N, B, ldb, t);
       Bj = t, ldj = K;
     }
     node_k_dots(M, N, K, A, lda, Bj, ldj, C, ldc);
@@ -700,9 +713,7 @@ static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const dou
     node_k_outer(M, N, K, A, lda, B, ldb, C, ldc);
   } else if (ta && !tb && N <= RW_NODE_SKINNY) { /* C^T[j,:] = sum_k B[k,j] A[k,:], then add */
     node_k_outer_t(M, N, K, A, lda, B, ldb, t);
-    for (int m = 0; m < M; m++)
-      for (int j = 0; j < N; j++)
-        C[(size_t)m * ldc + j] += t[(size_t)j * M + m];
+    node_add_transposed(M, N, t, C, ldc);
   } else {
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
                 K, 1.0, A, lda, B, ldb, 1.0, C, ldc);
@@ -723,11 +734,8 @@ static int node_affine(rw_node *o, long rows, const double *x, const double *W, 
   if (din <= RW_NODE_SKINNY && dout > RW_NODE_SKINNY) {
     const double *t = WT; /* W^T, din x dout */
     if (!t) {
-      double *tt = o->tmp;
-      for (int k = 0; k < din; k++)
-        for (int j = 0; j < dout; j++)
-          tt[k * dout + j] = W[(size_t)j * din + k];
-      t = tt;
+      node_transpose(dout, din, W, din, o->tmp);
+      t = o->tmp;
     }
     node_k_affine_rows((int)rows, dout, din, x, din, t, dout, b, out, dout);
     return 0;
@@ -810,14 +818,9 @@ static int node_forward(rw_node *o, double t, const double *y, const double *the
           rw_device_copy(o->dev, o->theta_d, theta, (size_t)o->P * sizeof(double), RW_COPY_H2D));
     memcpy(o->theta_seen, theta, (size_t)o->P * sizeof(double));
     if (o->wt) /* the transposed hidden weights node_affine multiplies by */
-      for (int l = 0; l < o->L; l++) {
-        const int din = o->a.widths[l], dout = o->a.widths[l + 1];
-        const double *W = theta + o->offw[l];
-        double *T = o->wt + o->offw[l];
-        for (int j = 0; j < dout; j++)
-          for (int k = 0; k < din; k++)
-            T[(size_t)k * dout + j] = W[(size_t)j * din + k];
-      }
+      for (int l = 0; l < o->L; l++)
+        node_transpose(o->a.widths[l + 1], o->a.widths[l], theta + o->offw[l], o->a.widths[l],
+                       o->wt + o->offw[l]);
   }
   const double *th = o->dev ? o->theta_d : theta;
   const int vjp = !f; /* a VJP or JVP asks (f is not wanted) */
@@ -969,9 +972,7 @@ static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv,
        * the rows of W_0^T, as node_gemm's node_k_dots) */
       double *gm = o->g[cur ^ 1], *T = o->tmp, *Wt = o->tmp + RW_NODE_SKINNY * o->maxw;
       if (out_p) memset(T, 0, (size_t)din * dout * sizeof(double));
-      for (int j = 0; j < o->D; j++)
-        for (int k = 0; k < dout; k++)
-          Wt[j * dout + k] = W[(size_t)k * din + j];
+      node_transpose(dout, o->D, W, din, Wt); /* the state columns of W_0, transposed */
       double *oy = out_y ? rw_vec_data(out_y) : NULL;
       for (long r0 = 0; r0 < n; r0 += RW_NODE_BACK_ROWS) {
         const int rows = (int)(n - r0 < RW_NODE_BACK_ROWS ? n - r0 : RW_NODE_BACK_ROWS);
@@ -983,10 +984,7 @@ static int node_vjp(void *c, double t, N_Vector y, const double *p, N_Vector wv,
         }
         if (oy) node_k_dots(rows, o->D, dout, gb, dout, Wt, dout, oy + r0 * o->D, o->D);
       }
-      if (out_p)
-        for (int m = 0; m < dout; m++)
-          for (int j = 0; j < din; j++)
-            gp[o->offw[0] + (size_t)m * din + j] += T[(size_t)j * dout + m];
+      if (out_p) node_add_transposed(dout, din, T, gp + o->offw[0], din);
       break;
     }
     if (out_p) {
