@@ -131,12 +131,25 @@ static inline gs_coef gs_coefs(const rw_gs *s, const double *p)
   return k;
 }
 
-/* Four doubles (two nodes' u, v) as one vector, in GCC's vector extension: the AVX2 and
- * AVX-512 clones run it as one register, the baseline as two. gs_v4u is the same type for
- * loads and stores at any double's address (GCC's vector types alias their element type). */
-typedef double gs_v4 __attribute__((vector_size(32)));
-typedef double gs_v4u __attribute__((vector_size(32), aligned(8)));
-#define GS_LD(p) (*(const gs_v4u *)(p))
+/* Eight doubles (four nodes' u, v) as one vector, in GCC's vector extension: the AVX-512 clone
+ * runs it as one register, AVX2 as two, the baseline as four. Every operation is per lane, so
+ * the width changes no bit (it was four doubles until 2026-11-25; on an AVX-512 core with two
+ * 512-bit multiply-add pipes the rows are bound by their instruction count). gs_vu is the same
+ * type for loads and stores at any double's address (GCC's vector types alias their element
+ * type). */
+typedef double gs_v __attribute__((vector_size(64)));
+typedef double gs_vu __attribute__((vector_size(64), aligned(8)));
+#define GS_W 8 /* doubles per vector */
+#define GS_LD(p) (*(const gs_vu *)(p))
+#define GS_SPLAT(x) ((gs_v){(x), (x), (x), (x), (x), (x), (x), (x)})
+#define GS_PAIR(a, b) ((gs_v){(a), (b), (a), (b), (a), (b), (a), (b)})
+/* Lanes of a and b (0-7 a's, 8-15 b's) as one vector, the pattern (i, j) repeated for each of
+ * the four nodes (i, j for the first node; +2 for each next one): a single shuffle or blend.
+ * Written as initialisers ({x[0], x[0], x[2], x[2]}), GCC 12 built some of these element by
+ * element (scalar extracts, unpacks and inserts, and 2.0 * y[0] as a scalar add). Moving lanes
+ * is exact, so the bits are the initialiser's. */
+#define GS_SHUF(a, b, i, j)                                                                        \
+  __builtin_shufflevector((a), (b), i, j, (i) + 2, (j) + 2, (i) + 4, (j) + 4, (i) + 6, (j) + 6)
 
 /* One row of f: m nodes from ghosted index a (the first node), results to q; `three` is a
  * constant at each call site, so each row is a branch-free loop. The state keeps each node's
@@ -145,7 +158,7 @@ typedef double gs_v4u __attribute__((vector_size(32), aligned(8)));
  * v duplicated within a 128-bit lane (per-node code made the compiler split the row into u and
  * v vectors and back: about 40 shuffles per four nodes). Every lane computes exactly gs_lap's
  * and the scalar form's operations in their order: - uvv as + (-1) uvv, - gk v as
- * + gk (-0 - v) (a sign change is exact, and x + (-y) rounds as x - y). An odd last node goes
+ * + gk (-0 - v) (a sign change is exact, and x + (-y) rounds as x - y). The last nodes (up to three) go
  * through the scalar form. */
 static inline __attribute__((always_inline)) void gs_rhs_row_body(const gs_coef *k,
                                                                   const double *restrict a,
@@ -154,16 +167,16 @@ static inline __attribute__((always_inline)) void gs_rhs_row_body(const gs_coef 
 {
   const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
   const size_t sy = k->sy, sz = k->sz;
-  const gs_v4 D = {Du, Dv, Du, Dv}, S = {-1.0, 1.0, -1.0, 1.0}, G = {ga, gk, ga, gk};
-  const gs_v4 C = {1.0, -0.0, 1.0, -0.0}, ND = {nd, nd, nd, nd}, IH = {ih2, ih2, ih2, ih2};
+  const gs_v D = GS_PAIR(Du, Dv), S = GS_PAIR(-1.0, 1.0), G = GS_PAIR(ga, gk);
+  const gs_v C = GS_PAIR(1.0, -0.0), ND = GS_SPLAT(nd), IH = GS_SPLAT(ih2);
   long i = 0;
-  for (; i + 4 <= 2 * m; i += 4) {
-    const gs_v4 x = GS_LD(a + i);
-    gs_v4 t = GS_LD(a + i - 2) + GS_LD(a + i + 2) + GS_LD(a + i - sy) + GS_LD(a + i + sy);
+  for (; i + GS_W <= 2 * m; i += GS_W) {
+    const gs_v x = GS_LD(a + i);
+    gs_v t = GS_LD(a + i - 2) + GS_LD(a + i + 2) + GS_LD(a + i - sy) + GS_LD(a + i + sy);
     if (three) t += GS_LD(a + i - sz) + GS_LD(a + i + sz);
-    const gs_v4 uu = {x[0], x[0], x[2], x[2]}, vv = {x[1], x[1], x[3], x[3]};
-    const gs_v4 r = (D * ((t - ND * x) * IH) + S * (uu * vv * vv)) + G * (C - x);
-    *(gs_v4u *)(q + i) = r;
+    const gs_v uu = GS_SHUF(x, x, 0, 0), vv = GS_SHUF(x, x, 1, 1);
+    const gs_v r = (D * ((t - ND * x) * IH) + S * (uu * vv * vv)) + G * (C - x);
+    *(gs_vu *)(q + i) = r;
   }
   for (; i < 2 * m; i += 2) {
     double u = a[i], v = a[i + 1], uvv = u * v * v;
@@ -396,13 +409,13 @@ gs_vjp_node(const gs_coef *k, const double *restrict y, const double *restrict g
   }
 }
 
-/* The row (2-D or 3-D) on the interleaved pairs as they lie (as gs_rhs_row_body): two nodes per
+/* The row (2-D or 3-D) on the interleaved pairs as they lie (as gs_rhs_row_body): four nodes per
  * vector, a lane per entry. L w is the same flat gather for both species; the reaction's transpose
  * (vv wv - (vv + ga) wu in a u lane, (uv2 - gk) wv - uv2 wu in a v lane) is one expression with P =
  * (v v | 2u v) per lane, its constants +0 / -0 where the scalar form has none (x - 0 and x + (-0)
  * are x exactly). With acc the parameter VJP's lane sums (node m of a block of GS_LANES adds to
  * lane m: u lu, v lv, wu (1 - u) - wv v and -wv v) are carried in vectors of (D_u, D_v) and (gamma,
- * kappa) pairs for a block of 8 nodes, loaded from acc at the row's start and stored back before
+ * kappa) pairs for a block of 8 nodes (two vectors of each), loaded from acc at the row's start and stored back before
  * the scalar tail, so every sum adds the same terms in the same order as node by node. */
 static inline __attribute__((always_inline)) void
 gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict gw,
@@ -410,46 +423,45 @@ gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict g
 {
   const size_t sy = k->sy, sz = k->sz;
   const double nd = k->nd, ih2 = k->ih2, Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk;
-  const gs_v4 ND = {nd, nd, nd, nd}, IH = {ih2, ih2, ih2, ih2}, D = {Du, Dv, Du, Dv};
-  const gs_v4 K1 = {0.0, gk, 0.0, gk}, K2 = {ga, -0.0, ga, -0.0};
-  gs_v4 A[4], B[4];
+  const gs_v ND = GS_SPLAT(nd), IH = GS_SPLAT(ih2), D = GS_PAIR(Du, Dv);
+  const gs_v K1 = GS_PAIR(0.0, gk), K2 = GS_PAIR(ga, -0.0), NZ = GS_SPLAT(-0.0);
+  enum { NPV = GS_W / 2, NV = GS_LANES / NPV }; /* nodes per vector, vectors per block */
+  gs_v A[NV], B[NV];
   if (acc)
-    for (int v = 0; v < 4; v++) {
-      const int l = 2 * v;
-      A[v] = (gs_v4){acc[l], acc[GS_LANES + l], acc[l + 1], acc[GS_LANES + l + 1]};
-      B[v] = (gs_v4){acc[2 * GS_LANES + l], acc[3 * GS_LANES + l], acc[2 * GS_LANES + l + 1],
-                     acc[3 * GS_LANES + l + 1]};
-    }
+    for (int v = 0; v < NV; v++)
+      for (int n = 0; n < NPV; n++) {
+        const int l = NPV * v + n;
+        A[v][2 * n] = acc[l], A[v][2 * n + 1] = acc[GS_LANES + l];
+        B[v][2 * n] = acc[2 * GS_LANES + l], B[v][2 * n + 1] = acc[3 * GS_LANES + l];
+      }
   const long mv = m / GS_LANES * GS_LANES; /* nodes in whole blocks */
   for (long b = 0; b < mv; b += GS_LANES)
-    for (int v = 0; v < 4; v++) {
-      const long i = 2 * (b + 2 * v);
-      const gs_v4 x = GS_LD(gw + i), yy = GS_LD(y + i);
-      gs_v4 t = GS_LD(gw + i - 2) + GS_LD(gw + i + 2) + GS_LD(gw + i - sy) + GS_LD(gw + i + sy);
+    for (int v = 0; v < NV; v++) {
+      const long i = 2 * (b + NPV * v);
+      const gs_v x = GS_LD(gw + i), yy = GS_LD(y + i);
+      gs_v t = GS_LD(gw + i - 2) + GS_LD(gw + i + 2) + GS_LD(gw + i - sy) + GS_LD(gw + i + sy);
       if (three) t += GS_LD(gw + i - sz) + GS_LD(gw + i + sz);
-      const gs_v4 L = (t - ND * x) * IH;
-      const gs_v4 yv = {yy[1], yy[1], yy[3], yy[3]}, wu = {x[0], x[0], x[2], x[2]};
-      const gs_v4 wv = {x[1], x[1], x[3], x[3]};
+      const gs_v L = (t - ND * x) * IH;
+      const gs_v yv = GS_SHUF(yy, yy, 1, 1), wu = GS_SHUF(x, x, 0, 0), wv = GS_SHUF(x, x, 1, 1);
       if (q) {
-        const gs_v4 mm = {yy[1], 2.0 * yy[0], yy[3], 2.0 * yy[2]}, P = mm * yv;
-        const gs_v4 f = ((P - K1) * wv - (P + K2) * wu) + D * L;
-        *(gs_v4u *)(q + i) = add ? GS_LD(q + i) + f : f;
+        const gs_v mm = GS_SHUF(yy, 2.0 * yy, 1, GS_W), P = mm * yv;
+        const gs_v f = ((P - K1) * wv - (P + K2) * wu) + D * L;
+        *(gs_vu *)(q + i) = add ? GS_LD(q + i) + f : f;
       }
       if (acc) {
-        const gs_v4 yu = {yy[0], yy[0], yy[2], yy[2]}, zu = wu * (1.0 - yu);
-        const gs_v4 z = {zu[0], -0.0, zu[2], -0.0};
+        const gs_v yu = GS_SHUF(yy, yy, 0, 0), zu = wu * (1.0 - yu);
+        const gs_v z = GS_SHUF(zu, NZ, 0, GS_W + 1);
         A[v] += yy * L;
         B[v] += z - wv * yv;
       }
     }
   if (acc)
-    for (int v = 0; v < 4; v++) {
-      const int l = 2 * v;
-      acc[l] = A[v][0], acc[GS_LANES + l] = A[v][1];
-      acc[l + 1] = A[v][2], acc[GS_LANES + l + 1] = A[v][3];
-      acc[2 * GS_LANES + l] = B[v][0], acc[3 * GS_LANES + l] = B[v][1];
-      acc[2 * GS_LANES + l + 1] = B[v][2], acc[3 * GS_LANES + l + 1] = B[v][3];
-    }
+    for (int v = 0; v < NV; v++)
+      for (int n = 0; n < NPV; n++) {
+        const int l = NPV * v + n;
+        acc[l] = A[v][2 * n], acc[GS_LANES + l] = A[v][2 * n + 1];
+        acc[2 * GS_LANES + l] = B[v][2 * n], acc[3 * GS_LANES + l] = B[v][2 * n + 1];
+      }
   double lu, lv;
   for (long l = 0; mv + l < m; l++) { /* the last, partial block node by node */
     const long i = 2 * (mv + l);
