@@ -133,15 +133,15 @@ static inline gs_coef gs_coefs(const rw_gs *s, const double *p)
 
 /* Eight doubles (four nodes' u, v) as one vector, in GCC's vector extension: the AVX-512 clone
  * runs it as one register, AVX2 as two, the baseline as four. Every operation is per lane, so
- * the width changes no bit (it was four doubles until 2026-11-25; on an AVX-512 core with two
- * 512-bit multiply-add pipes the rows are bound by their instruction count). gs_vu is the same
+ * the width changes no bit (it was four doubles before 2026-11-25: the rows are bound by their
+ * instruction count, which the wider register halves on an AVX-512 core). gs_vu is the same
  * type for loads and stores at any double's address (GCC's vector types alias their element
  * type). */
 typedef double gs_v __attribute__((vector_size(64)));
 typedef double gs_vu __attribute__((vector_size(64), aligned(8)));
-#define GS_W 8 /* doubles per vector */
-#define GS_LD(p) (*(const gs_vu *)(p))
-#define GS_SPLAT(x) ((gs_v){(x), (x), (x), (x), (x), (x), (x), (x)})
+#define GS_W          8 /* doubles per vector */
+#define GS_LD(p)      (*(const gs_vu *)(p))
+#define GS_SPLAT(x)   ((gs_v){(x), (x), (x), (x), (x), (x), (x), (x)})
 #define GS_PAIR(a, b) ((gs_v){(a), (b), (a), (b), (a), (b), (a), (b)})
 /* Lanes of a and b (0-7 a's, 8-15 b's) as one vector, the pattern (i, j) repeated for each of
  * the four nodes (i, j for the first node; +2 for each next one): a single shuffle or blend.
@@ -158,8 +158,8 @@ typedef double gs_vu __attribute__((vector_size(64), aligned(8)));
  * v duplicated within a 128-bit lane (per-node code made the compiler split the row into u and
  * v vectors and back: about 40 shuffles per four nodes). Every lane computes exactly gs_lap's
  * and the scalar form's operations in their order: - uvv as + (-1) uvv, - gk v as
- * + gk (-0 - v) (a sign change is exact, and x + (-y) rounds as x - y). The last nodes (up to three) go
- * through the scalar form. */
+ * + gk (-0 - v) (a sign change is exact, and x + (-y) rounds as x - y). The last nodes (up to
+ * three) go through the scalar form. */
 static inline __attribute__((always_inline)) void gs_rhs_row_body(const gs_coef *k,
                                                                   const double *restrict a,
                                                                   double *restrict q, long m,
@@ -415,8 +415,9 @@ gs_vjp_node(const gs_coef *k, const double *restrict y, const double *restrict g
  * (v v | 2u v) per lane, its constants +0 / -0 where the scalar form has none (x - 0 and x + (-0)
  * are x exactly). With acc the parameter VJP's lane sums (node m of a block of GS_LANES adds to
  * lane m: u lu, v lv, wu (1 - u) - wv v and -wv v) are carried in vectors of (D_u, D_v) and (gamma,
- * kappa) pairs for a block of 8 nodes (two vectors of each), loaded from acc at the row's start and stored back before
- * the scalar tail, so every sum adds the same terms in the same order as node by node. */
+ * kappa) pairs for a block of 8 nodes (two vectors of each), loaded from acc at the row's start and
+ * stored back before the scalar tail, so every sum adds the same terms in the same order as node by
+ * node. */
 static inline __attribute__((always_inline)) void
 gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict gw,
             double *restrict q, long m, const int add, const int three, double *restrict acc)
