@@ -41,7 +41,9 @@ const char *rw_blas_small_describe(long threads)
   if (!rw_sgemm_available())
     snprintf(buf, sizeof buf, "BLAS (%s)", rw_sgemm_describe());
   else if (threads != 1)
-    snprintf(buf, sizeof buf, "BLAS (threaded; %s is used with one thread)", rw_sgemm_describe());
+    snprintf(buf, sizeof buf,
+             "%s for layers up to 128 x 128, threaded BLAS for larger ones (%ld threads)",
+             rw_sgemm_describe(), threads);
   else
     snprintf(buf, sizeof buf, "%s", rw_sgemm_describe());
   return buf;

@@ -170,13 +170,18 @@ static inline __attribute__((always_inline)) void gs_rhs_row_body(const gs_coef 
   const gs_v D = GS_PAIR(Du, Dv), S = GS_PAIR(-1.0, 1.0), G = GS_PAIR(ga, gk);
   const gs_v C = GS_PAIR(1.0, -0.0), ND = GS_SPLAT(nd), IH = GS_SPLAT(ih2);
   long i = 0;
-  for (; i + GS_W <= 2 * m; i += GS_W) {
+  /* whole vectors; a row of at least four nodes ends with its last four again as one vector
+   * (q is written, never read: the overlap gets the same bits), so only shorter rows take the
+   * scalar form */
+  for (int more = 2 * m >= GS_W; more; more = i < 2 * m) {
+    if (i + GS_W > 2 * m) i = 2 * m - GS_W;
     const gs_v x = GS_LD(a + i);
     gs_v t = GS_LD(a + i - 2) + GS_LD(a + i + 2) + GS_LD(a + i - sy) + GS_LD(a + i + sy);
     if (three) t += GS_LD(a + i - sz) + GS_LD(a + i + sz);
     const gs_v uu = GS_SHUF(x, x, 0, 0), vv = GS_SHUF(x, x, 1, 1);
     const gs_v r = (D * ((t - ND * x) * IH) + S * (uu * vv * vv)) + G * (C - x);
     *(gs_vu *)(q + i) = r;
+    i += GS_W;
   }
   for (; i < 2 * m; i += 2) {
     double u = a[i], v = a[i + 1], uvv = u * v * v;
@@ -409,6 +414,35 @@ gs_vjp_node(const gs_coef *k, const double *restrict y, const double *restrict g
   }
 }
 
+/* The loads and lane shuffles of gs_vjp_rowv's vector at interleaved index i (four nodes), and
+ * its state VJP f stored to q (q = f, or q += f with add). */
+typedef struct {
+  gs_v yy, L, yv, wu, wv;
+} gs_vjp_in;
+
+static inline __attribute__((always_inline)) gs_vjp_in gs_vjp_load(const gs_coef *k,
+                                                                   const double *restrict y,
+                                                                   const double *restrict gw,
+                                                                   long i, const int three)
+{
+  const size_t sy = k->sy, sz = k->sz;
+  const gs_v x = GS_LD(gw + i), yy = GS_LD(y + i);
+  gs_v t = GS_LD(gw + i - 2) + GS_LD(gw + i + 2) + GS_LD(gw + i - sy) + GS_LD(gw + i + sy);
+  if (three) t += GS_LD(gw + i - sz) + GS_LD(gw + i + sz);
+  const gs_vjp_in in = {yy, (t - GS_SPLAT(k->nd) * x) * GS_SPLAT(k->ih2), GS_SHUF(yy, yy, 1, 1),
+                        GS_SHUF(x, x, 0, 0), GS_SHUF(x, x, 1, 1)};
+  return in;
+}
+
+static inline __attribute__((always_inline)) void
+gs_vjp_store(const gs_coef *k, const gs_vjp_in *in, double *restrict q, long i, const int add)
+{
+  const gs_v K1 = GS_PAIR(0.0, k->gk), K2 = GS_PAIR(k->ga, -0.0), D = GS_PAIR(k->Du, k->Dv);
+  const gs_v mm = GS_SHUF(in->yy, 2.0 * in->yy, 1, GS_W), P = mm * in->yv;
+  const gs_v f = ((P - K1) * in->wv - (P + K2) * in->wu) + D * in->L;
+  *(gs_vu *)(q + i) = add ? GS_LD(q + i) + f : f;
+}
+
 /* The row (2-D or 3-D) on the interleaved pairs as they lie (as gs_rhs_row_body): four nodes per
  * vector, a lane per entry. L w is the same flat gather for both species; the reaction's transpose
  * (vv wv - (vv + ga) wu in a u lane, (uv2 - gk) wv - uv2 wu in a v lane) is one expression with P =
@@ -422,10 +456,7 @@ static inline __attribute__((always_inline)) void
 gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict gw,
             double *restrict q, long m, const int add, const int three, double *restrict acc)
 {
-  const size_t sy = k->sy, sz = k->sz;
-  const double nd = k->nd, ih2 = k->ih2, Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk;
-  const gs_v ND = GS_SPLAT(nd), IH = GS_SPLAT(ih2), D = GS_PAIR(Du, Dv);
-  const gs_v K1 = GS_PAIR(0.0, gk), K2 = GS_PAIR(ga, -0.0), NZ = GS_SPLAT(-0.0);
+  const gs_v NZ = GS_SPLAT(-0.0);
   enum { NPV = GS_W / 2, NV = GS_LANES / NPV }; /* nodes per vector, vectors per block */
   gs_v A[NV], B[NV];
   if (acc)
@@ -435,27 +466,29 @@ gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict g
         A[v][2 * n] = acc[l], A[v][2 * n + 1] = acc[GS_LANES + l];
         B[v][2 * n] = acc[2 * GS_LANES + l], B[v][2 * n + 1] = acc[3 * GS_LANES + l];
       }
-  const long mv = m / GS_LANES * GS_LANES; /* nodes in whole blocks */
+  long mv = m / GS_LANES * GS_LANES; /* nodes in whole blocks */
   for (long b = 0; b < mv; b += GS_LANES)
     for (int v = 0; v < NV; v++) {
       const long i = 2 * (b + NPV * v);
-      const gs_v x = GS_LD(gw + i), yy = GS_LD(y + i);
-      gs_v t = GS_LD(gw + i - 2) + GS_LD(gw + i + 2) + GS_LD(gw + i - sy) + GS_LD(gw + i + sy);
-      if (three) t += GS_LD(gw + i - sz) + GS_LD(gw + i + sz);
-      const gs_v L = (t - ND * x) * IH;
-      const gs_v yv = GS_SHUF(yy, yy, 1, 1), wu = GS_SHUF(x, x, 0, 0), wv = GS_SHUF(x, x, 1, 1);
-      if (q) {
-        const gs_v mm = GS_SHUF(yy, 2.0 * yy, 1, GS_W), P = mm * yv;
-        const gs_v f = ((P - K1) * wv - (P + K2) * wu) + D * L;
-        *(gs_vu *)(q + i) = add ? GS_LD(q + i) + f : f;
-      }
+      const gs_vjp_in in = gs_vjp_load(k, y, gw, i, three);
+      if (q) gs_vjp_store(k, &in, q, i, add);
       if (acc) {
-        const gs_v yu = GS_SHUF(yy, yy, 0, 0), zu = wu * (1.0 - yu);
+        const gs_v yu = GS_SHUF(in.yy, in.yy, 0, 0), zu = in.wu * (1.0 - yu);
         const gs_v z = GS_SHUF(zu, NZ, 0, GS_W + 1);
-        A[v] += yy * L;
-        B[v] += z - wv * yv;
+        A[v] += in.yy * in.L;
+        B[v] += z - in.wv * in.yv;
       }
     }
+  /* q = f alone (no lane sums, nothing added): the rest of the row in vectors too, the last
+   * one overlapping the one before (q is written, never read: the same bits) */
+  if (!acc && !add && q && m >= NPV && mv < m) {
+    for (long n = mv; n < m; n += NPV) {
+      const long i = 2 * (n + NPV > m ? m - NPV : n);
+      const gs_vjp_in in = gs_vjp_load(k, y, gw, i, three);
+      gs_vjp_store(k, &in, q, i, 0);
+    }
+    mv = m;
+  }
   if (acc)
     for (int v = 0; v < NV; v++)
       for (int n = 0; n < NPV; n++) {

@@ -671,15 +671,21 @@ static void node_add_transposed(int M, int N, const double *restrict T, double *
 #define RW_NODE_SKINNY    4
 #define RW_NODE_BACK_ROWS 32 /* rows per block of node_vjp's skinny layers */
 
-/* 1 when the hidden layers' products go to LIBXSMM (rw_smallgemm.h): on the CPU, with one BLAS
- * thread (with more, OpenBLAS's threaded products are kept). */
-static int node_sg(const rw_node *o) { return o->wt && rw_blas_threads() == 1; }
+/* 1 when a hidden layer's products (weights N x K) go to LIBXSMM (rw_smallgemm.h) on the CPU:
+ * with one BLAS thread, and with more while the weight matrix has at most RW_NODE_SG_THREADED
+ * entries, where OpenBLAS's threads cost more than they share (P0's 64 x 64 layers with two
+ * threads: see docs/architecture.md); larger layers keep OpenBLAS's threaded products. */
+#define RW_NODE_SG_THREADED (128 * 128)
+static int node_sg(const rw_node *o, int N, int K)
+{
+  return o->wt && (rw_blas_threads() == 1 || (long)N * K <= RW_NODE_SG_THREADED);
+}
 
 static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const double *A, int lda,
                       const double *B, int ldb, double beta, double *C, int ldc)
 {
   int skinny = K <= RW_NODE_SKINNY || N <= RW_NODE_SKINNY || M <= RW_NODE_SKINNY;
-  if (!skinny && !tb && node_sg(o) &&
+  if (!skinny && !tb && node_sg(o, N, ta ? M : K) &&
       !(ta ? rw_sgemm_rm_tn(M, N, K, A, lda, B, ldb, beta, C, ldc)
            : rw_sgemm_rm_nn(M, N, K, A, lda, B, ldb, beta, C, ldc)))
     return;
@@ -742,7 +748,7 @@ static int node_affine(rw_node *o, long rows, const double *x, const double *W, 
   }
   node_k_bias_rows(rows, dout, b, out);
   /* x W^T as x (W^T): the stored transpose, a product without transposes for LIBXSMM */
-  if (WT && din > RW_NODE_SKINNY && dout > RW_NODE_SKINNY && node_sg(o) &&
+  if (WT && din > RW_NODE_SKINNY && dout > RW_NODE_SKINNY && node_sg(o, dout, din) &&
       !rw_sgemm_rm_nn((int)rows, dout, din, x, din, WT, dout, 1.0, out, dout))
     return 0;
   node_gemm(o, 0, 1, (int)rows, dout, din, x, din, W, din, 1.0, out, dout);
@@ -765,7 +771,7 @@ static int node_hidden(rw_node *o, long rows, const double *x, const double *W, 
                        const double *b, int din, int dout, double *out)
 {
   if (!o->dev && o->a.activation == RW_ACT_TANH && din > RW_NODE_SKINNY && dout > RW_NODE_SKINNY) {
-    if (!(WT && node_sg(o) &&
+    if (!(WT && node_sg(o, dout, din) &&
           !rw_sgemm_rm_nn((int)rows, dout, din, x, din, WT, dout, 0.0, out, dout)))
       node_gemm(o, 0, 1, (int)rows, dout, din, x, din, W, din, 0.0, out, dout);
     rw_tanh_bias(b, out, rows, dout);

@@ -37,7 +37,8 @@
 #   --smoke: N = 100 only, 1 rank with 1 BLAS thread, one repeat, a short DGEMM measurement
 #   env: REPEAT (3), NS ("100 1000 10000"), MPIEXEC (mpiexec), DATA (tests/data/neuralode)
 #   BLAS kernels: the runs inherit OPENBLAS_CORETYPE; the output names the kernels used, and
-#   the library of the hidden-layer products (LIBXSMM with one BLAS thread where built with it). Some
+#   the library of the hidden-layer products (LIBXSMM where built with it; with more BLAS threads only
+#   for layers up to 128 x 128). Some
 #   machines pin it (this project's test VMs pin Haswell, AVX2, on an AVX-512 CPU); to measure
 #   with OpenBLAS's own choice run the script under `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`
 #   (the loss and gradient checks below catch kernels that compute wrong results).

@@ -12,7 +12,9 @@
  *    with its index, matrix entry and layer, a non-finite y0 or target with the array's name,
  *    a problem header out of range with the allowed range; rw_mlp_load and
  *    rw_node_problem_load give what the readers give. */
+#include "../solvers/rw_smallgemm.h"
 #include "rewind/rw_adjoint.h"
+#include "rewind/rw_blas.h"
 #include "rewind/rw_neuralode.h"
 #include "rewind/rw_neuralode_io.h"
 #include "rewind/rw_sde.h"
@@ -305,6 +307,45 @@ Test(neuralode, checkpointed_and_stored_stages_equal_store_bit_for_bit)
   rw_vec_destroy(&f1), rw_vec_destroy(&f2), rw_vec_destroy(&gy1);
   free(g0), free(g1);
   fx_destroy(&f);
+}
+
+/* blas_threads 2: layers up to 128 x 128 stay on the one-thread small-product kernels (so the
+ * gradient is the one-thread gradient bit for bit, where the build has them), larger layers go
+ * to OpenBLAS's threaded products (the same gradient up to their summation order). */
+Test(neuralode, blas_threads_keep_small_layers_on_one_thread)
+{
+  const arch_case wide[] = {
+      {"2-64-64-2 tanh", {3, {2, 64, 64, 2}, RW_ACT_TANH, 0, 0.0}, 70, 1},
+      {"2-160-160-2 tanh", {3, {2, 160, 160, 2}, RW_ACT_TANH, 0, 0.0}, 70, 1},
+  };
+  const int threads0 = rw_blas_threads();
+  for (int c = 0; c < 2; c++) {
+    unsigned s = 21;
+    fx f;
+    fx_create(&f, &wide[c], &s);
+    f.opt.tf = 0.1;
+    long P = f.P;
+    double *g1 = malloc(P * sizeof(double)), *g2 = malloc(P * sizeof(double));
+    RW_TEST_OK(rw_blas_set_threads(1));
+    double J1 = fx_grad(&f, g1, f.gy);
+    RW_TEST_OK(rw_blas_set_threads(2));
+    double J2 = fx_grad(&f, g2, f.gy);
+    RW_TEST_OK(rw_blas_set_threads(threads0));
+    double d = 0.0, r = 0.0;
+    for (long i = 0; i < P; i++)
+      d += (g1[i] - g2[i]) * (g1[i] - g2[i]), r += g1[i] * g1[i];
+    if (c == 0 && rw_sgemm_available())
+      cr_assert(J1 == J2 && !memcmp(g1, g2, P * sizeof(double)),
+                "%s: blas_threads 2 changed the gradient (rel %.3g): small layers must stay on "
+                "the one-thread kernels",
+                wide[c].name, sqrt(d / r));
+    else
+      cr_assert(fabs(J1 - J2) <= 1e-13 * fabs(J1) && sqrt(d) <= 1e-12 * sqrt(r),
+                "%s: blas_threads 1 and 2 disagree: J %.17g / %.17g, gradient rel %.3g",
+                wide[c].name, J1, J2, sqrt(d / r));
+    free(g1), free(g2);
+    fx_destroy(&f);
+  }
 }
 
 Test(neuralode, bad_architectures_are_refused)
