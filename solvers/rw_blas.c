@@ -42,8 +42,8 @@ const char *rw_blas_small_describe(long threads)
     snprintf(buf, sizeof buf, "BLAS (%s)", rw_sgemm_describe());
   else if (threads != 1)
     snprintf(buf, sizeof buf,
-             "%s for layers up to 128 x 128, threaded BLAS for larger ones (%ld threads)",
-             rw_sgemm_describe(), threads);
+             "%s for layers up to %d x %d, threaded BLAS for larger ones (%ld threads)",
+             rw_sgemm_describe(), RW_SGEMM_THREADED_MAX_SIDE, RW_SGEMM_THREADED_MAX_SIDE, threads);
   else
     snprintf(buf, sizeof buf, "%s", rw_sgemm_describe());
   return buf;

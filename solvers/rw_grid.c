@@ -224,26 +224,25 @@ static void rw_grid_face(rw_grid g, int d, long a, double *gv, double *buf, int 
   long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
   lo[d] = a, hi[d] = a + G;
   /* a run of (hi[0] - lo[0]) nodes' components is contiguous in gv and in buf: one copy per
-   * run (the mode chosen once, not per entry; an x face's runs are one node, a y or z face's a
+   * run (the mode tested per run, not per entry; an x face's runs are one node, a y or z face's a
    * whole row or more; short runs are copied inline, not through a call) */
   const size_t run = (size_t)(hi[0] - lo[0]) * (size_t)nc;
   double *b = buf;
   for (long k = lo[2]; k < hi[2]; k++)
     for (long j = lo[1]; j < hi[1]; j++, b += run) {
       double *x = gv + rw_grid_gidx(g->gn, G, dim, lo[0], j, k, nc, 0);
-      if (mode == 0 && run > 8)
-        memcpy(b, x, run * sizeof(double));
-      else if (mode == 0)
-        for (size_t m = 0; m < run; m++)
-          b[m] = x[m];
-      else if (mode == 1 && run > 8)
-        memcpy(x, b, run * sizeof(double));
-      else if (mode == 1)
-        for (size_t m = 0; m < run; m++)
-          x[m] = b[m];
-      else
+      if (mode == 2) {
         for (size_t m = 0; m < run; m++)
           x[m] += b[m];
+        continue;
+      }
+      const double *from = mode == 0 ? x : b;
+      double *to = mode == 0 ? b : x;
+      if (run > 8)
+        memcpy(to, from, run * sizeof(double));
+      else
+        for (size_t m = 0; m < run; m++)
+          to[m] = from[m];
     }
 }
 

@@ -11,6 +11,11 @@
 /* Rows per kernel call: a 64 x 64 block of doubles (32 KiB) stays in the first-level cache. */
 #define RW_SGEMM_ROWS 64
 
+/* With more than one BLAS thread, a layer whose weight matrix has at most this many entries
+ * still goes to these one-thread kernels (OpenBLAS's threads cost more than they share there;
+ * measured in docs/architecture.md), and a larger one to the threaded BLAS. */
+#define RW_SGEMM_THREADED_MAX_SIDE 128
+
 /* 1 when the build has LIBXSMM and it made a kernel on this CPU for a test shape (so
  * rw_sgemm_rm_nn will not fall back); 0 otherwise. The first call initialises LIBXSMM. */
 int rw_sgemm_available(void);

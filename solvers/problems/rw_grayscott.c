@@ -158,8 +158,8 @@ typedef double gs_vu __attribute__((vector_size(64), aligned(8)));
  * v duplicated within a 128-bit lane (per-node code made the compiler split the row into u and
  * v vectors and back: about 40 shuffles per four nodes). Every lane computes exactly gs_lap's
  * and the scalar form's operations in their order: - uvv as + (-1) uvv, - gk v as
- * + gk (-0 - v) (a sign change is exact, and x + (-y) rounds as x - y). The last nodes (up to
- * three) go through the scalar form. */
+ * + gk (-0 - v) (a sign change is exact, and x + (-y) rounds as x - y). Rows of fewer than
+ * four nodes go through the scalar form. */
 static inline __attribute__((always_inline)) void gs_rhs_row_body(const gs_coef *k,
                                                                   const double *restrict a,
                                                                   double *restrict q, long m,

@@ -672,13 +672,13 @@ static void node_add_transposed(int M, int N, const double *restrict T, double *
 #define RW_NODE_BACK_ROWS 32 /* rows per block of node_vjp's skinny layers */
 
 /* 1 when a hidden layer's products (weights N x K) go to LIBXSMM (rw_smallgemm.h) on the CPU:
- * with one BLAS thread, and with more while the weight matrix has at most RW_NODE_SG_THREADED
- * entries, where OpenBLAS's threads cost more than they share (P0's 64 x 64 layers with two
- * threads: see docs/architecture.md); larger layers keep OpenBLAS's threaded products. */
-#define RW_NODE_SG_THREADED (128 * 128)
+ * with one BLAS thread, and with more while the weight matrix has at most
+ * RW_SGEMM_THREADED_MAX_SIDE^2 entries, where OpenBLAS's threads cost more than they share
+ * (P0's 64 x 64 layers with two threads); larger layers keep OpenBLAS's threaded products. */
 static int node_sg(const rw_node *o, int N, int K)
 {
-  return o->wt && (rw_blas_threads() == 1 || (long)N * K <= RW_NODE_SG_THREADED);
+  const long side = RW_SGEMM_THREADED_MAX_SIDE;
+  return o->wt && (rw_blas_threads() == 1 || (long)N * K <= side * side);
 }
 
 static void node_gemm(rw_node *o, int ta, int tb, int M, int N, int K, const double *A, int lda,
