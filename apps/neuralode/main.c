@@ -747,6 +747,10 @@ static int run(rw_app *app)
     rw_log(app->ctx, RW_LOG_SUMMARY, "  BLAS: %s, %ld thread%s\n", line, threads,
            threads == 1 ? "" : "s");
     rw_log(app->ctx, RW_LOG_SUMMARY, "  small products: %s\n", rw_blas_small_describe(threads));
+    /* said even when the hidden layers go to LIBXSMM: the JVP, wide layers with threads and a
+     * build without LIBXSMM run on OpenBLAS */
+    const char *advice = rw_blas_advice();
+    if (advice && rw_context_rank(app->ctx) == 0) fprintf(stderr, "warning: %s\n", advice);
   }
   RW_TRY(check_mode_keys(app, strcmp(mode, "gradient") == 0));
   {

@@ -29,6 +29,23 @@ const char *rw_blas_small_describe(long threads);
 /* The number of threads BLAS products use now (1 when the BLAS cannot say). */
 int rw_blas_threads(void);
 
+/* Instruction sets of this CPU that select kernels (rw_cpu_isa's bits). */
+enum { RW_ISA_AVX2 = 1u, RW_ISA_AVX512 = 2u };
+
+/* RW_ISA_AVX2 when the CPU has AVX2 and FMA, RW_ISA_AVX512 when it has AVX-512 F and DQ. */
+unsigned rw_cpu_isa(void);
+
+/* When OpenBLAS's kernels `core` (openblas_get_corename) are one of its generic fallbacks for a
+ * CPU it does not know (Prescott, Katmai, Core2, Barcelona, ...) and the CPU has the
+ * instruction sets `isa` (rw_cpu_isa) for better ones: the OPENBLAS_CORETYPE that selects them
+ * ("SkylakeX" with AVX-512, "Haswell" with AVX2); NULL otherwise. Pure. */
+const char *rw_blas_better_core(const char *core, unsigned isa);
+
+/* A warning for users (a static string), or NULL: OpenBLAS runs fallback kernels on a CPU that
+ * has better ones (rw_blas_better_core) and OPENBLAS_CORETYPE is not set. Rewind still does
+ * not override the choice (above); it says what the choice costs and how to change it. */
+const char *rw_blas_advice(void);
+
 /* One line for summaries, e.g. "OpenBLAS, Haswell kernels (OPENBLAS_CORETYPE=Haswell)" or
  * "OpenBLAS, Cooperlake kernels (detected)"; "CBLAS (not OpenBLAS)" otherwise. */
 void rw_blas_describe(char *buf, size_t len);

@@ -14,6 +14,8 @@
  *                    [--repeat R]
  * Exit status 2 on a bad flag. Plain C, no MPI. */
 #define _POSIX_C_SOURCE 200809L
+#include "rewind/rw_blas.h"
+
 #include <cblas.h>
 #include <errno.h>
 #include <stdio.h>
@@ -211,6 +213,8 @@ int main(int argc, char **argv)
   double gm = rate(k_mix, &m, ffwd + fvjp, min_time, rep);
   printf("bench_dgemm: OpenBLAS (%s kernels), %d thread(s), best of %d runs of >= %.2g s each\n",
          openblas_get_corename(), (int)threads, rep, min_time);
+  const char *advice = rw_blas_advice();
+  if (advice) printf("  warning: %s\n", advice);
   printf("  square %dx%dx%d                     %8.2f GFLOP/s\n", sq.n, sq.n, sq.n, gsq);
   printf("  MLP %s, batch %d: forward (%.4g MFLOP) %8.2f GFLOP/s\n", widths, m.B, ffwd * 1e-6, gf);
   printf("  MLP %s, batch %d: VJP     (%.4g MFLOP) %8.2f GFLOP/s\n", widths, m.B, fvjp * 1e-6, gv);

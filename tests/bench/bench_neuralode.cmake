@@ -6,7 +6,7 @@
 #   tests/bench/bench_neuralode.sh build/release
 # ctest runs the smoke case (N = 100, 1 rank, one repeat); it still checks the loss.
 add_executable(bench_dgemm ${CMAKE_CURRENT_SOURCE_DIR}/bench_dgemm.c)
-target_link_libraries(bench_dgemm PRIVATE BLAS::BLAS rewind_flags)
+target_link_libraries(bench_dgemm PRIVATE rewind BLAS::BLAS rewind_flags)
 
 add_test(NAME bench_neuralode_smoke
   COMMAND ${PROJECT_SOURCE_DIR}/tests/bench/bench_neuralode.sh ${PROJECT_BINARY_DIR} --smoke)

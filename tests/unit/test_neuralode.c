@@ -351,6 +351,30 @@ Test(neuralode, blas_threads_keep_small_layers_on_one_thread)
   }
 }
 
+/* OpenBLAS's fallback kernels for a CPU it does not know (Prescott on Emerald Rapids with
+ * OpenBLAS 0.3.21) are named with the OPENBLAS_CORETYPE that selects better ones; its real
+ * choices and CPUs without the instruction sets get no advice. */
+Test(neuralode, openblas_fallback_kernels_are_named)
+{
+  cr_assert_str_eq(rw_blas_better_core("Prescott", RW_ISA_AVX2 | RW_ISA_AVX512), "SkylakeX");
+  cr_assert_str_eq(rw_blas_better_core("prescott", RW_ISA_AVX2), "Haswell");
+  cr_assert_str_eq(rw_blas_better_core("Barcelona", RW_ISA_AVX2), "Haswell");
+  cr_assert_str_eq(rw_blas_better_core("Core2", RW_ISA_AVX2 | RW_ISA_AVX512), "SkylakeX");
+  cr_assert_null(rw_blas_better_core("Prescott", 0), "no better kernels without AVX2");
+  const char *real[] = {"Haswell", "SkylakeX", "Cooperlake", "Zen", "SapphireRapids", NULL};
+  for (int k = 0; real[k]; k++)
+    cr_assert_null(rw_blas_better_core(real[k], RW_ISA_AVX2 | RW_ISA_AVX512),
+                   "%s is OpenBLAS's own choice, not a fallback", real[k]);
+  cr_assert_null(rw_blas_better_core(NULL, RW_ISA_AVX512));
+  /* this process: the advice agrees with the pure rule on the kernels OpenBLAS chose here */
+  char line[160];
+  rw_blas_describe(line, sizeof line);
+  const char *adv = rw_blas_advice();
+  cr_assert_eq(adv != NULL, strstr(line, "a fallback") != NULL, "'%s' and the advice disagree",
+               line);
+  if (adv) cr_assert(strstr(adv, "OPENBLAS_CORETYPE="), "advice without the remedy: %s", adv);
+}
+
 Test(neuralode, bad_architectures_are_refused)
 {
   rw_context ctx;
