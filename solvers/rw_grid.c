@@ -697,9 +697,9 @@ static void rw_grid_comb_box(rw_grid g, int n, const double *c, N_Vector *X, dou
  * kernel on the same rows in the same order), so gv, keep and out equal the two-pass version's
  * bit for bit, and gv is whole afterwards. 1 when it ran, 0 when the block is too thin (each
  * dimension needs 4G nodes for the disjoint shell) or 1-D: the caller then takes two passes. */
-static int rw_grid_apply_comb_rolling(rw_grid g, int n, const double *c, N_Vector *X,
-                                      N_Vector keep, double *gv, N_Vector out,
-                                      rw_grid_kernel_fn kernel, void *kctx, int *done)
+static int rw_grid_apply_comb_rolling(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
+                                      double *gv, N_Vector out, rw_grid_kernel_fn kernel,
+                                      void *kctx, int *done)
 {
   const int G = g->cfg.ghost, dim = g->cfg.dim;
   const long S = 2 * G;
