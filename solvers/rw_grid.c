@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 struct rw_grid_s {
@@ -40,7 +39,6 @@ struct rw_grid_s {
   size_t face_total, face_off[3][2];
   /* rw_grid_apply_comb_fused: the stage's inputs while its interior kernel runs (n = 0: none) */
   int fuse_n;
-  int no_rolling; /* REWIND_GRID_ROLLING=0: the two-pass stage (for A/B measurements) */
   const double *fuse_c;
   N_Vector *fuse_x, fuse_keep;
 };
@@ -65,10 +63,6 @@ int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
              cfg->lo[d], cfg->hi[d], d);
   }
   RW_CALL(rw_calloc(1, sizeof *g, "grid", &g));
-  {
-    const char *roll = getenv("REWIND_GRID_ROLLING");
-    g->no_rolling = roll && strcmp(roll, "0") == 0;
-  }
   g->ctx = ctx;
   g->cfg = *cfg;
   g->cart = MPI_COMM_NULL;
@@ -666,95 +660,9 @@ static void rw_grid_frame(rw_grid g, const double *gv, double *o, const long ilo
     }
 }
 
-/* gv's owned box [lo, hi) = sum_j c[j] X[j], a row segment at a time (rw_lincomb's arithmetic,
- * element by element the same as rw_grid_comb_owned's), copied to keep (owned layout) when not
- * NULL. */
-static void rw_grid_comb_box(rw_grid g, int n, const double *c, N_Vector *X, double *gv,
-                             double *keep, const long lo[3], const long hi[3])
-{
-  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
-  const long len = (hi[0] - lo[0]) * nc;
-  const double *x[RW_LINCOMB_MAX];
-  if (len <= 0) return;
-  for (long k = lo[2]; k < hi[2]; k++)
-    for (long j = lo[1]; j < hi[1]; j++) {
-      size_t o = ((size_t)(k * g->count[1] + j) * (size_t)g->count[0] + (size_t)lo[0]) * nc;
-      size_t gx = rw_grid_gidx(g->gn, G, dim, lo[0], j, k, nc, 0);
-      for (int m = 0; m < n; m++)
-        x[m] = rw_vec_data(X[m]) + o;
-      rw_lincomb(n, c, x, gv + gx, len);
-      if (keep) memcpy(keep + o, gv + gx, (size_t)len * sizeof(double));
-    }
-}
-
-/* rw_grid_apply_comb on CPU vectors, with the combination formed just ahead of the stencil
- * (issue 10): the owned shell 2G deep (what the faces, the boundary ghosts and the frame read)
- * is formed and the faces posted first, as on a device (rw_grid_apply_comb_fused); the interior
- * kernel then runs one slab of the outermost dimension at a time (a row in 2-D, a plane in
- * 3-D), and the core slab it reaches last (G further on) is formed into gv just before, so
- * the stencil reads gv from the first- or second-level cache instead of a whole array written
- * by a separate pass. Every value is computed by the same arithmetic (rw_grid_comb_box, the
- * kernel on the same rows in the same order), so gv, keep and out equal the two-pass version's
- * bit for bit, and gv is whole afterwards. 1 when it ran, 0 when the block is too thin (each
- * dimension needs 4G nodes for the disjoint shell) or 1-D: the caller then takes two passes. */
-static int rw_grid_apply_comb_rolling(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
-                                      double *gv, N_Vector out, rw_grid_kernel_fn kernel,
-                                      void *kctx, int *done)
-{
-  const int G = g->cfg.ghost, dim = g->cfg.dim;
-  const long S = 2 * G;
-  *done = 0;
-  if (dim < 2 || n < 1 || n > RW_LINCOMB_MAX) return 0;
-  for (int d = 0; d < dim; d++)
-    if (g->count[d] < 2 * S) return 0;
-  double *kp = keep ? rw_vec_data(keep) : NULL, *o = rw_vec_data(out);
-  /* the shell as disjoint slabs: in dimension d the two S-deep slabs, restricted to the core
-   * [S, count - S) in the dimensions before d */
-  for (int d = 0; d < dim; d++)
-    for (int sd = 0; sd < 2; sd++) {
-      long lo[3], hi[3];
-      for (int e = 0; e < 3; e++) {
-        lo[e] = e < d ? S : 0;
-        hi[e] = e < d ? g->count[e] - S : g->count[e];
-      }
-      lo[d] = sd == 0 ? 0 : g->count[d] - S;
-      hi[d] = sd == 0 ? S : g->count[d];
-      rw_grid_comb_box(g, n, c, X, gv, kp, lo, hi);
-    }
-  g->on_dev = 0;
-  RW_CALL(rw_grid_post(g, gv));
-  const int od = dim - 1; /* the outermost dimension: slabs along it */
-  long ilo[3], ihi[3], clo[3], chi[3];
-  for (int d = 0; d < 3; d++) {
-    ilo[d] = d < dim ? G : 0;
-    ihi[d] = d < dim ? g->count[d] - G : 1;
-    clo[d] = d < dim ? S : 0;
-    chi[d] = d < dim ? g->count[d] - S : 1;
-  }
-  for (long sl = ilo[od]; sl < ihi[od]; sl++) {
-    const long m = sl + G; /* the slab the stencil at sl reaches last */
-    if (m >= S && m < g->count[od] - S) {
-      clo[od] = m, chi[od] = m + 1;
-      rw_grid_comb_box(g, n, c, X, gv, kp, clo, chi);
-    }
-    long lo[3] = {ilo[0], ilo[1], ilo[2]}, hi[3] = {ihi[0], ihi[1], ihi[2]};
-    lo[od] = sl, hi[od] = sl + 1;
-    kernel(kctx, g, gv, o, lo, hi);
-  }
-  RW_CALL(rw_grid_exchange_end(g, gv));
-  rw_grid_frame(g, gv, o, ilo, ihi, kernel, kctx);
-  *done = 1;
-  return 0;
-}
-
 static int rw_grid_apply_impl(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
                               double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
 {
-  if (c && !rw_vec_device(X[0]) && !g->no_rolling) {
-    int done = 0;
-    RW_CALL(rw_grid_apply_comb_rolling(g, n, c, X, keep, gv, out, kernel, kctx, &done));
-    if (done) return 0;
-  }
   const int G = g->cfg.ghost, dim = g->cfg.dim;
   double *o = rw_vec_data(out);
   long all_lo[3] = {0, 0, 0}, all_hi[3] = {g->count[0], g->count[1], g->count[2]};

@@ -100,13 +100,7 @@ int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kerne
                   void *kctx);
 
 /* rw_grid_apply on the combination sum_j c[j] X[j] (rw_grid_exchange_begin_comb; `keep` may
- * be NULL). On CPU vectors of a 2-D or 3-D block at least 4 ghost layers thick, the owned shell
- * 2 ghost layers deep is formed and the faces posted first; the interior kernel is then called
- * once per slab of the outermost dimension (a row in 2-D, a plane in 3-D), in order, with the
- * core slab it reaches last formed into gv just before (one pass over memory instead of two).
- * gv, keep and out are the bits of the two-pass form, and gv is whole afterwards; a kernel must
- * therefore accept boxes split along the outermost dimension (all of Rewind's do: the rows come
- * in the same order). REWIND_GRID_ROLLING=0 in the environment keeps the two passes. */
+ * be NULL). */
 int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep, double *gv,
                        N_Vector out, rw_grid_kernel_fn kernel, void *kctx);
 
@@ -116,7 +110,7 @@ int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector 
  * then form Y = sum_j c[j] X[j] itself at every point it reads (rw_grid_comb_inputs; all of an
  * interior node's neighbours are owned) and write keep there, with the same rounding as the
  * fill (rw_dk_lincomb), so the results equal rw_grid_apply_comb's bit for bit. Falls back to
- * rw_grid_apply_comb (which forms a CPU stage slab by slab) for CPU vectors, more than RW_FUSE_MAX (8) inputs, or a block thinner
+ * rw_grid_apply_comb for CPU vectors, more than RW_FUSE_MAX (8) inputs, or a block thinner
  * than 4 ghost layers. Collective. */
 int rw_grid_apply_comb_fused(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
                              double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx);

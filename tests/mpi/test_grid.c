@@ -5,9 +5,9 @@
  *  - dot-product test of the exchange and its transpose: <E x, g> = <x, E^T g> (Dirichlet
  *    value 0, so E is linear), to 1e-14 relative;
  *  - rw_grid_apply (overlapped) equals exchange-then-kernel bit for bit;
- *  - rw_grid_apply_comb (on CPU vectors the stage formed slab by slab just ahead of the
- *    stencil) equals the combination formed whole, exchanged, then the kernel: out, keep and
- *    the ghosted array bit for bit.
+ *  - rw_grid_apply_comb (a stage: the combination formed in the halo copy) equals the
+ *    combination formed as a vector, exchanged, then the kernel: out, keep and the ghosted
+ *    array bit for bit.
  * Prints one line per configuration on rank 0; exits 1 on the first failure. */
 #include "rewind/rw_grid.h"
 #include "rw_mpi_test.h"
@@ -154,9 +154,8 @@ static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
   long zlo[3] = {0, 0, 0};
   lap(&lc, g, gv, rw_vec_data(z), zlo, cnt);
   int same = memcmp(rw_vec_data(y), rw_vec_data(z), rw_vec_bytes(y)) == 0;
-  /* 4. apply on a combination (a stage: formed just ahead of the stencil on CPU vectors) ==
-   * the combination formed whole, exchanged, then the kernel on everything: out, keep and the
-   * whole ghosted array bit for bit */
+  /* 4. apply on a combination (a stage) == the combination formed as a vector, exchanged,
+   * then the kernel on everything: out, keep and the whole ghosted array bit for bit */
   {
     N_Vector w, kp, o1, X[3] = {x, y, z};
     double cw[3] = {0.75, -1.0 / 3.0, 2.5}, *gw = calloc(glen, sizeof(double));
