@@ -31,6 +31,13 @@ rewind_mpi_expect(neuralode_p0_n1000_binomial_np2 NP 2 RC zero REGEX "${NODE_OK}
     -output ${NODE_OUT}/n1000b.h5)
 set_tests_properties(neuralode_p0_n1000_binomial_np2 PROPERTIES
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# The rest of the N = 1000 matrix: store at 2 ranks, binomial (32 slots) at 1 rank.
+rewind_mpi_expect(neuralode_p0_n1000_store_np2 NP 2 RC zero REGEX "${NODE_OK}"
+  COMMAND ${NODE} ${NODE_P0} -dt 0.001 -adjoint_mode store
+    -compare_gradient ${NODE_DATA}/p0_grad_rk38_N1000_T1.bin -output ${NODE_OUT}/n1000_np2.h5)
+rewind_mpi_expect(neuralode_p0_n1000_binomial_np1 NP 1 RC zero REGEX "${NODE_OK}"
+  COMMAND ${NODE} ${NODE_P0} -dt 0.001 -adjoint_mode checkpoint -checkpoint_slots 32
+    -compare_gradient ${NODE_DATA}/p0_grad_rk38_N1000_T1.bin -output ${NODE_OUT}/n1000b_np1.h5)
 # The gradient file is complete and readable (checksums verified by h5dump).
 add_test(NAME neuralode_output_readable
   COMMAND ${CMAKE_COMMAND} -DFILE=${NODE_OUT}/n100_np2.h5
