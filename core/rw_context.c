@@ -3,6 +3,7 @@
 #include "rewind/rw_context.h"
 
 #include "rewind/rw_device.h"
+#include "rewind/rw_error.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -63,6 +64,45 @@ MPI_Comm rw_context_comm(rw_context ctx) { return ctx->comm; }
 int rw_context_rank(rw_context ctx) { return ctx->rank; }
 int rw_context_size(rw_context ctx) { return ctx->size; }
 SUNContext rw_context_sunctx(rw_context ctx) { return ctx->sunctx; }
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define RW_MXCSR_FTZ 0x8000u /* flush to zero */
+#define RW_MXCSR_DAZ 0x0040u /* denormals are zero */
+#endif
+
+int rw_fp_flush_subnormals(int on)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned csr = _mm_getcsr();
+  csr = on ? csr | RW_MXCSR_FTZ | RW_MXCSR_DAZ : csr & ~(RW_MXCSR_FTZ | RW_MXCSR_DAZ);
+  _mm_setcsr(csr);
+  return RW_SUCCESS;
+#elif defined(__aarch64__)
+  unsigned long fpcr;
+  __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+  fpcr = on ? fpcr | (1ul << 24) : fpcr & ~(1ul << 24);
+  __asm__ volatile("msr fpcr, %0" : : "r"(fpcr));
+  return RW_SUCCESS;
+#else
+  if (!on) return RW_SUCCESS;
+  return RW_ERROR(RW_ERR_NOT_IMPLEMENTED,
+                  "flushing subnormals to zero is implemented for x86-64 and aarch64 only");
+#endif
+}
+
+int rw_fp_subnormals_flushed(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  return (_mm_getcsr() & (RW_MXCSR_FTZ | RW_MXCSR_DAZ)) == (RW_MXCSR_FTZ | RW_MXCSR_DAZ);
+#elif defined(__aarch64__)
+  unsigned long fpcr;
+  __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+  return (fpcr >> 24) & 1u;
+#else
+  return 0;
+#endif
+}
+
 void rw_context_set_log_level(rw_context ctx, rw_log_level level) { ctx->level = level; }
 rw_log_level rw_context_log_level(rw_context ctx) { return ctx->level; }
 void rw_context_set_device(rw_context ctx, rw_device dev) { ctx->device = dev; }

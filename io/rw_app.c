@@ -114,6 +114,11 @@ static const rw_deck_key rw_app_common_keys[] = {
      "reports CUDA support on every rank, else staged); staged (copied through page-locked host "
      "buffers); direct (device memory handed to MPI: needs a CUDA-aware MPI; on the emulated "
      "device it checks that path)"},
+    {"flush_subnormals", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
+     "flush subnormal numbers (below 2.2e-308) to zero on every rank's solver thread (x86 FTZ + "
+     "DAZ): operations on them are tens of times slower, and diffusion tails decay into them "
+     "(Gray-Scott 512^2: forward sweep 1.6x faster); results change only below 2.2e-308, and "
+     "checkpointed and stored gradients still agree bit for bit"},
     {"noise_paths", RW_KEY_INT, "1", "paths", 1, 1e9, 0, NULL, 0,
      "stochastic forcing: J and every gradient are the means over this many noise paths, seeds "
      "noise_seed .. noise_seed + noise_paths - 1, solved one after another (needs noise)"},
@@ -502,6 +507,12 @@ static int rw_app_read_common(rw_app *app)
   RW_CALL(rw_deck_get_string(deck, "log_level", level, sizeof level));
   RW_CALL(rw_deck_get_string(deck, "progress", prog, sizeof prog));
   RW_CALL(rw_deck_get_int(deck, "noise_paths", &app->noise_paths));
+  {
+    int flush = 0;
+    RW_CALL(rw_deck_get_bool(deck, "flush_subnormals", &flush));
+    if (rw_fp_flush_subnormals(flush)) return rw_app_deck_error(app, "flush_subnormals");
+    app->flush_subnormals = flush;
+  }
   rw_context_set_log_level(app->ctx, strcmp(level, "quiet") == 0  ? RW_LOG_QUIET
                                      : strcmp(level, "info") == 0 ? RW_LOG_INFO
                                                                   : RW_LOG_SUMMARY);
@@ -1178,8 +1189,8 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
            "  checkpoints: RAM %s per rank, disk %s per rank; peak allocated %s per rank\n", b1, b3,
            b2);
   }
-  rw_log(ctx, RW_LOG_SUMMARY, "  time: forward %.3f s, backward %.3f s\n", st->time_forward,
-         st->time_backward);
+  rw_log(ctx, RW_LOG_SUMMARY, "  time: forward %.3f s, backward %.3f s%s\n", st->time_forward,
+         st->time_backward, app->flush_subnormals ? " (subnormals flushed to zero)" : "");
   rw_log(ctx, RW_LOG_SUMMARY, "  output: %s\n", app->output);
   return 0;
 }

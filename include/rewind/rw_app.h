@@ -56,11 +56,12 @@ struct rw_app_s {
   char run_id[32];           /* identity of the run in its checkpoint files */
   char restart_from[4096];   /* restart: directory of the killed run's checkpoints ("": none) */
   long output_every;
-  long nsteps;      /* -1 when adaptive */
-  int collective;   /* 0 while inside the solve */
-  rw_output out;    /* open result file, or NULL */
-  int progress;     /* progress line on */
-  long noise_paths; /* key noise_paths: noise paths averaged (1: one path) */
+  long nsteps;          /* -1 when adaptive */
+  int collective;       /* 0 while inside the solve */
+  rw_output out;        /* open result file, or NULL */
+  int progress;         /* progress line on */
+  long noise_paths;     /* key noise_paths: noise paths averaged (1: one path) */
+  int flush_subnormals; /* key flush_subnormals: rw_fp_flush_subnormals(1) on every rank */
   /* key `differentiate` (read by rw_app_solve): what the gradient is taken of. diff_p[k]
    * for named parameter k (k < 64); for a vector theta diff_p[0] stands for all of it. */
   int diff_y0, diff_field;

@@ -77,6 +77,7 @@ typedef struct {
   int device; /* --device: 0 (cpu), RW_DEVICE_EMULATED or RW_DEVICE_CUDA */
   int host_slots, disk_slots; /* --host-slots, --disk-slots: tiers above the --slots ones */
   int host_sync;              /* --host-sync 1: the host tier's copies synchronous */
+  int flush_subnormals;       /* --flush-subnormals 1: rw_fp_flush_subnormals(1) */
   int disk_sync;              /* --disk-sync 1: the disk tier's device copies synchronous */
   char ckpt_dir[512];         /* --checkpoint-dir (disk tier) */
 } bench_opts;
@@ -113,7 +114,10 @@ static void usage(FILE *f, const char *prog)
           "  --host-sync 0|1      1: the host tier's copies synchronous (no staging, no\n"
           "                       read-ahead), to measure what overlapping them gains\n"
           "  --disk-sync 0|1      1: the disk tier's copies from device memory synchronous (no\n"
-          "                       device staging snapshot)\n",
+          "                       device staging snapshot)\n"
+          "  --flush-subnormals 0|1  1: subnormals flushed to zero (rw_fp_flush_subnormals;\n"
+          "                       the real Gray-Scott initial state decays into them far from\n"
+          "                       its patch, the stage roofline's filled state does not)\n",
           prog);
 }
 
@@ -141,7 +145,8 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
                 !strcmp(a, "--repeat") || !strcmp(a, "--dt") || !strcmp(a, "--stage") ||
                 !strcmp(a, "--device") || !strcmp(a, "--host-slots") ||
                 !strcmp(a, "--disk-slots") || !strcmp(a, "--checkpoint-dir") ||
-                !strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync");
+                !strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync") ||
+                !strcmp(a, "--flush-subnormals");
     if (!known) {
       if (rank == 0) {
         fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
@@ -175,6 +180,10 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
     } else if (!strcmp(a, "--slots")) {
       bad = parse_long(v, 1, &n) || n > 1000000;
       o->slots = (int)n;
+    } else if (!strcmp(a, "--flush-subnormals")) {
+      bad = parse_long(v, 0, &n) || n > 1;
+      o->flush_subnormals = (int)n;
+      expected = "0 or 1";
     } else if (!strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync")) {
       bad = parse_long(v, 0, &n) || n > 1;
       *(!strcmp(a, "--host-sync") ? &o->host_sync : &o->disk_sync) = (int)n;
@@ -586,6 +595,7 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
   memset(vars, 0, sizeof vars);
   rw_device dev = NULL;
   RW_CALL(rw_context_create(MPI_COMM_WORLD, &ctx));
+  if (o->flush_subnormals) RW_CALL(rw_fp_flush_subnormals(1));
   MPI_Comm comm = rw_context_comm(ctx);
   int rank = rw_context_rank(ctx), size = rw_context_size(ctx);
   if (o->device) {
@@ -643,9 +653,10 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
     else
       snprintf(pgrid, sizeof pgrid, "%d x %d", dims[0], dims[1]);
     printf("%d rank(s) (process grid %s), RK4, l = %ld steps of dt = %.6g (stability bound "
-           "%.4g), T = %.6g; binomial c = %d slots; %s%d run%s per variant\n",
+           "%.4g), T = %.6g; binomial c = %d slots; %s%d run%s per variant%s\n",
            size, pgrid, N, S.dt, S.dt_limit, opt.tf, o->slots, o->repeat > 1 ? "median of " : "",
-           o->repeat, o->repeat > 1 ? "s" : "");
+           o->repeat, o->repeat > 1 ? "s" : "",
+           o->flush_subnormals ? "; subnormals flushed to zero" : "");
     printf("state: %zu bytes per rank (largest rank), %.1f MiB in all; storing every state: %.3f "
            "GiB over all ranks (--max-store-bytes %.3f GiB)\n",
            state_bytes, mib(state_total), gib(store_need), gib(o->max_store_bytes));
@@ -798,11 +809,14 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
            counts_ok ? "equal" : "DIFFER FROM", j_ok ? "equals" : "DIFFERS FROM",
            both ? (bitwise_ok ? "agree bit for bit" : "DIFFER") : "not compared (store skipped)");
 
-    printf("BENCH_JSON {\"bench\":\"pde\",\"problem\":\"%s\",\"ranks\":%d,\"proc_grid\":[%d,%d,%d],"
+    printf("BENCH_JSON "
+           "{\"bench\":\"pde\",\"flush_subnormals\":%s,\"problem\":\"%s\",\"ranks\":%d,\"proc_"
+           "grid\":[%d,%d,%d],"
            "\"n\":%ld,\"unknowns\":%ld,\"steps\":%ld,\"dt\":%.17g,\"slots\":%d,\"repeat\":%d,"
            "\"state_bytes\":%zu,\"store_bytes\":%zu,\"max_store_bytes\":%zu,"
            "\"store_skipped\":%s,\"rss_baseline\":%zu,\"alloc_baseline\":%zu,"
            "\"order\":\"increasing_memory\",\"variants\":[",
+           o->flush_subnormals ? "true" : "false",
            o->problem == PROB_GRAYSCOTT ? "grayscott" : "heat3d", size, dims[0], dims[1], dims[2],
            o->n, (long)(state_total / sizeof(double)), N, S.dt, o->slots, o->repeat, state_bytes,
            store_need, o->max_store_bytes, store_skipped ? "true" : "false", rss_base, mem_base);

@@ -4,3 +4,4 @@ rewind_unit_test(test_checkpoint SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_checkp
 rewind_unit_test(test_adaptive SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_adaptive.c)
 rewind_unit_test(test_alloc_failures SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_alloc_failures.c)
 rewind_unit_test(test_store SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_store.c LIBS HDF5::HDF5)
+rewind_unit_test(test_fpenv SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_fpenv.c)
