@@ -6,6 +6,7 @@
 #include "rewind/rw_sde.h"
 #include "rewind/rw_store.h"
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -1015,6 +1016,21 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
       MPI_Allreduce(MPI_IN_PLACE, mem, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_context_comm(ctx)));
   double ny0 = dJdy0 ? sqrt(N_VDotProd(dJdy0, dJdy0)) : 0.0;
   N_Vector fb = rw_problem_field_adjoint(prob);
+  /* Subnormal entries of the gradient fields: where they are, the sweeps computed on them too
+   * (x86's slow path); a hint names flush_subnormals when they are more than 0.1 % */
+  double subn[2] = {0.0, 0.0}; /* subnormal entries, entries (host vectors only) */
+  if (!app->flush_subnormals) {
+    N_Vector gv[2] = {dJdy0, fb};
+    for (int k = 0; k < 2; k++) {
+      if (!gv[k] || rw_vec_device(gv[k])) continue;
+      const double *d = rw_vec_data(gv[k]);
+      long n = (long)rw_vec_local_length(gv[k]), c = 0;
+      for (long i = 0; i < n; i++)
+        c += d[i] != 0.0 && fabs(d[i]) < DBL_MIN;
+      subn[0] += (double)c, subn[1] += (double)n;
+    }
+    RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, subn, 2, MPI_DOUBLE, MPI_SUM, rw_context_comm(ctx)));
+  }
   double nf = fb ? sqrt(N_VDotProd(fb, fb)) : 0.0;
   char b1[32], b2[32], b3[32];
   rw_fmt_bytes((size_t)mem[0], b1, sizeof b1);
@@ -1191,6 +1207,12 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
   }
   rw_log(ctx, RW_LOG_SUMMARY, "  time: forward %.3f s, backward %.3f s%s\n", st->time_forward,
          st->time_backward, app->flush_subnormals ? " (subnormals flushed to zero)" : "");
+  if (subn[1] > 0.0 && subn[0] > 1e-3 * subn[1])
+    rw_log(ctx, RW_LOG_SUMMARY,
+           "  note: %.0f of the gradient's %.0f entries (%.2g %%) are subnormal (below 2.2e-308),"
+           " which the CPU computes tens of times slower; flush_subnormals: true flushes them "
+           "to zero and may make the sweeps much faster\n",
+           subn[0], subn[1], 100.0 * subn[0] / subn[1]);
   rw_log(ctx, RW_LOG_SUMMARY, "  output: %s\n", app->output);
   return 0;
 }

@@ -20,6 +20,15 @@ rewind_mpi_expect(grayscott_app_default NP 2 RC zero
 rewind_mpi_expect(grayscott_app_flush_subnormals NP 2 RC zero
   REGEX "objective J += 8\\.700496395750852e-01.*time: forward [0-9.]+ s, backward [0-9.]+ s \\(subnormals flushed to zero\\)"
   COMMAND ${GS} -output ${GS_OUT}/gs_flush.h5 -tf 10 -N 32 -output_every 0 -flush_subnormals true)
+# A run whose gradient holds subnormal numbers (256^2, 96 steps: the patch's diffusion tails)
+# says so and names flush_subnormals; flushed, the note is gone and the summary says why.
+rewind_mpi_expect(grayscott_app_subnormal_note NP 2 RC zero
+  REGEX "time: forward .*note: [0-9]+ of the gradient's 131072 entries \\([0-9.]+ %\\) are subnormal.*flush_subnormals: true"
+  COMMAND ${GS} -output ${GS_OUT}/gs_sub.h5 -N 256 -dt 0.03125 -tf 3 -output_every 0)
+rewind_mpi_expect(grayscott_app_subnormal_flushed NP 2 RC zero
+  REGEX "\\(subnormals flushed to zero\\)" FORBID "are subnormal"
+  COMMAND ${GS} -output ${GS_OUT}/gs_subf.h5 -N 256 -dt 0.03125 -tf 3 -output_every 0
+    -flush_subnormals true)
 rewind_mpi_expect(grayscott_app_u2 NP 2 RC zero REGEX "integral of u\\^2.*dJ/dkappa.*adjoint mode store"
   COMMAND ${GS} ${GS_DECKS}/u2.yaml -output ${GS_OUT}/gs_u2.h5 -tf 5 -N 16)
 rewind_mpi_expect(grayscott_app_3d NP 2 RC zero REGEX "12\\^3 grid.*dJ/dkappa"
