@@ -74,15 +74,13 @@ static void rw_tanh_bias_generic(const double *restrict b, double *restrict v, l
   rw_tanh_bias_body(b, v, rows, n, 0);
 }
 
-/* 2: AVX-512, 1: AVX2 + FMA, 0: generic */
+/* 2: AVX-512 (F, DQ) + FMA, 1: AVX2 + FMA, 0: generic (rw_cpu_isa's detection) */
 static int rw_tanh_isa(void)
 {
   static int isa = -1;
   if (isa < 0) {
-    int fma = __builtin_cpu_supports("fma");
-    isa = fma && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") ? 2
-          : fma && __builtin_cpu_supports("avx2")                                        ? 1
-                                                                                         : 0;
+    const unsigned cpu = rw_cpu_isa();
+    isa = cpu & RW_ISA_AVX512 ? 2 : cpu & RW_ISA_AVX2 ? 1 : 0;
   }
   return isa;
 }

@@ -7,8 +7,8 @@
  *  - rw_grid_apply (overlapped) equals exchange-then-kernel bit for bit;
  *  - rw_grid_apply_comb (a stage: the combination formed in the halo copy) equals the
  *    combination formed as a vector, exchanged, then the kernel: out, keep and the ghosted
- *    array bit for bit; so does rw_grid_apply_comb_fused (on CPU vectors the interior read from
- *    a window of slabs): out and keep.
+ *    array bit for bit; so does rw_grid_apply_comb_fused on these CPU vectors (its fallback to
+ *    rw_grid_apply_comb): out and keep.
  * Prints one line per configuration on rank 0; exits 1 on the first failure. */
 #include "rewind/rw_grid.h"
 #include "rw_mpi_test.h"
@@ -172,9 +172,8 @@ static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
     int eq_out = memcmp(rw_vec_data(o1), rw_vec_data(ref), rw_vec_bytes(ref)) == 0;
     int eq_keep = memcmp(rw_vec_data(kp), rw_vec_data(w), rw_vec_bytes(w)) == 0;
     int eq_gv = memcmp(gv, gw, glen * sizeof(double)) == 0;
-    /* the fused stage (on CPU vectors: the interior read from a window of slabs, gv formed
-     * on the shell only): out and keep; twice, so a window reused from the last call is
-     * overwritten */
+    /* the fused stage on CPU vectors (it falls back to the two-pass stage): out and keep,
+     * twice over the same work arrays */
     for (int rep = 0; rep < 2; rep++) {
       N_VConst(-7.0, o1);
       N_VConst(-7.0, kp);
