@@ -13,7 +13,7 @@ file(MAKE_DIRECTORY ${GS_OUT})
 # The embedded default deck (ex5adj set-up, shortened to T = 10 on 32 x 32 for CI) and the
 # example decks run, print every scalar gradient and write complete files.
 rewind_mpi_expect(grayscott_app_default NP 2 RC zero
-  REGEX "32 x 32 grid on 2 x 1 ranks.*u \\+ v at node \\(15, 15\\).*dJ/dD_u.*dJ/dD_v.*dJ/dgamma.*dJ/dkappa.*binomial optimum"
+  REGEX "32 x 32 grid on 1 x 2 ranks.*u \\+ v at node \\(15, 15\\).*dJ/dD_u.*dJ/dD_v.*dJ/dgamma.*dJ/dkappa.*binomial optimum"
   COMMAND ${GS} -output ${GS_OUT}/gs_default.h5 -tf 10 -N 32 -output_every 5)
 # flush_subnormals (every rank's solver thread flushes subnormals to zero): said in the summary;
 # on this set-up (no subnormal reaches the printed digits) J is the default run's.
