@@ -2,7 +2,9 @@
  *
  * A grid of n[0] x n[1] (x n[2]) nodes with `ncomp` unknowns per node is split into blocks
  * over a Cartesian process topology (MPI_Dims_create, MPI_Cart_create; periodic along the
- * dimensions whose boundary is periodic). A field is an N_Vector holding this rank's owned
+ * dimensions whose boundary is periodic). The most ranks go to the slowest dimension (2 ranks
+ * split y in 2-D and z in 3-D; 4 give 2 x 2 and 1 x 2 x 2): x, whose rows are contiguous, is
+ * split last, so faces and frame slabs are whole rows and planes where they can be. A field is an N_Vector holding this rank's owned
  * nodes, components interleaved, x fastest:
  *   local index = ((k * lny + j) * lnx + i) * ncomp + c.
  * Stencil operators read a ghosted copy (`ghost` layers on every side) filled by the halo
@@ -75,7 +77,10 @@ static inline size_t rw_grid_gidx(const long gn[3], int ghost, int dim, long i, 
 
 /* Halo exchange of `v` into the ghosted array `gv` (rw_grid_ghosted_length doubles):
  * begin copies the owned values and posts the messages; end waits and fills ghosts
- * (neighbour values, or the boundary condition). Collective (neighbours). */
+ * (neighbour values, or the boundary condition). On CPU vectors the ghosts of a dimension
+ * that needs no message (periodic over this rank alone, or a physical boundary on both
+ * sides) are already filled by begin; gv's owned part must not change before end either way.
+ * Collective (neighbours). */
 int rw_grid_exchange_begin(rw_grid g, N_Vector v, double *gv);
 int rw_grid_exchange_end(rw_grid g, double *gv);
 /* The same for the combination sum_j c[j] X[j] (n vectors, 1 <= n <= RW_LINCOMB_MAX), formed
@@ -94,8 +99,10 @@ typedef void (*rw_grid_kernel_fn)(void *kctx, rw_grid g, const double *gv, doubl
                                   const long lo[3], const long hi[3]);
 
 /* out = kernel(exchange(v)): starts the exchange, runs the kernel on the interior nodes
- * (those at least `ghost` away from the block edge) while messages travel, then on the
- * boundary frame. `gv` is a ghosted work array. Collective. */
+ * (those at least `ghost` away from a block edge across which messages travel; the whole
+ * extent of the dimensions whose ghosts begin has filled) while messages travel, then on the
+ * boundary frame (none on one rank with CPU vectors). A kernel can tell a box that reads
+ * ghosts by its bounds. `gv` is a ghosted work array. Collective. */
 int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kernel_fn kernel,
                   void *kctx);
 

@@ -9,7 +9,8 @@
  *
  * kappa is exchanged in every right-hand side, overlapped with the state exchange and the
  * interior work of rw_grid_apply: its owned values are copied at once (the interior needs no
- * ghosts) and its ghosts are completed before the first frame slab. That keeps the problem
+ * ghosts still in flight) and its exchange is completed before the first box that reaches a
+ * block edge (a frame slab, or, on one rank, the whole block). That keeps the problem
  * correct when anybody writes into the field (Taylor tests, the app's data run) without a
  * refresh call to forget; its cost is measured in tests/mpi/test_heat.c (see the report).
  *
@@ -253,8 +254,9 @@ static int heat_diffuse_comb(const heat *H, rw_grid g, const double *gk, const d
   return 0;
 }
 
-/* rw_grid_apply kernel: the interior box needs no ghosts; before the first box that touches
- * the block's frame, the kappa exchange still in flight (if any) is completed. */
+/* rw_grid_apply kernel: before the first box that reaches a block edge (a frame slab, or an
+ * interior box spanning a dimension whose ghosts the exchange's begin filled), the kappa
+ * exchange still in flight (if any) is completed. */
 static void heat_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
                         const long hi[3])
 {
