@@ -4,8 +4,8 @@
  * over a Cartesian process topology (MPI_Dims_create, MPI_Cart_create; periodic along the
  * dimensions whose boundary is periodic). The most ranks go to the slowest dimension (2 ranks
  * split y in 2-D and z in 3-D; 4 give 2 x 2 and 1 x 2 x 2): x, whose rows are contiguous, is
- * split last, so faces and frame slabs are whole rows and planes where they can be. A field is an N_Vector holding this rank's owned
- * nodes, components interleaved, x fastest:
+ * split last, so faces and frame slabs are whole rows and planes where they can be. A field is
+ * an N_Vector holding this rank's owned nodes, components interleaved, x fastest:
  *   local index = ((k * lny + j) * lnx + i) * ncomp + c.
  * Stencil operators read a ghosted copy (`ghost` layers on every side) filled by the halo
  * exchange: faces only (no edges or corners: 5- and 7-point stencils), non-blocking, so
