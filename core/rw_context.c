@@ -13,6 +13,12 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define RW_MXCSR_FTZ 0x8000u /* flush to zero */
+#define RW_MXCSR_DAZ 0x0040u /* denormals are zero */
+#endif
+
 struct rw_context_s {
   MPI_Comm comm;
   int rank, size;
@@ -64,11 +70,6 @@ MPI_Comm rw_context_comm(rw_context ctx) { return ctx->comm; }
 int rw_context_rank(rw_context ctx) { return ctx->rank; }
 int rw_context_size(rw_context ctx) { return ctx->size; }
 SUNContext rw_context_sunctx(rw_context ctx) { return ctx->sunctx; }
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#define RW_MXCSR_FTZ 0x8000u /* flush to zero */
-#define RW_MXCSR_DAZ 0x0040u /* denormals are zero */
-#endif
 
 int rw_fp_flush_subnormals(int on)
 {

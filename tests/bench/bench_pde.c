@@ -809,9 +809,8 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
            counts_ok ? "equal" : "DIFFER FROM", j_ok ? "equals" : "DIFFERS FROM",
            both ? (bitwise_ok ? "agree bit for bit" : "DIFFER") : "not compared (store skipped)");
 
-    printf("BENCH_JSON "
-           "{\"bench\":\"pde\",\"flush_subnormals\":%s,\"problem\":\"%s\",\"ranks\":%d,\"proc_"
-           "grid\":[%d,%d,%d],"
+    printf("BENCH_JSON {\"bench\":\"pde\",\"flush_subnormals\":%s,\"problem\":\"%s\","
+           "\"ranks\":%d,\"proc_grid\":[%d,%d,%d],"
            "\"n\":%ld,\"unknowns\":%ld,\"steps\":%ld,\"dt\":%.17g,\"slots\":%d,\"repeat\":%d,"
            "\"state_bytes\":%zu,\"store_bytes\":%zu,\"max_store_bytes\":%zu,"
            "\"store_skipped\":%s,\"rss_baseline\":%zu,\"alloc_baseline\":%zu,"
