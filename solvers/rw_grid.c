@@ -48,6 +48,10 @@ struct rw_grid_s {
   int fuse_n;
   const double *fuse_c;
   N_Vector *fuse_x, fuse_keep;
+  /* the same on CPU vectors: the window of layers the interior kernel reads (made at first use,
+   * rw_grid_apply_window) */
+  double *win;
+  long win_layers, win_cap, win_runs; /* set layers (0: by bytes), buffer layers, windows run */
 };
 
 static void rw_grid_mpi_done(rw_grid g);
@@ -169,6 +173,7 @@ int rw_grid_destroy(rw_grid *pg)
     rw_device_free(g->dev, &g->drecv_all, bytes);
   }
   if (g->cart != MPI_COMM_NULL) MPI_Comm_free(&g->cart);
+  rw_free(&g->win);
   rw_free(pg);
   return 0;
 }
@@ -340,22 +345,31 @@ static void rw_grid_copy_owned(rw_grid g, const double *v, double *gv, int add_t
     }
 }
 
-/* gv's owned part = sum_j c[j] X[j], row by row (rw_lincomb's arithmetic); also copied to
- * `keep` (owned layout) when not NULL, while the row is in cache. */
-static void rw_grid_comb_owned(rw_grid g, int n, const double *c, N_Vector *X, double *gv,
-                               double *keep)
+/* gv = sum_j c[j] X[j] on the owned box [lo, hi), row by row (rw_lincomb's arithmetic, one
+ * node's value independent of the box); also copied to `keep` (owned layout) when not NULL,
+ * while the row is in cache. */
+static void rw_grid_comb_box(rw_grid g, int n, const double *c, N_Vector *X, double *gv,
+                             double *keep, const long lo[3], const long hi[3])
 {
   const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
-  size_t row = (size_t)g->count[0] * (size_t)nc, o = 0;
+  const size_t row = (size_t)(hi[0] - lo[0]) * (size_t)nc;
   const double *x[RW_LINCOMB_MAX];
-  for (long k = 0; k < g->count[2]; k++)
-    for (long j = 0; j < g->count[1]; j++, o += row) {
-      size_t gx = rw_grid_gidx(g->gn, G, dim, 0, j, k, nc, 0);
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++) {
+      size_t gx = rw_grid_gidx(g->gn, G, dim, lo[0], j, k, nc, 0);
+      size_t o = (size_t)((k * g->count[1] + j) * g->count[0] + lo[0]) * (size_t)nc;
       for (int m = 0; m < n; m++)
         x[m] = rw_vec_data(X[m]) + o;
       rw_lincomb(n, c, x, gv + gx, (long)row);
       if (keep) memcpy(keep + o, gv + gx, row * sizeof(double));
     }
+}
+
+static void rw_grid_comb_owned(rw_grid g, int n, const double *c, N_Vector *X, double *gv,
+                               double *keep)
+{
+  const long lo[3] = {0, 0, 0};
+  rw_grid_comb_box(g, n, c, X, gv, keep, lo, g->count);
 }
 
 static int rw_grid_post(rw_grid g, double *gv);
@@ -742,6 +756,138 @@ int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector 
   return 0;
 }
 
+/* --- The fused stage on CPU vectors: a window of layers -----------------------------------
+ * rw_grid_apply_comb first writes the whole combination into gv and then runs the stencil over
+ * it: gv's lines are written (read for ownership first), evicted to memory, and read back, a
+ * round trip of a vector through memory per stage. Here the combination is formed into gv only
+ * on the owned shell of width 2G (what the faces, the boundary ghosts and the frame read, as on
+ * a device); the interior kernel runs window by window along the slowest dimension D, each
+ * window's layers [a - G, b + G) (a layer: all ghosted nodes with one index along D) formed in
+ * a small buffer in gv's layout just before the kernel reads them, so they are read from cache.
+ * The kernel is handed the buffer shifted so that gv's offsets land in it (as PETSc's
+ * DMDAVecGetArray shifts by the start). Consecutive windows share 2G layers, moved to the
+ * buffer's front rather than formed again; shell layers and D's ghost layers are copied from gv.
+ * Every value is formed by rw_lincomb's arithmetic as in rw_grid_comb_owned and the early
+ * ghosts are the same copies rw_grid_post makes, so the results and `keep` are the same bits;
+ * the kernel sees the interior box's rows in the same order, in consecutive boxes. */
+#define RW_WINDOW_BYTES ((size_t)256 * 1024) /* in L2 with the rows the kernel writes */
+
+/* Doubles per layer of the slowest dimension in a ghosted array. */
+static size_t rw_grid_layer_len(rw_grid g)
+{
+  size_t s = (size_t)g->cfg.ncomp;
+  for (int d = 0; d + 1 < g->cfg.dim; d++)
+    s *= (size_t)g->gn[d];
+  return s;
+}
+
+/* The ghosts of layer l in the dimensions e < D that rw_grid_post filled at the begin (early),
+ * in gw (gv's layout): a self face's ghost from the owned node a period away, a boundary's from
+ * its Dirichlet value or its mirror node, as rw_grid_unpack and rw_grid_bc set them. */
+static void rw_grid_layer_ghosts(rw_grid g, double *gw, long l)
+{
+  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1;
+  const ptrdiff_t st[2] = {nc, (ptrdiff_t)g->gn[0] * nc};
+  for (int e = 0; e < D; e++) {
+    if (!g->early[e]) continue;
+    const long last = g->count[e] - 1;
+    const int o = dim == 3 ? 1 - e : -1; /* the other dimension of the layer (3-D) */
+    const long no = o >= 0 ? g->count[o] : 1;
+    for (int side = 0; side < 2; side++)
+      for (long a = 0; a < no; a++) {
+        long pos[3] = {0, 0, 0};
+        pos[D] = l;
+        if (o >= 0) pos[o] = a;
+        double *x = gw + rw_grid_gidx(g->gn, G, dim, pos[0], pos[1], pos[2], nc, 0);
+        for (long m = 1; m <= G; m++) {
+          const long pg = side == 0 ? -m : last + m;
+          long src = -1; /* -1: the Dirichlet value */
+          if (g->nbr[e][side] != MPI_PROC_NULL)
+            src = side == 0 ? g->count[e] - m : m - 1;
+          else if (g->cfg.bc[e] != RW_BC_DIRICHLET)
+            src = side == 0 ? m : last - m;
+          for (int c = 0; c < nc; c++)
+            x[pg * st[e] + c] = src < 0 ? g->cfg.dirichlet[c] : x[src * st[e] + c];
+        }
+      }
+  }
+}
+
+void rw_grid_set_window(rw_grid g, long layers) { g->win_layers = layers > 0 ? layers : 0; }
+long rw_grid_windows(rw_grid g) { return g->win_runs; }
+
+/* rw_grid_apply_comb_fused on CPU vectors (above); *done = 0 when the block or the layers do
+ * not suit it (the caller runs rw_grid_apply_comb). */
+static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
+                                double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx,
+                                int *done)
+{
+  const int G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1;
+  const size_t L = rw_grid_layer_len(g);
+  long W = (long)(RW_WINDOW_BYTES / (L * sizeof(double))) - 2 * G;
+  int ok = c != NULL && n >= 1 && n <= RW_LINCOMB_MAX && (g->win_layers > 0 || W >= 2 * G);
+  for (int d = 0; d < dim; d++)
+    ok = ok && g->count[d] >= 4 * G; /* disjoint shell slabs around an interior */
+  *done = 0;
+  if (!ok) return 0;
+  if (g->win_layers > 0) W = g->win_layers;
+  if (W > g->count[D]) W = g->count[D];
+  if (g->win_cap < W + 2 * G) { /* made once (or again after rw_grid_set_window) */
+    rw_free(&g->win);
+    g->win_cap = 0;
+    RW_CALL(rw_calloc((size_t)(W + 2 * G) * L, sizeof(double), "grid window", &g->win));
+    g->win_cap = W + 2 * G;
+  }
+  double *kp = keep ? rw_vec_data(keep) : NULL, *o = rw_vec_data(out), *buf = g->win;
+  /* the shell: slabs 2G thick at both ends of D and of every dimension with messages */
+  for (int d = 0; d < dim; d++) {
+    if (d != D && rw_grid_msg_free(g, d)) continue; /* its ghosts: from each layer's own rows */
+    for (int s = 0; s < 2; s++) {
+      long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
+      lo[d] = s == 0 ? 0 : g->count[d] - 2 * G;
+      hi[d] = s == 0 ? 2 * G : g->count[d];
+      rw_grid_comb_box(g, n, c, X, gv, kp, lo, hi);
+    }
+  }
+  g->on_dev = 0;
+  RW_CALL(rw_grid_post(g, gv));
+  long ilo[3], ihi[3];
+  for (int d = 0; d < 3; d++) {
+    ilo[d] = d < dim && !g->early[d] ? G : 0;
+    ihi[d] = d < dim ? g->count[d] - (g->early[d] ? 0 : G) : 1;
+  }
+  long have1 = 0; /* the buffer holds layers [a - G, have1) of the window before */
+  for (long a = ilo[D]; a < ihi[D]; a += W) {
+    const long b = a + W < ihi[D] ? a + W : ihi[D], l0 = a - G;
+    long l = l0;
+    if (a > ilo[D]) { /* the 2G layers this window shares with the one before */
+      memmove(buf, buf + (size_t)W * L, (size_t)(have1 - l0) * L * sizeof(double));
+      l = have1;
+    }
+    double *gw = buf - (ptrdiff_t)(l0 + G) * (ptrdiff_t)L; /* gw + gidx(.., l, ..) in buf */
+    for (; l < b + G; l++) {
+      double *dst = buf + (size_t)(l - l0) * L;
+      if (l < 2 * G || l >= g->count[D] - 2 * G) { /* shell or ghost layer: formed in gv */
+        memcpy(dst, gv + (size_t)(l + G) * L, L * sizeof(double));
+        continue;
+      }
+      long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
+      lo[D] = l, hi[D] = l + 1;
+      rw_grid_comb_box(g, n, c, X, gw, kp, lo, hi);
+      rw_grid_layer_ghosts(g, gw, l);
+    }
+    have1 = b + G;
+    long lo[3] = {ilo[0], ilo[1], ilo[2]}, hi[3] = {ihi[0], ihi[1], ihi[2]};
+    lo[D] = a, hi[D] = b;
+    kernel(kctx, g, gw, o, lo, hi);
+    g->win_runs++;
+  }
+  RW_CALL(rw_grid_exchange_end(g, gv));
+  rw_grid_frame(g, gv, o, ilo, ihi, kernel, kctx);
+  *done = 1;
+  return 0;
+}
+
 /* The fused stage on a device (rw_grid.h): the combination filled into gv (and keep) only on
  * the owned shell of width 2G that the faces, the boundary ghosts and the frame kernels read,
  * as disjoint slabs like the frame's; then the faces posted, the interior kernel called with
@@ -752,7 +898,12 @@ int rw_grid_apply_comb_fused(rw_grid g, int n, const double *c, N_Vector *X, N_V
 {
   const int G = g->cfg.ghost, dim = g->cfg.dim;
   rw_device dev = rw_vec_device(X[0]);
-  int ok = dev != NULL && c != NULL && n >= 1 && n <= RW_FUSE_MAX;
+  if (!dev) {
+    int done = 0;
+    RW_CALL(rw_grid_apply_window(g, n, c, X, keep, gv, out, kernel, kctx, &done));
+    return done ? 0 : rw_grid_apply_comb(g, n, c, X, keep, gv, out, kernel, kctx);
+  }
+  int ok = c != NULL && n >= 1 && n <= RW_FUSE_MAX;
   for (int d = 0; d < dim; d++)
     ok = ok && g->count[d] >= 4 * G; /* disjoint shell slabs around an interior */
   if (!ok) return rw_grid_apply_comb(g, n, c, X, keep, gv, out, kernel, kctx);

@@ -111,16 +111,28 @@ int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kerne
 int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep, double *gv,
                        N_Vector out, rw_grid_kernel_fn kernel, void *kctx);
 
-/* rw_grid_apply_comb for device vectors in one pass over memory: the combination is formed into
- * gv (and keep) only on the owned shell 2 ghost layers deep that the faces, the boundary ghosts
- * and the frame read; the kernel is called once for the interior box with gv == NULL and must
- * then form Y = sum_j c[j] X[j] itself at every point it reads (rw_grid_comb_inputs; all of an
- * interior node's neighbours are owned) and write keep there, with the same rounding as the
- * fill (rw_dk_lincomb), so the results equal rw_grid_apply_comb's bit for bit. Falls back to
- * rw_grid_apply_comb for CPU vectors, more than RW_FUSE_MAX (8) inputs, or a block thinner
- * than 4 ghost layers. Collective. */
+/* rw_grid_apply_comb in one pass over memory, for a caller that does not read gv afterwards:
+ * the combination is formed into gv (and keep) only on the owned shell 2 ghost layers deep
+ * that the faces, the boundary ghosts and the frame read. The interior:
+ * - device vectors: the kernel is called once for the interior box with gv == NULL and must
+ *   then form Y = sum_j c[j] X[j] itself at every point it reads (rw_grid_comb_inputs; all of an
+ *   interior node's neighbours are owned) and write keep there, with the same rounding as the
+ *   fill (rw_dk_lincomb);
+ * - CPU vectors: the kernel is called on consecutive slabs of the interior box along the
+ *   slowest dimension (windows), with gv pointing so that its offsets fall in a small buffer
+ *   that holds the slab's layers (and G more each side) in gv's layout, formed just before
+ *   (ghosts included), so the kernel reads them from cache.
+ * The results equal rw_grid_apply_comb's bit for bit. Falls back to rw_grid_apply_comb for
+ * more than RW_FUSE_MAX (8) inputs on a device or RW_LINCOMB_MAX on the CPU, a block thinner
+ * than 4 ghost layers, or (CPU) layers too large for two of them and the ghosts to fit the
+ * window's 256 KiB. Collective. */
 int rw_grid_apply_comb_fused(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
                              double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx);
+/* Tuning and tests: the layers per window of the fused stage on CPU vectors (0, the default:
+ * as many as fit 256 KiB), and the number of windows run on this grid so far. */
+void rw_grid_set_window(rw_grid g, long layers);
+long rw_grid_windows(rw_grid g);
+
 /* The inputs of the fused stage in progress (inside its interior kernel call). Not collective. */
 int rw_grid_comb_inputs(rw_grid g, int *n, const double **c, N_Vector **X, N_Vector *keep);
 

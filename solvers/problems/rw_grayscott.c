@@ -357,10 +357,9 @@ static int gs_rhs_comb(void *c, double t, const double *p, int n, const double *
   rw_gs *s = c;
   (void)t;
   s->p = p;
-  if (s->dev) /* one pass over memory: the combination formed inside the stencil */
-    RW_CALL(rw_grid_apply_comb_fused(s->grid, n, cx, X, keep, s->gy, f, gs_rhs_kernel, s));
-  else
-    RW_CALL(rw_grid_apply_comb(s->grid, n, cx, X, keep, s->gy, f, gs_rhs_kernel, s));
+  /* the combination formed inside the stencil's pass (a device), or just ahead of it in a
+   * window of rows in cache (CPU vectors) */
+  RW_CALL(rw_grid_apply_comb_fused(s->grid, n, cx, X, keep, s->gy, f, gs_rhs_kernel, s));
   RW_CALL(gs_dev_error(s));
   return 0;
 }
@@ -618,7 +617,11 @@ static int gs_vjp_comb(void *c, double t, N_Vector y, const double *p, int n, co
   rw_gs *s = c;
   (void)t;
   s->p = p, s->yk = rw_vec_data(y), s->vadd = 0, s->pacc = out_p ? s->lanes : NULL;
-  int ierr = rw_grid_apply_comb(s->grid, n, cw, W, NULL, s->gv, out_y, gs_vjp_kernel, s);
+  /* CPU vectors: w formed in a window of rows just ahead of the kernel (rw_grid_apply_comb_fused;
+   * the device's fused interior is the right-hand side's only) */
+  int ierr =
+      s->dev ? rw_grid_apply_comb(s->grid, n, cw, W, NULL, s->gv, out_y, gs_vjp_kernel, s)
+             : rw_grid_apply_comb_fused(s->grid, n, cw, W, NULL, s->gv, out_y, gs_vjp_kernel, s);
   s->yk = NULL, s->pacc = NULL;
   RW_CALL(ierr);
   RW_CALL(gs_dev_error(s));

@@ -288,7 +288,7 @@ static int heat_apply_comb(heat *H, N_Vector a, double *ga_arr, rw_grid vgrid, i
     c.kgrid = NULL; /* the field's halo copy of this solve is in place */
   else
     RW_CALL(rw_grid_exchange_begin(H->kg, a, ga_arr));
-  int ierr = cv && fused && H->dev /* one pass: the callers that need H->gu whole do not fuse */
+  int ierr = cv && fused /* the callers that need H->gu whole afterwards do not fuse */
                  ? rw_grid_apply_comb_fused(vgrid, n, cv, V, keep, H->gu, out, heat_kernel, &c)
                  : cv ? rw_grid_apply_comb(vgrid, n, cv, V, keep, H->gu, out, heat_kernel, &c)
                       : rw_grid_apply(vgrid, V[0], H->gu, out, heat_kernel, &c);

@@ -7,8 +7,9 @@
  *  - rw_grid_apply (overlapped) equals exchange-then-kernel bit for bit;
  *  - rw_grid_apply_comb (a stage: the combination formed in the halo copy) equals the
  *    combination formed as a vector, exchanged, then the kernel: out, keep and the ghosted
- *    array bit for bit; so does rw_grid_apply_comb_fused on these CPU vectors (its fallback to
- *    rw_grid_apply_comb): out and keep.
+ *    array bit for bit; so does rw_grid_apply_comb_fused on these CPU vectors (windows of 1, 2,
+ *    3 and the default number of layers formed just ahead of the kernel, or its fallback to
+ *    rw_grid_apply_comb on a block under 4 ghost layers thick): out and keep.
  * Prints one line per configuration on rank 0; exits 1 on the first failure. */
 #include "rewind/rw_grid.h"
 #include "rw_mpi_test.h"
@@ -172,19 +173,34 @@ static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
     int eq_out = memcmp(rw_vec_data(o1), rw_vec_data(ref), rw_vec_bytes(ref)) == 0;
     int eq_keep = memcmp(rw_vec_data(kp), rw_vec_data(w), rw_vec_bytes(w)) == 0;
     int eq_gv = memcmp(gv, gw, glen * sizeof(double)) == 0;
-    /* the fused stage on CPU vectors (it falls back to the two-pass stage): out and keep,
-     * twice over the same work arrays */
-    for (int rep = 0; rep < 2; rep++) {
-      N_VConst(-7.0, o1);
-      N_VConst(-7.0, kp);
-      CHECK(rw_grid_apply_comb_fused(g, 3, cw, X, kp, gv, o1, lap, &lc));
-      int fo = memcmp(rw_vec_data(o1), rw_vec_data(ref), rw_vec_bytes(ref)) == 0;
-      int fk = memcmp(rw_vec_data(kp), rw_vec_data(w), rw_vec_bytes(w)) == 0;
-      if (!(fo && fk))
-        printf("rank %d: %dD ncomp %d ghost %d: fused stage differs (out %s, keep %s)\n", rank, dim,
-               nc, G, fo ? "equal" : "DIFFERENT", fk ? "equal" : "DIFFERENT");
-      eq_out = eq_out && fo, eq_keep = eq_keep && fk;
-    }
+    /* the fused stage on CPU vectors (windows of rows or planes formed just ahead of the
+     * kernel): out and keep, twice over the same work arrays, with windows of 1, 2 and 3 layers
+     * and the default; where the block is at least 4 ghost layers thick in every dimension the
+     * windows must have run (one per `layers` of the interior), else it falls back to the
+     * two-pass stage */
+    int thick = 1;
+    for (int d = 0; d < dim; d++)
+      thick = thick && cnt[d] >= 4 * G;
+    const long wl[4] = {1, 2, 3, 0};
+    for (int iw = 0; iw < 4; iw++)
+      for (int rep = 0; rep < 2; rep++) {
+        rw_grid_set_window(g, wl[iw]);
+        long runs = rw_grid_windows(g);
+        N_VConst(-7.0, o1);
+        N_VConst(-7.0, kp);
+        CHECK(rw_grid_apply_comb_fused(g, 3, cw, X, kp, gv, o1, lap, &lc));
+        runs = rw_grid_windows(g) - runs;
+        int fo = memcmp(rw_vec_data(o1), rw_vec_data(ref), rw_vec_bytes(ref)) == 0;
+        int fk = memcmp(rw_vec_data(kp), rw_vec_data(w), rw_vec_bytes(w)) == 0;
+        int fw =
+            thick ? (wl[iw] > 0 ? runs >= (cnt[dim - 1] - 2 * G) / wl[iw] : runs >= 1) : runs == 0;
+        if (!(fo && fk && fw))
+          printf("rank %d: %dD ncomp %d ghost %d window %ld: fused stage differs (out %s, keep "
+                 "%s, %ld windows run)\n",
+                 rank, dim, nc, G, wl[iw], fo ? "equal" : "DIFFERENT", fk ? "equal" : "DIFFERENT",
+                 runs);
+        eq_out = eq_out && fo && fw, eq_keep = eq_keep && fk;
+      }
     if (!(eq_out && eq_keep && eq_gv)) {
       printf("rank %d: %dD ncomp %d ghost %d: apply_comb differs from the formed combination "
              "(out %s, keep %s, ghosted array %s)\n",
