@@ -55,6 +55,8 @@ struct rw_grid_s {
 };
 
 static void rw_grid_mpi_done(rw_grid g);
+static long rw_grid_window_layers(rw_grid g);
+static int rw_grid_window_alloc(rw_grid g, long W);
 
 int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
 {
@@ -144,6 +146,8 @@ int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
       RW_TRY(rw_calloc(f, sizeof(double), "halo receive buffer", &g->recvbuf[d][s]));
     }
   }
+  /* the fused stage's window, made with the other buffers (not inside the first solve) */
+  if (rw_grid_window_layers(g) > 0) RW_TRY(rw_grid_window_alloc(g, rw_grid_window_layers(g)));
   *out = g;
   return 0;
 cleanup:
@@ -816,6 +820,40 @@ static void rw_grid_layer_ghosts(rw_grid g, double *gw, long l)
 void rw_grid_set_window(rw_grid g, long layers) { g->win_layers = layers > 0 ? layers : 0; }
 long rw_grid_windows(rw_grid g) { return g->win_runs; }
 
+/* The layers per window (0: the fused stage on CPU vectors takes the two-pass path): as many
+ * as fit RW_WINDOW_BYTES with the 2G shared ones, at least 2G (else the shared layers' moves
+ * cost more than the window saves), and at most a quarter of the block's: a block of fewer
+ * windows is a ghosted array that stays in L2 between the two passes anyway, and there the
+ * window's own work (the shell formed apart, its layers copied, a call per layer) made the
+ * default Gray-Scott job (128^2, one window and a bit) slower, 0.081-0.125 s against 0.075 s
+ * for its forward sweep. Or the layers set by rw_grid_set_window, at most the block's.
+ * The block must be at least 4G thick in every dimension (disjoint shell slabs around an
+ * interior). */
+static long rw_grid_window_layers(rw_grid g)
+{
+  const int G = g->cfg.ghost, dim = g->cfg.dim;
+  long W = (long)(RW_WINDOW_BYTES / (rw_grid_layer_len(g) * sizeof(double))) - 2 * G;
+  if (g->win_layers > 0)
+    W = g->win_layers;
+  else if (W < 2 * G || 4 * W > g->count[dim - 1])
+    return 0;
+  for (int d = 0; d < dim; d++)
+    if (g->count[d] < 4 * G) return 0;
+  return W < g->count[dim - 1] ? W : g->count[dim - 1];
+}
+
+/* The window buffer for W layers and the 2G shared ones (kept when large enough). */
+static int rw_grid_window_alloc(rw_grid g, long W)
+{
+  const long need = W + 2 * g->cfg.ghost;
+  if (g->win_cap >= need) return 0;
+  rw_free(&g->win);
+  g->win_cap = 0;
+  RW_CALL(rw_calloc((size_t)need * rw_grid_layer_len(g), sizeof(double), "grid window", &g->win));
+  g->win_cap = need;
+  return 0;
+}
+
 /* rw_grid_apply_comb_fused on CPU vectors (above); *done = 0 when the block or the layers do
  * not suit it (the caller runs rw_grid_apply_comb). */
 static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
@@ -824,20 +862,10 @@ static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, 
 {
   const int G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1;
   const size_t L = rw_grid_layer_len(g);
-  long W = (long)(RW_WINDOW_BYTES / (L * sizeof(double))) - 2 * G;
-  int ok = c != NULL && n >= 1 && n <= RW_LINCOMB_MAX && (g->win_layers > 0 || W >= 2 * G);
-  for (int d = 0; d < dim; d++)
-    ok = ok && g->count[d] >= 4 * G; /* disjoint shell slabs around an interior */
+  const long W = rw_grid_window_layers(g);
   *done = 0;
-  if (!ok) return 0;
-  if (g->win_layers > 0) W = g->win_layers;
-  if (W > g->count[D]) W = g->count[D];
-  if (g->win_cap < W + 2 * G) { /* made once (or again after rw_grid_set_window) */
-    rw_free(&g->win);
-    g->win_cap = 0;
-    RW_CALL(rw_calloc((size_t)(W + 2 * G) * L, sizeof(double), "grid window", &g->win));
-    g->win_cap = W + 2 * G;
-  }
+  if (!(W > 0 && c != NULL && n >= 1 && n <= RW_LINCOMB_MAX)) return 0;
+  RW_CALL(rw_grid_window_alloc(g, W));
   double *kp = keep ? rw_vec_data(keep) : NULL, *o = rw_vec_data(out), *buf = g->win;
   /* the shell: slabs 2G thick at both ends of D and of every dimension with messages */
   for (int d = 0; d < dim; d++) {
