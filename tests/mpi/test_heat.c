@@ -118,6 +118,11 @@ typedef struct {
   N_Vector y0, y, kappa0;
 } fixture;
 
+static int same_bits(N_Vector a, N_Vector b)
+{
+  return memcmp(rw_vec_data(a), rw_vec_data(b), rw_vec_bytes(a)) == 0;
+}
+
 /* A heat problem with random kappa in [0.85, 1.15], source amplitude 0.7, random y0 around
  * 0.5, data recorded from kappa_true = kappa0 + a smooth bump, RK4 with `nsteps` steps of
  * half the stability limit. */
@@ -297,6 +302,36 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
            ey, ef, pf[0] == pc[0] ? "identical" : "DIFFERS");
   }
 
+  /* The fused forward stage (rhs_comb: the combination formed in the halo copy, or on CPU
+   * vectors in windows of 1, 2 and 3 planes or rows formed just ahead of the stencil, or the
+   * default: the two-pass stage on blocks this small) against the combination formed in a
+   * vector, then rhs: the slope and the kept stage input bit for bit; the set windows must have
+   * run where the block is at least 4 nodes thick. */
+  for (long win = 0; win <= 3; win++) {
+    N_Vector X[3] = {u, v, w};
+    const double cx[3] = {1.0, 0.35, -0.2};
+    rw_grid g = rw_heat_grid(prob);
+    long st[3], cnt[3], thick = 1;
+    rw_grid_local_box(g, st, cnt);
+    for (int d = 0; d < dim; d++)
+      thick = thick && cnt[d] >= 4;
+    rw_grid_set_window(g, win);
+    long runs = rw_grid_windows(g);
+    N_VConst(-7.0, out);
+    N_VConst(-7.0, fp);
+    CHECK(rw_problem_rhs_comb(prob, t, 3, cx, X, fp, fm, out));
+    runs = rw_grid_windows(g) - runs;
+    rw_grid_set_window(g, 0);
+    N_VLinearCombination(3, (double *)cx, X, z);
+    CHECK(rw_problem_rhs(prob, t, z, out0));
+    int same = same_bits(out, out0) && same_bits(fp, z);
+    int wok = win == 0 || (thick ? runs >= (cnt[dim - 1] - 2) / win : runs == 0);
+    expect(f.ctx, same && wok,
+           "%s rhs_comb:  fused stage, window %ld layers (0: default), vs rhs on the formed "
+           "combination: slope and kept input %s (%ld windows run)",
+           tag, win, same ? "identical" : "DIFFER", runs);
+  }
+
   N_Vector *vs[] = {&v, &w, &dk, &Jv, &fp, &fm, &z, &out, &out0};
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
     rw_vec_destroy(vs[i]);
@@ -362,11 +397,6 @@ static void check_taylor(MPI_Comm comm, int dim, rw_bc bc)
   rw_vec_destroy(&dk);
   rw_vec_destroy(&dy);
   fx_destroy(&f);
-}
-
-static int same_bits(N_Vector a, N_Vector b)
-{
-  return memcmp(rw_vec_data(a), rw_vec_data(b), rw_vec_bytes(a)) == 0;
 }
 
 /* 3. Binomial checkpointing (3 slots) == store everything, bit for bit. */
