@@ -129,6 +129,25 @@ static int bg_rhs(void *content, double t, N_Vector y, const double *p, N_Vector
   return 0;
 }
 
+/* f = f(Y), Y = sum_j c[j] X[j] formed in the halo copy (kept in `keep` when not NULL), on
+ * the CPU a window of rows at a time just ahead of the stencil where the block is large
+ * enough (rw_grid_apply_comb_fused); on a device in two passes (bg_kernel has no fused body).
+ * The combination is rounded as rw_problem_rhs_comb's fallback rounds it, so the bits are the
+ * plain rhs's on the formed combination. */
+static int bg_rhs_comb(void *content, double t, const double *p, int n, const double *c,
+                       N_Vector *X, N_Vector keep, N_Vector f)
+{
+  (void)t;
+  rw_burgers *b = content;
+  bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, 0.0};
+  if (b->dev)
+    RW_CALL(rw_grid_apply_comb(b->g, n, c, X, keep, b->gA, f, bg_kernel, &k));
+  else
+    RW_CALL(rw_grid_apply_comb_fused(b->g, n, c, X, keep, b->gA, f, bg_kernel, &k));
+  RW_CALL(bg_dev_error(b));
+  return 0;
+}
+
 static int bg_vjp_y(void *content, double t, N_Vector y, const double *p, N_Vector w, N_Vector out)
 {
   (void)t;
@@ -307,6 +326,7 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
     RW_TRY(rw_calloc(rw_grid_ghosted_length(b->g), sizeof(double), "burgers halo work", &b->gB));
   }
   static const rw_problem_ops ops = {.rhs = bg_rhs,
+                                     .rhs_comb = bg_rhs_comb,
                                      .vjp_y = bg_vjp_y,
                                      .vjp_p = bg_vjp_p,
                                      .jvp = bg_jvp,
