@@ -34,14 +34,14 @@ typedef struct {
   int dev_err;
 } rw_burgers;
 
-typedef enum { BG_RHS, BG_VJPY, BG_NU, BG_JVP } bg_mode;
+typedef enum { BG_RHS, BG_VJPY, BG_NU, BG_JVP, BG_VJPC } bg_mode;
 
 typedef struct {
   const rw_burgers *b;
   bg_mode mode;
   double nu, dnu;
   const double *u;  /* BG_VJPY: the state (owned layout) */
-  const double *gu; /* BG_JVP: the ghosted state */
+  const double *gu; /* BG_JVP, BG_VJPC (with the nu sum): the ghosted state */
   const double *w;  /* BG_NU: the cotangent (owned layout) */
   double sum;       /* BG_NU: local sum of w L u */
 } bg_kctx;
@@ -78,7 +78,10 @@ static int bg_dev_error(rw_burgers *b)
  *  BG_RHS:  out = f(gv)
  *  BG_VJPY: out += u (D_x + D_y) gv + nu L gv        (gv = the cotangent w)
  *  BG_NU:   sum += w L gv                             (gv = u; out unused)
- *  BG_JVP:  out = -(D_x + D_y)(gu gv) + nu L gv + dnu L gu   (gv = v) */
+ *  BG_JVP:  out = -(D_x + D_y)(gu gv) + nu L gv + dnu L gu   (gv = v)
+ *  BG_VJPC: out = 0 + (BG_VJPY's terms), and sum += gv L gu when gu is not NULL: the adjoint
+ *           stage (gv = the combination w, gu = the ghosted state), with the operations,
+ *           their order and the sum's node order of BG_VJPY into a zeroed out and BG_NU */
 static void bg_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
                       const long hi[3])
 {
@@ -107,6 +110,16 @@ static void bg_kernel(void *kc, rw_grid g, const double *gv, double *out, const 
       case BG_NU:
         k->sum += k->w[m] * lap;
         break;
+      case BG_VJPC: {
+        out[m] = 0.0 + (k->u[m] * ((e - wst) * b->i2hx + (n - so) * b->i2hy) + k->nu * lap);
+        const double *gu = k->gu;
+        if (!gu) break;
+        double uc = gu[s];
+        double lapu = ((gu[s - 1] - 2.0 * uc) + gu[s + 1]) * b->ihx2 +
+                      ((gu[s - gx] - 2.0 * uc) + gu[s + gx]) * b->ihy2;
+        k->sum += c * lapu;
+        break;
+      }
       case BG_JVP: {
         const double *gu = k->gu;
         double lapu = ((gu[s - 1] - 2.0 * gu[s]) + gu[s + 1]) * b->ihx2 +
@@ -145,6 +158,26 @@ static int bg_rhs_comb(void *content, double t, const double *p, int n, const do
   else
     RW_CALL(rw_grid_apply_comb_fused(b->g, n, c, X, keep, b->gA, f, bg_kernel, &k));
   RW_CALL(bg_dev_error(b));
+  return 0;
+}
+
+/* out_y = (df/dy)^T w (overwritten) with w = sum_j c[j] W[j] formed in the halo copy (in
+ * windows on large CPU blocks), and out_p[0] += the nu VJP sum_m w_m (L u)_m in the same pass,
+ * the state's halo copy made first (one grid, one exchange in flight). The same bits as the
+ * generic path (w in a vector, out_y zeroed, vjp_y, vjp_p): each node's operations and the
+ * sum's node order are theirs. CPU only (not registered on a device). */
+static int bg_vjp_comb(void *content, double t, N_Vector y, const double *p, int n, const double *c,
+                       N_Vector *W, N_Vector out_y, double *out_p)
+{
+  (void)t;
+  rw_burgers *b = content;
+  if (out_p) {
+    RW_CALL(rw_grid_exchange_begin(b->g, y, b->gB));
+    RW_CALL(rw_grid_exchange_end(b->g, b->gB));
+  }
+  bg_kctx k = {b, BG_VJPC, p[0], 0.0, rw_vec_data(y), out_p ? b->gB : NULL, NULL, 0.0};
+  RW_CALL(rw_grid_apply_comb_fused(b->g, n, c, W, NULL, b->gA, out_y, bg_kernel, &k));
+  if (out_p) out_p[0] += k.sum;
   return 0;
 }
 
@@ -338,6 +371,7 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
   static const char *const names[] = {"nu"};
   rw_problem_ops dops = ops;
   int on_dev = b->dev != NULL;
+  if (!on_dev) dops.vjp_comb = bg_vjp_comb; /* a device takes the generic adjoint stage */
   RW_TRY(rw_problem_create(ctx, "burgers", &dops, b, rw_grid_local_length(b->g), 1, names, &prob));
   if (on_dev) rw_problem_set_device_ready(prob);
   rw_problem_params(prob)[0] = cfg->nu;

@@ -144,7 +144,8 @@ static void test_vjps(bg_fx *f)
   /* the stage (rhs_comb: the combination formed in the halo copy; on CPU vectors windows of 1,
    * 2, 3 rows formed just ahead of the stencil, or the default, two passes on blocks this
    * small) against rhs on the combination formed as a vector: slope and kept input bit for
-   * bit; the set windows must have run where the block is at least 4 rows thick */
+   * bit; the set windows must have run (in all three calls) where the block is at least 4
+   * rows thick */
   for (long win = 0; win <= 3; win++) {
     N_Vector X[3] = {y, v, w};
     const double cx[3] = {1.0, 0.35, -0.2};
@@ -161,11 +162,31 @@ static void test_vjps(bg_fx *f)
     CHECK(rw_problem_rhs(f->prob, t, g, fm));
     int same = memcmp(rw_vec_data(fp), rw_vec_data(fm), rw_vec_bytes(fm)) == 0 &&
                memcmp(rw_vec_data(ys), rw_vec_data(g), rw_vec_bytes(g)) == 0;
+    /* the adjoint stage (vjp_comb: w formed in the halo copy, the nu sum in the same pass)
+     * against w formed as a vector, zeroed output, vjp_y and vjp_p: output and the local nu
+     * sum bit for bit, with and without the nu sum */
+    rw_grid_set_window(f->g, win);
+    long runs2 = rw_grid_windows(f->g);
+    double pa = 0.0, pb2 = 0.0;
+    N_VConst(-7.0, fp); /* overwritten, never read */
+    CHECK(rw_problem_vjp_comb(f->prob, t, y, 3, cx, X, jv, fp, &pa));
+    N_VConst(-7.0, ys);
+    CHECK(rw_problem_vjp_comb(f->prob, t, y, 2, cx, X, jv, ys, NULL));
+    runs += rw_grid_windows(f->g) - runs2;
+    rw_grid_set_window(f->g, 0);
+    N_VConst(0.0, fm);
+    CHECK(rw_problem_vjp_y(f->prob, t, y, g, fm));
+    CHECK(rw_problem_vjp_p(f->prob, t, y, g, &pb2));
+    same = same && memcmp(rw_vec_data(fp), rw_vec_data(fm), rw_vec_bytes(fm)) == 0 && pa == pb2;
+    CHECK(N_VLinearCombination(2, (double *)cx, X, g));
+    N_VConst(0.0, fm);
+    CHECK(rw_problem_vjp_y(f->prob, t, y, g, fm));
+    same = same && memcmp(rw_vec_data(ys), rw_vec_data(fm), rw_vec_bytes(fm)) == 0;
     int thick = cnt[0] >= 4 && cnt[1] >= 4;
-    int wok = win == 0 || (thick ? runs >= (cnt[1] - 2) / win : runs == 0), ok = same && wok;
+    int wok = win == 0 || (thick ? runs >= 3 * ((cnt[1] - 2) / win) : runs == 0), ok = same && wok;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, rw_context_comm(f->ctx));
     char what[96];
-    snprintf(what, sizeof what, "rhs_comb (window %ld) vs rhs on the formed combination", win);
+    snprintf(what, sizeof what, "rhs_comb, vjp_comb (window %ld) vs the plain ops", win);
     report(what, ok ? 0.0 : 1.0, 0.0, ok);
   }
   rw_vec_destroy(&y);
