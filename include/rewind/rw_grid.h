@@ -124,8 +124,9 @@ int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector 
  *   (ghosts included), so the kernel reads them from cache.
  * The results equal rw_grid_apply_comb's bit for bit. Falls back to rw_grid_apply_comb for
  * more than RW_FUSE_MAX (8) inputs on a device or RW_LINCOMB_MAX on the CPU, a block thinner
- * than 4 ghost layers, or (CPU) layers too large for two of them and the ghosts to fit the
- * window's 256 KiB. Collective. */
+ * than 4 ghost layers, or (CPU, default window size) layers too large for 2G of them and the
+ * ghosts to fit the window's 256 KiB, or a block of fewer than four such windows along its
+ * slowest dimension (its ghosted array stays in cache between the two passes). Collective. */
 int rw_grid_apply_comb_fused(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
                              double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx);
 /* Tuning and tests: the layers per window of the fused stage on CPU vectors (0, the default:
