@@ -697,6 +697,8 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
   /* Counts, memory and bitwise checks. */
   variant *fw = &vars[VAR_FORWARD], *bi = &vars[VAR_BINOMIAL], *sv = &vars[VAR_STORE];
   int counts_ok = 1, j_ok = 1, bitwise_ok = 1, finite_ok = isfinite(fw->J);
+  rw_grid sg = o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob);
+  const long windows = sg ? rw_grid_windows(sg) : 0; /* the state grid's, all variants */
   RW_TRY(rw_binomial_advances(N, o->slots, NULL, &bi->t_lc));
   int tiered = o->host_slots > 0 || o->disk_slots > 0;
   rw_tiered_counts tc;
@@ -808,17 +810,22 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
     printf("\nadvances and recomputations %s the theory; J %s the forward solve's; gradients %s\n",
            counts_ok ? "equal" : "DIFFER FROM", j_ok ? "equals" : "DIFFERS FROM",
            both ? (bitwise_ok ? "agree bit for bit" : "DIFFER") : "not compared (store skipped)");
+    printf("CPU stages run in windows of layers (rw_grid_apply_comb_fused; 0: the two-pass stage, "
+           "as on blocks under four windows): %ld windows on rank 0\n",
+           windows);
 
     printf("BENCH_JSON {\"bench\":\"pde\",\"flush_subnormals\":%s,\"problem\":\"%s\","
            "\"ranks\":%d,\"proc_grid\":[%d,%d,%d],"
            "\"n\":%ld,\"unknowns\":%ld,\"steps\":%ld,\"dt\":%.17g,\"slots\":%d,\"repeat\":%d,"
+           "\"stage_windows\":%ld,"
            "\"state_bytes\":%zu,\"store_bytes\":%zu,\"max_store_bytes\":%zu,"
            "\"store_skipped\":%s,\"rss_baseline\":%zu,\"alloc_baseline\":%zu,"
            "\"order\":\"increasing_memory\",\"variants\":[",
            o->flush_subnormals ? "true" : "false",
            o->problem == PROB_GRAYSCOTT ? "grayscott" : "heat3d", size, dims[0], dims[1], dims[2],
-           o->n, (long)(state_total / sizeof(double)), N, S.dt, o->slots, o->repeat, state_bytes,
-           store_need, o->max_store_bytes, store_skipped ? "true" : "false", rss_base, mem_base);
+           o->n, (long)(state_total / sizeof(double)), N, S.dt, o->slots, o->repeat, windows,
+           state_bytes, store_need, o->max_store_bytes, store_skipped ? "true" : "false", rss_base,
+           mem_base);
     int first = 1;
     for (int i = 0; i < NVAR; i++) {
       const variant *v = &vars[i];

@@ -17,6 +17,11 @@ rewind_mpi_expect(bench_pde_grayscott_smoke NP 1 RC zero
 rewind_mpi_expect(bench_pde_grayscott_smoke_mpi NP 2 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --steps 20 --slots 4
   REGEX "BENCH_JSON .*\"ranks\":2.*\"gradients_match\":true")
+# 256^2 on one rank: a block of more than four 256 KiB windows, so the CPU stages run in
+# windows (rw_grid_apply_comb_fused), and the binomial gradient still equals store-everything's.
+rewind_mpi_expect(bench_pde_grayscott_window_smoke NP 1 RC zero
+  COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 256 --steps 8 --slots 3
+  REGEX "BENCH_JSON .*\"stage_windows\":[1-9][0-9]*,.*\"gradients_match\":true")
 # On the emulated device (the GPU code run on the CPU, issue 11): the stage roofline's device
 # path and the variants, with the bitwise checks between schedules.
 rewind_mpi_expect(bench_pde_grayscott_device_smoke NP 2 RC zero
