@@ -48,8 +48,8 @@ struct rw_grid_s {
   int fuse_n;
   const double *fuse_c;
   N_Vector *fuse_x, fuse_keep;
-  /* the same on CPU vectors: the window of layers the interior kernel reads (made at first use,
-   * rw_grid_apply_window) */
+  /* the same on CPU vectors: the window of layers the interior kernel reads (made with the
+   * halo buffers when the block suits it, rw_grid_apply_window) */
   double *win;
   long win_layers, win_cap, win_runs; /* set layers (0: by bytes), buffer layers, windows run */
 };
@@ -147,7 +147,8 @@ int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
     }
   }
   /* the fused stage's window, made with the other buffers (not inside the first solve) */
-  if (rw_grid_window_layers(g) > 0) RW_TRY(rw_grid_window_alloc(g, rw_grid_window_layers(g)));
+  const long W = rw_grid_window_layers(g);
+  if (W > 0) RW_TRY(rw_grid_window_alloc(g, W));
   *out = g;
   return 0;
 cleanup:
@@ -279,23 +280,28 @@ static void rw_grid_face(rw_grid g, int d, long a, double *gv, double *buf, int 
 static int rw_grid_dev_bc(rw_grid g, int d, int s, double *gv, int adjoint);
 static rw_body_geom rw_grid_geom(rw_grid g);
 
-static int rw_grid_bc(rw_grid g, int d, int s, double *gv, int adjoint)
+/* `layer` >= 0 (CPU only, d below the slowest dimension D): only the face's nodes in that
+ * layer of D (rw_grid_layer_ghosts); -1: the whole face. */
+static int rw_grid_bc_in(rw_grid g, int d, int s, double *gv, int adjoint, long layer)
 {
-  if (g->on_dev) return rw_grid_dev_bc(g, d, s, gv, adjoint);
   const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
   const rw_bc bc = g->cfg.bc[d];
   const size_t st[3] = {(size_t)nc, (size_t)g->gn[0] * (size_t)nc,
                         (size_t)g->gn[0] * (size_t)g->gn[1] * (size_t)nc};
   const long last = g->count[d] - 1;
   const int e1 = d == 0 ? 1 : 0, e2 = d == 2 ? 1 : 2;
-  const long n1 = g->count[e1], n2 = e2 < dim ? g->count[e2] : 1;
+  long lo1 = 0, n1 = g->count[e1], lo2 = 0, n2 = e2 < dim ? g->count[e2] : 1;
+  if (layer >= 0 && e2 == dim - 1)
+    lo2 = layer, n2 = layer + 1;
+  else if (layer >= 0)
+    lo1 = layer, n1 = layer + 1;
   const size_t base = rw_grid_gidx(g->gn, G, dim, 0, 0, 0, nc, 0);
   const double *dval = g->cfg.dirichlet;
   for (long m = 1; m <= G; m++) {
     /* ghost layer and its mirrored interior layer, as offsets along d */
     const long pg = s == 0 ? -m : last + m, pq = s == 0 ? m : last - m;
-    for (long a2 = 0; a2 < n2; a2++)
-      for (long a1 = 0; a1 < n1; a1++) {
+    for (long a2 = lo2; a2 < n2; a2++)
+      for (long a1 = lo1; a1 < n1; a1++) {
         size_t x = base + (size_t)a2 * st[e2] + (size_t)a1 * st[e1];
         double *restrict ghost = gv + (ptrdiff_t)x + (ptrdiff_t)pg * (ptrdiff_t)st[d];
         double *restrict mirror = gv + (ptrdiff_t)x + (ptrdiff_t)pq * (ptrdiff_t)st[d];
@@ -310,6 +316,12 @@ static int rw_grid_bc(rw_grid g, int d, int s, double *gv, int adjoint)
       }
   }
   return 0;
+}
+
+static int rw_grid_bc(rw_grid g, int d, int s, double *gv, int adjoint)
+{
+  if (g->on_dev) return rw_grid_dev_bc(g, d, s, gv, adjoint);
+  return rw_grid_bc_in(g, d, s, gv, adjoint, -1);
 }
 
 /* rw_grid_bc on the device: one launch per side, in rw_grid_bc's order. */
@@ -715,6 +727,18 @@ static void rw_grid_frame(rw_grid g, const double *gv, double *o, const long ilo
     }
 }
 
+/* The interior box of an exchange in flight (after its begin): at least G from every block
+ * edge across which messages travel, the whole extent of the dimensions whose ghosts the begin
+ * has filled (`early`). */
+static void rw_grid_interior(rw_grid g, long ilo[3], long ihi[3])
+{
+  const int G = g->cfg.ghost, dim = g->cfg.dim;
+  for (int d = 0; d < 3; d++) {
+    ilo[d] = d < dim && !g->early[d] ? G : 0;
+    ihi[d] = d < dim ? g->count[d] - (g->early[d] ? 0 : G) : 1;
+  }
+}
+
 static int rw_grid_apply_impl(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
                               double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
 {
@@ -733,13 +757,9 @@ static int rw_grid_apply_impl(rw_grid g, int n, const double *c, N_Vector *X, N_
     kernel(kctx, g, gv, o, all_lo, all_hi);
     return 0;
   }
-  /* Interior: no ghost still travelling is read, so it runs while the messages travel; it
-   * spans the dimensions whose ghosts the begin has filled (`early`). */
-  long ilo[3] = {0, 0, 0}, ihi[3] = {1, 1, 1};
-  for (int d = 0; d < 3; d++) {
-    ilo[d] = d < dim && !g->early[d] ? G : 0;
-    ihi[d] = d < dim ? g->count[d] - (g->early[d] ? 0 : G) : 1;
-  }
+  /* Interior: no ghost still travelling is read, so it runs while the messages travel. */
+  long ilo[3], ihi[3];
+  rw_grid_interior(g, ilo, ihi);
   kernel(kctx, g, gv, o, ilo, ihi);
   RW_CALL(rw_grid_exchange_end(g, gv));
   rw_grid_frame(g, gv, o, ilo, ihi, kernel, kctx);
@@ -786,34 +806,35 @@ static size_t rw_grid_layer_len(rw_grid g)
 }
 
 /* The ghosts of layer l in the dimensions e < D that rw_grid_post filled at the begin (early),
- * in gw (gv's layout): a self face's ghost from the owned node a period away, a boundary's from
- * its Dirichlet value or its mirror node, as rw_grid_unpack and rw_grid_bc set them. */
+ * in gw (gv's layout), as rw_grid_post sets them: a boundary's by rw_grid_bc on the layer, a
+ * self face's from the owned node a period away (what rw_grid_unpack copies from the opposite
+ * face it packed). */
 static void rw_grid_layer_ghosts(rw_grid g, double *gw, long l)
 {
   const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1;
   const ptrdiff_t st[2] = {nc, (ptrdiff_t)g->gn[0] * nc};
   for (int e = 0; e < D; e++) {
     if (!g->early[e]) continue;
-    const long last = g->count[e] - 1;
     const int o = dim == 3 ? 1 - e : -1; /* the other dimension of the layer (3-D) */
     const long no = o >= 0 ? g->count[o] : 1;
-    for (int side = 0; side < 2; side++)
+    for (int side = 0; side < 2; side++) {
+      if (g->nbr[e][side] == MPI_PROC_NULL) {
+        (void)rw_grid_bc_in(g, e, side, gw, 0, l);
+        continue;
+      }
       for (long a = 0; a < no; a++) {
         long pos[3] = {0, 0, 0};
         pos[D] = l;
         if (o >= 0) pos[o] = a;
         double *x = gw + rw_grid_gidx(g->gn, G, dim, pos[0], pos[1], pos[2], nc, 0);
         for (long m = 1; m <= G; m++) {
-          const long pg = side == 0 ? -m : last + m;
-          long src = -1; /* -1: the Dirichlet value */
-          if (g->nbr[e][side] != MPI_PROC_NULL)
-            src = side == 0 ? g->count[e] - m : m - 1;
-          else if (g->cfg.bc[e] != RW_BC_DIRICHLET)
-            src = side == 0 ? m : last - m;
+          const long pg = side == 0 ? -m : g->count[e] - 1 + m,
+                     src = side == 0 ? g->count[e] - m : m - 1;
           for (int c = 0; c < nc; c++)
-            x[pg * st[e] + c] = src < 0 ? g->cfg.dirichlet[c] : x[src * st[e] + c];
+            x[pg * st[e] + c] = x[src * st[e] + c];
         }
       }
+    }
   }
 }
 
@@ -880,10 +901,7 @@ static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, 
   g->on_dev = 0;
   RW_CALL(rw_grid_post(g, gv));
   long ilo[3], ihi[3];
-  for (int d = 0; d < 3; d++) {
-    ilo[d] = d < dim && !g->early[d] ? G : 0;
-    ihi[d] = d < dim ? g->count[d] - (g->early[d] ? 0 : G) : 1;
-  }
+  rw_grid_interior(g, ilo, ihi);
   long have1 = 0; /* the buffer holds layers [a - G, have1) of the window before */
   for (long a = ilo[D]; a < ihi[D]; a += W) {
     const long b = a + W < ihi[D] ? a + W : ihi[D], l0 = a - G;
