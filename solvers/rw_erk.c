@@ -1,6 +1,7 @@
 /* Explicit Runge-Kutta stepper from a Butcher tableau, with its discrete adjoint.
  * The formulas are in rw_stepper.h. Workspace: stage inputs Y[s], stage slopes K[s], stage
  * adjoints Ybar[s] and one Kbar, all allocated at creation. */
+#include "rewind/rw_grid.h"
 #include "rw_stepper_impl.h"
 
 #include <math.h>
@@ -22,6 +23,7 @@ typedef struct {
   /* scratch for linear combinations */
   double coef[RW_ERK_MAX_STAGES + 1];
   N_Vector vecs[RW_ERK_MAX_STAGES + 1];
+  int need_k; /* the caller reads the slopes K after the step (no wave) */
 } rw_erk;
 
 static void rw_erk_free(rw_stepper st)
@@ -88,10 +90,45 @@ static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *
   return 0;
 }
 
+/* The step as one sweep of the problem's (rw_problem_step_wave), when no stage is kept and no
+ * running cost is added: the plan holds exactly the combinations rw_erk_stages and the update
+ * below form, so the bits are the same. *done = 0 when the problem does not take it. */
+static int rw_erk_wave(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out, int *done)
+{
+  rw_erk *e = st->content;
+  rw_stage_plan P;
+  double ts[RW_WAVE_MAX_STAGES];
+  *done = 0;
+  if (e->s > RW_WAVE_MAX_STAGES || !rw_problem_has_step_wave(st->prob)) return 0;
+  P.s = e->s;
+  for (int i = 0; i < e->s; i++) {
+    int n = 0;
+    P.c[i][n] = 1.0, P.x[i][n++] = -1;
+    for (int j = 0; j < i; j++) {
+      double aij = e->a[i * RW_ERK_MAX_STAGES + j];
+      if (aij != 0.0) P.c[i][n] = h * aij, P.x[i][n++] = j;
+    }
+    P.n[i] = n;
+    ts[i] = t + e->c[i] * h;
+  }
+  int n = 0;
+  P.cb[n] = 1.0, P.xb[n++] = -1;
+  for (int i = 0; i < e->s; i++)
+    if (e->b[i] != 0.0) P.cb[n] = h * e->b[i], P.xb[n++] = i;
+  P.nb = n;
+  RW_CALL(rw_problem_step_wave(st->prob, ts, &P, y_in, y_out, done));
+  return 0;
+}
+
 static int rw_erk_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
                        N_Vector *stages, double *q)
 {
   rw_erk *e = st->content;
+  if (!stages && !e->need_k && !(q && rw_problem_has_running(st->prob))) {
+    int done = 0;
+    RW_CALL(rw_erk_wave(st, t, h, y_in, y_out, &done));
+    if (done) return 0;
+  }
   RW_CALL(rw_erk_stages(st, t, h, y_in, q, 0, stages));
   int n = 0;
   e->coef[n] = 1.0;
@@ -331,7 +368,10 @@ int rw_stepper_try_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vect
            "stepper '%s' has no embedded error estimate; adaptive stepping needs one (dopri5)",
            st->name);
   RW_CHECK(y_in != y_out, RW_ERR_ARG, "rw_stepper_try_step: y_out must differ from y_in");
-  RW_CALL(rw_stepper_step(st, t, h, y_in, y_out, stages, q));
+  e->need_k = 1; /* the error estimate below reads the slopes */
+  int ierr = rw_stepper_step(st, t, h, y_in, y_out, stages, q);
+  e->need_k = 0;
+  RW_CALL(ierr);
   for (int i = e->s; i < e->full; i++) {
     int n = 0;
     e->coef[n] = 1.0;

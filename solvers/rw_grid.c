@@ -52,6 +52,13 @@ struct rw_grid_s {
    * halo buffers when the block suits it, rw_grid_apply_window) */
   double *win;
   long win_layers, win_cap, win_runs; /* set layers (0: by bytes), buffer layers, windows run */
+  /* rw_grid_erk_wave: its buffers (one block, for wave_s stages of wave_w layers), the layers
+   * set (0: by bytes, -1: off), the waves run, and whether a wave of s stages suits the grid on
+   * every rank (wave_ok[ext_ok][s]: 0 not asked yet, 1 no, 2 yes) */
+  double *wave;
+  size_t wave_len;
+  long wave_layers, wave_runs;
+  int wave_ok[2][RW_WAVE_MAX_STAGES + 1];
 };
 
 static void rw_grid_mpi_done(rw_grid g);
@@ -179,6 +186,7 @@ int rw_grid_destroy(rw_grid *pg)
   }
   if (g->cart != MPI_COMM_NULL) MPI_Comm_free(&g->cart);
   rw_free(&g->win);
+  rw_free(&g->wave);
   rw_free(pg);
   return 0;
 }
@@ -805,16 +813,17 @@ static size_t rw_grid_layer_len(rw_grid g)
   return s;
 }
 
-/* The ghosts of layer l in the dimensions e < D that rw_grid_post filled at the begin (early),
+/* The ghosts of layer l in the dimensions e < D that rw_grid_post filled at the begin (early;
+ * every e < D when `all`, for a caller that has checked they send no message),
  * in gw (gv's layout), as rw_grid_post sets them: a boundary's by rw_grid_bc on the layer, a
  * self face's from the owned node a period away (what rw_grid_unpack copies from the opposite
  * face it packed). */
-static void rw_grid_layer_ghosts(rw_grid g, double *gw, long l)
+static void rw_grid_layer_ghosts(rw_grid g, double *gw, long l, int all)
 {
   const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1;
   const ptrdiff_t st[2] = {nc, (ptrdiff_t)g->gn[0] * nc};
   for (int e = 0; e < D; e++) {
-    if (!g->early[e]) continue;
+    if (!all && !g->early[e]) continue;
     const int o = dim == 3 ? 1 - e : -1; /* the other dimension of the layer (3-D) */
     const long no = o >= 0 ? g->count[o] : 1;
     for (int side = 0; side < 2; side++) {
@@ -920,7 +929,7 @@ static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, 
       long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
       lo[D] = l, hi[D] = l + 1;
       rw_grid_comb_box(g, n, c, X, gw, kp, lo, hi);
-      rw_grid_layer_ghosts(g, gw, l);
+      rw_grid_layer_ghosts(g, gw, l, 0);
     }
     have1 = b + G;
     long lo[3] = {ilo[0], ilo[1], ilo[2]}, hi[3] = {ihi[0], ihi[1], ihi[2]};
@@ -986,6 +995,257 @@ int rw_grid_apply_comb_fused(rw_grid g, int n, const double *c, N_Vector *X, N_V
   g->fuse_n = 0;
   RW_CALL(rw_grid_exchange_end(g, gv));
   rw_grid_frame(g, gv, o, ilo, ihi, kernel, kctx);
+  return 0;
+}
+
+/* --- A whole explicit RK step in one sweep (rw_grid_erk_wave) ------------------------------
+ * The stage-by-stage step writes each Y_i into a ghosted array and each K_i into a vector and
+ * reads both back: on a block larger than the cache, every stage moves its vectors through
+ * memory (heat 128^3: about 40 state vectors per RK4 step where 5 would do). The wave computes
+ * the same values in another order, along the slowest dimension D: the slope K_i at layer l
+ * needs Y_i at layers l - G .. l + G, which need K_j (j < i) there; so with the front at f,
+ * K_i is computed up to layer f - i G, Y_i formed G layers ahead of its kernel, and y_out
+ * written where the last slope is complete. This is the wavefront (temporal) blocking of
+ * stencil codes applied to the stages of one step (Wonnacott, "Using time skewing to
+ * eliminate idle time due to memory bandwidth", IPDPS 2000; Wellein et al., "Efficient
+ * temporal blocking for stencil computations by multicore-aware wavefront parallelization",
+ * COMPSAC 2009), here within a step so that every value keeps its operations and order.
+ * Layers are numbered along D in "wave coordinates" v = l + V0, V0 = s G when the low side
+ * has a neighbour (the stages then reach below the block), so that no index is negative.
+ * Y_i lives in a sliding buffer of ghosted layers (the kernel reads across layers: kept
+ * contiguous, the layers still needed moved to the front when it fills); K_i in a ring of
+ * owned layers (the kernel's writes split at the ring's end). */
+typedef struct {
+  double *buf;
+  long base, cap; /* the buffer holds wave layers [base, base + cap) */
+  size_t L;       /* doubles per layer */
+} rw_wave_slide;
+
+static double *rw_wave_slot(const rw_wave_slide *b, long v)
+{
+  return b->buf + (size_t)(v - b->base) * b->L;
+}
+
+/* Room for layers up to `need` (exclusive), keeping [keep, have) where they are read. */
+static int rw_wave_reserve(rw_wave_slide *b, long keep, long have, long need)
+{
+  if (need - b->base <= b->cap) return 0;
+  RW_CHECK(need - keep <= b->cap, RW_ERR_INTERNAL, "grid wave: %ld layers needed, buffer of %ld",
+           need - keep, b->cap);
+  if (have > keep)
+    memmove(b->buf, rw_wave_slot(b, keep), (size_t)(have - keep) * b->L * sizeof(double));
+  b->base = keep;
+  return 0;
+}
+
+static double *rw_wave_ring(double *ring, long cap, size_t Lo, long v)
+{
+  return ring + (size_t)(v % cap) * Lo;
+}
+
+void rw_grid_set_wave(rw_grid g, long layers)
+{
+  g->wave_layers = layers < 0 ? -1 : layers;
+  memset(g->wave_ok, 0, sizeof g->wave_ok);
+}
+long rw_grid_waves(rw_grid g) { return g->wave_runs; }
+
+/* Layers per window of the wave: as many as keep a stage buffer (W + 2G ghosted layers) within
+ * RW_WINDOW_BYTES, at least 1; or the ones set. 0: off, or the block is under 4 windows (its
+ * vectors stay in cache between stages anyway, and there the window's own work does not pay:
+ * see rw_grid_window_layers). */
+static long rw_grid_wave_layers(rw_grid g)
+{
+  const long N = g->count[g->cfg.dim - 1];
+  if (g->wave_layers < 0) return 0;
+  if (g->wave_layers > 0) return g->wave_layers < N ? g->wave_layers : N;
+  long W = (long)(RW_WINDOW_BYTES / (rw_grid_layer_len(g) * sizeof(double))) - 2 * g->cfg.ghost;
+  if (W < 1) W = 1;
+  return 4 * W <= N ? W : 0;
+}
+
+/* Whether a wave of s stages runs on this grid (the same answer on every rank: one
+ * all-reduce the first time it is asked for s and ext_ok). */
+static int rw_grid_wave_suits(rw_grid g, int s, int ext_ok, long W)
+{
+  const int G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1;
+  int *ok = &g->wave_ok[ext_ok != 0][s];
+  if (*ok) return *ok == 2;
+  int mine = W > 0 && s >= 1 && s <= RW_WAVE_MAX_STAGES;
+  const int ext = g->nbr[D][0] != MPI_PROC_NULL || g->nbr[D][1] != MPI_PROC_NULL;
+  for (int e = 0; e < D; e++)
+    mine = mine && rw_grid_msg_free(g, e) && g->count[e] >= G;
+  mine = mine && g->count[D] >= 2 * G && (!ext || (ext_ok && g->count[D] >= (long)s * G));
+  int all = 0;
+  if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, g->cart) != MPI_SUCCESS) all = 0;
+  *ok = all ? 2 : 1;
+  return all;
+}
+
+/* y's layers s G deep past each side of D that has a neighbour, into lo_h / hi_h (owned
+ * layout): the neighbour's edge layers, or this rank's own far layers when D is periodic
+ * over it. */
+static int rw_grid_wave_halo(rw_grid g, const double *y, long H, size_t Lo, double *lo_h,
+                             double *hi_h)
+{
+  const int D = g->cfg.dim - 1;
+  const long N = g->count[D];
+  const size_t n = (size_t)H * Lo;
+  if (g->self[D]) {
+    memcpy(lo_h, y + (size_t)(N - H) * Lo, n * sizeof(double));
+    memcpy(hi_h, y, n * sizeof(double));
+    return 0;
+  }
+  RW_CHECK(n <= (size_t)INT32_MAX, RW_ERR_ARG, "grid wave: %zu doubles in one message", n);
+  /* the low layers go down (they are the low neighbour's high halo), the high ones up */
+  RW_CALL_MPI(MPI_Sendrecv(y, (int)n, MPI_DOUBLE, g->nbr[D][0], 300, hi_h, (int)n, MPI_DOUBLE,
+                           g->nbr[D][1], 300, g->cart, MPI_STATUS_IGNORE));
+  RW_CALL_MPI(MPI_Sendrecv(y + (size_t)(N - H) * Lo, (int)n, MPI_DOUBLE, g->nbr[D][1], 301, lo_h,
+                           (int)n, MPI_DOUBLE, g->nbr[D][0], 301, g->cart, MPI_STATUS_IGNORE));
+  return 0;
+}
+
+typedef struct {
+  rw_grid g;
+  const rw_stage_plan *P;
+  long N, V0, H, capK;
+  size_t L, Lo, row;
+  const double *y, *lo_h, *hi_h;
+  double *ring[RW_WAVE_MAX_STAGES];
+  rw_wave_slide Y[RW_WAVE_MAX_STAGES];
+} rw_wave;
+
+/* Row j of y at wave layer v (the block, or a halo). */
+static const double *rw_wave_yrow(const rw_wave *w, long v, long j)
+{
+  const long l = v - w->V0;
+  const size_t r = (size_t)j * w->row;
+  if (l < 0) return w->lo_h + (size_t)(l + w->H) * w->Lo + r;
+  if (l >= w->N) return w->hi_h + (size_t)(l - w->N) * w->Lo + r;
+  return w->y + (size_t)l * w->Lo + r;
+}
+
+/* Y_i's owned part at wave layer v by rows (rw_lincomb, as rw_grid_comb_box rounds it), then
+ * its ghosts in the dimensions below D. */
+static void rw_wave_form(rw_wave *w, int i, double *gw, long v)
+{
+  rw_grid g = w->g;
+  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
+  const long rows = dim == 3 ? g->count[1] : 1;
+  const double *x[RW_WAVE_MAX_STAGES + 1];
+  for (long j = 0; j < rows; j++) {
+    for (int m = 0; m < w->P->n[i]; m++) {
+      const int q = w->P->x[i][m];
+      x[m] = q < 0 ? rw_wave_yrow(w, v, j)
+                   : rw_wave_ring(w->ring[q], w->capK, w->Lo, v) + (size_t)j * w->row;
+    }
+    size_t gx = dim == 3 ? rw_grid_gidx(g->gn, G, dim, 0, j, v, nc, 0)
+                         : rw_grid_gidx(g->gn, G, dim, 0, v, 0, nc, 0);
+    rw_lincomb(w->P->n[i], w->P->c[i], x, gw + gx, (long)w->row);
+  }
+  rw_grid_layer_ghosts(g, gw, v, 1);
+}
+
+int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_out, int ext_ok,
+                     rw_grid_kernel_fn kernel, void *const *kctx, int *done)
+{
+  const int G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1, s = P->s;
+  *done = 0;
+  if (rw_vec_device(y) || rw_vec_device(y_out)) return 0;
+  const long W = rw_grid_wave_layers(g);
+  if (!rw_grid_wave_suits(g, s, ext_ok, W)) return 0;
+  const int ext[2] = {g->nbr[D][0] != MPI_PROC_NULL, g->nbr[D][1] != MPI_PROC_NULL};
+  rw_wave w;
+  memset(&w, 0, sizeof w);
+  w.g = g, w.P = P, w.N = g->count[D], w.H = (long)s * G, w.V0 = ext[0] ? w.H : 0;
+  w.L = rw_grid_layer_len(g);
+  w.row = (size_t)g->count[0] * (size_t)g->cfg.ncomp;
+  w.Lo = w.row * (size_t)(dim == 3 ? g->count[1] : 1);
+  w.capK = W + (long)(s + 1) * G + 1;
+  const long capY = 2 * (W + 2 * G);
+  const size_t need = (size_t)s * ((size_t)capY * w.L + (size_t)w.capK * w.Lo) +
+                      (ext[0] || ext[1] ? 2 * (size_t)w.H * w.Lo : 0);
+  if (g->wave_len < need) {
+    rw_free(&g->wave);
+    g->wave_len = 0;
+    RW_CALL(rw_calloc(need, sizeof(double), "grid wave", &g->wave));
+    g->wave_len = need;
+  }
+  double *p = g->wave;
+  for (int i = 0; i < s; i++) {
+    w.Y[i].buf = p, w.Y[i].cap = capY, w.Y[i].L = w.L, p += (size_t)capY * w.L;
+    w.ring[i] = p, p += (size_t)w.capK * w.Lo;
+  }
+  w.y = rw_vec_data(y);
+  if (ext[0] || ext[1]) {
+    double *lo_h = p, *hi_h = p + (size_t)w.H * w.Lo;
+    RW_CALL(rw_grid_wave_halo(g, w.y, w.H, w.Lo, lo_h, hi_h));
+    w.lo_h = lo_h, w.hi_h = hi_h;
+  }
+  double *yo = rw_vec_data(y_out);
+  /* K_i over wave layers [klo, khi), computed up to e; Y_i formed (or a boundary's ghost
+   * layer) up to yt */
+  long klo[RW_WAVE_MAX_STAGES], khi[RW_WAVE_MAX_STAGES], e[RW_WAVE_MAX_STAGES],
+      yt[RW_WAVE_MAX_STAGES];
+  for (int i = 0; i < s; i++) {
+    const long x = (long)(s - 1 - i) * G;
+    klo[i] = w.V0 - (ext[0] ? x : 0), khi[i] = w.V0 + w.N + (ext[1] ? x : 0);
+    e[i] = klo[i], yt[i] = klo[i] - G;
+    w.Y[i].base = klo[i] - G;
+  }
+  long done_v = w.V0; /* y_out written for wave layers [V0, done_v) */
+  const long vend = w.V0 + w.N;
+  for (long f = klo[0] + W; done_v < vend; f += W) {
+    for (int i = 0; i < s; i++) {
+      long tgt = f - (long)i * G;
+      if (tgt > khi[i]) tgt = khi[i];
+      if (tgt <= e[i]) continue;
+      /* Y_i up to G layers past the kernel's; at a physical high side all of its ghost layers
+       * at once, as soon as the kernel reads one (filled when the last owned layer is) */
+      const long ny = !ext[1] && tgt + G > vend ? khi[i] + G : tgt + G;
+      rw_wave_slide *b = &w.Y[i];
+      RW_CALL(rw_wave_reserve(b, e[i] - G, yt[i], ny));
+      double *gw = b->buf - (ptrdiff_t)(b->base + G) * (ptrdiff_t)w.L; /* layer v at slot v */
+      double *ga = gw + (ptrdiff_t)w.V0 * (ptrdiff_t)w.L;              /* the block's coordinates */
+      const long first = yt[i];
+      for (long v = yt[i]; v < ny; v++) {
+        const long l = v - w.V0;
+        if ((l < 0 && !ext[0]) || (l >= w.N && !ext[1])) continue; /* a boundary's ghost layer */
+        rw_wave_form(&w, i, gw, v);
+      }
+      yt[i] = ny;
+      if (!ext[0] && first == klo[i] - G) (void)rw_grid_bc_in(g, D, 0, ga, 0, -1);
+      if (!ext[1] && first < khi[i] + G && ny == khi[i] + G)
+        (void)rw_grid_bc_in(g, D, 1, ga, 0, -1);
+      long live = done_v; /* the lowest layer of K_i still to be read */
+      for (int q = i + 1; q < s; q++)
+        live = yt[q] < live ? yt[q] : live;
+      RW_CHECK(tgt - w.capK <= live, RW_ERR_INTERNAL,
+               "grid wave: stage %d's ring of %ld layers would overwrite layer %ld", i, w.capK,
+               tgt - 1 - w.capK);
+      for (long a = e[i]; a < tgt;) { /* the kernel over [a, b), split at the ring's end */
+        const long slot = a % w.capK, bnd = a + (w.capK - slot) < tgt ? a + (w.capK - slot) : tgt;
+        double *out = w.ring[i] - (ptrdiff_t)(a - slot) * (ptrdiff_t)w.Lo;
+        long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
+        lo[D] = a, hi[D] = bnd;
+        kernel(kctx[i], g, gw, out, lo, hi);
+        a = bnd;
+      }
+      e[i] = tgt;
+    }
+    /* y_out where every slope is complete; K_j's ring must still hold those layers */
+    for (; done_v < e[s - 1]; done_v++) {
+      const double *x[RW_WAVE_MAX_STAGES + 1];
+      const long l = done_v - w.V0;
+      for (int m = 0; m < P->nb; m++) {
+        const int q = P->xb[m];
+        x[m] = q < 0 ? w.y + (size_t)l * w.Lo : rw_wave_ring(w.ring[q], w.capK, w.Lo, done_v);
+      }
+      rw_lincomb(P->nb, P->cb, x, yo + (size_t)l * w.Lo, (long)w.Lo);
+    }
+  }
+  g->wave_runs++;
+  *done = 1;
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "rewind/rw_problem.h"
 
 #include "rewind/rw_device.h"
+#include "rewind/rw_grid.h"
 #include "rewind/rw_rng.h"
 #include "rw_dev_bodies.h"
 
@@ -242,6 +243,18 @@ int rw_problem_rhs_comb(rw_problem prob, double t, int n, const double *c, N_Vec
   }
   prob->counts.rhs++;
   RW_OP_CALL(prob->ops.rhs_comb(prob->content, t, prob->p, n, c, X, keep, f));
+  return 0;
+}
+
+int rw_problem_has_step_wave(rw_problem prob) { return prob->ops.step_wave != NULL; }
+
+int rw_problem_step_wave(rw_problem prob, const double *t, const rw_stage_plan *plan, N_Vector y,
+                         N_Vector y_out, int *done)
+{
+  *done = 0;
+  if (!prob->ops.step_wave) return 0;
+  RW_OP_CALL(prob->ops.step_wave(prob->content, t, prob->p, plan, y, y_out, done));
+  if (*done) prob->counts.rhs += plan->s;
   return 0;
 }
 

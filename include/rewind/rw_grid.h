@@ -134,6 +134,44 @@ int rw_grid_apply_comb_fused(rw_grid g, int n, const double *c, N_Vector *X, N_V
 void rw_grid_set_window(rw_grid g, long layers);
 long rw_grid_windows(rw_grid g);
 
+/* A whole explicit Runge-Kutta step as one sweep (the wave). The step is
+ *   Y_i = sum_m c[i][m] X_im, K_i = f(Y_i) (i < s),   y_out = sum_m cb[m] X_bm,
+ * each X either y (x = -1) or a slope K_j (x = j < i): the stepper's own combinations with
+ * h already in the coefficients, in its order, so every value is rounded as the stage-by-stage
+ * step rounds it (rw_lincomb). */
+#define RW_WAVE_MAX_STAGES 16
+typedef struct rw_stage_plan_s {
+  int s;
+  int n[RW_WAVE_MAX_STAGES], x[RW_WAVE_MAX_STAGES][RW_WAVE_MAX_STAGES + 1];
+  double c[RW_WAVE_MAX_STAGES][RW_WAVE_MAX_STAGES + 1];
+  int nb, xb[RW_WAVE_MAX_STAGES + 1];
+  double cb[RW_WAVE_MAX_STAGES + 1];
+} rw_stage_plan;
+
+/* The step of `plan` from y into y_out (which may be y), with f = kernel(kctx[i]) on the
+ * stage's ghosted Y_i (the kernel of rw_grid_apply), pipelined along the slowest dimension D:
+ * a window of W layers of K_0 is computed, then W layers of K_1 G layers behind it, and so
+ * on, each Y_i formed in a few layers just ahead of its kernel (ghosts included) and y_out
+ * written s G layers behind the front. Every vector of the step is read or written once
+ * instead of once per stage (no stage's Y or K makes a round trip through memory); the
+ * slopes live in rings of a few layers. The kernel is called with gv and out pointing so
+ * that its offsets fall in those buffers.
+ * Where D has a neighbour (another rank, or periodic over this rank), y is exchanged s G
+ * layers deep once, and the stages are computed on (s - 1 - i) G layers past the block's edge
+ * too (the same values the neighbour computes, so the bits do not depend on the
+ * decomposition); only when `ext_ok` says the kernel reads nothing but gv (no field of its
+ * own in layers it does not have), and the kernel then sees layer coordinates shifted by
+ * s G. Runs (*done = 1) on CPU vectors when every other dimension sends no message, the
+ * block is at least 4 windows and s G layers thick, and s <= RW_WAVE_MAX_STAGES; otherwise
+ * *done = 0 and nothing is computed (the caller steps stage by stage). The decision is taken
+ * the same on every rank. Collective. */
+int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *plan, N_Vector y, N_Vector y_out, int ext_ok,
+                     rw_grid_kernel_fn kernel, void *const *kctx, int *done);
+/* Tuning and tests: the layers per window of the wave (0, the default: as many as fit 256 KiB
+ * of the widest stage buffer; -1: off), and the number of waves run on this grid so far. */
+void rw_grid_set_wave(rw_grid g, long layers);
+long rw_grid_waves(rw_grid g);
+
 /* The inputs of the fused stage in progress (inside its interior kernel call). Not collective. */
 int rw_grid_comb_inputs(rw_grid g, int *n, const double **c, N_Vector **X, N_Vector *keep);
 

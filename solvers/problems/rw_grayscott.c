@@ -364,6 +364,23 @@ static int gs_rhs_comb(void *c, double t, const double *p, int n, const double *
   return 0;
 }
 
+/* A whole RK step in one sweep (rw_grid_erk_wave) on the CPU: the right-hand side reads the
+ * ghosted state only, so the stages may run past the block's edge (ext_ok). */
+static int gs_step_wave(void *c, const double *t, const double *p,
+                        const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, int *done)
+{
+  rw_gs *s = c;
+  (void)t;
+  *done = 0;
+  if (s->dev) return 0;
+  s->p = p;
+  void *kc[RW_WAVE_MAX_STAGES];
+  for (int i = 0; i < plan->s; i++)
+    kc[i] = s;
+  RW_CALL(rw_grid_erk_wave(s->grid, plan, y, y_out, 1, gs_rhs_kernel, kc, done));
+  return 0;
+}
+
 static int gs_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, const double *dp,
                   N_Vector out)
 {
@@ -862,6 +879,7 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   ops.vjp_p = gs_vjp_p;
   ops.vjp_comb = gs_vjp_comb;
   ops.rhs_comb = gs_rhs_comb;
+  ops.step_wave = gs_step_wave;
   ops.jvp = gs_jvp;
   ops.terminal = gs_terminal;
   ops.terminal_grad = gs_terminal_grad;

@@ -345,6 +345,27 @@ static int heat_rhs_comb(void *content, double t, const double *p, int n, const 
   return 0;
 }
 
+/* A whole RK step in one sweep (rw_grid_erk_wave) on the CPU inside a solve, where the
+ * conductivity's halo copy is in place. The kernel reads the conductivity and the source at
+ * the node, which this rank holds only for its own block and one ghost layer: so no stages past
+ * the block's edge (ext_ok = 0), and a block whose slowest dimension has a neighbour (another
+ * rank, or periodic over this one) steps stage by stage. */
+static int heat_step_wave(void *content, const double *t, const double *p,
+                          const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, int *done)
+{
+  heat *H = content;
+  (void)t;
+  *done = 0;
+  if (H->dev || !H->gk_ready) return 0;
+  heat_kctx c = {H, H->gk, NULL, H->gk, rw_vec_data(H->shape), p[0], 0};
+  void *kc[RW_WAVE_MAX_STAGES];
+  for (int i = 0; i < plan->s; i++)
+    kc[i] = &c;
+  RW_CALL(rw_grid_erk_wave(H->ug, plan, y, y_out, 0, heat_kernel, kc, done));
+  RW_CALL(c.err);
+  return 0;
+}
+
 static int heat_jvp(void *content, double t, N_Vector y, const double *p, N_Vector v,
                     const double *dp, N_Vector out)
 {
@@ -854,6 +875,7 @@ static int heat_place_sensors(heat *H, const rw_heat_config *cfg, rw_grid g)
 int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem *out)
 {
   static const rw_problem_ops ops = {.rhs = heat_rhs,
+                                     .step_wave = heat_step_wave,
                                      .rhs_comb = heat_rhs_comb,
                                      .vjp_y = heat_vjp_y,
                                      .vjp_p = heat_vjp_p,

@@ -78,6 +78,7 @@ typedef struct {
   int host_slots, disk_slots; /* --host-slots, --disk-slots: tiers above the --slots ones */
   int host_sync;              /* --host-sync 1: the host tier's copies synchronous */
   int flush_subnormals;       /* --flush-subnormals 1: rw_fp_flush_subnormals(1) */
+  int wave;                   /* --wave 0: whole steps stage by stage (rw_grid_set_wave -1) */
   int disk_sync;              /* --disk-sync 1: the disk tier's device copies synchronous */
   char ckpt_dir[512];         /* --checkpoint-dir (disk tier) */
 } bench_opts;
@@ -115,6 +116,9 @@ static void usage(FILE *f, const char *prog)
           "                       read-ahead), to measure what overlapping them gains\n"
           "  --disk-sync 0|1      1: the disk tier's copies from device memory synchronous (no\n"
           "                       device staging snapshot)\n"
+          "  --wave 0|1           0: every RK step stage by stage; 1 (default): a step that\n"
+          "                       keeps no stage runs as one sweep where the grid suits it\n"
+          "                       (rw_grid_erk_wave)\n"
           "  --flush-subnormals 0|1  1: subnormals flushed to zero (rw_fp_flush_subnormals;\n"
           "                       the real Gray-Scott initial state decays into them far from\n"
           "                       its patch, the stage roofline's filled state does not)\n",
@@ -133,6 +137,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
   o->steps = 1000;
   o->slots = 20;
   o->repeat = 1;
+  o->wave = 1;
   o->max_store_bytes = (size_t)6 << 30;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -146,7 +151,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
                 !strcmp(a, "--device") || !strcmp(a, "--host-slots") ||
                 !strcmp(a, "--disk-slots") || !strcmp(a, "--checkpoint-dir") ||
                 !strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync") ||
-                !strcmp(a, "--flush-subnormals");
+                !strcmp(a, "--flush-subnormals") || !strcmp(a, "--wave");
     if (!known) {
       if (rank == 0) {
         fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
@@ -183,6 +188,10 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
     } else if (!strcmp(a, "--flush-subnormals")) {
       bad = parse_long(v, 0, &n) || n > 1;
       o->flush_subnormals = (int)n;
+      expected = "0 or 1";
+    } else if (!strcmp(a, "--wave")) {
+      bad = parse_long(v, 0, &n) || n > 1;
+      o->wave = (int)n;
       expected = "0 or 1";
     } else if (!strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync")) {
       bad = parse_long(v, 0, &n) || n > 1;
@@ -506,6 +515,8 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     RW_TRY(rw_device_sync(dev));
     tcopy = fmin(tcopy, time_max(comm, t0) / (double)(K * RING));
   }
+  rw_grid sg = o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S->prob) : rw_heat_grid(S->prob);
+  const long waves0 = rw_grid_waves(sg);
   /* the steps below run as inside a solve (what the drivers bracket them with) */
   RW_TRY(rw_problem_solve_begin(S->prob));
   for (int r = 0; r < reps; r++) { /* forward steps, nothing stored */
@@ -519,7 +530,8 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     RW_TRY(rw_device_sync(dev));
     tfwd = fmin(tfwd, time_max(comm, t0) / (double)K);
   }
-  for (int r = 0; r < reps; r++) { /* forward steps that keep their stages */
+  const long waves = rw_grid_waves(sg) - waves0; /* forward steps run as one sweep */
+  for (int r = 0; r < reps; r++) {               /* forward steps that keep their stages */
     rw_vec_copy(start, y);
     MPI_Barrier(comm);
     double t0 = MPI_Wtime();
@@ -559,6 +571,8 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     printf("  forward step %.3f ms, per RK stage %.3f ms; bound %d vectors x %.2f MiB / copy "
            "bandwidth = %.3f ms per step, %.3f ms per stage; step / bound = %.2f (goal <= 1.5)\n",
            tfwd * 1e3, tfwd * 250.0, passes, mib(vb), tbound * 1e3, tbound * 250.0, tfwd / tbound);
+    printf("  forward steps run as one sweep (rw_grid_erk_wave): %ld of %ld\n", waves,
+           K * (long)reps);
     printf("  forward step keeping its stages %.3f ms (%.2f x)\n", tfwd_st * 1e3, tfwd_st / tfwd);
     printf("  adjoint step, stages stored: every gradient %.3f ms (%.2f x forward step), "
            "dJ/dy0 only %.3f ms (%.2f x; goal <= 1.5)\n",
@@ -566,9 +580,9 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     printf("BENCH_JSON "
            "{\"bench\":\"pde_stage\",\"device\":\"%s\",\"problem\":\"%s\",\"n\":%ld,\"ranks\":%d,"
            "\"vector_bytes\":%zu,\"copy_bw\":%.6e,\"t_step\":%.6e,\"t_bound\":%.6e,"
-           "\"t_step_stages\":%.6e,\"t_adjoint_all\":%.6e,\"t_adjoint_y0\":%.6e}\n",
+           "\"t_step_stages\":%.6e,\"t_adjoint_all\":%.6e,\"t_adjoint_y0\":%.6e,\"waves\":%ld}\n",
            dev ? rw_device_name(dev) : "cpu", o->problem == PROB_HEAT3D ? "heat3d" : "grayscott",
-           o->n, size, vb, bw, tfwd, tbound, tfwd_st, tadj_all, tadj_y0);
+           o->n, size, vb, bw, tfwd, tbound, tfwd_st, tadj_all, tadj_y0, waves);
   }
 cleanup:
   rw_free(&ring);
@@ -644,6 +658,8 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
   int dims[3] = {1, 1, 1}, coords[3];
   rw_grid_topology(o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob), dims,
                    coords);
+  if (!o->wave)
+    rw_grid_set_wave(o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob), -1);
 
   if (rank == 0) {
     printf("bench_pde: %s\n", S.desc);
@@ -699,6 +715,7 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
   int counts_ok = 1, j_ok = 1, bitwise_ok = 1, finite_ok = isfinite(fw->J);
   rw_grid sg = o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob);
   const long windows = sg ? rw_grid_windows(sg) : 0; /* the state grid's, all variants */
+  const long waves = sg ? rw_grid_waves(sg) : 0;     /* steps run as one sweep, all variants */
   RW_TRY(rw_binomial_advances(N, o->slots, NULL, &bi->t_lc));
   int tiered = o->host_slots > 0 || o->disk_slots > 0;
   rw_tiered_counts tc;
@@ -813,17 +830,19 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
     printf("CPU stages run in windows of layers (rw_grid_apply_comb_fused; 0: the two-pass stage, "
            "as on blocks under four windows): %ld windows on rank 0\n",
            windows);
+    printf("RK steps that keep no stage run as one sweep (rw_grid_erk_wave%s): %ld on rank 0\n",
+           o->wave ? "" : ", off: --wave 0", waves);
 
     printf("BENCH_JSON {\"bench\":\"pde\",\"flush_subnormals\":%s,\"problem\":\"%s\","
            "\"ranks\":%d,\"proc_grid\":[%d,%d,%d],"
            "\"n\":%ld,\"unknowns\":%ld,\"steps\":%ld,\"dt\":%.17g,\"slots\":%d,\"repeat\":%d,"
-           "\"stage_windows\":%ld,"
+           "\"stage_windows\":%ld,\"waves\":%ld,"
            "\"state_bytes\":%zu,\"store_bytes\":%zu,\"max_store_bytes\":%zu,"
            "\"store_skipped\":%s,\"rss_baseline\":%zu,\"alloc_baseline\":%zu,"
            "\"order\":\"increasing_memory\",\"variants\":[",
            o->flush_subnormals ? "true" : "false",
            o->problem == PROB_GRAYSCOTT ? "grayscott" : "heat3d", size, dims[0], dims[1], dims[2],
-           o->n, (long)(state_total / sizeof(double)), N, S.dt, o->slots, o->repeat, windows,
+           o->n, (long)(state_total / sizeof(double)), N, S.dt, o->slots, o->repeat, windows, waves,
            state_bytes, store_need, o->max_store_bytes, store_skipped ? "true" : "false", rss_base,
            mem_base);
     int first = 1;

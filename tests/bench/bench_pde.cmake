@@ -22,6 +22,16 @@ rewind_mpi_expect(bench_pde_grayscott_smoke_mpi NP 2 RC zero
 rewind_mpi_expect(bench_pde_grayscott_window_smoke NP 1 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 256 --steps 8 --slots 3
   REGEX "BENCH_JSON .*\"stage_windows\":[1-9][0-9]*,.*\"gradients_match\":true")
+# The same at 256^2 on one rank and 512^2 on two (blocks of at least four windows) with whole RK steps as one sweep (rw_grid_erk_wave:
+# the binomial schedule's recomputations keep no stage; on two ranks the stages run past each
+# block's edge on the neighbour's layers): the binomial gradient equals store-everything's,
+# whose steps keep their stages and run stage by stage, bit for bit.
+rewind_mpi_expect(bench_pde_grayscott_wave_smoke NP 1 RC zero
+  COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 256 --steps 8 --slots 3
+  REGEX "BENCH_JSON .*\"waves\":[1-9][0-9]*,.*\"gradients_match\":true")
+rewind_mpi_expect(bench_pde_grayscott_wave_smoke_mpi NP 2 RC zero
+  COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 512 --steps 8 --slots 3
+  REGEX "BENCH_JSON .*\"ranks\":2.*\"waves\":[1-9][0-9]*,.*\"gradients_match\":true")
 # On the emulated device (the GPU code run on the CPU, issue 11): the stage roofline's device
 # path and the variants, with the bitwise checks between schedules.
 rewind_mpi_expect(bench_pde_grayscott_device_smoke NP 2 RC zero

@@ -9,7 +9,10 @@
  *    combination formed as a vector, exchanged, then the kernel: out, keep and the ghosted
  *    array bit for bit; so does rw_grid_apply_comb_fused on these CPU vectors (windows of 1, 2,
  *    3 and the default number of layers formed just ahead of the kernel, or its fallback to
- *    rw_grid_apply_comb on a block under 4 ghost layers thick): out and keep.
+ *    rw_grid_apply_comb on a block under 4 ghost layers thick): out and keep;
+ *  - a whole explicit RK step as one sweep (rw_grid_erk_wave) equals the stage-by-stage step
+ *    bit for bit (RK4, SSPRK3 and Euler, windows of 1-3 layers, in place or not, stages past the
+ *    block's edge or not), and runs wherever one rank's block suits it.
  * Prints one line per configuration on rank 0; exits 1 on the first failure. */
 #include "rewind/rw_grid.h"
 #include "rw_mpi_test.h"
@@ -76,6 +79,133 @@ static void lap(void *kc, rw_grid g, const double *gv, double *out, const long l
                  gv[rw_grid_gidx(gn, G, D, i, j, k + 1, nc, c)];
           out[((k * cnt[1] + j) * cnt[0] + i) * nc + c] = s;
         }
+}
+
+/* A stencil of radius G (every offset 1..G along each dimension, so a ghost layer the wave
+ * misses is read) plus a nonlinear term, so that the stages differ. Reads gv only. */
+static void wlap(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
+                 const long hi[3])
+{
+  (void)kc;
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  long gn[3], st[3], cnt[3];
+  rw_grid_ghosted_dims(g, gn);
+  rw_grid_local_box(g, st, cnt);
+  int G = cf->ghost, D = cf->dim, nc = cf->ncomp;
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++)
+      for (long i = lo[0]; i < hi[0]; i++)
+        for (int c = 0; c < nc; c++) {
+          double u = gv[rw_grid_gidx(gn, G, D, i, j, k, nc, c)], s = -2.0 * D * G * u;
+          for (long m = 1; m <= G; m++) {
+            double w = 1.0 / (double)(m * m + c);
+            s += w * (gv[rw_grid_gidx(gn, G, D, i - m, j, k, nc, c)] +
+                      gv[rw_grid_gidx(gn, G, D, i + m, j, k, nc, c)]);
+            s += w * (gv[rw_grid_gidx(gn, G, D, i, j - m, k, nc, c)] -
+                      gv[rw_grid_gidx(gn, G, D, i, j + m, k, nc, c)]);
+            if (D == 3)
+              s += w * (gv[rw_grid_gidx(gn, G, D, i, j, k - m, nc, c)] +
+                        0.5 * gv[rw_grid_gidx(gn, G, D, i, j, k + m, nc, c)]);
+          }
+          out[((k * cnt[1] + j) * cnt[0] + i) * nc + c] = s - 1e-3 * u * u;
+        }
+}
+
+/* 5. A whole explicit RK step as one sweep (rw_grid_erk_wave) against the stage-by-stage step
+ * (rw_grid_apply_comb per stage, then N_VLinearCombination): y_out bit for bit, into another
+ * vector and in place, for RK4, a 3-stage method with a full lower triangle (SSPRK3) and
+ * forward Euler (one stage: the boundary's ghost layers all read by one kernel window), with
+ * windows of 1, 2, 3 layers and the default, with and without stages past the block's edge
+ * (ext_ok). Returns the entries that differ; *runs counts the waves run, *must those that had
+ * to run (one rank, layers set, a block thick enough). */
+static int wave_test(rw_grid g, N_Vector x, int dim, int G, int nranks, long *runs, long *must)
+{
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  long st[3], cnt[3];
+  rw_grid_local_box(g, st, cnt);
+  const long N = cnt[dim - 1];
+  const int periodic = cf->bc[dim - 1] == RW_BC_PERIODIC;
+  double *gv = calloc(rw_grid_ghosted_length(g), sizeof(double));
+  N_Vector K[4], ref, out;
+  for (int i = 0; i < 4; i++)
+    CHECK(rw_grid_new_field(g, &K[i]));
+  CHECK(rw_grid_new_field(g, &ref));
+  CHECK(rw_grid_new_field(g, &out));
+  const double h = 0.01;
+  int nbad = 0;
+  for (int meth = 0; meth < 3; meth++) {
+    rw_stage_plan P;
+    memset(&P, 0, sizeof P);
+    /* a[i][j] and b of RK4 and of SSPRK3 (Shu & Osher 1988); Euler: one stage, b = 1 */
+    const double a4[4][3] = {{0}, {0.5}, {0, 0.5}, {0, 0, 1.0}},
+                 b4[4] = {1. / 6, 1. / 3, 1. / 3, 1. / 6};
+    const double a3[4][3] = {{0}, {1.0}, {0.25, 0.25}, {0}}, b3[4] = {1. / 6, 1. / 6, 2. / 3, 0};
+    P.s = meth == 0 ? 4 : meth == 1 ? 3 : 1;
+    for (int i = 0; i < P.s; i++) {
+      int n = 0;
+      P.c[i][n] = 1.0, P.x[i][n++] = -1;
+      for (int j = 0; j < i; j++) {
+        double a = meth == 0 ? a4[i][j] : a3[i][j];
+        if (a != 0.0) P.c[i][n] = h * a, P.x[i][n++] = j;
+      }
+      P.n[i] = n;
+    }
+    P.cb[0] = 1.0, P.xb[0] = -1, P.nb = 1;
+    for (int i = 0; i < P.s; i++)
+      P.cb[P.nb] = h * (meth == 0 ? b4[i] : meth == 1 ? b3[i] : 1.0), P.xb[P.nb++] = i;
+    /* the reference: stage by stage */
+    N_Vector X[5];
+    for (int i = 0; i < P.s; i++) {
+      for (int m = 0; m < P.n[i]; m++)
+        X[m] = P.x[i][m] < 0 ? x : K[P.x[i][m]];
+      CHECK(rw_grid_apply_comb(g, P.n[i], P.c[i], X, NULL, gv, K[i], wlap, NULL));
+    }
+    for (int m = 0; m < P.nb; m++)
+      X[m] = P.xb[m] < 0 ? x : K[P.xb[m]];
+    CHECK(N_VLinearCombination(P.nb, P.cb, X, ref));
+    const long wl[4] = {1, 2, 3, 0};
+    for (int iw = 0; iw < 4; iw++)
+      for (int ext_ok = 0; ext_ok < 2; ext_ok++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+          void *kc[4] = {NULL, NULL, NULL, NULL};
+          int done = 0;
+          rw_grid_set_wave(g, wl[iw]);
+          N_Vector yin = x;
+          if (inplace) {
+            N_VScale(1.0, x, out);
+            yin = out;
+          } else {
+            N_VConst(-3.0, out);
+          }
+          CHECK(rw_grid_erk_wave(g, &P, yin, out, ext_ok, wlap, kc, &done));
+          if (done) {
+            (*runs)++;
+            if (memcmp(rw_vec_data(out), rw_vec_data(ref), rw_vec_bytes(ref)) != 0) {
+              nbad++;
+              long m = 0;
+              while (rw_vec_data(out)[m] == rw_vec_data(ref)[m])
+                m++;
+              printf("  %d stages, %ld layers, ext_ok %d, in place %d: entry %ld of %ld differs "
+                     "(%.17g, stage by stage %.17g)\n",
+                     P.s, wl[iw], ext_ok, inplace, m, (long)rw_vec_local_length(out),
+                     rw_vec_data(out)[m], rw_vec_data(ref)[m]);
+            }
+          } else if (inplace) {
+            nbad += memcmp(rw_vec_data(out), rw_vec_data(x), rw_vec_bytes(x)) != 0;
+          }
+          const int need = nranks == 1 && wl[iw] > 0 && N >= 2 * G &&
+                           (!periodic || (ext_ok && N >= (long)P.s * G));
+          *must += need;
+          nbad += need && !done;
+        }
+  }
+  rw_grid_set_wave(g, 0);
+  for (int i = 0; i < 4; i++)
+    rw_vec_destroy(&K[i]);
+  rw_vec_destroy(&ref);
+  rw_vec_destroy(&out);
+  free(gv);
+  return nbad;
 }
 
 static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
@@ -215,16 +345,20 @@ static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
     rw_vec_destroy(&o1);
     rw_vec_destroy(&ref);
   }
+  long wruns = 0, wmust = 0;
+  int wbad = wave_test(g, x, dim, G, rw_context_size(ctx), &wruns, &wmust), allwbad = 0;
+  MPI_Allreduce(&wbad, &allwbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
   int allbad = 0, allsame = 0;
   MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
   MPI_Allreduce(&same, &allsame, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
   const char *bn[] = {"periodic", "dirichlet", "neumann"};
   if (rank == 0)
     printf("%dD %s/%s ncomp %d ghost %d on %d ranks: wrong ghosts %d, dot-product rel %.2e, "
-           "overlapped apply %s\n",
+           "overlapped apply %s; whole RK steps as one sweep: %ld of %ld run on rank 0 (%ld "
+           "required), %d differ from stage by stage\n",
            dim, bn[bc0], bn[bc1], nc, G, rw_context_size(ctx), allbad, rel,
-           allsame ? "bitwise equal" : "DIFFERENT");
-  if (allbad || !(rel < 1e-14) || !allsame) fails++;
+           allsame ? "bitwise equal" : "DIFFERENT", wruns, 48L, wmust, allwbad);
+  if (allbad || !(rel < 1e-14) || !allsame || allwbad) fails++;
   free(gv);
   free(ga);
   rw_vec_destroy(&x);
