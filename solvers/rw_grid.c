@@ -57,7 +57,7 @@ struct rw_grid_s {
    * every rank (wave_ok[ext_ok][s]: 0 not asked yet, 1 no, 2 yes) */
   double *wave;
   size_t wave_len;
-  long wave_layers, wave_runs;
+  long wave_layers, wave_rows, wave_runs;
   int wave_ok[2][RW_WAVE_MAX_STAGES + 1];
 };
 
@@ -1014,7 +1014,13 @@ int rw_grid_apply_comb_fused(rw_grid g, int n, const double *c, N_Vector *X, N_V
  * has a neighbour (the stages then reach below the block), so that no index is negative.
  * Y_i lives in a sliding buffer of ghosted layers (the kernel reads across layers: kept
  * contiguous, the layers still needed moved to the front when it fills); K_i in a ring of
- * owned layers (the kernel's writes split at the ring's end). */
+ * owned layers (the kernel's writes split at the ring's end).
+ * A 3-D block whose layers are large (heat 128^3: 135 KB each, some 40 of them live) is swept
+ * in tiles of rows along the middle dimension J, each tile a wave of its own over all layers
+ * whose live rows fit the cache; stage i computes (s - 1 - i) G rows past the tile on each
+ * side (the rows Y_{i+1} .. Y_{s-1} read), the same values the next tile computes again, and
+ * writes y_out on the tile's rows only. When y_out is y, the sG rows below the next tile are
+ * kept aside before a tile overwrites them, for the next tile's stages to read. */
 typedef struct {
   double *buf;
   long base, cap; /* the buffer holds wave layers [base, base + cap) */
@@ -1026,14 +1032,17 @@ static double *rw_wave_slot(const rw_wave_slide *b, long v)
   return b->buf + (size_t)(v - b->base) * b->L;
 }
 
-/* Room for layers up to `need` (exclusive), keeping [keep, have) where they are read. */
-static int rw_wave_reserve(rw_wave_slide *b, long keep, long have, long need)
+/* Room for layers up to `need` (exclusive), keeping [keep, have) where they are read: of each
+ * kept layer the doubles [off, off + len) are moved (the rows in use). */
+static int rw_wave_reserve(rw_wave_slide *b, long keep, long have, long need, size_t off,
+                           size_t len)
 {
   if (need - b->base <= b->cap) return 0;
   RW_CHECK(need - keep <= b->cap, RW_ERR_INTERNAL, "grid wave: %ld layers needed, buffer of %ld",
            need - keep, b->cap);
-  if (have > keep)
-    memmove(b->buf, rw_wave_slot(b, keep), (size_t)(have - keep) * b->L * sizeof(double));
+  for (long v = keep; v < have; v++)
+    memmove(b->buf + (size_t)(v - keep) * b->L + off, rw_wave_slot(b, v) + off,
+            len * sizeof(double));
   b->base = keep;
   return 0;
 }
@@ -1048,6 +1057,7 @@ void rw_grid_set_wave(rw_grid g, long layers)
   g->wave_layers = layers < 0 ? -1 : layers;
   memset(g->wave_ok, 0, sizeof g->wave_ok);
 }
+void rw_grid_set_wave_rows(rw_grid g, long rows) { g->wave_rows = rows > 0 ? rows : 0; }
 long rw_grid_waves(rw_grid g) { return g->wave_runs; }
 
 /* Layers per window of the wave: as many as keep a stage buffer (W + 2G ghosted layers) within
@@ -1062,6 +1072,28 @@ static long rw_grid_wave_layers(rw_grid g)
   long W = (long)(RW_WINDOW_BYTES / (rw_grid_layer_len(g) * sizeof(double))) - 2 * g->cfg.ghost;
   if (W < 1) W = 1;
   return 4 * W <= N ? W : 0;
+}
+
+/* Rows per tile along J = D - 1 (3-D, J bounded by physical sides on both ends): the live
+ * layers of a wave of s stages (about s (2W + 3G) of the Y buffers, s (W + (s + 1) G) of the
+ * rings and 4 of the fields a kernel reads) over the tile's rows and the 2 s G rows around it
+ * within RW_WAVE_TILE_BYTES; or the rows set; at least s G. The whole middle dimension
+ * otherwise (no tiles). */
+#define RW_WAVE_TILE_BYTES ((size_t)1536 * 1024) /* within L2 with what the kernel streams */
+static long rw_grid_wave_rows(rw_grid g, int s, long W)
+{
+  const int G = g->cfg.ghost, dim = g->cfg.dim;
+  if (dim != 3) return g->count[1];
+  const long n = g->count[1], sg = (long)s * G;
+  if (g->self[1] || g->nbr[1][0] != MPI_PROC_NULL || g->nbr[1][1] != MPI_PROC_NULL) return n;
+  long T = g->wave_rows;
+  if (T <= 0) {
+    const long live = (long)s * (2 * W + 3 * G) + (long)s * (W + (s + 1) * G) + 4;
+    const size_t row = (size_t)g->gn[0] * (size_t)g->cfg.ncomp * sizeof(double);
+    T = (long)(RW_WAVE_TILE_BYTES / ((size_t)live * row)) - 2 * sg;
+  }
+  if (T < sg) T = sg; /* the rows kept aside for the next tile lie within this one */
+  return T < n ? T : n;
 }
 
 /* Whether a wave of s stages runs on this grid (the same answer on every rank: one
@@ -1108,21 +1140,50 @@ static int rw_grid_wave_halo(rw_grid g, const double *y, long H, size_t Lo, doub
 typedef struct {
   rw_grid g;
   const rw_stage_plan *P;
-  long N, V0, H, capK;
+  long N, V0, H, capK, W;
   size_t L, Lo, row;
+  int ext[2], tiled;
   const double *y, *lo_h, *hi_h;
+  double *yo;
   double *ring[RW_WAVE_MAX_STAGES];
   rw_wave_slide Y[RW_WAVE_MAX_STAGES];
+  /* the tile: rows [j0, j1) of y_out; stage i's kernel on rows [rlo, rhi), its Y formed on
+   * [flo, fhi) (the block's rows) with the ghost rows below / above when flo / fhi is the
+   * block's edge; rows of y below `jsave` read from `saved` (sG rows per layer) */
+  long j0, j1, rlo[RW_WAVE_MAX_STAGES], rhi[RW_WAVE_MAX_STAGES], flo[RW_WAVE_MAX_STAGES],
+      fhi[RW_WAVE_MAX_STAGES], jsave;
+  const double *saved;
 } rw_wave;
 
-/* Row j of y at wave layer v (the block, or a halo). */
+/* Row j of y at wave layer v (the block, a halo, or the rows kept aside). */
 static const double *rw_wave_yrow(const rw_wave *w, long v, long j)
 {
   const long l = v - w->V0;
   const size_t r = (size_t)j * w->row;
   if (l < 0) return w->lo_h + (size_t)(l + w->H) * w->Lo + r;
   if (l >= w->N) return w->hi_h + (size_t)(l - w->N) * w->Lo + r;
+  if (j < w->jsave)
+    return w->saved + ((size_t)l * (size_t)w->H + (size_t)(j - (w->jsave - w->H))) * w->row;
   return w->y + (size_t)l * w->Lo + r;
+}
+
+/* The ghosts of row j of layer v along the fastest dimension (a tile's rows), as rw_grid_post
+ * sets them: the Dirichlet value, the Neumann mirror or the node a period away. */
+static void rw_wave_row_ghosts(rw_grid g, double *gw, long v, long j)
+{
+  const int nc = g->cfg.ncomp, G = g->cfg.ghost;
+  const long last = g->count[0] - 1;
+  double *x = gw + rw_grid_gidx(g->gn, G, 3, 0, j, v, nc, 0);
+  const rw_bc bc = g->cfg.bc[0];
+  for (int side = 0; side < 2; side++) {
+    const int self = g->self[0];
+    for (long m = 1; m <= G; m++) {
+      const long pg = side == 0 ? -m : last + m;
+      const long pq = self ? (side == 0 ? last + 1 - m : m - 1) : (side == 0 ? m : last - m);
+      for (int c = 0; c < nc; c++)
+        x[pg * nc + c] = !self && bc == RW_BC_DIRICHLET ? g->cfg.dirichlet[c] : x[pq * nc + c];
+    }
+  }
 }
 
 /* Y_i's owned part at wave layer v by rows (rw_lincomb, as rw_grid_comb_box rounds it), then
@@ -1131,9 +1192,9 @@ static void rw_wave_form(rw_wave *w, int i, double *gw, long v)
 {
   rw_grid g = w->g;
   const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
-  const long rows = dim == 3 ? g->count[1] : 1;
+  const long jlo = dim == 3 ? w->flo[i] : 0, jhi = dim == 3 ? w->fhi[i] : 1;
   const double *x[RW_WAVE_MAX_STAGES + 1];
-  for (long j = 0; j < rows; j++) {
+  for (long j = jlo; j < jhi; j++) {
     for (int m = 0; m < w->P->n[i]; m++) {
       const int q = w->P->x[i][m];
       x[m] = q < 0 ? rw_wave_yrow(w, v, j)
@@ -1142,8 +1203,98 @@ static void rw_wave_form(rw_wave *w, int i, double *gw, long v)
     size_t gx = dim == 3 ? rw_grid_gidx(g->gn, G, dim, 0, j, v, nc, 0)
                          : rw_grid_gidx(g->gn, G, dim, 0, v, 0, nc, 0);
     rw_lincomb(w->P->n[i], w->P->c[i], x, gw + gx, (long)w->row);
+    if (w->tiled) rw_wave_row_ghosts(g, gw, v, j);
   }
-  rw_grid_layer_ghosts(g, gw, v, 1);
+  if (!w->tiled) {
+    rw_grid_layer_ghosts(g, gw, v, 1);
+    return;
+  }
+  if (jlo == 0) (void)rw_grid_bc_in(g, 1, 0, gw, 0, v); /* the block's edges along J */
+  if (jhi == g->count[1]) (void)rw_grid_bc_in(g, 1, 1, gw, 0, v);
+}
+
+/* One tile's wave over every layer (the step on rows [j0, j1) of y_out). */
+static int rw_wave_tile(rw_wave *w, rw_grid_kernel_fn kernel, void *const *kctx)
+{
+  rw_grid g = w->g;
+  const rw_stage_plan *P = w->P;
+  const int G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1, s = P->s;
+  const long W = w->W, vend = w->V0 + w->N;
+  /* K_i over wave layers [klo, khi), computed up to e; Y_i formed (or a boundary's ghost
+   * layer) up to yt */
+  long klo[RW_WAVE_MAX_STAGES], khi[RW_WAVE_MAX_STAGES], e[RW_WAVE_MAX_STAGES],
+      yt[RW_WAVE_MAX_STAGES];
+  size_t yoff[RW_WAVE_MAX_STAGES], ylen[RW_WAVE_MAX_STAGES]; /* rows of a Y layer in use */
+  for (int i = 0; i < s; i++) {
+    const long x = (long)(s - 1 - i) * G;
+    klo[i] = w->V0 - (w->ext[0] ? x : 0), khi[i] = vend + (w->ext[1] ? x : 0);
+    e[i] = klo[i], yt[i] = klo[i] - G;
+    w->Y[i].base = klo[i] - G;
+    if (dim == 3) {
+      const long glo = w->flo[i] == 0 ? -G : w->flo[i],
+                 ghi = w->fhi[i] == g->count[1] ? g->count[1] + G : w->fhi[i];
+      yoff[i] = (size_t)(glo + G) * (size_t)g->gn[0] * (size_t)g->cfg.ncomp;
+      ylen[i] = (size_t)(ghi - glo) * (size_t)g->gn[0] * (size_t)g->cfg.ncomp;
+    } else {
+      yoff[i] = 0, ylen[i] = w->L;
+    }
+  }
+  long done_v = w->V0; /* y_out written for wave layers [V0, done_v) */
+  const size_t tof = (size_t)w->j0 * w->row, tlen = (size_t)(w->j1 - w->j0) * w->row;
+  for (long f = klo[0] + W; done_v < vend; f += W) {
+    for (int i = 0; i < s; i++) {
+      long tgt = f - (long)i * G;
+      if (tgt > khi[i]) tgt = khi[i];
+      if (tgt <= e[i]) continue;
+      /* Y_i up to G layers past the kernel's; at a physical high side all of its ghost layers
+       * at once, as soon as the kernel reads one (filled when the last owned layer is) */
+      const long ny = !w->ext[1] && tgt + G > vend ? khi[i] + G : tgt + G;
+      rw_wave_slide *b = &w->Y[i];
+      RW_CALL(rw_wave_reserve(b, e[i] - G, yt[i], ny, yoff[i], ylen[i]));
+      double *gw = b->buf - (ptrdiff_t)(b->base + G) * (ptrdiff_t)w->L; /* layer v at slot v */
+      double *ga = gw + (ptrdiff_t)w->V0 * (ptrdiff_t)w->L; /* the block's coordinates */
+      const long first = yt[i];
+      for (long v = yt[i]; v < ny; v++) {
+        const long l = v - w->V0;
+        if ((l < 0 && !w->ext[0]) || (l >= w->N && !w->ext[1])) continue; /* a ghost layer */
+        rw_wave_form(w, i, gw, v);
+      }
+      yt[i] = ny;
+      if (!w->ext[0] && first == klo[i] - G) (void)rw_grid_bc_in(g, D, 0, ga, 0, -1);
+      if (!w->ext[1] && first < khi[i] + G && ny == khi[i] + G)
+        (void)rw_grid_bc_in(g, D, 1, ga, 0, -1);
+      long live = done_v; /* the lowest layer of K_i still to be read */
+      for (int q = i + 1; q < s; q++)
+        live = yt[q] < live ? yt[q] : live;
+      RW_CHECK(tgt - w->capK <= live, RW_ERR_INTERNAL,
+               "grid wave: stage %d's ring of %ld layers would overwrite layer %ld", i, w->capK,
+               tgt - 1 - w->capK);
+      for (long a = e[i]; a < tgt;) { /* the kernel over [a, b), split at the ring's end */
+        const long slot = a % w->capK,
+                   bnd = a + (w->capK - slot) < tgt ? a + (w->capK - slot) : tgt;
+        double *out = w->ring[i] - (ptrdiff_t)(a - slot) * (ptrdiff_t)w->Lo;
+        long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
+        if (dim == 3) lo[1] = w->rlo[i], hi[1] = w->rhi[i];
+        lo[D] = a, hi[D] = bnd;
+        kernel(kctx[i], g, gw, out, lo, hi);
+        a = bnd;
+      }
+      e[i] = tgt;
+    }
+    /* y_out where every slope is complete, on the tile's rows */
+    for (; done_v < e[s - 1]; done_v++) {
+      const double *x[RW_WAVE_MAX_STAGES + 1];
+      const long l = done_v - w->V0;
+      for (int m = 0; m < P->nb; m++) {
+        const int q = P->xb[m];
+        x[m] =
+            (q < 0 ? w->y + (size_t)l * w->Lo : rw_wave_ring(w->ring[q], w->capK, w->Lo, done_v)) +
+            tof;
+      }
+      rw_lincomb(P->nb, P->cb, x, w->yo + (size_t)l * w->Lo + tof, (long)tlen);
+    }
+  }
+  return 0;
 }
 
 int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_out, int ext_ok,
@@ -1154,17 +1305,23 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   if (rw_vec_device(y) || rw_vec_device(y_out)) return 0;
   const long W = rw_grid_wave_layers(g);
   if (!rw_grid_wave_suits(g, s, ext_ok, W)) return 0;
-  const int ext[2] = {g->nbr[D][0] != MPI_PROC_NULL, g->nbr[D][1] != MPI_PROC_NULL};
   rw_wave w;
   memset(&w, 0, sizeof w);
-  w.g = g, w.P = P, w.N = g->count[D], w.H = (long)s * G, w.V0 = ext[0] ? w.H : 0;
+  w.g = g, w.P = P, w.N = g->count[D], w.H = (long)s * G, w.W = W;
+  w.ext[0] = g->nbr[D][0] != MPI_PROC_NULL, w.ext[1] = g->nbr[D][1] != MPI_PROC_NULL;
+  w.V0 = w.ext[0] ? w.H : 0;
   w.L = rw_grid_layer_len(g);
   w.row = (size_t)g->count[0] * (size_t)g->cfg.ncomp;
   w.Lo = w.row * (size_t)(dim == 3 ? g->count[1] : 1);
   w.capK = W + (long)(s + 1) * G + 1;
+  const long T = rw_grid_wave_rows(g, s, W), nrows = dim == 3 ? g->count[1] : 1;
+  w.tiled = T < nrows;
+  const int inplace = rw_vec_data(y) == rw_vec_data(y_out) && w.tiled;
   const long capY = 2 * (W + 2 * G);
+  const size_t keep = (size_t)w.N * (size_t)w.H * w.row; /* the rows kept aside, per copy */
   const size_t need = (size_t)s * ((size_t)capY * w.L + (size_t)w.capK * w.Lo) +
-                      (ext[0] || ext[1] ? 2 * (size_t)w.H * w.Lo : 0);
+                      (w.ext[0] || w.ext[1] ? 2 * (size_t)w.H * w.Lo : 0) +
+                      (inplace ? 2 * keep : 0);
   if (g->wave_len < need) {
     rw_free(&g->wave);
     g->wave_len = 0;
@@ -1177,72 +1334,33 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
     w.ring[i] = p, p += (size_t)w.capK * w.Lo;
   }
   w.y = rw_vec_data(y);
-  if (ext[0] || ext[1]) {
+  w.yo = rw_vec_data(y_out);
+  if (w.ext[0] || w.ext[1]) {
     double *lo_h = p, *hi_h = p + (size_t)w.H * w.Lo;
     RW_CALL(rw_grid_wave_halo(g, w.y, w.H, w.Lo, lo_h, hi_h));
     w.lo_h = lo_h, w.hi_h = hi_h;
+    p += 2 * (size_t)w.H * w.Lo;
   }
-  double *yo = rw_vec_data(y_out);
-  /* K_i over wave layers [klo, khi), computed up to e; Y_i formed (or a boundary's ghost
-   * layer) up to yt */
-  long klo[RW_WAVE_MAX_STAGES], khi[RW_WAVE_MAX_STAGES], e[RW_WAVE_MAX_STAGES],
-      yt[RW_WAVE_MAX_STAGES];
-  for (int i = 0; i < s; i++) {
-    const long x = (long)(s - 1 - i) * G;
-    klo[i] = w.V0 - (ext[0] ? x : 0), khi[i] = w.V0 + w.N + (ext[1] ? x : 0);
-    e[i] = klo[i], yt[i] = klo[i] - G;
-    w.Y[i].base = klo[i] - G;
-  }
-  long done_v = w.V0; /* y_out written for wave layers [V0, done_v) */
-  const long vend = w.V0 + w.N;
-  for (long f = klo[0] + W; done_v < vend; f += W) {
+  double *sv[2] = {p, p + keep};
+  w.jsave = 0;
+  for (long j0 = 0, t = 0; j0 < nrows; j0 += T, t++) {
+    w.j0 = j0, w.j1 = j0 + T < nrows ? j0 + T : nrows;
     for (int i = 0; i < s; i++) {
-      long tgt = f - (long)i * G;
-      if (tgt > khi[i]) tgt = khi[i];
-      if (tgt <= e[i]) continue;
-      /* Y_i up to G layers past the kernel's; at a physical high side all of its ghost layers
-       * at once, as soon as the kernel reads one (filled when the last owned layer is) */
-      const long ny = !ext[1] && tgt + G > vend ? khi[i] + G : tgt + G;
-      rw_wave_slide *b = &w.Y[i];
-      RW_CALL(rw_wave_reserve(b, e[i] - G, yt[i], ny));
-      double *gw = b->buf - (ptrdiff_t)(b->base + G) * (ptrdiff_t)w.L; /* layer v at slot v */
-      double *ga = gw + (ptrdiff_t)w.V0 * (ptrdiff_t)w.L;              /* the block's coordinates */
-      const long first = yt[i];
-      for (long v = yt[i]; v < ny; v++) {
-        const long l = v - w.V0;
-        if ((l < 0 && !ext[0]) || (l >= w.N && !ext[1])) continue; /* a boundary's ghost layer */
-        rw_wave_form(&w, i, gw, v);
-      }
-      yt[i] = ny;
-      if (!ext[0] && first == klo[i] - G) (void)rw_grid_bc_in(g, D, 0, ga, 0, -1);
-      if (!ext[1] && first < khi[i] + G && ny == khi[i] + G)
-        (void)rw_grid_bc_in(g, D, 1, ga, 0, -1);
-      long live = done_v; /* the lowest layer of K_i still to be read */
-      for (int q = i + 1; q < s; q++)
-        live = yt[q] < live ? yt[q] : live;
-      RW_CHECK(tgt - w.capK <= live, RW_ERR_INTERNAL,
-               "grid wave: stage %d's ring of %ld layers would overwrite layer %ld", i, w.capK,
-               tgt - 1 - w.capK);
-      for (long a = e[i]; a < tgt;) { /* the kernel over [a, b), split at the ring's end */
-        const long slot = a % w.capK, bnd = a + (w.capK - slot) < tgt ? a + (w.capK - slot) : tgt;
-        double *out = w.ring[i] - (ptrdiff_t)(a - slot) * (ptrdiff_t)w.Lo;
-        long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
-        lo[D] = a, hi[D] = bnd;
-        kernel(kctx[i], g, gw, out, lo, hi);
-        a = bnd;
-      }
-      e[i] = tgt;
+      const long x = (long)(s - 1 - i) * G;
+      w.rlo[i] = w.j0 - x > 0 ? w.j0 - x : 0;
+      w.rhi[i] = w.j1 + x < nrows ? w.j1 + x : nrows;
+      w.flo[i] = w.rlo[i] - G > 0 ? w.rlo[i] - G : 0;
+      w.fhi[i] = w.rhi[i] + G < nrows ? w.rhi[i] + G : nrows;
     }
-    /* y_out where every slope is complete; K_j's ring must still hold those layers */
-    for (; done_v < e[s - 1]; done_v++) {
-      const double *x[RW_WAVE_MAX_STAGES + 1];
-      const long l = done_v - w.V0;
-      for (int m = 0; m < P->nb; m++) {
-        const int q = P->xb[m];
-        x[m] = q < 0 ? w.y + (size_t)l * w.Lo : rw_wave_ring(w.ring[q], w.capK, w.Lo, done_v);
-      }
-      rw_lincomb(P->nb, P->cb, x, yo + (size_t)l * w.Lo, (long)w.Lo);
+    if (inplace && w.j1 < nrows) { /* the rows the next tile reads below its own */
+      double *dst = sv[t & 1];
+      for (long l = 0; l < w.N; l++)
+        memcpy(dst + (size_t)l * (size_t)w.H * w.row,
+               w.y + (size_t)l * w.Lo + (size_t)(w.j1 - w.H) * w.row,
+               (size_t)w.H * w.row * sizeof(double));
     }
+    RW_CALL(rw_wave_tile(&w, kernel, kctx));
+    if (inplace) w.saved = sv[t & 1], w.jsave = w.j1;
   }
   g->wave_runs++;
   *done = 1;

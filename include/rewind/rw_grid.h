@@ -171,6 +171,10 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *plan, N_Vector y, N_Vector 
  * of the widest stage buffer; -1: off), and the number of waves run on this grid so far. */
 void rw_grid_set_wave(rw_grid g, long layers);
 long rw_grid_waves(rw_grid g);
+/* Tuning and tests: the rows per tile along the middle dimension of a 3-D block whose middle
+ * dimension has physical sides (0, the default: as many as keep the wave's live rows within
+ * 1.5 MiB; at least s G). */
+void rw_grid_set_wave_rows(rw_grid g, long rows);
 
 /* The inputs of the fused stage in progress (inside its interior kernel call). Not collective. */
 int rw_grid_comb_inputs(rw_grid g, int *n, const double **c, N_Vector **X, N_Vector *keep);

@@ -79,6 +79,7 @@ typedef struct {
   int host_sync;              /* --host-sync 1: the host tier's copies synchronous */
   int flush_subnormals;       /* --flush-subnormals 1: rw_fp_flush_subnormals(1) */
   int wave;                   /* --wave 0: whole steps stage by stage (rw_grid_set_wave -1) */
+  long wave_rows;             /* --wave-rows R: rows per tile of the wave (0: by bytes) */
   int disk_sync;              /* --disk-sync 1: the disk tier's device copies synchronous */
   char ckpt_dir[512];         /* --checkpoint-dir (disk tier) */
 } bench_opts;
@@ -119,6 +120,8 @@ static void usage(FILE *f, const char *prog)
           "  --wave 0|1           0: every RK step stage by stage; 1 (default): a step that\n"
           "                       keeps no stage runs as one sweep where the grid suits it\n"
           "                       (rw_grid_erk_wave)\n"
+          "  --wave-rows R        rows per tile of that sweep on a 3-D block (default: as\n"
+          "                       many as keep its live rows within 1.5 MiB)\n"
           "  --flush-subnormals 0|1  1: subnormals flushed to zero (rw_fp_flush_subnormals;\n"
           "                       the real Gray-Scott initial state decays into them far from\n"
           "                       its patch, the stage roofline's filled state does not)\n",
@@ -145,13 +148,13 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
       if (rank == 0) usage(stdout, argv[0]);
       return 1;
     }
-    int known = !strcmp(a, "--problem") || !strcmp(a, "--n") || !strcmp(a, "--steps") ||
-                !strcmp(a, "--slots") || !strcmp(a, "--max-store-bytes") ||
-                !strcmp(a, "--repeat") || !strcmp(a, "--dt") || !strcmp(a, "--stage") ||
-                !strcmp(a, "--device") || !strcmp(a, "--host-slots") ||
-                !strcmp(a, "--disk-slots") || !strcmp(a, "--checkpoint-dir") ||
-                !strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync") ||
-                !strcmp(a, "--flush-subnormals") || !strcmp(a, "--wave");
+    int known =
+        !strcmp(a, "--problem") || !strcmp(a, "--n") || !strcmp(a, "--steps") ||
+        !strcmp(a, "--slots") || !strcmp(a, "--max-store-bytes") || !strcmp(a, "--repeat") ||
+        !strcmp(a, "--dt") || !strcmp(a, "--stage") || !strcmp(a, "--device") ||
+        !strcmp(a, "--host-slots") || !strcmp(a, "--disk-slots") ||
+        !strcmp(a, "--checkpoint-dir") || !strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync") ||
+        !strcmp(a, "--flush-subnormals") || !strcmp(a, "--wave") || !strcmp(a, "--wave-rows");
     if (!known) {
       if (rank == 0) {
         fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
@@ -189,6 +192,9 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
       bad = parse_long(v, 0, &n) || n > 1;
       o->flush_subnormals = (int)n;
       expected = "0 or 1";
+    } else if (!strcmp(a, "--wave-rows")) {
+      bad = parse_long(v, 1, &n) || n > 100000;
+      o->wave_rows = n;
     } else if (!strcmp(a, "--wave")) {
       bad = parse_long(v, 0, &n) || n > 1;
       o->wave = (int)n;
@@ -658,6 +664,8 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
   int dims[3] = {1, 1, 1}, coords[3];
   rw_grid_topology(o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob), dims,
                    coords);
+  rw_grid_set_wave_rows(o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob),
+                        o->wave_rows);
   if (!o->wave)
     rw_grid_set_wave(o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob), -1);
 

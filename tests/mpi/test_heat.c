@@ -333,7 +333,8 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
   }
 
   /* A whole RK4 step as one sweep (rw_grid_erk_wave, inside a solve where the conductivity's
-   * halo copy is in place; 1, 2 and 3 layers per window) against the stage-by-stage step
+   * halo copy is in place; 1, 2 and 3 layers per window, whole layers and, in 3-D, tiles of
+   * s G = 4 rows) against the stage-by-stage step
    * (the wave off): y_{n+1} bit for bit, in place. It must run on one rank, where the block's
    * slowest dimension has no neighbour unless it is periodic (then the heat kernel, which reads
    * the conductivity at the node, does not take it); outside a solve it must not. */
@@ -341,12 +342,14 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
     rw_grid g = rw_heat_grid(prob);
     int nranks = 1;
     MPI_Comm_size(comm, &nranks);
-    for (long win = 1; win <= 3; win++) {
+    for (long win = 1; win <= 6; win++) {
+      const long layers = (win - 1) % 3 + 1, rows = win > 3; /* rows 1: tiles of s G rows */
+      rw_grid_set_wave_rows(g, rows);
       rw_grid_set_wave(g, -1);
       rw_vec_copy(u, out0);
       CHECK(rw_problem_solve_begin(prob));
       CHECK(rw_stepper_step(f.st, t, f.opt.dt, out0, out0, NULL, NULL));
-      rw_grid_set_wave(g, win);
+      rw_grid_set_wave(g, layers);
       long runs = rw_grid_waves(g);
       rw_vec_copy(u, out);
       CHECK(rw_stepper_step(f.st, t, f.opt.dt, out, out, NULL, NULL));
@@ -357,12 +360,14 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
       CHECK(rw_stepper_step(f.st, t, f.opt.dt, z, z, NULL, NULL));
       outside = rw_grid_waves(g) - outside;
       rw_grid_set_wave(g, 0);
+      rw_grid_set_wave_rows(g, 0);
       int same = same_bits(out, out0) && same_bits(z, out0);
       int must = nranks == 1 && bc != RW_BC_PERIODIC;
       expect(f.ctx, same && (must ? runs == 1 : 1) && outside == 0,
-             "%s step:      RK4 step as one sweep, %ld layers per window, vs stage by stage: "
+             "%s step:      RK4 step as one sweep, %ld layers per window%s, vs stage by stage: "
              "%s (%ld sweeps in a solve, %ld outside)",
-             tag, win, same ? "identical" : "DIFFERENT", runs, outside);
+             tag, layers, rows && dim == 3 ? ", tiles of 4 rows" : "",
+             same ? "identical" : "DIFFERENT", runs, outside);
     }
   }
 
