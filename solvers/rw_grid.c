@@ -1297,6 +1297,84 @@ static int rw_wave_tile(rw_wave *w, rw_grid_kernel_fn kernel, void *const *kctx)
   return 0;
 }
 
+/* The field layers a wave of s stages reads (ext_ok): actual layers [lo, hi) along D. */
+static void rw_grid_wave_span(rw_grid g, int s, int ghosted, long *lo, long *hi)
+{
+  const int G = g->cfg.ghost, D = g->cfg.dim - 1;
+  const long sg = (long)s * G;
+  *lo = -(g->nbr[D][0] != MPI_PROC_NULL ? sg : 0) - (ghosted ? G : 0);
+  *hi = g->count[D] + (g->nbr[D][1] != MPI_PROC_NULL ? sg : 0) + (ghosted ? G : 0);
+}
+
+int rw_grid_wave_ready(rw_grid g, int s, int ext_ok)
+{
+  return rw_grid_wave_suits(g, s, ext_ok, rw_grid_wave_layers(g));
+}
+
+int rw_grid_wave_reaches(rw_grid g)
+{
+  const int D = g->cfg.dim - 1;
+  return g->nbr[D][0] != MPI_PROC_NULL || g->nbr[D][1] != MPI_PROC_NULL;
+}
+
+size_t rw_grid_wave_field_length(rw_grid g, int s, int ghosted)
+{
+  long lo, hi;
+  rw_grid_wave_span(g, s, ghosted, &lo, &hi);
+  const size_t L = ghosted ? rw_grid_layer_len(g)
+                           : (size_t)g->count[0] * (size_t)g->cfg.ncomp *
+                                 (size_t)(g->cfg.dim == 3 ? g->count[1] : 1);
+  return (size_t)(hi - lo) * L;
+}
+
+int rw_grid_wave_field(rw_grid g, int s, N_Vector v, int ghosted, double *buf)
+{
+  const int G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1, nc = g->cfg.ncomp;
+  RW_CHECK(s >= 1 && s <= RW_WAVE_MAX_STAGES && !rw_vec_device(v), RW_ERR_ARG,
+           "rw_grid_wave_field: %d stages on %s vectors", s, rw_vec_device(v) ? "device" : "host");
+  const long N = g->count[D], H = (long)s * G, rows = dim == 3 ? g->count[1] : 1;
+  const size_t row = (size_t)g->count[0] * (size_t)nc, Lo = row * (size_t)rows;
+  const size_t L = ghosted ? rw_grid_layer_len(g) : Lo;
+  const int ext0 = g->nbr[D][0] != MPI_PROC_NULL, ext1 = g->nbr[D][1] != MPI_PROC_NULL;
+  const long V0 = ext0 ? H : 0;
+  long lo, hi;
+  rw_grid_wave_span(g, s, ghosted, &lo, &hi);
+  const double *vd = rw_vec_data(v);
+  double *halo = NULL;
+  if (ext0 || ext1) {
+    RW_CALL(rw_calloc(2 * (size_t)H * Lo, sizeof(double), "grid wave field halo", &halo));
+    int e = rw_grid_wave_halo(g, vd, H, Lo, halo, halo + (size_t)H * Lo);
+    if (e) {
+      rw_free(&halo);
+      RW_CALL(e);
+    }
+  }
+  /* layer a at slot a - lo; the wave's layer v = a + V0 then at buf's own offsets (base = buf) */
+  double *pv = buf - (ptrdiff_t)(ghosted ? lo + V0 + G : lo + V0) * (ptrdiff_t)L;
+  for (long a = -(ext0 ? H : 0); a < N + (ext1 ? H : 0); a++) {
+    const double *src = a < 0    ? halo + (size_t)(a + H) * Lo
+                        : a >= N ? halo + (size_t)H * Lo + (size_t)(a - N) * Lo
+                                 : vd + (size_t)a * Lo;
+    if (!ghosted) {
+      memcpy(pv + (size_t)(a + V0) * Lo, src, Lo * sizeof(double));
+      continue;
+    }
+    for (long j = 0; j < rows; j++) {
+      size_t gx = dim == 3 ? rw_grid_gidx(g->gn, G, dim, 0, j, a + V0, nc, 0)
+                           : rw_grid_gidx(g->gn, G, dim, 0, a + V0, 0, nc, 0);
+      memcpy(pv + gx, src + (size_t)j * row, row * sizeof(double));
+    }
+    rw_grid_layer_ghosts(g, pv, a + V0, 1);
+  }
+  if (ghosted) { /* D's physical sides: its boundary condition, in the block's coordinates */
+    double *pa = pv + (ptrdiff_t)V0 * (ptrdiff_t)L;
+    if (!ext0) (void)rw_grid_bc_in(g, D, 0, pa, 0, -1);
+    if (!ext1) (void)rw_grid_bc_in(g, D, 1, pa, 0, -1);
+  }
+  rw_free(&halo);
+  return 0;
+}
+
 int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_out, int ext_ok,
                      rw_grid_kernel_fn kernel, void *const *kctx, int *done)
 {

@@ -167,6 +167,20 @@ typedef struct rw_stage_plan_s {
  * the same on every rank. Collective. */
 int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *plan, N_Vector y, N_Vector y_out, int ext_ok,
                      rw_grid_kernel_fn kernel, void *const *kctx, int *done);
+/* A kernel that reads fields of its own at the node (a conductivity, a source shape) can take
+ * ext_ok when it reads them, at the wave's shifted layer coordinates, from copies that reach
+ * s G layers past the block along D where D has a neighbour (rw_grid_wave_reaches; none is
+ * needed otherwise): rw_grid_wave_field fills `buf` (rw_grid_wave_field_length doubles) with
+ * the field v of this grid's layout, ghosted (this grid's ghost layers and boundary
+ * conditions; read with rw_grid_gidx) or owned (read with the owned offsets), exchanged s G
+ * layers deep, so that the kernel reads it at buf + the offset of its (shifted) coordinates.
+ * Collective. */
+int rw_grid_wave_reaches(rw_grid g);
+/* Whether rw_grid_erk_wave of s stages would run on host vectors of this grid (the same answer
+ * on every rank; collective the first time it is asked for s and ext_ok). */
+int rw_grid_wave_ready(rw_grid g, int s, int ext_ok);
+size_t rw_grid_wave_field_length(rw_grid g, int s, int ghosted);
+int rw_grid_wave_field(rw_grid g, int s, N_Vector v, int ghosted, double *buf);
 /* Tuning and tests: the layers per window of the wave (0, the default: as many as fit 256 KiB
  * of the widest stage buffer; -1: off), and the number of waves run on this grid so far. */
 void rw_grid_set_wave(rw_grid g, long layers);

@@ -59,7 +59,13 @@ typedef struct {
    * device bodies (rw_dev_bodies.h); Dirichlet and periodic sides only */
   rw_device dev;
   double *terms; /* nodes doubles: per-node terms of the source parameter's VJP */
-  rw_pdefer pd;  /* the source's VJP sum held on the device while the driver defers pbar */
+  /* the whole-step wave (rw_grid_erk_wave) where the slowest dimension has a neighbour: the
+   * conductivity (ghosted) and the source shape (owned) s G layers past the block, made once
+   * per solve for wave_s stages (0: not this solve) */
+  double *wk, *wsh;
+  size_t wk_len, wsh_len;
+  int wave_s;
+  rw_pdefer pd; /* the source's VJP sum held on the device while the driver defers pbar */
   long nodes;
 } heat;
 
@@ -314,6 +320,7 @@ static int heat_solve_begin(void *content)
 {
   heat *H = content;
   H->gk_ready = 0;
+  H->wave_s = 0;
   RW_CALL(rw_grid_exchange_begin(H->kg, H->kappa, H->gk));
   RW_CALL(rw_grid_exchange_end(H->kg, H->gk));
   H->gk_ready = 1;
@@ -324,6 +331,7 @@ static void heat_solve_end(void *content)
 {
   heat *H = content;
   H->gk_ready = 0;
+  H->wave_s = 0;
 }
 
 static int heat_rhs(void *content, double t, N_Vector y, const double *p, N_Vector f)
@@ -347,21 +355,44 @@ static int heat_rhs_comb(void *content, double t, const double *p, int n, const 
 
 /* A whole RK step in one sweep (rw_grid_erk_wave) on the CPU inside a solve, where the
  * conductivity's halo copy is in place. The kernel reads the conductivity and the source at
- * the node, which this rank holds only for its own block and one ghost layer: so no stages past
- * the block's edge (ext_ok = 0), and a block whose slowest dimension has a neighbour (another
- * rank, or periodic over this one) steps stage by stage. */
+ * the node: where the block's slowest dimension has a neighbour (another rank, or periodic
+ * over this one) the stages run s G layers past the block, and the kernel then reads copies of
+ * both fields that reach there (rw_grid_wave_field), made once per solve. */
 static int heat_step_wave(void *content, const double *t, const double *p,
                           const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, int *done)
 {
   heat *H = content;
   (void)t;
   *done = 0;
-  if (H->dev || !H->gk_ready) return 0;
+  const int s = plan->s, reach = rw_grid_wave_reaches(H->ug);
+  if (H->dev || !H->gk_ready || !rw_grid_wave_ready(H->ug, s, reach)) return 0;
   heat_kctx c = {H, H->gk, NULL, H->gk, rw_vec_data(H->shape), p[0], 0};
+  if (reach) { /* the fields past the block, once per solve */
+    if (H->wave_s != s) {
+      size_t nk = rw_grid_wave_field_length(H->kg, s, 1),
+             ns = rw_grid_wave_field_length(H->ug, s, 0);
+      if (nk > H->wk_len) {
+        rw_free(&H->wk);
+        H->wk_len = 0;
+        RW_CALL(rw_calloc(nk, sizeof(double), "heat wave conductivity", &H->wk));
+        H->wk_len = nk;
+      }
+      if (ns > H->wsh_len) {
+        rw_free(&H->wsh);
+        H->wsh_len = 0;
+        RW_CALL(rw_calloc(ns, sizeof(double), "heat wave source", &H->wsh));
+        H->wsh_len = ns;
+      }
+      RW_CALL(rw_grid_wave_field(H->kg, s, H->kappa, 1, H->wk));
+      RW_CALL(rw_grid_wave_field(H->ug, s, H->shape, 0, H->wsh));
+      H->wave_s = s;
+    }
+    c.gk = H->wk, c.src = H->wsh;
+  }
   void *kc[RW_WAVE_MAX_STAGES];
-  for (int i = 0; i < plan->s; i++)
+  for (int i = 0; i < s; i++)
     kc[i] = &c;
-  RW_CALL(rw_grid_erk_wave(H->ug, plan, y, y_out, 0, heat_kernel, kc, done));
+  RW_CALL(rw_grid_erk_wave(H->ug, plan, y, y_out, reach, heat_kernel, kc, done));
   RW_CALL(c.err);
   return 0;
 }
@@ -826,6 +857,8 @@ static void heat_destroy(void *content)
   rw_pdefer_free(&H->pd);
   rw_free(&H->gu);
   rw_free(&H->gk);
+  rw_free(&H->wk);
+  rw_free(&H->wsh);
   rw_free(&H->ga);
   rw_free(&H->gb);
   rw_vec_destroy(&H->shape);
