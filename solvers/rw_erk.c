@@ -90,10 +90,12 @@ static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *
   return 0;
 }
 
-/* The step as one sweep of the problem's (rw_problem_step_wave), when no stage is kept and no
- * running cost is added: the plan holds exactly the combinations rw_erk_stages and the update
- * below form, so the bits are the same. *done = 0 when the problem does not take it. */
-static int rw_erk_wave(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out, int *done)
+/* The step as one sweep of the problem's (rw_problem_step_wave), when no stage is kept: the
+ * plan holds exactly the combinations rw_erk_stages and the update below form, and the
+ * problem adds the running cost's quadrature in rw_erk_stages' order, so the bits are the
+ * same. *done = 0 when the problem does not take it. */
+static int rw_erk_wave(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out, double *q,
+                       int *done)
 {
   rw_erk *e = st->content;
   rw_stage_plan P;
@@ -116,7 +118,8 @@ static int rw_erk_wave(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
   for (int i = 0; i < e->s; i++)
     if (e->b[i] != 0.0) P.cb[n] = h * e->b[i], P.xb[n++] = i;
   P.nb = n;
-  RW_CALL(rw_problem_step_wave(st->prob, ts, &P, y_in, y_out, done));
+  P.ncap = 0, P.cap = NULL, P.capv = NULL;
+  RW_CALL(rw_problem_step_wave(st->prob, ts, &P, y_in, y_out, q, done));
   return 0;
 }
 
@@ -124,9 +127,9 @@ static int rw_erk_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
                        N_Vector *stages, double *q)
 {
   rw_erk *e = st->content;
-  if (!stages && !e->need_k && !(q && rw_problem_has_running(st->prob))) {
+  if (!stages && !e->need_k) {
     int done = 0;
-    RW_CALL(rw_erk_wave(st, t, h, y_in, y_out, &done));
+    RW_CALL(rw_erk_wave(st, t, h, y_in, y_out, rw_problem_has_running(st->prob) ? q : NULL, &done));
     if (done) return 0;
   }
   RW_CALL(rw_erk_stages(st, t, h, y_in, q, 0, stages));

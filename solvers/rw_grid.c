@@ -57,6 +57,8 @@ struct rw_grid_s {
    * every rank (wave_ok[ext_ok][s]: 0 not asked yet, 1 no, 2 yes) */
   double *wave;
   size_t wave_len;
+  long *wave_cap; /* the plan's captures by layer: N + 1 starts, then the captures' order */
+  size_t wave_cap_len;
   long wave_layers, wave_rows, wave_runs;
   int wave_ok[2][RW_WAVE_MAX_STAGES + 1];
 };
@@ -187,6 +189,7 @@ int rw_grid_destroy(rw_grid *pg)
   if (g->cart != MPI_COMM_NULL) MPI_Comm_free(&g->cart);
   rw_free(&g->win);
   rw_free(&g->wave);
+  rw_free(&g->wave_cap);
   rw_free(pg);
   return 0;
 }
@@ -1153,6 +1156,7 @@ typedef struct {
   long j0, j1, rlo[RW_WAVE_MAX_STAGES], rhi[RW_WAVE_MAX_STAGES], flo[RW_WAVE_MAX_STAGES],
       fhi[RW_WAVE_MAX_STAGES], jsave;
   const double *saved;
+  const long *cstart, *corder; /* the captures of layer l: corder[cstart[l] .. cstart[l + 1]) */
 } rw_wave;
 
 /* Row j of y at wave layer v (the block, a halo, or the rows kept aside). */
@@ -1205,6 +1209,16 @@ static void rw_wave_form(rw_wave *w, int i, double *gw, long v)
     rw_lincomb(w->P->n[i], w->P->c[i], x, gw + gx, (long)w->row);
     if (w->tiled) rw_wave_row_ghosts(g, gw, v, j);
   }
+  const long l = v - w->V0;
+  if (w->cstart && l >= 0 && l < w->N) /* the plan's captures in this layer's formed rows */
+    for (long k = w->cstart[l]; k < w->cstart[l + 1]; k++) {
+      const long m = w->corder[k], off = w->P->cap[m] - l * (long)w->Lo, j = off / (long)w->row;
+      if (j < jlo || j >= jhi) continue;
+      size_t gx = dim == 3 ? rw_grid_gidx(g->gn, G, dim, 0, j, v, nc, 0)
+                           : rw_grid_gidx(g->gn, G, dim, 0, v, 0, nc, 0);
+      w->P->capv[(size_t)i * (size_t)w->P->ncap + (size_t)m] =
+          gw[gx + (size_t)(off % (long)w->row)];
+    }
   if (!w->tiled) {
     rw_grid_layer_ghosts(g, gw, v, 1);
     return;
@@ -1421,6 +1435,32 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   }
   double *sv[2] = {p, p + keep};
   w.jsave = 0;
+  if (P->ncap > 0) { /* the captures sorted by layer (a counting sort) */
+    const size_t nl = (size_t)w.N + 1 + (size_t)P->ncap;
+    if (g->wave_cap_len < nl) {
+      rw_free(&g->wave_cap);
+      g->wave_cap_len = 0;
+      RW_CALL(rw_calloc(nl, sizeof(long), "grid wave captures", &g->wave_cap));
+      g->wave_cap_len = nl;
+    }
+    long *st = g->wave_cap, *ord = g->wave_cap + w.N + 1;
+    memset(st, 0, ((size_t)w.N + 1) * sizeof(long));
+    for (int m = 0; m < P->ncap; m++) {
+      const long l = P->cap[m] / (long)w.Lo;
+      RW_CHECK(P->cap[m] >= 0 && l < w.N, RW_ERR_ARG,
+               "rw_grid_erk_wave: capture %d at offset %ld, outside the %ld owned entries", m,
+               P->cap[m], w.N * (long)w.Lo);
+      st[l + 1]++;
+    }
+    for (long l = 0; l < w.N; l++)
+      st[l + 1] += st[l];
+    for (int m = 0; m < P->ncap; m++) /* st[l]: the next place of layer l */
+      ord[st[P->cap[m] / (long)w.Lo]++] = m;
+    for (long l = w.N; l > 0; l--) /* back to the starts */
+      st[l] = st[l - 1];
+    st[0] = 0;
+    w.cstart = st, w.corder = ord;
+  }
   for (long j0 = 0, t = 0; j0 < nrows; j0 += T, t++) {
     w.j0 = j0, w.j1 = j0 + T < nrows ? j0 + T : nrows;
     for (int i = 0; i < s; i++) {

@@ -249,12 +249,13 @@ int rw_problem_rhs_comb(rw_problem prob, double t, int n, const double *c, N_Vec
 int rw_problem_has_step_wave(rw_problem prob) { return prob->ops.step_wave != NULL; }
 
 int rw_problem_step_wave(rw_problem prob, const double *t, const rw_stage_plan *plan, N_Vector y,
-                         N_Vector y_out, int *done)
+                         N_Vector y_out, double *q, int *done)
 {
   *done = 0;
   if (!prob->ops.step_wave) return 0;
-  RW_OP_CALL(prob->ops.step_wave(prob->content, t, prob->p, plan, y, y_out, done));
+  RW_OP_CALL(prob->ops.step_wave(prob->content, t, prob->p, plan, y, y_out, q, done));
   if (*done) prob->counts.rhs += plan->s;
+  if (*done && q) prob->counts.running += plan->nb - 1;
   return 0;
 }
 

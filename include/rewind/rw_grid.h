@@ -146,6 +146,11 @@ typedef struct rw_stage_plan_s {
   double c[RW_WAVE_MAX_STAGES][RW_WAVE_MAX_STAGES + 1];
   int nb, xb[RW_WAVE_MAX_STAGES + 1];
   double cb[RW_WAVE_MAX_STAGES + 1];
+  /* optional: Y_i's entries at the owned offsets cap[m] (m < ncap) copied to
+   * capv[i * ncap + m] as they are formed (a running cost's sensors) */
+  int ncap;
+  const long *cap;
+  double *capv;
 } rw_stage_plan;
 
 /* The step of `plan` from y into y_out (which may be y), with f = kernel(kctx[i]) on the

@@ -115,10 +115,13 @@ typedef struct {
    * rw_stage_plan: the stepper's own combinations, h in the coefficients), at stage times
    * t[i], computed by the problem in one sweep instead of stage by stage (rw_grid_erk_wave),
    * with the same bits as the stage-by-stage step's rhs_comb calls and final combination.
-   * *done = 0 when it does not apply (nothing computed). Called only for steps that keep no
-   * stage and add no running cost. Optional. */
+   * With q (not NULL) it also adds the running cost's quadrature as the stepper does:
+   * *q += sum over m >= 1 of cb[m] r(t[xb[m]], Y_xb[m]), summed in that order into a fresh 0
+   * first (the problem's running op's bits). *done = 0 when it does not apply (nothing
+   * computed). Called only for steps that keep no stage. Optional. */
   int (*step_wave)(void *content, const double *t, const double *p,
-                   const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, int *done);
+                   const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, double *q,
+                   int *done);
   /* Releases the content. Optional. */
   void (*destroy)(void *content);
 } rw_problem_ops;
@@ -223,12 +226,13 @@ int rw_problem_vjp(rw_problem prob, double t, N_Vector y, N_Vector w, N_Vector o
  * NULL) and rhs. The same bits either way. */
 int rw_problem_rhs_comb(rw_problem prob, double t, int n, const double *c, N_Vector *X,
                         N_Vector keep, N_Vector work, N_Vector f);
-/* One explicit RK step of `plan` (stage times t[i]) through the problem's step_wave: *done = 1
- * when it ran (counted as plan->s right-hand sides), 0 when the problem has none or declines
- * (nothing computed; the caller steps stage by stage). Collective. */
+/* One explicit RK step of `plan` (stage times t[i]) through the problem's step_wave, adding
+ * the running cost's quadrature to *q when q is not NULL: *done = 1 when it ran (counted as
+ * plan->s right-hand sides, and plan->nb - 1 running costs with q), 0 when the problem has none
+ * or declines (nothing computed; the caller steps stage by stage). Collective. */
 int rw_problem_has_step_wave(rw_problem prob);
 int rw_problem_step_wave(rw_problem prob, const double *t, const struct rw_stage_plan_s *plan,
-                         N_Vector y, N_Vector y_out, int *done);
+                         N_Vector y, N_Vector y_out, double *q, int *done);
 /* out_y = (df/dy)^T w (set, not added) and out_p as in rw_problem_vjp, with w = sum_j c[j] W[j]
  * (1 <= n <= RW_LINCOMB_MAX): one pass with the problem's vjp_comb, else w formed in `work`
  * (a vector like y), out_y zeroed and rw_problem_vjp. The same bits either way. */

@@ -367,12 +367,13 @@ static int gs_rhs_comb(void *c, double t, const double *p, int n, const double *
 /* A whole RK step in one sweep (rw_grid_erk_wave) on the CPU: the right-hand side reads the
  * ghosted state only, so the stages may run past the block's edge (ext_ok). */
 static int gs_step_wave(void *c, const double *t, const double *p,
-                        const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, int *done)
+                        const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, double *q,
+                        int *done)
 {
   rw_gs *s = c;
   (void)t;
   *done = 0;
-  if (s->dev) return 0;
+  if (s->dev || q) return 0; /* no running cost here: the stepper passes none */
   s->p = p;
   void *kc[RW_WAVE_MAX_STAGES];
   for (int i = 0; i < plan->s; i++)

@@ -49,7 +49,12 @@ typedef struct {
   long (*snode)[3]; /* sensor nodes (global) */
   long *sloc;       /* local index of the sensor node, -1 when another rank owns it */
   double *sbuf;     /* ns doubles */
-  long nt;          /* data: nt times, values[n * ns + s] */
+  /* this rank's sensors in order: nsl of them at owned offsets slocal; their values (sval),
+   * and per stage of a wave (scap: RW_WAVE_MAX_STAGES x nsl) */
+  int nsl;
+  long *slocal;
+  double *sval, *scap;
+  long nt; /* data: nt times, values[n * ns + s] */
   double *dtimes, *dvals;
   int recording;
   long rcap, nrec;
@@ -358,11 +363,13 @@ static int heat_rhs_comb(void *content, double t, const double *p, int n, const 
  * the node: where the block's slowest dimension has a neighbour (another rank, or periodic
  * over this one) the stages run s G layers past the block, and the kernel then reads copies of
  * both fields that reach there (rw_grid_wave_field), made once per solve. */
+static double heat_misfit(heat *H, double t, const double *v);
+
 static int heat_step_wave(void *content, const double *t, const double *p,
-                          const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, int *done)
+                          const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, double *q,
+                          int *done)
 {
   heat *H = content;
-  (void)t;
   *done = 0;
   const int s = plan->s, reach = rw_grid_wave_reaches(H->ug);
   if (H->dev || !H->gk_ready || !rw_grid_wave_ready(H->ug, s, reach)) return 0;
@@ -392,8 +399,18 @@ static int heat_step_wave(void *content, const double *t, const double *p,
   void *kc[RW_WAVE_MAX_STAGES];
   for (int i = 0; i < s; i++)
     kc[i] = &c;
-  RW_CALL(rw_grid_erk_wave(H->ug, plan, y, y_out, reach, heat_kernel, kc, done));
+  rw_stage_plan P = *plan; /* with the running cost: each stage's values at the sensors */
+  P.ncap = q ? H->nsl : 0, P.cap = H->slocal, P.capv = H->scap;
+  RW_CALL(rw_grid_erk_wave(H->ug, &P, y, y_out, reach, heat_kernel, kc, done));
   RW_CALL(c.err);
+  if (*done && q) { /* rw_erk_stages' quadrature: sum of h b_i r(Y_i) in stage order, then added */
+    double dq = 0.0;
+    for (int m = 1; m < P.nb; m++) {
+      const int i = P.xb[m];
+      dq += P.cb[m] * heat_misfit(H, t[i], H->scap + (size_t)i * (size_t)H->nsl);
+    }
+    *q += dq;
+  }
   return 0;
 }
 
@@ -714,26 +731,32 @@ static void heat_data_at(heat *H, double t)
     H->sbuf[s] = (1.0 - th) * va[s] + th * vb[s];
 }
 
+/* The running cost on this rank from the state at its sensors (v[m]: the m-th of them, in
+ * sensor order): 0.5 sum (v - d(t))^2, summed in sensor order. */
+static double heat_misfit(heat *H, double t, const double *v)
+{
+  if (H->nt == 0 || H->recording) return 0.0;
+  heat_data_at(H, t);
+  double acc = 0.0;
+  for (int s = 0, m = 0; s < H->ns; s++)
+    if (H->sloc[s] >= 0) {
+      double e = v[m++] - H->sbuf[s];
+      acc += e * e;
+    }
+  return 0.5 * acc;
+}
+
 static int heat_running(void *content, double t, N_Vector y, const double *p, double *r)
 {
   heat *H = content;
   (void)p;
-  *r = 0.0;
-  if (H->nt == 0 || H->recording) return 0;
-  heat_data_at(H, t);
   const double *yd = rw_vec_data(y);
-  double acc = 0.0;
-  for (int s = 0; s < H->ns; s++)
-    if (H->sloc[s] >= 0) {
-      double v = 0.0;
-      if (H->dev)
-        RW_CALL(rw_device_copy(H->dev, &v, yd + H->sloc[s], sizeof v, RW_COPY_D2H));
-      else
-        v = yd[H->sloc[s]];
-      double e = v - H->sbuf[s];
-      acc += e * e;
-    }
-  *r = 0.5 * acc;
+  for (int m = 0; m < H->nsl; m++)
+    if (H->dev)
+      RW_CALL(rw_device_copy(H->dev, &H->sval[m], yd + H->slocal[m], sizeof(double), RW_COPY_D2H));
+    else
+      H->sval[m] = yd[H->slocal[m]];
+  *r = heat_misfit(H, t, H->sval);
   return 0;
 }
 
@@ -866,6 +889,9 @@ static void heat_destroy(void *content)
   rw_free(&H->snode);
   rw_free(&H->sloc);
   rw_free(&H->sbuf);
+  rw_free(&H->slocal);
+  rw_free(&H->sval);
+  rw_free(&H->scap);
   rw_free(&H->dtimes);
   rw_free(&H->dvals);
   rw_free(&H->rtimes);
@@ -1001,6 +1027,12 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
   RW_TRY(rw_calloc((size_t)H->ns, sizeof *H->sloc, "heat sensors", &H->sloc));
   RW_TRY(rw_calloc((size_t)H->ns, sizeof *H->sbuf, "heat sensors", &H->sbuf));
   RW_TRY(heat_place_sensors(H, cfg, H->ug));
+  RW_TRY(rw_calloc((size_t)H->ns + 1, sizeof *H->slocal, "heat sensors", &H->slocal));
+  RW_TRY(rw_calloc((size_t)H->ns + 1, sizeof *H->sval, "heat sensors", &H->sval));
+  RW_TRY(
+      rw_calloc((size_t)H->ns * RW_WAVE_MAX_STAGES + 1, sizeof *H->scap, "heat sensors", &H->scap));
+  for (int s = 0; s < H->ns; s++)
+    if (H->sloc[s] >= 0) H->slocal[H->nsl++] = H->sloc[s];
   RW_TRY(rw_grid_new_field(H->ug, &H->shape));
   H->neumann = cfg->bc == RW_BC_NEUMANN;
   H->periodic = cfg->bc == RW_BC_PERIODIC;

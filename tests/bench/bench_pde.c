@@ -80,6 +80,7 @@ typedef struct {
   int flush_subnormals;       /* --flush-subnormals 1: rw_fp_flush_subnormals(1) */
   int wave;                   /* --wave 0: whole steps stage by stage (rw_grid_set_wave -1) */
   long wave_rows;             /* --wave-rows R: rows per tile of the wave (0: by bytes) */
+  long wave_layers;           /* --wave-layers W: layers per window of the wave (0: by bytes) */
   int disk_sync;              /* --disk-sync 1: the disk tier's device copies synchronous */
   char ckpt_dir[512];         /* --checkpoint-dir (disk tier) */
 } bench_opts;
@@ -120,6 +121,8 @@ static void usage(FILE *f, const char *prog)
           "  --wave 0|1           0: every RK step stage by stage; 1 (default): a step that\n"
           "                       keeps no stage runs as one sweep where the grid suits it\n"
           "                       (rw_grid_erk_wave)\n"
+          "  --wave-layers W      layers per window of that sweep (default: as many as fit\n"
+          "                       256 KiB, and none on a block under four windows)\n"
           "  --wave-rows R        rows per tile of that sweep on a 3-D block (default: as\n"
           "                       many as keep its live rows within 1.5 MiB)\n"
           "  --flush-subnormals 0|1  1: subnormals flushed to zero (rw_fp_flush_subnormals;\n"
@@ -192,6 +195,9 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
       bad = parse_long(v, 0, &n) || n > 1;
       o->flush_subnormals = (int)n;
       expected = "0 or 1";
+    } else if (!strcmp(a, "--wave-layers")) {
+      bad = parse_long(v, 1, &n) || n > 100000;
+      o->wave_layers = n;
     } else if (!strcmp(a, "--wave-rows")) {
       bad = parse_long(v, 1, &n) || n > 100000;
       o->wave_rows = n;
@@ -666,6 +672,9 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
                    coords);
   rw_grid_set_wave_rows(o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob),
                         o->wave_rows);
+  if (o->wave_layers > 0)
+    rw_grid_set_wave(o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob),
+                     o->wave_layers);
   if (!o->wave)
     rw_grid_set_wave(o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob), -1);
 
