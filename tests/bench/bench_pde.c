@@ -151,13 +151,14 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
       if (rank == 0) usage(stdout, argv[0]);
       return 1;
     }
-    int known =
-        !strcmp(a, "--problem") || !strcmp(a, "--n") || !strcmp(a, "--steps") ||
-        !strcmp(a, "--slots") || !strcmp(a, "--max-store-bytes") || !strcmp(a, "--repeat") ||
-        !strcmp(a, "--dt") || !strcmp(a, "--stage") || !strcmp(a, "--device") ||
-        !strcmp(a, "--host-slots") || !strcmp(a, "--disk-slots") ||
-        !strcmp(a, "--checkpoint-dir") || !strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync") ||
-        !strcmp(a, "--flush-subnormals") || !strcmp(a, "--wave") || !strcmp(a, "--wave-rows");
+    int known = !strcmp(a, "--problem") || !strcmp(a, "--n") || !strcmp(a, "--steps") ||
+                !strcmp(a, "--slots") || !strcmp(a, "--max-store-bytes") ||
+                !strcmp(a, "--repeat") || !strcmp(a, "--dt") || !strcmp(a, "--stage") ||
+                !strcmp(a, "--device") || !strcmp(a, "--host-slots") ||
+                !strcmp(a, "--disk-slots") || !strcmp(a, "--checkpoint-dir") ||
+                !strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync") ||
+                !strcmp(a, "--flush-subnormals") || !strcmp(a, "--wave") ||
+                !strcmp(a, "--wave-rows") || !strcmp(a, "--wave-layers");
     if (!known) {
       if (rank == 0) {
         fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
