@@ -90,12 +90,14 @@ static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *
   return 0;
 }
 
-/* The step as one sweep of the problem's (rw_problem_step_wave), when no stage is kept: the
- * plan holds exactly the combinations rw_erk_stages and the update below form, and the
- * problem adds the running cost's quadrature in rw_erk_stages' order, so the bits are the
- * same. *done = 0 when the problem does not take it. */
-static int rw_erk_wave(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out, double *q,
-                       int *done)
+/* The step as one sweep of the problem's (rw_problem_step_wave): the plan holds exactly the
+ * combinations rw_erk_stages and the update below form, the stage inputs written to keep[i]
+ * when keep is not NULL (stored stages), and the problem adds the running cost's quadrature in
+ * rw_erk_stages' order, so the bits are the same. y_out NULL: the stage inputs alone (the
+ * adjoint's recomputation: rw_erk_stages with slopes_only_before_last). *done = 0 when the
+ * problem does not take it. */
+static int rw_erk_wave(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
+                       N_Vector *keep, double *q, int *done)
 {
   rw_erk *e = st->content;
   rw_stage_plan P;
@@ -119,6 +121,9 @@ static int rw_erk_wave(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
     if (e->b[i] != 0.0) P.cb[n] = h * e->b[i], P.xb[n++] = i;
   P.nb = n;
   P.ncap = 0, P.cap = NULL, P.capv = NULL;
+  for (int i = 0; i < RW_WAVE_MAX_STAGES; i++)
+    P.keep[i] = keep && i < e->s ? keep[i] : NULL;
+  P.no_out = y_out == NULL;
   RW_CALL(rw_problem_step_wave(st->prob, ts, &P, y_in, y_out, q, done));
   return 0;
 }
@@ -127,9 +132,10 @@ static int rw_erk_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
                        N_Vector *stages, double *q)
 {
   rw_erk *e = st->content;
-  if (!stages && !e->need_k) {
+  if (!e->need_k) {
     int done = 0;
-    RW_CALL(rw_erk_wave(st, t, h, y_in, y_out, rw_problem_has_running(st->prob) ? q : NULL, &done));
+    RW_CALL(rw_erk_wave(st, t, h, y_in, y_out, stages, rw_problem_has_running(st->prob) ? q : NULL,
+                        &done));
     if (done) return 0;
   }
   RW_CALL(rw_erk_stages(st, t, h, y_in, q, 0, stages));
@@ -154,7 +160,9 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
   if (stages) {
     Y = stages;
   } else {
-    RW_CALL(rw_erk_stages(st, t, h, y_n, NULL, 1, e->Y));
+    int done = 0; /* the stage inputs alone, in one sweep where the problem can */
+    RW_CALL(rw_erk_wave(st, t, h, y_n, NULL, e->Y, NULL, &done));
+    if (!done) RW_CALL(rw_erk_stages(st, t, h, y_n, NULL, 1, e->Y));
   }
   for (int i = e->s - 1; i >= 0; i--) {
     int n = 0;

@@ -1157,6 +1157,7 @@ typedef struct {
       fhi[RW_WAVE_MAX_STAGES], jsave;
   const double *saved;
   const long *cstart, *corder; /* the captures of layer l: corder[cstart[l] .. cstart[l + 1]) */
+  double *keep[RW_WAVE_MAX_STAGES];
 } rw_wave;
 
 /* Row j of y at wave layer v (the block, a halo, or the rows kept aside). */
@@ -1207,6 +1208,9 @@ static void rw_wave_form(rw_wave *w, int i, double *gw, long v)
     size_t gx = dim == 3 ? rw_grid_gidx(g->gn, G, dim, 0, j, v, nc, 0)
                          : rw_grid_gidx(g->gn, G, dim, 0, v, 0, nc, 0);
     rw_lincomb(w->P->n[i], w->P->c[i], x, gw + gx, (long)w->row);
+    if (w->keep[i] && v >= w->V0 && v < w->V0 + w->N && j >= w->j0 && j < w->j1)
+      memcpy(w->keep[i] + (size_t)(v - w->V0) * w->Lo + (size_t)j * w->row, gw + gx,
+             w->row * sizeof(double));
     if (w->tiled) rw_wave_row_ghosts(g, gw, v, j);
   }
   const long l = v - w->V0;
@@ -1283,7 +1287,7 @@ static int rw_wave_tile(rw_wave *w, rw_grid_kernel_fn kernel, void *const *kctx)
       RW_CHECK(tgt - w->capK <= live, RW_ERR_INTERNAL,
                "grid wave: stage %d's ring of %ld layers would overwrite layer %ld", i, w->capK,
                tgt - 1 - w->capK);
-      for (long a = e[i]; a < tgt;) { /* the kernel over [a, b), split at the ring's end */
+      for (long a = e[i]; a < tgt && !(P->no_out && i == s - 1);) { /* [a, b): the ring's end */
         const long slot = a % w->capK,
                    bnd = a + (w->capK - slot) < tgt ? a + (w->capK - slot) : tgt;
         double *out = w->ring[i] - (ptrdiff_t)(a - slot) * (ptrdiff_t)w->Lo;
@@ -1296,6 +1300,7 @@ static int rw_wave_tile(rw_wave *w, rw_grid_kernel_fn kernel, void *const *kctx)
       e[i] = tgt;
     }
     /* y_out where every slope is complete, on the tile's rows */
+    if (P->no_out) done_v = e[s - 1];
     for (; done_v < e[s - 1]; done_v++) {
       const double *x[RW_WAVE_MAX_STAGES + 1];
       const long l = done_v - w->V0;
@@ -1394,7 +1399,10 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
 {
   const int G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1, s = P->s;
   *done = 0;
-  if (rw_vec_device(y) || rw_vec_device(y_out)) return 0;
+  int dev = rw_vec_device(y) || (y_out && rw_vec_device(y_out));
+  for (int i = 0; i < s && i < RW_WAVE_MAX_STAGES; i++)
+    dev = dev || (P->keep[i] && rw_vec_device(P->keep[i]));
+  if (dev || (!y_out && !P->no_out)) return 0;
   const long W = rw_grid_wave_layers(g);
   if (!rw_grid_wave_suits(g, s, ext_ok, W)) return 0;
   rw_wave w;
@@ -1408,7 +1416,7 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   w.capK = W + (long)(s + 1) * G + 1;
   const long T = rw_grid_wave_rows(g, s, W), nrows = dim == 3 ? g->count[1] : 1;
   w.tiled = T < nrows;
-  const int inplace = rw_vec_data(y) == rw_vec_data(y_out) && w.tiled;
+  const int inplace = !P->no_out && rw_vec_data(y) == rw_vec_data(y_out) && w.tiled;
   const long capY = 2 * (W + 2 * G);
   const size_t keep = (size_t)w.N * (size_t)w.H * w.row; /* the rows kept aside, per copy */
   const size_t need = (size_t)s * ((size_t)capY * w.L + (size_t)w.capK * w.Lo) +
@@ -1426,7 +1434,9 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
     w.ring[i] = p, p += (size_t)w.capK * w.Lo;
   }
   w.y = rw_vec_data(y);
-  w.yo = rw_vec_data(y_out);
+  w.yo = y_out ? rw_vec_data(y_out) : NULL;
+  for (int i = 0; i < s; i++)
+    w.keep[i] = P->keep[i] ? rw_vec_data(P->keep[i]) : NULL;
   if (w.ext[0] || w.ext[1]) {
     double *lo_h = p, *hi_h = p + (size_t)w.H * w.Lo;
     RW_CALL(rw_grid_wave_halo(g, w.y, w.H, w.Lo, lo_h, hi_h));

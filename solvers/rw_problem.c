@@ -254,7 +254,7 @@ int rw_problem_step_wave(rw_problem prob, const double *t, const rw_stage_plan *
   *done = 0;
   if (!prob->ops.step_wave) return 0;
   RW_OP_CALL(prob->ops.step_wave(prob->content, t, prob->p, plan, y, y_out, q, done));
-  if (*done) prob->counts.rhs += plan->s;
+  if (*done) prob->counts.rhs += plan->s - (plan->no_out ? 1 : 0);
   if (*done && q) prob->counts.running += plan->nb - 1;
   return 0;
 }

@@ -151,6 +151,11 @@ typedef struct rw_stage_plan_s {
   int ncap;
   const long *cap;
   double *capv;
+  /* optional: Y_i also written whole to keep[i] (owned layout; NULL: not kept), the stored
+   * stages of a step; no_out: only the stages are wanted (an adjoint's recomputation): the
+   * last slope and y_out are not computed (y_out may be NULL) */
+  N_Vector keep[RW_WAVE_MAX_STAGES];
+  int no_out;
 } rw_stage_plan;
 
 /* The step of `plan` from y into y_out (which may be y), with f = kernel(kctx[i]) on the

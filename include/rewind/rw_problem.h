@@ -117,8 +117,10 @@ typedef struct {
    * with the same bits as the stage-by-stage step's rhs_comb calls and final combination.
    * With q (not NULL) it also adds the running cost's quadrature as the stepper does:
    * *q += sum over m >= 1 of cb[m] r(t[xb[m]], Y_xb[m]), summed in that order into a fresh 0
-   * first (the problem's running op's bits). *done = 0 when it does not apply (nothing
-   * computed). Called only for steps that keep no stage. Optional. */
+   * first (the problem's running op's bits). The plan may ask for the stage inputs Y_i to be
+   * kept (plan->keep) and, with plan->no_out, for them alone (y_out NULL: an adjoint's
+   * recomputation of a step's stages; the last slope is then not evaluated). *done = 0 when it
+   * does not apply (nothing computed). Optional. */
   int (*step_wave)(void *content, const double *t, const double *p,
                    const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, double *q,
                    int *done);
@@ -228,7 +230,8 @@ int rw_problem_rhs_comb(rw_problem prob, double t, int n, const double *c, N_Vec
                         N_Vector keep, N_Vector work, N_Vector f);
 /* One explicit RK step of `plan` (stage times t[i]) through the problem's step_wave, adding
  * the running cost's quadrature to *q when q is not NULL: *done = 1 when it ran (counted as
- * plan->s right-hand sides, and plan->nb - 1 running costs with q), 0 when the problem has none
+ * plan->s right-hand sides, one fewer with no_out, and plan->nb - 1 running costs with q), 0
+ * when the problem has none
  * or declines (nothing computed; the caller steps stage by stage). Collective. */
 int rw_problem_has_step_wave(rw_problem prob);
 int rw_problem_step_wave(rw_problem prob, const double *t, const struct rw_stage_plan_s *plan,

@@ -118,9 +118,9 @@ static void usage(FILE *f, const char *prog)
           "                       read-ahead), to measure what overlapping them gains\n"
           "  --disk-sync 0|1      1: the disk tier's copies from device memory synchronous (no\n"
           "                       device staging snapshot)\n"
-          "  --wave 0|1           0: every RK step stage by stage; 1 (default): a step that\n"
-          "                       keeps no stage runs as one sweep where the grid suits it\n"
-          "                       (rw_grid_erk_wave)\n"
+          "  --wave 0|1           0: every RK step stage by stage; 1 (default): a step (and an\n"
+          "                       adjoint's recomputation of a step's stages) runs as one\n"
+          "                       sweep where the grid suits it (rw_grid_erk_wave)\n"
           "  --wave-layers W      layers per window of that sweep (default: as many as fit\n"
           "                       256 KiB, and none on a block under four windows)\n"
           "  --wave-rows R        rows per tile of that sweep on a 3-D block (default: as\n"
@@ -848,7 +848,7 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
     printf("CPU stages run in windows of layers (rw_grid_apply_comb_fused; 0: the two-pass stage, "
            "as on blocks under four windows): %ld windows on rank 0\n",
            windows);
-    printf("RK steps that keep no stage run as one sweep (rw_grid_erk_wave%s): %ld on rank 0\n",
+    printf("RK steps run as one sweep (rw_grid_erk_wave%s): %ld on rank 0\n",
            o->wave ? "" : ", off: --wave 0", waves);
 
     printf("BENCH_JSON {\"bench\":\"pde\",\"flush_subnormals\":%s,\"problem\":\"%s\","

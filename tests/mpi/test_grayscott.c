@@ -267,6 +267,38 @@ static void dot_tests(rw_context ctx, int dim, long n, int strong)
              "stage-by-stage step (%ld sweeps on rank 0)",
              dim, n, set, size, win, allbad ? "DIFFERS from" : "bit for bit", runs);
     }
+    /* the same with the stages kept (store mode), and the adjoint step that recomputes its
+     * stage inputs (no_out): lambda and dJ/dp bit for bit */
+    {
+      const int ns = rw_stepper_num_stage_vectors(st);
+      N_Vector *sa = NULL, *sb = NULL;
+      CHECK(rw_vec_clone_array(y, ns, &sa));
+      CHECK(rw_vec_clone_array(y, ns, &sb));
+      double pa[4] = {0, 0, 0, 0}, pb[4] = {0, 0, 0, 0};
+      long runs = 0;
+      for (int on = 0; on < 2; on++) {
+        rw_grid_set_wave(g, on ? 2 : -1);
+        long r0 = rw_grid_waves(g);
+        CHECK(rw_stepper_step(st, t, 0.5, y, on ? fm : fp, on ? sb : sa, NULL));
+        rw_vec_copy(w, on ? jv : vt);
+        CHECK(rw_stepper_adjoint_step(st, t, 0.5, y, NULL, on ? jv : vt, on ? pb : pa));
+        runs += on ? rw_grid_waves(g) - r0 : 0;
+      }
+      rw_grid_set_wave(g, 0);
+      int nbad = memcmp(rw_vec_data(fp), rw_vec_data(fm), rw_vec_bytes(fp)) != 0 ||
+                 memcmp(rw_vec_data(vt), rw_vec_data(jv), rw_vec_bytes(vt)) != 0 ||
+                 memcmp(pa, pb, sizeof pa) != 0;
+      for (int i = 0; i < ns; i++)
+        nbad += memcmp(rw_vec_data(sa[i]), rw_vec_data(sb[i]), rw_vec_bytes(y)) != 0;
+      int allbad = 0;
+      MPI_Allreduce(&nbad, &allbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
+      report(allbad == 0 && (size > 1 || runs == 2),
+             "RK4 step keeping its stages and adjoint step recomputing them, as sweeps %dD N=%ld "
+             "%s on %d ranks: %s the stage-by-stage steps (%ld sweeps on rank 0)",
+             dim, n, set, size, allbad ? "DIFFER from" : "bit for bit", runs);
+      rw_vec_destroy_array(&sa, ns);
+      rw_vec_destroy_array(&sb, ns);
+    }
     rw_stepper_destroy(&st);
   }
   rw_vec_destroy(&y);

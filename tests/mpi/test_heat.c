@@ -376,6 +376,46 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
     }
   }
 
+  /* The same with the stages kept (store mode) and the adjoint step that recomputes its stage
+   * inputs (no_out), inside a solve: the kept stages, lambda, dJ/dq and the field adjoint bit for
+   * bit with the wave on (1 layer per window) and off; on one rank both must be sweeps. */
+  {
+    rw_grid g = rw_heat_grid(prob);
+    int nranks = 1;
+    MPI_Comm_size(comm, &nranks);
+    const int ns = rw_stepper_num_stage_vectors(f.st);
+    N_Vector *sa = NULL, *sb = NULL, fa = NULL;
+    CHECK(rw_vec_clone_array(u, ns, &sa));
+    CHECK(rw_vec_clone_array(u, ns, &sb));
+    CHECK(rw_vec_clone(rw_problem_field_adjoint(prob), &fa));
+    double qa[1] = {0.0}, qb[1] = {0.0};
+    long runs = 0;
+    CHECK(rw_problem_solve_begin(prob));
+    for (int on = 0; on < 2; on++) {
+      rw_grid_set_wave(g, on ? 1 : -1);
+      long r0 = rw_grid_waves(g);
+      CHECK(rw_stepper_step(f.st, t, f.opt.dt, u, on ? out : out0, on ? sb : sa, NULL));
+      rw_vec_copy(w, on ? fm : fp);
+      N_VConst(0.0, rw_problem_field_adjoint(prob));
+      CHECK(rw_stepper_adjoint_step(f.st, t, f.opt.dt, u, NULL, on ? fm : fp, on ? qb : qa));
+      if (!on) rw_vec_copy(rw_problem_field_adjoint(prob), fa);
+      runs += on ? rw_grid_waves(g) - r0 : 0;
+    }
+    rw_problem_solve_end(prob);
+    rw_grid_set_wave(g, 0);
+    int same = same_bits(out, out0) && same_bits(fm, fp) && qa[0] == qb[0] &&
+               same_bits(fa, rw_problem_field_adjoint(prob));
+    for (int i = 0; i < ns; i++)
+      same = same && same_bits(sa[i], sb[i]);
+    expect(f.ctx, same && (nranks > 1 || runs == 2),
+           "%s step:      RK4 step keeping its stages and adjoint step recomputing them, as "
+           "sweeps, vs stage by stage: %s (%ld sweeps)",
+           tag, same ? "identical" : "DIFFERENT", runs);
+    rw_vec_destroy_array(&sa, ns);
+    rw_vec_destroy_array(&sb, ns);
+    rw_vec_destroy(&fa);
+  }
+
   N_Vector *vs[] = {&v, &w, &dk, &Jv, &fp, &fm, &z, &out, &out0};
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
     rw_vec_destroy(vs[i]);
