@@ -7,6 +7,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 
@@ -1160,6 +1163,23 @@ typedef struct {
   double *keep[RW_WAVE_MAX_STAGES];
 } rw_wave;
 
+/* dst = src (n doubles) with non-temporal stores where the ISA has them: the kept stages are
+ * written once and read again only by the adjoint's later sweep, so they should not evict the
+ * wave's live layers from the cache on their way to memory. rw_grid_erk_wave fences once at
+ * the end. */
+static void rw_wave_stream(double *restrict dst, const double *restrict src, size_t n)
+{
+#if defined(__SSE2__)
+  size_t k = 0;
+  if (((uintptr_t)dst & 15) != 0 && n > 0) dst[0] = src[0], k = 1;
+  for (; k + 2 <= n; k += 2)
+    _mm_stream_pd(dst + k, _mm_loadu_pd(src + k));
+  if (k < n) dst[k] = src[k];
+#else
+  memcpy(dst, src, n * sizeof(double));
+#endif
+}
+
 /* Row j of y at wave layer v (the block, a halo, or the rows kept aside). */
 static const double *rw_wave_yrow(const rw_wave *w, long v, long j)
 {
@@ -1209,8 +1229,8 @@ static void rw_wave_form(rw_wave *w, int i, double *gw, long v)
                          : rw_grid_gidx(g->gn, G, dim, 0, v, 0, nc, 0);
     rw_lincomb(w->P->n[i], w->P->c[i], x, gw + gx, (long)w->row);
     if (w->keep[i] && v >= w->V0 && v < w->V0 + w->N && j >= w->j0 && j < w->j1)
-      memcpy(w->keep[i] + (size_t)(v - w->V0) * w->Lo + (size_t)j * w->row, gw + gx,
-             w->row * sizeof(double));
+      rw_wave_stream(w->keep[i] + (size_t)(v - w->V0) * w->Lo + (size_t)j * w->row, gw + gx,
+                     w->row);
     if (w->tiled) rw_wave_row_ghosts(g, gw, v, j);
   }
   const long l = v - w->V0;
@@ -1490,6 +1510,9 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
     RW_CALL(rw_wave_tile(&w, kernel, kctx));
     if (inplace) w.saved = sv[t & 1], w.jsave = w.j1;
   }
+#if defined(__SSE2__)
+  _mm_sfence(); /* the kept stages' streaming stores, before anyone reads them */
+#endif
   g->wave_runs++;
   *done = 1;
   return 0;
