@@ -295,8 +295,10 @@ static int rw_grid_dev_bc(rw_grid g, int d, int s, double *gv, int adjoint);
 static rw_body_geom rw_grid_geom(rw_grid g);
 
 /* `layer` >= 0 (CPU only, d below the slowest dimension D): only the face's nodes in that
- * layer of D (rw_grid_layer_ghosts); -1: the whole face. */
-static int rw_grid_bc_in(rw_grid g, int d, int s, double *gv, int adjoint, long layer)
+ * layer of D (rw_grid_layer_ghosts), and of face d = 0 in 3-D only rows [r0, r1) along
+ * dimension 1 (a tile of the wave); -1: the whole face. */
+static int rw_grid_bc_in(rw_grid g, int d, int s, double *gv, int adjoint, long layer, long r0,
+                         long r1)
 {
   const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
   const rw_bc bc = g->cfg.bc[d];
@@ -309,6 +311,7 @@ static int rw_grid_bc_in(rw_grid g, int d, int s, double *gv, int adjoint, long 
     lo2 = layer, n2 = layer + 1;
   else if (layer >= 0)
     lo1 = layer, n1 = layer + 1;
+  if (layer >= 0 && dim == 3 && e1 == 1) lo1 = r0 > lo1 ? r0 : lo1, n1 = r1 < n1 ? r1 : n1;
   const size_t base = rw_grid_gidx(g->gn, G, dim, 0, 0, 0, nc, 0);
   const double *dval = g->cfg.dirichlet;
   for (long m = 1; m <= G; m++) {
@@ -335,7 +338,7 @@ static int rw_grid_bc_in(rw_grid g, int d, int s, double *gv, int adjoint, long 
 static int rw_grid_bc(rw_grid g, int d, int s, double *gv, int adjoint)
 {
   if (g->on_dev) return rw_grid_dev_bc(g, d, s, gv, adjoint);
-  return rw_grid_bc_in(g, d, s, gv, adjoint, -1);
+  return rw_grid_bc_in(g, d, s, gv, adjoint, -1, 0, 0);
 }
 
 /* rw_grid_bc on the device: one launch per side, in rw_grid_bc's order. */
@@ -823,21 +826,23 @@ static size_t rw_grid_layer_len(rw_grid g)
  * every e < D when `all`, for a caller that has checked they send no message),
  * in gw (gv's layout), as rw_grid_post sets them: a boundary's by rw_grid_bc on the layer, a
  * self face's from the owned node a period away (what rw_grid_unpack copies from the opposite
- * face it packed). */
-static void rw_grid_layer_ghosts(rw_grid g, double *gw, long l, int all)
+ * face it packed). In 3-D only for the layer's rows [j0, j1) along dimension 1 (a tile of the
+ * wave; the faces of dimension 1 only where the rows reach them); 0, count[1]: all of them. */
+static void rw_grid_layer_ghosts(rw_grid g, double *gw, long l, int all, long j0, long j1)
 {
   const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1;
   const ptrdiff_t st[2] = {nc, (ptrdiff_t)g->gn[0] * nc};
   for (int e = 0; e < D; e++) {
     if (!all && !g->early[e]) continue;
     const int o = dim == 3 ? 1 - e : -1; /* the other dimension of the layer (3-D) */
-    const long no = o >= 0 ? g->count[o] : 1;
+    const long a0 = o == 1 ? j0 : 0, no = o == 1 ? j1 : o >= 0 ? g->count[o] : 1;
     for (int side = 0; side < 2; side++) {
+      if (e == 1 && dim == 3 && (side == 0 ? j0 > 0 : j1 < g->count[1])) continue;
       if (g->nbr[e][side] == MPI_PROC_NULL) {
-        (void)rw_grid_bc_in(g, e, side, gw, 0, l);
+        (void)rw_grid_bc_in(g, e, side, gw, 0, l, j0, j1);
         continue;
       }
-      for (long a = 0; a < no; a++) {
+      for (long a = a0; a < no; a++) {
         long pos[3] = {0, 0, 0};
         pos[D] = l;
         if (o >= 0) pos[o] = a;
@@ -935,7 +940,7 @@ static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, 
       long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
       lo[D] = l, hi[D] = l + 1;
       rw_grid_comb_box(g, n, c, X, gw, kp, lo, hi);
-      rw_grid_layer_ghosts(g, gw, l, 0);
+      rw_grid_layer_ghosts(g, gw, l, 0, 0, g->count[1]);
     }
     have1 = b + G;
     long lo[3] = {ilo[0], ilo[1], ilo[2]}, hi[3] = {ihi[0], ihi[1], ihi[2]};
@@ -1192,25 +1197,6 @@ static const double *rw_wave_yrow(const rw_wave *w, long v, long j)
   return w->y + (size_t)l * w->Lo + r;
 }
 
-/* The ghosts of row j of layer v along the fastest dimension (a tile's rows), as rw_grid_post
- * sets them: the Dirichlet value, the Neumann mirror or the node a period away. */
-static void rw_wave_row_ghosts(rw_grid g, double *gw, long v, long j)
-{
-  const int nc = g->cfg.ncomp, G = g->cfg.ghost;
-  const long last = g->count[0] - 1;
-  double *x = gw + rw_grid_gidx(g->gn, G, 3, 0, j, v, nc, 0);
-  const rw_bc bc = g->cfg.bc[0];
-  for (int side = 0; side < 2; side++) {
-    const int self = g->self[0];
-    for (long m = 1; m <= G; m++) {
-      const long pg = side == 0 ? -m : last + m;
-      const long pq = self ? (side == 0 ? last + 1 - m : m - 1) : (side == 0 ? m : last - m);
-      for (int c = 0; c < nc; c++)
-        x[pg * nc + c] = !self && bc == RW_BC_DIRICHLET ? g->cfg.dirichlet[c] : x[pq * nc + c];
-    }
-  }
-}
-
 /* Y_i's owned part at wave layer v by rows (rw_lincomb, as rw_grid_comb_box rounds it), then
  * its ghosts in the dimensions below D. */
 static void rw_wave_form(rw_wave *w, int i, double *gw, long v)
@@ -1231,7 +1217,6 @@ static void rw_wave_form(rw_wave *w, int i, double *gw, long v)
     if (w->keep[i] && v >= w->V0 && v < w->V0 + w->N && j >= w->j0 && j < w->j1)
       rw_wave_stream(w->keep[i] + (size_t)(v - w->V0) * w->Lo + (size_t)j * w->row, gw + gx,
                      w->row);
-    if (w->tiled) rw_wave_row_ghosts(g, gw, v, j);
   }
   const long l = v - w->V0;
   if (w->cstart && l >= 0 && l < w->N) /* the plan's captures in this layer's formed rows */
@@ -1243,12 +1228,7 @@ static void rw_wave_form(rw_wave *w, int i, double *gw, long v)
       w->P->capv[(size_t)i * (size_t)w->P->ncap + (size_t)m] =
           gw[gx + (size_t)(off % (long)w->row)];
     }
-  if (!w->tiled) {
-    rw_grid_layer_ghosts(g, gw, v, 1);
-    return;
-  }
-  if (jlo == 0) (void)rw_grid_bc_in(g, 1, 0, gw, 0, v); /* the block's edges along J */
-  if (jhi == g->count[1]) (void)rw_grid_bc_in(g, 1, 1, gw, 0, v);
+  rw_grid_layer_ghosts(g, gw, v, 1, jlo, jhi);
 }
 
 /* One tile's wave over every layer (the step on rows [j0, j1) of y_out). */
@@ -1298,9 +1278,9 @@ static int rw_wave_tile(rw_wave *w, rw_grid_kernel_fn kernel, void *const *kctx)
         rw_wave_form(w, i, gw, v);
       }
       yt[i] = ny;
-      if (!w->ext[0] && first == klo[i] - G) (void)rw_grid_bc_in(g, D, 0, ga, 0, -1);
+      if (!w->ext[0] && first == klo[i] - G) (void)rw_grid_bc_in(g, D, 0, ga, 0, -1, 0, 0);
       if (!w->ext[1] && first < khi[i] + G && ny == khi[i] + G)
-        (void)rw_grid_bc_in(g, D, 1, ga, 0, -1);
+        (void)rw_grid_bc_in(g, D, 1, ga, 0, -1, 0, 0);
       long live = done_v; /* the lowest layer of K_i still to be read */
       for (int q = i + 1; q < s; q++)
         live = yt[q] < live ? yt[q] : live;
@@ -1403,12 +1383,12 @@ int rw_grid_wave_field(rw_grid g, int s, N_Vector v, int ghosted, double *buf)
                            : rw_grid_gidx(g->gn, G, dim, 0, a + V0, 0, nc, 0);
       memcpy(pv + gx, src + (size_t)j * row, row * sizeof(double));
     }
-    rw_grid_layer_ghosts(g, pv, a + V0, 1);
+    rw_grid_layer_ghosts(g, pv, a + V0, 1, 0, g->count[1]);
   }
   if (ghosted) { /* D's physical sides: its boundary condition, in the block's coordinates */
     double *pa = pv + (ptrdiff_t)V0 * (ptrdiff_t)L;
-    if (!ext0) (void)rw_grid_bc_in(g, D, 0, pa, 0, -1);
-    if (!ext1) (void)rw_grid_bc_in(g, D, 1, pa, 0, -1);
+    if (!ext0) (void)rw_grid_bc_in(g, D, 0, pa, 0, -1, 0, 0);
+    if (!ext1) (void)rw_grid_bc_in(g, D, 1, pa, 0, -1, 0, 0);
   }
   rw_free(&halo);
   return 0;
