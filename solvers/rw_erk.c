@@ -104,6 +104,7 @@ static int rw_erk_wave(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
   double ts[RW_WAVE_MAX_STAGES];
   *done = 0;
   if (e->s > RW_WAVE_MAX_STAGES || !rw_problem_has_step_wave(st->prob)) return 0;
+  memset(&P, 0, sizeof P);
   P.s = e->s;
   for (int i = 0; i < e->s; i++) {
     int n = 0;
@@ -152,6 +153,45 @@ static int rw_erk_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
   return 0;
 }
 
+/* The adjoint step as one sweep of the problem's (rw_problem_adjoint_wave): the plan's stage
+ * k is the method's stage i = s - 1 - k, with exactly the combination the loop below forms
+ * (h b_i lambda, then h a_ji Ybar_j for j > i in order), the stored stage Y_i as its aux
+ * vector and h b_i for the running cost's gradient; its update is the loop's last
+ * combination (lambda, Ybar_0, ..., Ybar_{s-1}). *done = 0 when the problem does not take it,
+ * or a stage does not influence y_{n+1} (its adjoint is then 0, not a VJP). */
+static int rw_erk_adjoint_wave(rw_stepper st, double t, double h, N_Vector *Y, N_Vector lambda,
+                               double *pbar, int *done)
+{
+  rw_erk *e = st->content;
+  const int s = e->s;
+  rw_stage_plan P;
+  double ts[RW_WAVE_MAX_STAGES], hb[RW_WAVE_MAX_STAGES];
+  *done = 0;
+  if (s > RW_WAVE_MAX_STAGES || !rw_problem_has_adjoint_wave(st->prob)) return 0;
+  memset(&P, 0, sizeof P);
+  P.s = s;
+  for (int k = 0; k < s; k++) {
+    const int i = s - 1 - k;
+    int n = 0;
+    if (e->b[i] != 0.0) P.c[k][n] = h * e->b[i], P.x[k][n++] = -1;
+    for (int j = i + 1; j < s; j++) {
+      double aji = e->a[j * RW_ERK_MAX_STAGES + i];
+      if (aji != 0.0) P.c[k][n] = h * aji, P.x[k][n++] = s - 1 - j;
+    }
+    if (n == 0) return 0;
+    P.n[k] = n;
+    P.aux[k] = Y[i];
+    ts[k] = t + e->c[i] * h;
+    hb[k] = e->b[i] != 0.0 ? h * e->b[i] : 0.0;
+  }
+  P.cb[0] = 1.0, P.xb[0] = -1;
+  for (int i = 0; i < s; i++)
+    P.cb[i + 1] = 1.0, P.xb[i + 1] = s - 1 - i;
+  P.nb = s + 1;
+  RW_CALL(rw_problem_adjoint_wave(st->prob, ts, &P, hb, lambda, pbar, done));
+  return 0;
+}
+
 static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_Vector *stages,
                                N_Vector lambda, double *pbar)
 {
@@ -163,6 +203,11 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
     int done = 0; /* the stage inputs alone, in one sweep where the problem can */
     RW_CALL(rw_erk_wave(st, t, h, y_n, NULL, e->Y, NULL, &done));
     if (!done) RW_CALL(rw_erk_stages(st, t, h, y_n, NULL, 1, e->Y));
+  }
+  {
+    int done = 0;
+    RW_CALL(rw_erk_adjoint_wave(st, t, h, Y, lambda, pbar, &done));
+    if (done) return 0;
   }
   for (int i = e->s - 1; i >= 0; i--) {
     int n = 0;

@@ -62,6 +62,8 @@ struct rw_grid_s {
   size_t wave_len;
   long *wave_cap; /* the plan's captures by layer: N + 1 starts, then the captures' order */
   size_t wave_cap_len;
+  long *wave_inj; /* the same for its injections */
+  size_t wave_inj_len;
   long wave_layers, wave_rows, wave_runs;
   int wave_ok[2][RW_WAVE_MAX_STAGES + 1];
 };
@@ -193,6 +195,7 @@ int rw_grid_destroy(rw_grid *pg)
   rw_free(&g->win);
   rw_free(&g->wave);
   rw_free(&g->wave_cap);
+  rw_free(&g->wave_inj);
   rw_free(pg);
   return 0;
 }
@@ -1165,6 +1168,7 @@ typedef struct {
       fhi[RW_WAVE_MAX_STAGES], jsave;
   const double *saved;
   const long *cstart, *corder; /* the captures of layer l: corder[cstart[l] .. cstart[l + 1]) */
+  const long *istart, *iorder; /* the injections, likewise */
   double *keep[RW_WAVE_MAX_STAGES];
 } rw_wave;
 
@@ -1231,6 +1235,27 @@ static void rw_wave_form(rw_wave *w, int i, double *gw, long v)
   rw_grid_layer_ghosts(g, gw, v, 1, jlo, jhi);
 }
 
+/* After the kernel has computed K_i on layers [a, b) (rows [rlo, rhi) of a tile): the plan's
+ * injections there, in their order at each node; then its side kernel on the tile's own rows. */
+static void rw_wave_after(rw_wave *w, int i, void *kctx, const double *gw, double *out, long a,
+                          long b)
+{
+  rw_grid g = w->g;
+  const rw_stage_plan *P = w->P;
+  const int dim = g->cfg.dim, D = dim - 1;
+  for (long l = a; w->istart && l < b; l++) /* no layers past the block: v = l */
+    for (long k = w->istart[l]; k < w->istart[l + 1]; k++) {
+      const long m = w->iorder[k], off = P->inj[m] - l * (long)w->Lo, j = off / (long)w->row;
+      if (dim == 3 && (j < w->rlo[i] || j >= w->rhi[i])) continue;
+      out[(size_t)l * w->Lo + (size_t)off] += P->injv[(size_t)i * (size_t)P->ninj + (size_t)m];
+    }
+  if (!P->side) return;
+  long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
+  if (dim == 3) lo[1] = w->j0, hi[1] = w->j1;
+  lo[D] = a, hi[D] = b;
+  P->side(kctx, g, gw, out, lo, hi);
+}
+
 /* One tile's wave over every layer (the step on rows [j0, j1) of y_out). */
 static int rw_wave_tile(rw_wave *w, rw_grid_kernel_fn kernel, void *const *kctx)
 {
@@ -1295,6 +1320,7 @@ static int rw_wave_tile(rw_wave *w, rw_grid_kernel_fn kernel, void *const *kctx)
         if (dim == 3) lo[1] = w->rlo[i], hi[1] = w->rhi[i];
         lo[D] = a, hi[D] = bnd;
         kernel(kctx[i], g, gw, out, lo, hi);
+        if (w->istart || P->side) rw_wave_after(w, i, kctx[i], gw, out, a, bnd);
         a = bnd;
       }
       e[i] = tgt;
@@ -1394,6 +1420,44 @@ int rw_grid_wave_field(rw_grid g, int s, N_Vector v, int ghosted, double *buf)
   return 0;
 }
 
+/* n owned offsets sorted by their layer (a counting sort, stable): the starts of the N layers
+ * (N + 1 of them) and the order, in *buf (grown as needed). */
+static int rw_wave_by_layer(int n, const long *off, long N, size_t Lo, const char *what, long **buf,
+                            size_t *len, const long **start, const long **order)
+{
+  const size_t nl = (size_t)N + 1 + (size_t)n;
+  if (*len < nl) {
+    rw_free(buf);
+    *len = 0;
+    RW_CALL(rw_calloc(nl, sizeof(long), "grid wave offsets", buf));
+    *len = nl;
+  }
+  long *st = *buf, *ord = *buf + N + 1;
+  memset(st, 0, ((size_t)N + 1) * sizeof(long));
+  for (int m = 0; m < n; m++) {
+    const long l = off[m] / (long)Lo;
+    RW_CHECK(off[m] >= 0 && l < N, RW_ERR_ARG,
+             "rw_grid_erk_wave: %s %d at offset %ld, outside the %ld owned entries", what, m,
+             off[m], N * (long)Lo);
+    st[l + 1]++;
+  }
+  for (long l = 0; l < N; l++)
+    st[l + 1] += st[l];
+  for (int m = 0; m < n; m++) /* st[l]: the next place of layer l */
+    ord[st[off[m] / (long)Lo]++] = m;
+  for (long l = N; l > 0; l--) /* back to the starts */
+    st[l] = st[l - 1];
+  st[0] = 0;
+  *start = st, *order = ord;
+  return 0;
+}
+
+void rw_grid_copy_wave_settings(rw_grid dst, rw_grid src)
+{
+  rw_grid_set_wave(dst, src->wave_layers);
+  rw_grid_set_wave_rows(dst, src->wave_rows);
+}
+
 int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_out, int ext_ok,
                      rw_grid_kernel_fn kernel, void *const *kctx, int *done)
 {
@@ -1402,6 +1466,11 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   int dev = rw_vec_device(y) || (y_out && rw_vec_device(y_out));
   for (int i = 0; i < s && i < RW_WAVE_MAX_STAGES; i++)
     dev = dev || (P->keep[i] && rw_vec_device(P->keep[i]));
+  for (int i = 0; i < s && i < RW_WAVE_MAX_STAGES; i++)
+    dev = dev || (P->aux[i] && rw_vec_device(P->aux[i]));
+  RW_CHECK(!(P->ninj > 0 || P->side) || !ext_ok, RW_ERR_ARG,
+           "rw_grid_erk_wave: injections and a side kernel need a wave without layers past the "
+           "block (ext_ok = 0)");
   if (dev || (!y_out && !P->no_out)) return 0;
   const long W = rw_grid_wave_layers(g);
   if (!rw_grid_wave_suits(g, s, ext_ok, W)) return 0;
@@ -1445,32 +1514,12 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   }
   double *sv[2] = {p, p + keep};
   w.jsave = 0;
-  if (P->ncap > 0) { /* the captures sorted by layer (a counting sort) */
-    const size_t nl = (size_t)w.N + 1 + (size_t)P->ncap;
-    if (g->wave_cap_len < nl) {
-      rw_free(&g->wave_cap);
-      g->wave_cap_len = 0;
-      RW_CALL(rw_calloc(nl, sizeof(long), "grid wave captures", &g->wave_cap));
-      g->wave_cap_len = nl;
-    }
-    long *st = g->wave_cap, *ord = g->wave_cap + w.N + 1;
-    memset(st, 0, ((size_t)w.N + 1) * sizeof(long));
-    for (int m = 0; m < P->ncap; m++) {
-      const long l = P->cap[m] / (long)w.Lo;
-      RW_CHECK(P->cap[m] >= 0 && l < w.N, RW_ERR_ARG,
-               "rw_grid_erk_wave: capture %d at offset %ld, outside the %ld owned entries", m,
-               P->cap[m], w.N * (long)w.Lo);
-      st[l + 1]++;
-    }
-    for (long l = 0; l < w.N; l++)
-      st[l + 1] += st[l];
-    for (int m = 0; m < P->ncap; m++) /* st[l]: the next place of layer l */
-      ord[st[P->cap[m] / (long)w.Lo]++] = m;
-    for (long l = w.N; l > 0; l--) /* back to the starts */
-      st[l] = st[l - 1];
-    st[0] = 0;
-    w.cstart = st, w.corder = ord;
-  }
+  if (P->ncap > 0)
+    RW_CALL(rw_wave_by_layer(P->ncap, P->cap, w.N, w.Lo, "capture", &g->wave_cap, &g->wave_cap_len,
+                             &w.cstart, &w.corder));
+  if (P->ninj > 0)
+    RW_CALL(rw_wave_by_layer(P->ninj, P->inj, w.N, w.Lo, "injection", &g->wave_inj,
+                             &g->wave_inj_len, &w.istart, &w.iorder));
   for (long j0 = 0, t = 0; j0 < nrows; j0 += T, t++) {
     w.j0 = j0, w.j1 = j0 + T < nrows ? j0 + T : nrows;
     for (int i = 0; i < s; i++) {

@@ -259,6 +259,25 @@ int rw_problem_step_wave(rw_problem prob, const double *t, const rw_stage_plan *
   return 0;
 }
 
+int rw_problem_has_adjoint_wave(rw_problem prob) { return prob->ops.adjoint_wave != NULL; }
+
+int rw_problem_adjoint_wave(rw_problem prob, const double *t, const rw_stage_plan *plan,
+                            const double *hb, N_Vector lambda, double *pbar, int *done)
+{
+  *done = 0;
+  if (!prob->ops.adjoint_wave) return 0;
+  const int active = prob->np > 0 && !prob->frozen_p;
+  N_Vector fbar = prob->field && !prob->frozen_field ? prob->field_bar : NULL;
+  RW_OP_CALL(prob->ops.adjoint_wave(prob->content, t, prob->p, plan, hb, lambda,
+                                    active ? pbar : NULL, prob->field, fbar, done));
+  if (!*done) return 0;
+  prob->counts.vjp_y += plan->s;
+  if (active) prob->counts.vjp_p += plan->s;
+  for (int k = 0; prob->ops.running && k < plan->s; k++)
+    if (hb[k] != 0.0) prob->counts.running_grad++;
+  return 0;
+}
+
 int rw_problem_vjp_comb(rw_problem prob, double t, N_Vector y, int n, const double *c, N_Vector *W,
                         N_Vector work, N_Vector out_y, double *out_p)
 {

@@ -156,6 +156,23 @@ typedef struct rw_stage_plan_s {
    * last slope and y_out are not computed (y_out may be NULL) */
   N_Vector keep[RW_WAVE_MAX_STAGES];
   int no_out;
+  /* optional, for an adjoint step run as a wave (the transposed stages: X = lambda and the
+   * stage adjoints, the kernel a VJP) and only without stages past the block (ext_ok = 0):
+   * - aux[i]: a vector the stage's kernels read at owned offsets beside Y_i (the stored stage
+   *   state of a VJP); the wave passes it on, untouched (NULL: none);
+   * - injections: K_i at the owned offsets inj[m] (m < ninj) gets += injv[i * ninj + m] as
+   *   soon as the kernel has computed it (a running cost's gradient at its sensors), in m's
+   *   order;
+   * - side(kctx[i], ...): called once per owned node and stage, on boxes of owned layers and
+   *   (tiles) the tile's own rows, right after the kernel and the injections have computed K_i
+   *   there, with Y_i readable G layers (and rows) around the box: a parameter's gradient
+   *   gathered at the node while its rows are in cache. The boxes of a stage come in
+   *   increasing layer order, and at any node the stages in their order. */
+  N_Vector aux[RW_WAVE_MAX_STAGES];
+  int ninj;
+  const long *inj;
+  const double *injv;
+  rw_grid_kernel_fn side;
 } rw_stage_plan;
 
 /* The step of `plan` from y into y_out (which may be y), with f = kernel(kctx[i]) on the
@@ -199,6 +216,9 @@ long rw_grid_waves(rw_grid g);
  * dimension has physical sides (0, the default: as many as keep the wave's live rows within
  * 1.5 MiB; at least s G). */
 void rw_grid_set_wave_rows(rw_grid g, long rows);
+
+/* Tuning: give dst src's wave settings (layers per window and rows per tile). */
+void rw_grid_copy_wave_settings(rw_grid dst, rw_grid src);
 
 /* The inputs of the fused stage in progress (inside its interior kernel call). Not collective. */
 int rw_grid_comb_inputs(rw_grid g, int *n, const double **c, N_Vector **X, N_Vector *keep);

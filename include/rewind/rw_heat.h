@@ -73,6 +73,9 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
 
 /* The grid of the state and of kappa. Not collective. */
 rw_grid rw_heat_grid(rw_problem prob);
+/* The grid of the adjoint step's sweep (its wave settings are the state grid's, copied at each
+ * step; tests count its waves). Not collective. */
+rw_grid rw_heat_adjoint_grid(rw_problem prob);
 
 /* v = background + amplitude exp(-|x - center|^2 / (2 width^2)) at every owned node (center
  * has dim entries). Not collective. */

@@ -124,6 +124,18 @@ typedef struct {
   int (*step_wave)(void *content, const double *t, const double *p,
                    const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, double *q,
                    int *done);
+  /* An explicit RK adjoint step in one sweep: the plan's stages are the adjoint's, in reverse
+   * stage order (stage k of the plan is the method's stage s - 1 - k), X = lambda (x = -1) and
+   * the stage adjoints before it, aux[k] the stored stage state Y; each stage computes
+   * Ybar = (df/dy)(aux_k)^T w_k (w_k its combination) plus, where hb[k] != 0, the running
+   * cost's gradient hb[k] dr/dy(aux_k), and lambda (in place) becomes the plan's update.
+   * out_p[j] += the local part of (df/dp_j)^T w_k and field_bar += (df/dfield)^T w_k, each in
+   * stage order k = 0, 1, ... (NULL: frozen, not computed). The same bits as the stage-by-stage
+   * adjoint (vjp_comb, running_grad, the update). *done = 0 when it does not apply (nothing
+   * computed). Optional. */
+  int (*adjoint_wave)(void *content, const double *t, const double *p,
+                      const struct rw_stage_plan_s *plan, const double *hb, N_Vector lambda,
+                      double *out_p, N_Vector field, N_Vector field_bar, int *done);
   /* Releases the content. Optional. */
   void (*destroy)(void *content);
 } rw_problem_ops;
@@ -236,6 +248,13 @@ int rw_problem_rhs_comb(rw_problem prob, double t, int n, const double *c, N_Vec
 int rw_problem_has_step_wave(rw_problem prob);
 int rw_problem_step_wave(rw_problem prob, const double *t, const struct rw_stage_plan_s *plan,
                          N_Vector y, N_Vector y_out, double *q, int *done);
+/* An adjoint step of an explicit RK method through the problem's adjoint_wave (see
+ * rw_problem_ops), with the parameters and the field that are not frozen: *done = 1 when it ran
+ * (counted as plan->s VJPs and one running-cost gradient per nonzero hb[k]), 0 when the problem
+ * has none or declines (nothing computed; the caller goes stage by stage). Collective. */
+int rw_problem_has_adjoint_wave(rw_problem prob);
+int rw_problem_adjoint_wave(rw_problem prob, const double *t, const struct rw_stage_plan_s *plan,
+                            const double *hb, N_Vector lambda, double *pbar, int *done);
 /* out_y = (df/dy)^T w (set, not added) and out_p as in rw_problem_vjp, with w = sum_j c[j] W[j]
  * (1 <= n <= RW_LINCOMB_MAX): one pass with the problem's vjp_comb, else w formed in `work`
  * (a vector like y), out_y zeroed and rw_problem_vjp. The same bits either way. */

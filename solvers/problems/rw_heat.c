@@ -54,11 +54,16 @@ typedef struct {
   int nsl;
   long *slocal;
   double *sval, *scap;
+  double *sinj; /* an adjoint wave's running-cost gradient per stage (RW_WAVE_MAX_STAGES x nsl) */
+  /* the source parameter's VJP: lane sets (heat_ws_row), HEAT_LANES per row index j, for
+   * RW_WAVE_MAX_STAGES stages */
+  double *lanes;
   long nt; /* data: nt times, values[n * ns + s] */
   double *dtimes, *dvals;
   int recording;
   long rcap, nrec;
   double *rtimes, *rvals;
+  double ub;     /* the Dirichlet boundary value */
   double gscale; /* noise: (h_0 h_1 [h_2])^(-1/2), the diffusion at a full-cell node */
   /* on a device (rw_device.h): gu, gk, ga, gb and terms are device arrays, the stencils
    * device bodies (rw_dev_bodies.h); Dirichlet and periodic sides only */
@@ -169,11 +174,13 @@ RW_SIMD_CLONES static void heat_row2(const double *restrict gk, const double *re
 }
 
 /* The source parameter's VJP sum_i w_i s_i on the CPU, in one order for every path (the plain
- * VJP, the combined one, and the conductivity's sweep, which adds it while w's row is in
- * cache): the owned rows in (k, j) order, node i of a row adding to lane i mod HEAT_LANES, the
- * lanes folded by a fixed tree at the end (heat_lanes_fold). Independent lane sums vectorise,
- * and every SIMD width gives the same bits; one serial sum was a chain of dependent additions
- * that cost as much as a pass over memory. */
+ * VJP, the combined one, the conductivity's sweep, which adds it while w's row is in cache, and
+ * the adjoint wave, which visits the rows tile by tile): node i of an owned row with middle
+ * index j (3-D; the row index in 2-D) adds to lane i mod HEAT_LANES of set j, the rows of a set
+ * in layer order; each set is folded by a fixed tree (heat_lanes_fold) and the sets are summed
+ * in j order (heat_lanes_total). Independent lane sums vectorise, and every SIMD width gives
+ * the same bits; one serial sum was a chain of dependent additions that cost as much as a pass
+ * over memory. */
 #define HEAT_LANES 8
 RW_SIMD_CLONES static void heat_ws_row(const double *restrict w, const double *restrict s, long m,
                                        double *restrict lanes)
@@ -191,18 +198,29 @@ static double heat_lanes_fold(const double *l)
   return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
 
+static double heat_lanes_total(const heat *H, const double *lanes)
+{
+  double t = 0.0;
+  for (long j = 0; j < H->cnt[1]; j++)
+    t += heat_lanes_fold(lanes + (size_t)j * HEAT_LANES);
+  return t;
+}
+
+static size_t heat_lanes_len(const heat *H) { return (size_t)H->cnt[1] * HEAT_LANES; }
+
 /* sum_i w_i s_i over the owned nodes, w in a ghosted array (ghosted != 0) or an owned one. */
 static double heat_ws_sum(const heat *H, const double *w, int ghosted)
 {
   const double *s = rw_vec_data(H->shape);
-  double lanes[HEAT_LANES] = {0.0};
+  double *lanes = H->lanes;
+  memset(lanes, 0, heat_lanes_len(H) * sizeof(double));
   for (long k = 0; k < H->cnt[2]; k++)
     for (long j = 0; j < H->cnt[1]; j++) {
       size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
       size_t x = ghosted ? rw_grid_gidx(H->gn, 1, H->dim, 0, j, k, 1, 0) : o;
-      heat_ws_row(w + x, s + o, H->cnt[0], lanes);
+      heat_ws_row(w + x, s + o, H->cnt[0], lanes + (size_t)j * HEAT_LANES);
     }
-  return heat_lanes_fold(lanes);
+  return heat_lanes_total(H, lanes);
 }
 
 /* The common part of a heat device body over the box [lo, hi) (rw_dev_bodies.h): geometry,
@@ -610,34 +628,35 @@ static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, i
  * g += c_d ((w_m - w_{m-s}) (u_{m-s} - u_m) + (w_m - w_{m+s}) (u_{m+s} - u_m)), the face
  * terms c w_i (u_j - u_i) of heat_vjp_field's scatter that reach k_m (from m's own faces and
  * from its neighbours'), summed at m; then out += g. gw, gu: ghosted rows of w and u. */
+/* u's strides are su: sd (a ghosted copy) or the owned array's (the adjoint wave). */
 static inline __attribute__((always_inline)) void
 heat_kgrad_body(const double *restrict gw, const double *restrict gu, double *restrict out, long m,
-                const size_t sd[3], const double c[3], const int three)
+                const size_t sd[3], const size_t su[3], const double c[3], const int three)
 {
-  const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2];
+  const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2], u0 = su[0], u1 = su[1], u2 = su[2];
   const double c0 = c[0], c1 = c[1], c2 = c[2];
   for (long i = 0; i < m; i++) {
     double wi = gw[i], ui = gu[i], g = 0.0;
-    g += c0 * ((wi - gw[i - s0]) * (gu[i - s0] - ui) + (wi - gw[i + s0]) * (gu[i + s0] - ui));
-    g += c1 * ((wi - gw[i - s1]) * (gu[i - s1] - ui) + (wi - gw[i + s1]) * (gu[i + s1] - ui));
+    g += c0 * ((wi - gw[i - s0]) * (gu[i - u0] - ui) + (wi - gw[i + s0]) * (gu[i + u0] - ui));
+    g += c1 * ((wi - gw[i - s1]) * (gu[i - u1] - ui) + (wi - gw[i + s1]) * (gu[i + u1] - ui));
     if (three)
-      g += c2 * ((wi - gw[i - s2]) * (gu[i - s2] - ui) + (wi - gw[i + s2]) * (gu[i + s2] - ui));
+      g += c2 * ((wi - gw[i - s2]) * (gu[i - u2] - ui) + (wi - gw[i + s2]) * (gu[i + u2] - ui));
     out[i] += g;
   }
 }
 
 RW_SIMD_CLONES static void heat_kgrad_row3(const double *restrict gw, const double *restrict gu,
                                            double *restrict out, long m, const size_t sd[3],
-                                           const double c[3])
+                                           const size_t su[3], const double c[3])
 {
-  heat_kgrad_body(gw, gu, out, m, sd, c, 1);
+  heat_kgrad_body(gw, gu, out, m, sd, su, c, 1);
 }
 
 RW_SIMD_CLONES static void heat_kgrad_row2(const double *restrict gw, const double *restrict gu,
                                            double *restrict out, long m, const size_t sd[3],
-                                           const double c[3])
+                                           const size_t su[3], const double c[3])
 {
-  heat_kgrad_body(gw, gu, out, m, sd, c, 0);
+  heat_kgrad_body(gw, gu, out, m, sd, su, c, 0);
 }
 
 /* vjp_comb and the conductivity's VJP in one sweep (every kind of side): w's halo
@@ -667,18 +686,20 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
     RW_CALL(heat_dev_box(H, RW_BODY_HEAT_KGRAD, gw, gu, NULL, 0.0, fo, lo, H->cnt));
   }
   const double *sh = out_p ? rw_vec_data(H->shape) : NULL;
-  double lanes[HEAT_LANES] = {0.0};
+  double *lanes = H->lanes;
+  if (sh && !H->dev) memset(lanes, 0, heat_lanes_len(H) * sizeof(double));
   for (long k = 0; !H->dev && k < H->cnt[2]; k++)
     for (long j = 0; j < H->cnt[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
       size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
       if (D == 3)
-        heat_kgrad_row3(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
+        heat_kgrad_row3(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->sd, H->c);
       else
-        heat_kgrad_row2(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
-      if (sh) heat_ws_row(gw + x, sh + o, H->cnt[0], lanes); /* heat_ws_sum's order */
+        heat_kgrad_row2(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->sd, H->c);
+      if (sh) /* heat_ws_sum's order */
+        heat_ws_row(gw + x, sh + o, H->cnt[0], lanes + (size_t)j * HEAT_LANES);
     }
-  if (sh && !H->dev) out_p[0] += heat_lanes_fold(lanes);
+  if (sh && !H->dev) out_p[0] += heat_lanes_total(H, lanes);
   if (H->periodic) return 0;
   for (int d = 0; d < D; d++) /* the boundary faces' ghost conductivities, mirrored inside */
     for (int side = 0; side < 2; side++) {
@@ -781,6 +802,146 @@ static int heat_running_grad(void *content, double t, N_Vector y, const double *
     gv += w * (v - H->sbuf[s]);
     RW_CALL(rw_device_copy(H->dev, g + H->sloc[s], &gv, sizeof gv, RW_COPY_H2D));
   }
+  return 0;
+}
+
+/* --- The adjoint step as one sweep (rw_grid_erk_wave with the adjoint's plan) -------------
+ * On the CPU inside a solve, with Dirichlet sides (zero ghosts for w: the grid lg) and a block
+ * that is the whole domain (no stages past it; every other dimension without messages): each
+ * stage's kernel is vjp_comb's gather (heat_kernel with no source), the running cost's gradient
+ * at the sensors comes in as the plan's injections, and a side kernel gathers the
+ * conductivity's gradient and the source parameter's lanes while w's layers are in cache,
+ * reading the stored stage state where it lies (every ghost of it is the boundary value):
+ * heat_vjp_comb_field's operations, in its order at each node. */
+typedef struct {
+  heat_kctx k;     /* the VJP's kernel; first, so that heat_kernel reads it */
+  const double *y; /* the stage's stored state (owned layout) */
+  double *fo;      /* the conductivity's gradient (NULL: frozen) */
+  double *lanes;   /* this stage's lane sets of the source's VJP (NULL: frozen) */
+} heat_actx;
+
+/* The stored state at node (i, j, k) + dir along d: the owned value, or outside the block (the
+ * domain's Dirichlet side) the ghost's value. */
+static double heat_u_near(const heat *H, const double *u, const long q[3], int d, long dir)
+{
+  long r[3] = {q[0], q[1], q[2]};
+  r[d] += dir;
+  if (r[d] < 0 || r[d] >= H->cnt[d]) return H->ub;
+  return u[(r[2] * H->cnt[1] + r[1]) * H->cnt[0] + r[0]];
+}
+
+/* heat_kgrad_body at one node next to the domain's side. */
+static void heat_kgrad_node(const heat *H, const double *gw, const double *u, double *fo, long i,
+                            long j, long k)
+{
+  const long q[3] = {i, j, k};
+  const size_t x = rw_grid_gidx(H->gn, 1, H->dim, i, j, k, 1, 0),
+               o = (size_t)((k * H->cnt[1] + j) * H->cnt[0] + i);
+  double wi = gw[x], ui = u[o], g = 0.0;
+  for (int d = 0; d < H->dim; d++) {
+    const size_t s = H->sd[d];
+    g += H->c[d] * ((wi - gw[x - s]) * (heat_u_near(H, u, q, d, -1) - ui) +
+                    (wi - gw[x + s]) * (heat_u_near(H, u, q, d, 1) - ui));
+  }
+  fo[o] += g;
+}
+
+/* The side kernel on a box of owned layers and a tile's own rows: the conductivity's gradient
+ * by gather and the source's lanes at every node, then the boundary faces' terms
+ * (heat_vjp_comb_field's last loop) whose node one layer inside has just had its own: a face
+ * of the slowest dimension when the box holds that node (low side) or the face itself (high
+ * side: the node inside was done before). */
+static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, const long lo[3],
+                          const long hi[3])
+{
+  heat_actx *a = kc;
+  const heat *H = a->k.H;
+  const int D = H->dim, L = D - 1;
+  const long n0 = H->cnt[0], n1 = H->cnt[1], n2 = H->cnt[2];
+  const size_t su[3] = {1, (size_t)n0, (size_t)(n0 * n1)};
+  const double *u = a->y, *sh = rw_vec_data(H->shape);
+  (void)g, (void)out;
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++) {
+      size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
+      size_t o = (size_t)((k * n1 + j) * n0);
+      const int inner = n0 > 2 && j > 0 && j < n1 - 1 && (D == 2 || (k > 0 && k < n2 - 1));
+      if (a->fo && inner) { /* the row's ends read ghosts */
+        heat_kgrad_node(H, gw, u, a->fo, 0, j, k);
+        if (D == 3)
+          heat_kgrad_row3(gw + x + 1, u + o + 1, a->fo + o + 1, n0 - 2, H->sd, su, H->c);
+        else
+          heat_kgrad_row2(gw + x + 1, u + o + 1, a->fo + o + 1, n0 - 2, H->sd, su, H->c);
+        heat_kgrad_node(H, gw, u, a->fo, n0 - 1, j, k);
+      } else if (a->fo) {
+        for (long i = 0; i < n0; i++)
+          heat_kgrad_node(H, gw, u, a->fo, i, j, k);
+      }
+      if (a->lanes) heat_ws_row(gw + x, sh + o, n0, a->lanes + (size_t)j * HEAT_LANES);
+    }
+  if (!a->fo) return;
+  for (int d = 0; d < D; d++)
+    for (int side = 0; side < 2; side++) {
+      long flo[3], fhi[3];
+      ptrdiff_t s, out_s, toward;
+      if (!heat_face(H, d, side, flo, fhi, &s, &out_s, &toward)) continue;
+      const long src = flo[d], tgt = src + (long)toward, at = d == L && side == 1 ? src : tgt;
+      if (at < lo[d] || at >= hi[d]) continue;
+      long r0[3], r1[3];
+      for (int e = 0; e < 3; e++)
+        r0[e] = e == d ? src : lo[e], r1[e] = e == d ? src + 1 : hi[e];
+      for (long k = r0[2]; k < r1[2]; k++)
+        for (long j = r0[1]; j < r1[1]; j++)
+          for (long i = r0[0]; i < r1[0]; i++) {
+            size_t x = rw_grid_gidx(H->gn, 1, D, i, j, k, 1, 0);
+            size_t o = (size_t)((k * n1 + j) * n0 + i);
+            a->fo[(ptrdiff_t)o + toward * out_s] += H->c[d] * gw[x] * (H->ub - u[o]);
+          }
+    }
+}
+
+static int heat_adjoint_wave(void *content, const double *t, const double *p,
+                             const struct rw_stage_plan_s *plan, const double *hb, N_Vector lambda,
+                             double *out_p, N_Vector field, N_Vector field_bar, int *done)
+{
+  heat *H = content;
+  (void)p, (void)field;
+  *done = 0;
+  const int s = plan->s, running = H->nt > 0 && !H->recording;
+  if (H->dev || !H->gk_ready || H->neumann || H->periodic || s > RW_WAVE_MAX_STAGES) return 0;
+  for (int k = 0; running && k < s; k++)
+    if (hb[k] == 0.0) return 0; /* a stage without the running term: not injected (all ranks) */
+  rw_grid_copy_wave_settings(H->lg, H->ug);
+  if (!rw_grid_wave_ready(H->lg, s, 0)) return 0;
+  rw_stage_plan P = *plan;
+  if (running) { /* heat_running_grad's terms, per stage from its stored state */
+    for (int k = 0; k < s; k++) {
+      const double *yd = rw_vec_data(plan->aux[k]);
+      heat_data_at(H, t[k]);
+      for (int sn = 0, m = 0; sn < H->ns; sn++)
+        if (H->sloc[sn] >= 0)
+          H->sinj[(size_t)k * (size_t)H->nsl + (size_t)m++] =
+              hb[k] * (yd[H->sloc[sn]] - H->sbuf[sn]);
+    }
+    P.ninj = H->nsl, P.inj = H->slocal, P.injv = H->sinj;
+  }
+  heat_actx ac[RW_WAVE_MAX_STAGES];
+  void *kc[RW_WAVE_MAX_STAGES];
+  const size_t nl = heat_lanes_len(H);
+  if (out_p) memset(H->lanes, 0, (size_t)s * nl * sizeof(double));
+  for (int k = 0; k < s; k++) {
+    ac[k].k = (heat_kctx){H, H->gk, NULL, H->gk, NULL, 0.0, 0};
+    ac[k].y = rw_vec_data(plan->aux[k]);
+    ac[k].fo = field_bar ? rw_vec_data(field_bar) : NULL;
+    ac[k].lanes = out_p ? H->lanes + (size_t)k * nl : NULL;
+    kc[k] = &ac[k];
+  }
+  P.side = field_bar || out_p ? heat_adj_side : NULL;
+  RW_CALL(rw_grid_erk_wave(H->lg, &P, lambda, lambda, 0, heat_kernel, kc, done));
+  for (int k = 0; k < s; k++)
+    RW_CALL(ac[k].k.err);
+  for (int k = 0; *done && out_p && k < s; k++) /* vjp_comb's sums, in stage order */
+    out_p[0] += heat_lanes_total(H, H->lanes + (size_t)k * nl);
   return 0;
 }
 
@@ -892,6 +1053,8 @@ static void heat_destroy(void *content)
   rw_free(&H->slocal);
   rw_free(&H->sval);
   rw_free(&H->scap);
+  rw_free(&H->sinj);
+  rw_free(&H->lanes);
   rw_free(&H->dtimes);
   rw_free(&H->dvals);
   rw_free(&H->rtimes);
@@ -935,6 +1098,7 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
 {
   static const rw_problem_ops ops = {.rhs = heat_rhs,
                                      .step_wave = heat_step_wave,
+                                     .adjoint_wave = heat_adjoint_wave,
                                      .rhs_comb = heat_rhs_comb,
                                      .vjp_y = heat_vjp_y,
                                      .vjp_p = heat_vjp_p,
@@ -973,6 +1137,7 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
   RW_CALL(rw_calloc(1, sizeof *H, "heat problem", &H));
   H->ctx = ctx;
   H->dim = cfg->dim;
+  H->ub = cfg->boundary_value;
   rw_grid_config gc = {.dim = cfg->dim, .ncomp = 1, .ghost = 1};
   for (int d = 0; d < 3; d++) {
     gc.n[d] = d < cfg->dim ? cfg->n[d] : 1;
@@ -1031,8 +1196,12 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
   RW_TRY(rw_calloc((size_t)H->ns + 1, sizeof *H->sval, "heat sensors", &H->sval));
   RW_TRY(
       rw_calloc((size_t)H->ns * RW_WAVE_MAX_STAGES + 1, sizeof *H->scap, "heat sensors", &H->scap));
+  RW_TRY(
+      rw_calloc((size_t)H->ns * RW_WAVE_MAX_STAGES + 1, sizeof *H->sinj, "heat sensors", &H->sinj));
   for (int s = 0; s < H->ns; s++)
     if (H->sloc[s] >= 0) H->slocal[H->nsl++] = H->sloc[s];
+  RW_TRY(rw_calloc(heat_lanes_len(H) * RW_WAVE_MAX_STAGES, sizeof(double), "heat source VJP lanes",
+                   &H->lanes));
   RW_TRY(rw_grid_new_field(H->ug, &H->shape));
   H->neumann = cfg->bc == RW_BC_NEUMANN;
   H->periodic = cfg->bc == RW_BC_PERIODIC;
@@ -1076,6 +1245,12 @@ rw_grid rw_heat_grid(rw_problem prob)
 {
   heat *H = heat_of(prob);
   return H ? H->ug : NULL;
+}
+
+rw_grid rw_heat_adjoint_grid(rw_problem prob)
+{
+  heat *H = heat_of(prob);
+  return H ? H->lg : NULL;
 }
 
 int rw_heat_fill_gaussian(rw_problem prob, N_Vector v, double background, double amplitude,

@@ -416,6 +416,64 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
     rw_vec_destroy(&fa);
   }
 
+  /* The adjoint step as one sweep (rw_grid_erk_wave with the adjoint's plan and a side kernel
+   * for the parameters' gradients; Dirichlet sides, the block the whole domain) against stage
+   * by stage, from stored stages, inside a solve: lambda, dJ/dq and the field adjoint bit for
+   * bit (the running cost's gradient included), for windows of 1 to 3 layers, whole layers and
+   * in 3-D tiles of s G = 4 rows, and every choice of what is differentiated (q, the
+   * conductivity, both, neither). On one rank with Dirichlet sides it must be a sweep;
+   * otherwise it must not run. */
+  {
+    rw_grid g = rw_heat_grid(prob), ga = rw_heat_adjoint_grid(prob);
+    int nranks = 1;
+    MPI_Comm_size(comm, &nranks);
+    const int ns = rw_stepper_num_stage_vectors(f.st);
+    const int must = nranks == 1 && bc == RW_BC_DIRICHLET;
+    N_Vector *sa = NULL, fa = NULL, fbar = rw_problem_field_adjoint(prob);
+    CHECK(rw_vec_clone_array(u, ns, &sa));
+    CHECK(rw_vec_clone(fbar, &fa));
+    CHECK(rw_problem_solve_begin(prob));
+    CHECK(rw_stepper_step(f.st, t, f.opt.dt, u, out0, sa, NULL));
+    int nbad = 0;
+    long runs_all = 0;
+    for (int cs = 0; cs < 24; cs++) {
+      const long layers = cs % 3 + 1, rows = (cs / 3) % 2;
+      const int act = cs / 6; /* bit 0: q differentiated, bit 1: the conductivity */
+      double pq[2][1];
+      long runs = 0;
+      rw_problem_set_active(prob, act & 1, (act >> 1) & 1);
+      for (int on = 0; on < 2; on++) {
+        rw_grid_set_wave_rows(g, rows);
+        rw_grid_set_wave(g, on ? layers : -1);
+        rw_vec_copy(w, on ? fm : fp);
+        pq[on][0] = 0.125;
+        N_VConst(0.25, fbar);
+        long r0 = rw_grid_waves(ga);
+        CHECK(rw_stepper_adjoint_step(f.st, t, f.opt.dt, u, sa, on ? fm : fp, pq[on]));
+        runs += rw_grid_waves(ga) - r0;
+        if (!on) rw_vec_copy(fbar, fa);
+      }
+      rw_grid_set_wave(g, 0);
+      rw_grid_set_wave_rows(g, 0);
+      int same = same_bits(fm, fp) && pq[0][0] == pq[1][0] && same_bits(fa, fbar);
+      if ((act & 1) && pq[0][0] == 0.125) same = 0; /* dJ/dq untouched: the check is void */
+      runs_all += runs;
+      if (same && runs == (must ? 1 : 0)) continue;
+      nbad++;
+      if (rw_context_rank(f.ctx) == 0)
+        printf("  adjoint sweep: %ld layers, tiles %ld, active %d: %s, %ld sweeps\n", layers, rows,
+               act, same ? "identical" : "DIFFERENT", runs);
+    }
+    rw_problem_set_active(prob, 1, 1);
+    rw_problem_solve_end(prob);
+    expect(f.ctx, nbad == 0,
+           "%s adjoint:   RK4 adjoint step from stored stages as one sweep, vs stage by stage, "
+           "24 cases (windows, tiles, what is differentiated): %d differ (%ld sweeps, %s)",
+           tag, nbad, runs_all, must ? "24 required" : "none allowed");
+    rw_vec_destroy_array(&sa, ns);
+    rw_vec_destroy(&fa);
+  }
+
   N_Vector *vs[] = {&v, &w, &dk, &Jv, &fp, &fm, &z, &out, &out0};
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
     rw_vec_destroy(vs[i]);
