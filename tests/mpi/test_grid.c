@@ -100,6 +100,41 @@ static void lap(void *kc, rw_grid g, const double *gv, double *out, const long l
         }
 }
 
+/* The side kernel of the wave's extras test: at every node of the box, per component,
+ * acc = 0.75 acc + K + Y - Y G below along dimension 0 + Y G above along 1 (+ Y G below and
+ * above along 2 in 3-D): the stages' order at a node, each node once per stage, and Y's
+ * neighbours G away all show in the bits. */
+typedef struct {
+  lap_ctx l; /* first: lap reads it */
+  double *acc;
+} side_ctx;
+
+static void side_acc(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
+                     const long hi[3])
+{
+  const side_ctx *sc = kc;
+  const rw_grid_config *cf = rw_grid_get_config(g);
+  long gn[3], st[3], cnt[3];
+  rw_grid_ghosted_dims(g, gn);
+  rw_grid_local_box(g, st, cnt);
+  const int G = cf->ghost, D = cf->dim, nc = cf->ncomp;
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++)
+      for (long i = lo[0]; i < hi[0]; i++)
+        for (int c = 0; c < nc; c++) {
+          const long o = ((k * cnt[1] + j) * cnt[0] + i) * nc + c;
+          double v = 0.75 * sc->acc[o] + out[o] + gv[rw_grid_gidx(gn, G, D, i, j, k, nc, c)];
+          v -= 0.5 * gv[rw_grid_gidx(gn, G, D, i - G, j, k, nc, c)];
+          v += 0.25 * gv[rw_grid_gidx(gn, G, D, i, j + G, k, nc, c)];
+          if (D == 3)
+            v += 0.125 * gv[rw_grid_gidx(gn, G, D, i, j, k - G, nc, c)] -
+                 0.0625 * gv[rw_grid_gidx(gn, G, D, i, j, k + G, nc, c)];
+          else
+            v += 0.125 * gv[rw_grid_gidx(gn, G, D, i, j - G, k, nc, c)];
+          sc->acc[o] = v;
+        }
+}
+
 /* 5. A whole explicit RK step as one sweep (rw_grid_erk_wave) against the stage-by-stage step
  * (rw_grid_apply_comb per stage, then N_VLinearCombination): y_out bit for bit, into another
  * vector, in place, in place with the stages kept, and the kept stages alone (no_out), for
@@ -217,6 +252,66 @@ static int wave_test(rw_grid g, N_Vector x, int dim, int G, int nranks, long *ru
     for (int i = 0; i < 4; i++)
       P.keep[i] = NULL;
     P.no_out = 0;
+    /* The extras (what an adjoint step as a wave uses; no stages past the block): injections
+     * into K_i (the first, middle and last entries, the middle one twice) and a side kernel,
+     * against the stage-by-stage step that adds the same injections to K_i and calls the same
+     * side kernel on the whole block after each stage: y_out and the side's sums bit for bit,
+     * for every window and, in 3-D, tiles of s G rows. It must run where the block is the
+     * whole of D (one rank, D not periodic); with ext_ok it is refused. */
+    {
+      const long nl = (long)rw_vec_local_length(x);
+      const long inj[4] = {0, nl / 2, nl - 1, nl / 2};
+      double injv[16];
+      for (int i = 0; i < 16; i++)
+        injv[i] = 0.01 * (double)(i / 4 + 1) * (double)(i % 4 + 1) - 0.003 * (double)(i % 4);
+      double *acc_r = calloc((size_t)nl + 1, sizeof(double)),
+             *acc_w = calloc((size_t)nl + 1, sizeof(double));
+      side_ctx sr = {{cf->ncomp, 1}, acc_r}, sw = {{cf->ncomp, 1}, acc_w};
+      const long lo0[3] = {0, 0, 0};
+      N_Vector Xs[5];
+      for (int i = 0; i < P.s; i++) {
+        for (int m = 0; m < P.n[i]; m++)
+          Xs[m] = P.x[i][m] < 0 ? x : K[P.x[i][m]];
+        CHECK(rw_grid_apply_comb(g, P.n[i], P.c[i], Xs, NULL, gv, K[i], lap, &wide));
+        for (int m = 0; m < 4; m++)
+          rw_vec_data(K[i])[inj[m]] += injv[i * 4 + m];
+        side_acc(&sr, g, gv, rw_vec_data(K[i]), lo0, cnt);
+      }
+      for (int m = 0; m < P.nb; m++)
+        Xs[m] = P.xb[m] < 0 ? x : K[P.xb[m]];
+      CHECK(N_VLinearCombination(P.nb, P.cb, Xs, ref));
+      P.ninj = 4, P.inj = inj, P.injv = injv, P.side = side_acc;
+      void *kc[4] = {&sw, &sw, &sw, &sw};
+      int done = 1;
+      int refused = rw_grid_erk_wave(g, &P, x, out, 1, lap, kc, &done) == RW_ERR_ARG && done == 0 &&
+                    strstr(rw_error_message(), "ext_ok = 0") != NULL;
+      rw_error_clear();
+      if (!refused) printf("  extras with ext_ok: not refused\n");
+      nbad += !refused;
+      for (int iw = 0; iw < 4; iw++)
+        for (long rows = 0; rows < (dim == 3 ? 2 : 1); rows++) {
+          rw_grid_set_wave(g, wl[iw]);
+          rw_grid_set_wave_rows(g, rows);
+          memset(acc_w, 0, (size_t)nl * sizeof(double));
+          N_VConst(-3.0, out);
+          done = 0;
+          CHECK(rw_grid_erk_wave(g, &P, x, out, 0, lap, kc, &done));
+          (*tried)++;
+          const int need = nranks == 1 && wl[iw] > 0 && N >= 2 * G && !periodic;
+          *must += need;
+          *runs += done;
+          int bad = (need && !done) ||
+                    (done && (memcmp(rw_vec_data(out), rw_vec_data(ref), rw_vec_bytes(ref)) != 0 ||
+                              memcmp(acc_w, acc_r, (size_t)nl * sizeof(double)) != 0));
+          if (bad)
+            printf("  extras: %d stages, %ld layers, %s: %s\n", P.s, wl[iw],
+                   rows ? "tiles of s G rows" : "default tiles", done ? "DIFFERENT" : "not run");
+          nbad += bad;
+        }
+      P.ninj = 0, P.inj = NULL, P.injv = NULL, P.side = NULL;
+      free(acc_r);
+      free(acc_w);
+    }
   }
   rw_grid_set_wave(g, 0);
   rw_grid_set_wave_rows(g, 0);
