@@ -848,15 +848,15 @@ static void heat_kgrad_node(const heat *H, const double *gw, const double *u, do
 
 /* The side kernel on a box of owned layers and a tile's own rows: the conductivity's gradient
  * by gather and the source's lanes at every node, then the boundary faces' terms
- * (heat_vjp_comb_field's last loop) whose node one layer inside has just had its own: a face
- * of the slowest dimension when the box holds that node (low side) or the face itself (high
- * side: the node inside was done before). */
+ * (heat_vjp_comb_field's last loop) that go to a node of the box (one layer inside a face),
+ * after its own gradient, as there; they read w on the face (its buffer keeps G layers below
+ * the box and forms G above). */
 static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, const long lo[3],
                           const long hi[3])
 {
   heat_actx *a = kc;
   const heat *H = a->k.H;
-  const int D = H->dim, L = D - 1;
+  const int D = H->dim;
   const long n0 = H->cnt[0], n1 = H->cnt[1], n2 = H->cnt[2];
   const size_t su[3] = {1, (size_t)n0, (size_t)(n0 * n1)};
   const double *u = a->y, *sh = rw_vec_data(H->shape);
@@ -885,8 +885,8 @@ static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, co
       long flo[3], fhi[3];
       ptrdiff_t s, out_s, toward;
       if (!heat_face(H, d, side, flo, fhi, &s, &out_s, &toward)) continue;
-      const long src = flo[d], tgt = src + (long)toward, at = d == L && side == 1 ? src : tgt;
-      if (at < lo[d] || at >= hi[d]) continue;
+      const long src = flo[d], tgt = src + (long)toward;
+      if (tgt < lo[d] || tgt >= hi[d]) continue;
       long r0[3], r1[3];
       for (int e = 0; e < 3; e++)
         r0[e] = e == d ? src : lo[e], r1[e] = e == d ? src + 1 : hi[e];
