@@ -64,6 +64,7 @@ struct rw_grid_s {
   size_t wave_cap_len;
   long *wave_inj; /* the same for its injections */
   size_t wave_inj_len;
+  const void *wave_cur; /* the wave in progress (rw_grid_wave_aux_layer) */
   long wave_layers, wave_rows, wave_runs;
   int wave_ok[2][RW_WAVE_MAX_STAGES + 1];
 };
@@ -1170,6 +1171,9 @@ typedef struct {
   const long *cstart, *corder; /* the captures of layer l: corder[cstart[l] .. cstart[l + 1]) */
   const long *istart, *iorder; /* the injections, likewise */
   double *keep[RW_WAVE_MAX_STAGES];
+  /* the plan's aux vectors, and where the stages run past the block their layers there (H
+   * each side, owned layout) */
+  const double *aux[RW_WAVE_MAX_STAGES], *aux_lo[RW_WAVE_MAX_STAGES], *aux_hi[RW_WAVE_MAX_STAGES];
 } rw_wave;
 
 /* dst = src (n doubles) with non-temporal stores where the ISA has them: the kept stages are
@@ -1452,6 +1456,22 @@ static int rw_wave_by_layer(int n, const long *off, long N, size_t Lo, const cha
   return 0;
 }
 
+const double *rw_grid_wave_aux_layer(rw_grid g, int i, long v)
+{
+  const rw_wave *w = g->wave_cur;
+  if (!w || i < 0 || i >= w->P->s || !w->aux[i]) return NULL;
+  const long l = v - w->V0;
+  if (l < 0) return w->aux_lo[i] ? w->aux_lo[i] + (size_t)(l + w->H) * w->Lo : NULL;
+  if (l >= w->N) return w->aux_hi[i] ? w->aux_hi[i] + (size_t)(l - w->N) * w->Lo : NULL;
+  return w->aux[i] + (size_t)l * w->Lo;
+}
+
+long rw_grid_wave_layer0(rw_grid g)
+{
+  const rw_wave *w = g->wave_cur;
+  return w ? w->V0 : 0;
+}
+
 void rw_grid_copy_wave_settings(rw_grid dst, rw_grid src)
 {
   rw_grid_set_wave(dst, src->wave_layers);
@@ -1488,7 +1508,11 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   const int inplace = !P->no_out && rw_vec_data(y) == rw_vec_data(y_out) && w.tiled;
   const long capY = 2 * (W + 2 * G);
   const size_t keep = (size_t)w.N * (size_t)w.H * w.row; /* the rows kept aside, per copy */
+  int naux = 0;
+  for (int i = 0; i < s; i++)
+    naux += P->aux[i] != NULL;
   const size_t need = (size_t)s * ((size_t)capY * w.L + (size_t)w.capK * w.Lo) +
+                      (w.ext[0] || w.ext[1] ? 2 * (size_t)naux * (size_t)w.H * w.Lo : 0) +
                       (w.ext[0] || w.ext[1] ? 2 * (size_t)w.H * w.Lo : 0) +
                       (inplace ? 2 * keep : 0);
   if (g->wave_len < need) {
@@ -1510,6 +1534,14 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
     double *lo_h = p, *hi_h = p + (size_t)w.H * w.Lo;
     RW_CALL(rw_grid_wave_halo(g, w.y, w.H, w.Lo, lo_h, hi_h));
     w.lo_h = lo_h, w.hi_h = hi_h;
+    p += 2 * (size_t)w.H * w.Lo;
+  }
+  for (int i = 0; i < s; i++) { /* the aux vectors, with their layers past the block */
+    if (!P->aux[i]) continue;
+    w.aux[i] = rw_vec_data(P->aux[i]);
+    if (!w.ext[0] && !w.ext[1]) continue;
+    RW_CALL(rw_grid_wave_halo(g, w.aux[i], w.H, w.Lo, p, p + (size_t)w.H * w.Lo));
+    w.aux_lo[i] = p, w.aux_hi[i] = p + (size_t)w.H * w.Lo;
     p += 2 * (size_t)w.H * w.Lo;
   }
   double *sv[2] = {p, p + keep};
@@ -1536,7 +1568,10 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
                w.y + (size_t)l * w.Lo + (size_t)(w.j1 - w.H) * w.row,
                (size_t)w.H * w.row * sizeof(double));
     }
-    RW_CALL(rw_wave_tile(&w, kernel, kctx));
+    g->wave_cur = &w;
+    int e = rw_wave_tile(&w, kernel, kctx);
+    g->wave_cur = NULL;
+    RW_CALL(e);
     if (inplace) w.saved = sv[t & 1], w.jsave = w.j1;
   }
 #if defined(__SSE2__)

@@ -158,8 +158,9 @@ typedef struct rw_stage_plan_s {
   int no_out;
   /* optional, for an adjoint step run as a wave (the transposed stages: X = lambda and the
    * stage adjoints, the kernel a VJP) and only without stages past the block (ext_ok = 0):
-   * - aux[i]: a vector the stage's kernels read at owned offsets beside Y_i (the stored stage
-   *   state of a VJP); the wave passes it on, untouched (NULL: none);
+   * - aux[i]: a vector the stage's kernels read beside Y_i (the stored stage state of a VJP),
+   *   layer by layer through rw_grid_wave_aux_layer, which also has its layers past the block
+   *   where the stages run there (exchanged once per wave; NULL: none);
    * - injections: K_i at the owned offsets inj[m] (m < ninj) gets += injv[i * ninj + m] as
    *   soon as the kernel has computed it (a running cost's gradient at its sensors), in m's
    *   order;
@@ -217,6 +218,13 @@ long rw_grid_waves(rw_grid g);
  * 1.5 MiB; at least s G). */
 void rw_grid_set_wave_rows(rw_grid g, long rows);
 
+/* In a kernel or side call of rw_grid_erk_wave: layer v (the call's layer coordinates) of the
+ * plan's aux[i] in the owned layout (row j at + j count[0] ncomp): the block's own, or past the
+ * block the neighbour's copy. NULL outside a wave or for a stage without aux. Not collective. */
+const double *rw_grid_wave_aux_layer(rw_grid g, int i, long v);
+/* In such a call: the layer coordinate of the block's first layer (its layers are [v0, v0 +
+ * count) there; 0 outside a wave). Not collective. */
+long rw_grid_wave_layer0(rw_grid g);
 /* Tuning: give dst src's wave settings (layers per window and rows per tile). */
 void rw_grid_copy_wave_settings(rw_grid dst, rw_grid src);
 

@@ -36,17 +36,22 @@ typedef struct {
   long start[3], cnt[3], gn[3];
   size_t glen, sy, sz; /* ghosted length; strides of y and z in the ghosted array */
   double *gy, *gv;
-  const double *p;     /* parameters of the current call (kernel argument) */
-  const double *dp;    /* jvp: parameter direction (may be NULL) */
-  const double *gyk;   /* jvp: the ghosted state (the kernel's own array is the direction) */
-  const double *yk;    /* vjp: the owned state (the kernel's own array is the ghosted w) */
-  int vadd;            /* vjp: 1 adds into the output, 0 overwrites it */
-  double *pacc;        /* vjp: parameter VJP lane sums (GS_LANES x 4), NULL when not wanted */
-  double lanes[4 * 8]; /* the lane sums (4 x GS_LANES), zero between calls */
-  rw_gs_noise noise;   /* noisy species */
-  int nnoisy;          /* number of noisy components per node (1 or 2) */
-  double gscale;       /* h^(-dim/2): the diffusion coefficient of a noisy component */
-  double *zrow;        /* one row of normals (cnt[0] doubles), when one species is noisy */
+  const double *p;   /* parameters of the current call (kernel argument) */
+  const double *dp;  /* jvp: parameter direction (may be NULL) */
+  const double *gyk; /* jvp: the ghosted state (the kernel's own array is the direction) */
+  const double *yk;  /* vjp: the owned state (the kernel's own array is the ghosted w) */
+  int vadd;          /* vjp: 1 adds into the output, 0 overwrites it */
+  double *pacc;      /* vjp: parameter VJP lane sums, a set of GS_ROWACC per owned row (k, j), NULL
+                      * when not wanted */
+  /* the lane sums per owned row: nrows rows, acc_sets sets (one per stage of an adjoint
+   * wave), zero between calls (gs_rows_fold) */
+  double *rowacc;
+  long nrows;
+  int acc_sets;
+  rw_gs_noise noise; /* noisy species */
+  int nnoisy;        /* number of noisy components per node (1 or 2) */
+  double gscale;     /* h^(-dim/2): the diffusion coefficient of a noisy component */
+  double *zrow;      /* one row of normals (cnt[0] doubles), when one species is noisy */
   /* on a device (rw_device.h): gy, gv and terms are device arrays, the kernels device bodies
    * (rw_dev_bodies.h) */
   rw_device dev;
@@ -402,7 +407,8 @@ static int gs_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, co
  * need neither a ghosted copy of y nor a pass of their own. Each sum is kept in GS_LANES
  * lane partial sums (node m of a row block adds to lane m mod GS_LANES), folded by a fixed tree
  * at the end (gs_lanes_fold), so every SIMD width gives the same bits. */
-#define GS_LANES 8
+#define GS_LANES  8
+#define GS_ROWACC (4 * GS_LANES) /* the lane sums of one row: GS_LANES per parameter */
 
 /* One row of out += (df/dy)^T w, or out = when add is 0: y the owned state row, gw the ghosted
  * w at the row's first node, q the owned output row (NULL: not written), acc the lane sums of
@@ -553,8 +559,8 @@ RW_SIMD_CLONES static void gs_vjp_rows(const gs_coef *k, const double *restrict 
 }
 
 /* out += (df/dy)^T w (out = ... when s->vadd is 0) on the box: gv is the ghosted w, s->yk
- * the owned state; with s->pacc the parameter VJP's lane sums too (out overwritten, or not
- * written at all when out is NULL). */
+ * the owned state; with s->pacc the parameter VJP's lane sums too, into each row's own set
+ * (out overwritten, or not written at all when out is NULL). */
 static void gs_vjp_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
                           const long hi[3])
 {
@@ -571,19 +577,97 @@ static void gs_vjp_kernel(void *kc, rw_grid g, const double *gv, double *out, co
       const double *w = gv + gs_gx(s, lo[0], j, kk);
       double *q = out ? out + o : NULL;
       long m = hi[0] - lo[0];
-      gs_vjp_rows(&k, s->yk + o, w, q, m, s->pacc ? 0 : s->vadd, s->dim == 3, s->pacc);
+      double *acc = s->pacc ? s->pacc + (size_t)(kk * s->cnt[1] + j) * GS_ROWACC : NULL;
+      gs_vjp_rows(&k, s->yk + o, w, q, m, s->pacc ? 0 : s->vadd, s->dim == 3, acc);
     }
 }
 
-/* out[c] += the lane sums of parameter c folded by a fixed tree; the sums are zeroed. */
-static void gs_lanes_fold(double *acc, double *out)
+/* The adjoint step as one sweep (rw_grid_erk_wave with the adjoint's plan, rw_problem_ops'
+ * adjoint_wave): stage i's kernel is vjp_comb's (out = (df/dy)^T w, overwritten), with the
+ * stored stage state read layer by layer from the plan's aux vectors, past the block's edge
+ * too (the wave exchanges their layers there), so the stages run past it as the forward's do.
+ * The parameter VJP's lane sums go to each owned row's own set of the stage (zeroed first: a
+ * row computed again by the next tile gives the same sums), folded after the sweep in stage
+ * order as the stage-by-stage adjoint folds them (gs_rows_fold). */
+static void gs_rows_fold(const rw_gs *s, double *acc, double *out);
+
+typedef struct {
+  const rw_gs *s;
+  int stage;
+  double *acc; /* the stage's row sets (NULL: the parameters frozen) */
+} gs_actx;
+
+static void gs_vjp_wave_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
+                               const long hi[3])
 {
-  for (int c = 0; c < 4; c++) {
-    double *a = acc + c * GS_LANES;
-    out[c] += ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-    for (int l = 0; l < GS_LANES; l++)
-      a[l] = 0.0;
+  const gs_actx *a = kc;
+  const rw_gs *s = a->s;
+  const gs_coef k = gs_coefs(s, s->p);
+  const int D = s->dim - 1;
+  const size_t Lo = (size_t)(2 * s->cnt[0]) * (size_t)(s->dim == 3 ? s->cnt[1] : 1);
+  const long v0 = rw_grid_wave_layer0(g), N = s->cnt[D];
+  for (long kk = lo[2]; kk < hi[2]; kk++)
+    for (long j = lo[1]; j < hi[1]; j++) {
+      const long v = D == 2 ? kk : j, l = v - v0; /* the layer, and the block's */
+      const double *ly = rw_grid_wave_aux_layer(g, a->stage, v);
+      const size_t o = gs_ox(s, lo[0], j, kk);
+      double *acc = NULL;
+      if (a->acc && l >= 0 && l < N) { /* an owned row: its sums, from zero */
+        acc = a->acc + (size_t)(D == 2 ? l * s->cnt[1] + j : l) * GS_ROWACC;
+        memset(acc, 0, GS_ROWACC * sizeof(double));
+      }
+      gs_vjp_rows(&k, ly + (o - (size_t)v * Lo), gv + gs_gx(s, lo[0], j, kk), out + o,
+                  hi[0] - lo[0], 0, s->dim == 3, acc);
+    }
+}
+
+static int gs_adjoint_wave(void *c, const double *t, const double *p,
+                           const struct rw_stage_plan_s *plan, const double *hb, N_Vector lambda,
+                           double *out_p, N_Vector field, N_Vector field_bar, int *done)
+{
+  rw_gs *s = c;
+  (void)t, (void)hb, (void)field;
+  *done = 0;
+  if (s->dev || field_bar || plan->s > RW_WAVE_MAX_STAGES) return 0;
+  for (int i = 0; i < plan->s; i++)
+    if (!plan->aux[i]) return 0;
+  if (out_p && s->acc_sets < plan->s) { /* a row set per stage (set 0: the plain VJPs') */
+    const size_t n = (size_t)plan->s * (size_t)s->nrows * GS_ROWACC;
+    rw_free(&s->rowacc);
+    s->acc_sets = 0;
+    RW_CALL(rw_calloc(n, sizeof(double), "Gray-Scott parameter lane sums", &s->rowacc));
+    s->acc_sets = plan->s;
   }
+  gs_actx ac[RW_WAVE_MAX_STAGES];
+  void *kc[RW_WAVE_MAX_STAGES] = {NULL};
+  for (int i = 0; i < plan->s; i++) {
+    ac[i].s = s, ac[i].stage = i, kc[i] = &ac[i];
+    ac[i].acc = out_p ? s->rowacc + (size_t)i * (size_t)s->nrows * GS_ROWACC : NULL;
+  }
+  s->p = p;
+  RW_CALL(rw_grid_erk_wave(s->grid, plan, lambda, lambda, 1, gs_vjp_wave_kernel, kc, done));
+  for (int i = 0; *done && out_p && i < plan->s; i++) /* vjp_comb's folds, in stage order */
+    gs_rows_fold(s, ac[i].acc, out_p);
+  return 0;
+}
+
+/* out[c] += the sum over the owned rows, in (k, j) order, of each row's lane sums of
+ * parameter c folded by a fixed tree; the sums are zeroed. A row's lanes hold its nodes in
+ * order (its pieces in the order they came, where another rank's messages split it), so the
+ * result does not depend on the order in which the rows were visited: the stage-by-stage VJP
+ * (interior box, then frame) and the adjoint wave (layer by layer, tile by tile) agree. */
+static void gs_rows_fold(const rw_gs *s, double *acc, double *out)
+{
+  double tot[4] = {0.0, 0.0, 0.0, 0.0};
+  for (long r = 0; r < s->nrows; r++)
+    for (int c = 0; c < 4; c++) {
+      double *a = acc + (size_t)r * GS_ROWACC + c * GS_LANES;
+      tot[c] += ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+      for (int l = 0; l < GS_LANES; l++)
+        a[l] = 0.0;
+    }
+  for (int c = 0; c < 4; c++)
+    out[c] += tot[c];
 }
 
 /* The kernel for rw_grid_apply when only the parameter VJP is wanted: out is not written. */
@@ -615,7 +699,7 @@ static int gs_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w, 
 {
   rw_gs *s = c;
   (void)t;
-  s->p = p, s->yk = rw_vec_data(y), s->pacc = s->lanes;
+  s->p = p, s->yk = rw_vec_data(y), s->pacc = s->rowacc;
   int ierr = rw_grid_apply(s->grid, w, s->gv, w, gs_vjp_p_kernel, s);
   s->yk = NULL, s->pacc = NULL;
   RW_CALL(ierr);
@@ -623,7 +707,7 @@ static int gs_vjp_p(void *c, double t, N_Vector y, const double *p, N_Vector w, 
   if (s->dev)
     RW_CALL(gs_dev_fold(s, out));
   else
-    gs_lanes_fold(s->lanes, out);
+    gs_rows_fold(s, s->rowacc, out);
   return 0;
 }
 
@@ -634,7 +718,7 @@ static int gs_vjp_comb(void *c, double t, N_Vector y, const double *p, int n, co
 {
   rw_gs *s = c;
   (void)t;
-  s->p = p, s->yk = rw_vec_data(y), s->vadd = 0, s->pacc = out_p ? s->lanes : NULL;
+  s->p = p, s->yk = rw_vec_data(y), s->vadd = 0, s->pacc = out_p ? s->rowacc : NULL;
   /* CPU vectors: w formed in a window of rows just ahead of the kernel (rw_grid_apply_comb_fused;
    * the device's fused interior is the right-hand side's only) */
   int ierr =
@@ -646,7 +730,7 @@ static int gs_vjp_comb(void *c, double t, N_Vector y, const double *p, int n, co
   if (out_p && s->dev)
     RW_CALL(gs_dev_fold(s, out_p));
   else if (out_p)
-    gs_lanes_fold(s->lanes, out_p);
+    gs_rows_fold(s, s->rowacc, out_p);
   return 0;
 }
 
@@ -794,6 +878,7 @@ static void gs_destroy(void *c)
   rw_gs *s = c;
   if (!s) return;
   rw_free(&s->zrow);
+  rw_free(&s->rowacc);
   if (s->dev) {
     rw_device_free(s->dev, &s->gy, s->glen * sizeof(double));
     rw_device_free(s->dev, &s->gv, s->glen * sizeof(double));
@@ -857,6 +942,10 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   s->sz = (size_t)(2 * s->gn[0] * s->gn[1]);
   s->pidx = rw_grid_local_index(s->grid, s->point[0], s->point[1], s->point[2]);
   s->nodes = s->cnt[0] * s->cnt[1] * s->cnt[2];
+  s->nrows = s->cnt[1] * s->cnt[2];
+  RW_TRY(rw_calloc((size_t)s->nrows * GS_ROWACC, sizeof(double), "Gray-Scott parameter lane sums",
+                   &s->rowacc));
+  s->acc_sets = 1;
   s->dev = rw_context_device(ctx);
   if (s->dev) {
     RW_TRY(rw_device_alloc(s->dev, s->glen * sizeof(double), &s->gy));
@@ -882,6 +971,7 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   ops.rhs_comb = gs_rhs_comb;
   ops.step_wave = gs_step_wave;
   ops.jvp = gs_jvp;
+  ops.adjoint_wave = gs_adjoint_wave;
   ops.terminal = gs_terminal;
   ops.terminal_grad = gs_terminal_grad;
   ops.diffusion = gs_diffusion;

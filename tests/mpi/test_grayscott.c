@@ -268,7 +268,8 @@ static void dot_tests(rw_context ctx, int dim, long n, int strong)
              dim, n, set, size, win, allbad ? "DIFFERS from" : "bit for bit", runs);
     }
     /* the same with the stages kept (store mode), and the adjoint step that recomputes its
-     * stage inputs (no_out): lambda and dJ/dp bit for bit */
+     * stage inputs (no_out) and then runs as one sweep too (rw_problem_ops' adjoint_wave):
+     * lambda and dJ/dp bit for bit; on one rank all three are sweeps */
     {
       const int ns = rw_stepper_num_stage_vectors(st);
       N_Vector *sa = NULL, *sb = NULL;
@@ -292,12 +293,52 @@ static void dot_tests(rw_context ctx, int dim, long n, int strong)
         nbad += memcmp(rw_vec_data(sa[i]), rw_vec_data(sb[i]), rw_vec_bytes(y)) != 0;
       int allbad = 0;
       MPI_Allreduce(&nbad, &allbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
-      report(allbad == 0 && (size > 1 || runs == 2),
+      report(allbad == 0 && (size > 1 || runs == 3),
              "RK4 step keeping its stages and adjoint step recomputing them, as sweeps %dD N=%ld "
              "%s on %d ranks: %s the stage-by-stage steps (%ld sweeps on rank 0)",
              dim, n, set, size, allbad ? "DIFFER from" : "bit for bit", runs);
       rw_vec_destroy_array(&sa, ns);
       rw_vec_destroy_array(&sb, ns);
+    }
+    /* The adjoint step from stored stages as one sweep (the stored stage states read layer by
+     * layer, past the block's edge from the neighbour's or the periodic wrap's copies) against
+     * stage by stage: lambda and dJ/dp bit for bit, for windows of 1 to 3 layers, with the
+     * parameters differentiated and frozen (dJ/dy0 only, what ex5adj_mf computes). It must
+     * run on one rank. */
+    {
+      const int ns = rw_stepper_num_stage_vectors(st);
+      N_Vector *sa = NULL;
+      CHECK(rw_vec_clone_array(y, ns, &sa));
+      CHECK(rw_stepper_step(st, t, 0.5, y, fp, sa, NULL));
+      int nbad = 0;
+      long runs = 0;
+      for (int cs = 0; cs < 6; cs++) {
+        const long win = cs % 3 + 1;
+        const int act = cs / 3;
+        double pq[2][4];
+        rw_problem_set_active(prob, act, 1);
+        for (int on = 0; on < 2; on++) {
+          rw_grid_set_wave(g, on ? win : -1);
+          for (int c = 0; c < 4; c++)
+            pq[on][c] = 0.125 * (double)(c + 1);
+          rw_vec_copy(w, on ? jv : vt);
+          long r0 = rw_grid_waves(g);
+          CHECK(rw_stepper_adjoint_step(st, t, 0.5, y, sa, on ? jv : vt, pq[on]));
+          runs += on ? rw_grid_waves(g) - r0 : 0;
+        }
+        rw_grid_set_wave(g, 0);
+        nbad += memcmp(rw_vec_data(vt), rw_vec_data(jv), rw_vec_bytes(vt)) != 0 ||
+                memcmp(pq[0], pq[1], sizeof pq[0]) != 0 || (act && pq[0][0] == 0.125);
+      }
+      rw_problem_set_active(prob, 1, 1);
+      int allbad = 0;
+      MPI_Allreduce(&nbad, &allbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
+      report(allbad == 0 && (size > 1 || runs == 6),
+             "RK4 adjoint step from stored stages as one sweep %dD N=%ld %s on %d ranks, 1-3 "
+             "layers per window, parameters differentiated and frozen: %s stage by stage (%ld "
+             "sweeps on rank 0)",
+             dim, n, set, size, allbad ? "DIFFERS from" : "bit for bit", runs);
+      rw_vec_destroy_array(&sa, ns);
     }
     rw_stepper_destroy(&st);
   }
