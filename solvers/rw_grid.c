@@ -1466,6 +1466,13 @@ const double *rw_grid_wave_aux_layer(rw_grid g, int i, long v)
   return w->aux[i] + (size_t)l * w->Lo;
 }
 
+void rw_grid_wave_tile(rw_grid g, long *j0, long *j1)
+{
+  const rw_wave *w = g->wave_cur;
+  *j0 = w && g->cfg.dim == 3 ? w->j0 : 0;
+  *j1 = w && g->cfg.dim == 3 ? w->j1 : g->count[1];
+}
+
 long rw_grid_wave_layer0(rw_grid g)
 {
   const rw_wave *w = g->wave_cur;

@@ -225,6 +225,9 @@ const double *rw_grid_wave_aux_layer(rw_grid g, int i, long v);
 /* In such a call: the layer coordinate of the block's first layer (its layers are [v0, v0 +
  * count) there; 0 outside a wave). Not collective. */
 long rw_grid_wave_layer0(rw_grid g);
+/* In such a call: the rows [j0, j1) of the middle dimension the wave's tile writes (3-D; the
+ * side kernel's rows); [0, count[1]) otherwise. Not collective. */
+void rw_grid_wave_tile(rw_grid g, long *j0, long *j1);
 /* Tuning: give dst src's wave settings (layers per window and rows per tile). */
 void rw_grid_copy_wave_settings(rw_grid dst, rw_grid src);
 

@@ -659,6 +659,51 @@ RW_SIMD_CLONES static void heat_kgrad_row2(const double *restrict gw, const doub
   heat_kgrad_body(gw, gu, out, m, sd, su, c, 0);
 }
 
+/* The adjoint wave's row: the VJP (heat_row_body with no source: out = the operator on w) and
+ * the conductivity's gradient (heat_kgrad_body with u in the owned layout, strides su) of the
+ * same nodes in one loop, each with its own operations in its own order, sharing the loads of
+ * w. */
+static inline __attribute__((always_inline)) void
+heat_adj_body(const double *restrict gk, const double *restrict gw, const double *restrict u,
+              double *restrict out, double *restrict fo, long m, const size_t sd[3],
+              const size_t su[3], const double c[3], const int three)
+{
+  const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2], u0 = su[0], u1 = su[1], u2 = su[2];
+  const double c0 = c[0], c1 = c[1], c2 = c[2];
+  for (long i = 0; i < m; i++) {
+    const double wi = gw[i], ki = gk[i], ui = u[i];
+    const double wm0 = gw[i - s0], wp0 = gw[i + s0], wm1 = gw[i - s1], wp1 = gw[i + s1];
+    double fi = 0.0, g = 0.0;
+    fi += c0 * ((ki + gk[i - s0]) * (wm0 - wi) + (ki + gk[i + s0]) * (wp0 - wi));
+    fi += c1 * ((ki + gk[i - s1]) * (wm1 - wi) + (ki + gk[i + s1]) * (wp1 - wi));
+    g += c0 * ((wi - wm0) * (u[i - u0] - ui) + (wi - wp0) * (u[i + u0] - ui));
+    g += c1 * ((wi - wm1) * (u[i - u1] - ui) + (wi - wp1) * (u[i + u1] - ui));
+    if (three) {
+      const double wm2 = gw[i - s2], wp2 = gw[i + s2];
+      fi += c2 * ((ki + gk[i - s2]) * (wm2 - wi) + (ki + gk[i + s2]) * (wp2 - wi));
+      g += c2 * ((wi - wm2) * (u[i - u2] - ui) + (wi - wp2) * (u[i + u2] - ui));
+    }
+    out[i] = fi;
+    fo[i] += g;
+  }
+}
+
+RW_SIMD_CLONES static void heat_adj_row3(const double *restrict gk, const double *restrict gw,
+                                         const double *restrict u, double *restrict out,
+                                         double *restrict fo, long m, const size_t sd[3],
+                                         const size_t su[3], const double c[3])
+{
+  heat_adj_body(gk, gw, u, out, fo, m, sd, su, c, 1);
+}
+
+RW_SIMD_CLONES static void heat_adj_row2(const double *restrict gk, const double *restrict gw,
+                                         const double *restrict u, double *restrict out,
+                                         double *restrict fo, long m, const size_t sd[3],
+                                         const size_t su[3], const double c[3])
+{
+  heat_adj_body(gk, gw, u, out, fo, m, sd, su, c, 0);
+}
+
 /* vjp_comb and the conductivity's VJP in one sweep (every kind of side): w's halo
  * copy is the one vjp_comb forms (zero ghosts on a Dirichlet side), u's is exchanged meanwhile
  * into H->gb, and the gradient of every owned k_m is gathered from both (heat_kgrad_body), so
@@ -846,38 +891,75 @@ static void heat_kgrad_node(const heat *H, const double *gw, const double *u, do
   fo[o] += g;
 }
 
-/* The side kernel on a box of owned layers and a tile's own rows: the conductivity's gradient
- * by gather and the source's lanes at every node, then the boundary faces' terms
- * (heat_vjp_comb_field's last loop) that go to a node of the box (one layer inside a face),
- * after its own gradient, as there; they read w on the face (its buffer keeps G layers below
- * the box and forms G above). */
+/* The stage's kernel: the VJP on the box's rows (heat_kernel's rows with no source), and with
+ * the conductivity differentiated its gradient too on the rows the wave's tile owns, in the
+ * same loop (heat_adj_body); the row's two end nodes, whose neighbours along it are ghosts of
+ * the stored state, and the rows next to the domain's sides node by node. */
+static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, const long lo[3],
+                            const long hi[3])
+{
+  heat_actx *a = kc;
+  const heat *H = a->k.H;
+  if (!a->fo) {
+    heat_kernel(kc, g, gw, out, lo, hi);
+    return;
+  }
+  const int D = H->dim;
+  const long n0 = H->cnt[0], n1 = H->cnt[1], n2 = H->cnt[2];
+  const size_t su[3] = {1, (size_t)n0, (size_t)(n0 * n1)};
+  const double *u = a->y, *gk = H->gk;
+  long j0 = 0, j1 = n1;
+  if (D == 3) rw_grid_wave_tile(g, &j0, &j1);
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++) {
+      const size_t x = rw_grid_gidx(H->gn, 1, D, lo[0], j, k, 1, 0);
+      const size_t o = (size_t)((k * n1 + j) * n0 + lo[0]);
+      const long m = hi[0] - lo[0];
+      const int own = j >= j0 && j < j1 && lo[0] == 0 && m == n0,
+                inner = own && n0 > 2 && j > 0 && j < n1 - 1 && (D == 2 || (k > 0 && k < n2 - 1));
+      if (inner) {
+        if (D == 3) {
+          heat_row3(gk + x, gw + x, NULL, 0.0, out + o, 1, H->sd, H->c);
+          heat_adj_row3(gk + x + 1, gw + x + 1, u + o + 1, out + o + 1, a->fo + o + 1, n0 - 2,
+                        H->sd, su, H->c);
+          heat_row3(gk + x + n0 - 1, gw + x + n0 - 1, NULL, 0.0, out + o + n0 - 1, 1, H->sd, H->c);
+        } else {
+          heat_row2(gk + x, gw + x, NULL, 0.0, out + o, 1, H->sd, H->c);
+          heat_adj_row2(gk + x + 1, gw + x + 1, u + o + 1, out + o + 1, a->fo + o + 1, n0 - 2,
+                        H->sd, su, H->c);
+          heat_row2(gk + x + n0 - 1, gw + x + n0 - 1, NULL, 0.0, out + o + n0 - 1, 1, H->sd, H->c);
+        }
+        heat_kgrad_node(H, gw, u, a->fo, 0, j, k);
+        heat_kgrad_node(H, gw, u, a->fo, n0 - 1, j, k);
+        continue;
+      }
+      if (D == 3)
+        heat_row3(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
+      else
+        heat_row2(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
+      for (long i = lo[0]; own && i < hi[0]; i++)
+        heat_kgrad_node(H, gw, u, a->fo, i, j, k);
+    }
+}
+
+/* The side kernel on a box of owned layers and a tile's own rows: the source's lanes at every
+ * node, then the boundary faces' terms (heat_vjp_comb_field's last loop) that go to a node of
+ * the box (one layer inside a face), after its own gradient (heat_adj_kernel's), as there; they
+ * read w on the face (its buffer keeps G layers below the box and forms G above). */
 static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, const long lo[3],
                           const long hi[3])
 {
   heat_actx *a = kc;
   const heat *H = a->k.H;
   const int D = H->dim;
-  const long n0 = H->cnt[0], n1 = H->cnt[1], n2 = H->cnt[2];
-  const size_t su[3] = {1, (size_t)n0, (size_t)(n0 * n1)};
+  const long n0 = H->cnt[0], n1 = H->cnt[1];
   const double *u = a->y, *sh = rw_vec_data(H->shape);
   (void)g, (void)out;
-  for (long k = lo[2]; k < hi[2]; k++)
+  for (long k = lo[2]; a->lanes && k < hi[2]; k++)
     for (long j = lo[1]; j < hi[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
       size_t o = (size_t)((k * n1 + j) * n0);
-      const int inner = n0 > 2 && j > 0 && j < n1 - 1 && (D == 2 || (k > 0 && k < n2 - 1));
-      if (a->fo && inner) { /* the row's ends read ghosts */
-        heat_kgrad_node(H, gw, u, a->fo, 0, j, k);
-        if (D == 3)
-          heat_kgrad_row3(gw + x + 1, u + o + 1, a->fo + o + 1, n0 - 2, H->sd, su, H->c);
-        else
-          heat_kgrad_row2(gw + x + 1, u + o + 1, a->fo + o + 1, n0 - 2, H->sd, su, H->c);
-        heat_kgrad_node(H, gw, u, a->fo, n0 - 1, j, k);
-      } else if (a->fo) {
-        for (long i = 0; i < n0; i++)
-          heat_kgrad_node(H, gw, u, a->fo, i, j, k);
-      }
-      if (a->lanes) heat_ws_row(gw + x, sh + o, n0, a->lanes + (size_t)j * HEAT_LANES);
+      heat_ws_row(gw + x, sh + o, n0, a->lanes + (size_t)j * HEAT_LANES);
     }
   if (!a->fo) return;
   for (int d = 0; d < D; d++)
@@ -937,7 +1019,7 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
     kc[k] = &ac[k];
   }
   P.side = field_bar || out_p ? heat_adj_side : NULL;
-  RW_CALL(rw_grid_erk_wave(H->lg, &P, lambda, lambda, 0, heat_kernel, kc, done));
+  RW_CALL(rw_grid_erk_wave(H->lg, &P, lambda, lambda, 0, heat_adj_kernel, kc, done));
   for (int k = 0; k < s; k++)
     RW_CALL(ac[k].k.err);
   for (int k = 0; *done && out_p && k < s; k++) /* vjp_comb's sums, in stage order */

@@ -17,15 +17,17 @@ rewind_mpi_expect(bench_pde_grayscott_smoke NP 1 RC zero
 rewind_mpi_expect(bench_pde_grayscott_smoke_mpi NP 2 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --steps 20 --slots 4
   REGEX "BENCH_JSON .*\"ranks\":2.*\"gradients_match\":true")
-# 256^2 on one rank: a block of more than four 256 KiB windows, so the CPU stages run in
-# windows (rw_grid_apply_comb_fused), and the binomial gradient still equals store-everything's.
+# 256^2 on one rank: a block of more than four 256 KiB windows, so with the whole-step sweep
+# off (--wave 0; it takes these steps otherwise) the CPU stages run in windows
+# (rw_grid_apply_comb_fused), and the binomial gradient still equals store-everything's.
 rewind_mpi_expect(bench_pde_grayscott_window_smoke NP 1 RC zero
-  COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 256 --steps 8 --slots 3
+  COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 256 --steps 8 --slots 3 --wave 0
   REGEX "BENCH_JSON .*\"stage_windows\":[1-9][0-9]*,.*\"gradients_match\":true")
-# The same at 256^2 on one rank and 512^2 on two (blocks of at least four windows) with whole RK steps as one sweep (rw_grid_erk_wave:
-# the binomial schedule's recomputations keep no stage; on two ranks the stages run past each
-# block's edge on the neighbour's layers): the binomial gradient equals store-everything's,
-# whose steps keep their stages and run stage by stage, bit for bit.
+# The same at 256^2 on one rank and 512^2 on two (blocks of at least four windows) with whole
+# RK steps as one sweep (rw_grid_erk_wave): the binomial schedule's recomputations keep no
+# stage, store-everything's forward steps keep theirs, and both adjoints' steps are sweeps too
+# (the stored stage states read past each block's edge from the neighbour's layers on two
+# ranks): the two gradients agree bit for bit.
 rewind_mpi_expect(bench_pde_grayscott_wave_smoke NP 1 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 256 --steps 8 --slots 3
   REGEX "BENCH_JSON .*\"waves\":[1-9][0-9]*,.*\"gradients_match\":true")
