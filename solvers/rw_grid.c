@@ -1247,16 +1247,18 @@ static void rw_wave_after(rw_wave *w, int i, void *kctx, const double *gw, doubl
   rw_grid g = w->g;
   const rw_stage_plan *P = w->P;
   const int dim = g->cfg.dim, D = dim - 1;
-  for (long l = a; w->istart && l < b; l++) /* no layers past the block: v = l */
-    for (long k = w->istart[l]; k < w->istart[l + 1]; k++) {
-      const long m = w->iorder[k], off = P->inj[m] - l * (long)w->Lo, j = off / (long)w->row;
+  for (long v = a; w->istart && v < b; v++) /* inj: offsets from the block's layer 0 */
+    for (long k = w->istart[v]; k < w->istart[v + 1]; k++) {
+      const long m = w->iorder[k], off = P->inj[m] + (w->V0 - v) * (long)w->Lo,
+                 j = off / (long)w->row;
       if (dim == 3 && (j < w->rlo[i] || j >= w->rhi[i])) continue;
-      out[(size_t)l * w->Lo + (size_t)off] += P->injv[(size_t)i * (size_t)P->ninj + (size_t)m];
+      out[(size_t)v * w->Lo + (size_t)off] += P->injv[(size_t)i * (size_t)P->ninj + (size_t)m];
     }
-  if (!P->side) return;
+  const long sa = a > w->V0 ? a : w->V0, sb = b < w->V0 + w->N ? b : w->V0 + w->N;
+  if (!P->side || sa >= sb) return; /* the side: owned layers only */
   long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
   if (dim == 3) lo[1] = w->j0, hi[1] = w->j1;
-  lo[D] = a, hi[D] = b;
+  lo[D] = sa, hi[D] = sb;
   P->side(kctx, g, gw, out, lo, hi);
 }
 
@@ -1424,10 +1426,12 @@ int rw_grid_wave_field(rw_grid g, int s, N_Vector v, int ghosted, double *buf)
   return 0;
 }
 
-/* n owned offsets sorted by their layer (a counting sort, stable): the starts of the N layers
- * (N + 1 of them) and the order, in *buf (grown as needed). */
-static int rw_wave_by_layer(int n, const long *off, long N, size_t Lo, const char *what, long **buf,
-                            size_t *len, const long **start, const long **order)
+/* n offsets sorted by their layer (a counting sort, stable): offset + base lies in layer v of N
+ * (base: V0 Lo for offsets from the block's layer 0 that may reach past it); the starts of the N
+ * layers (N + 1 of them) and the order, in *buf (grown as needed). */
+static int rw_wave_by_layer(int n, const long *off0, long base, long N, size_t Lo,
+                            const char *what, long **buf, size_t *len, const long **start,
+                            const long **order)
 {
   const size_t nl = (size_t)N + 1 + (size_t)n;
   if (*len < nl) {
@@ -1439,16 +1443,16 @@ static int rw_wave_by_layer(int n, const long *off, long N, size_t Lo, const cha
   long *st = *buf, *ord = *buf + N + 1;
   memset(st, 0, ((size_t)N + 1) * sizeof(long));
   for (int m = 0; m < n; m++) {
-    const long l = off[m] / (long)Lo;
-    RW_CHECK(off[m] >= 0 && l < N, RW_ERR_ARG,
-             "rw_grid_erk_wave: %s %d at offset %ld, outside the %ld owned entries", what, m,
-             off[m], N * (long)Lo);
+    const long o = off0[m] + base, l = o >= 0 ? o / (long)Lo : -1;
+    RW_CHECK(o >= 0 && l < N, RW_ERR_ARG,
+             "rw_grid_erk_wave: %s %d at offset %ld, outside the %ld entries the wave reaches", what,
+             m, off0[m], N * (long)Lo);
     st[l + 1]++;
   }
   for (long l = 0; l < N; l++)
     st[l + 1] += st[l];
   for (int m = 0; m < n; m++) /* st[l]: the next place of layer l */
-    ord[st[off[m] / (long)Lo]++] = m;
+    ord[st[(off0[m] + base) / (long)Lo]++] = m;
   for (long l = N; l > 0; l--) /* back to the starts */
     st[l] = st[l - 1];
   st[0] = 0;
@@ -1495,9 +1499,6 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
     dev = dev || (P->keep[i] && rw_vec_device(P->keep[i]));
   for (int i = 0; i < s && i < RW_WAVE_MAX_STAGES; i++)
     dev = dev || (P->aux[i] && rw_vec_device(P->aux[i]));
-  RW_CHECK(!(P->ninj > 0 || P->side) || !ext_ok, RW_ERR_ARG,
-           "rw_grid_erk_wave: injections and a side kernel need a wave without layers past the "
-           "block (ext_ok = 0)");
   if (dev || (!y_out && !P->no_out)) return 0;
   const long W = rw_grid_wave_layers(g);
   if (!rw_grid_wave_suits(g, s, ext_ok, W)) return 0;
@@ -1554,10 +1555,11 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   double *sv[2] = {p, p + keep};
   w.jsave = 0;
   if (P->ncap > 0)
-    RW_CALL(rw_wave_by_layer(P->ncap, P->cap, w.N, w.Lo, "capture", &g->wave_cap, &g->wave_cap_len,
-                             &w.cstart, &w.corder));
+    RW_CALL(rw_wave_by_layer(P->ncap, P->cap, 0, w.N, w.Lo, "capture", &g->wave_cap,
+                             &g->wave_cap_len, &w.cstart, &w.corder));
   if (P->ninj > 0)
-    RW_CALL(rw_wave_by_layer(P->ninj, P->inj, w.N, w.Lo, "injection", &g->wave_inj,
+    RW_CALL(rw_wave_by_layer(P->ninj, P->inj, w.V0 * (long)w.Lo,
+                             w.V0 + w.N + (w.ext[1] ? w.H : 0), w.Lo, "injection", &g->wave_inj,
                              &g->wave_inj_len, &w.istart, &w.iorder));
   for (long j0 = 0, t = 0; j0 < nrows; j0 += T, t++) {
     w.j0 = j0, w.j1 = j0 + T < nrows ? j0 + T : nrows;

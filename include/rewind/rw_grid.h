@@ -157,15 +157,16 @@ typedef struct rw_stage_plan_s {
   N_Vector keep[RW_WAVE_MAX_STAGES];
   int no_out;
   /* optional, for an adjoint step run as a wave (the transposed stages: X = lambda and the
-   * stage adjoints, the kernel a VJP) and only without stages past the block (ext_ok = 0):
+   * stage adjoints, the kernel a VJP):
    * - aux[i]: a vector the stage's kernels read beside Y_i (the stored stage state of a VJP),
    *   layer by layer through rw_grid_wave_aux_layer, which also has its layers past the block
    *   where the stages run there (exchanged once per wave; NULL: none);
-   * - injections: K_i at the owned offsets inj[m] (m < ninj) gets += injv[i * ninj + m] as
-   *   soon as the kernel has computed it (a running cost's gradient at its sensors), in m's
-   *   order;
-   * - side(kctx[i], ...): called once per owned node and stage, on boxes of owned layers and
-   *   (tiles) the tile's own rows, right after the kernel and the injections have computed K_i
+   * - injections: K_i at offset inj[m] (m < ninj; the owned layout's, from the block's layer
+   *   0: negative or past the block where the stages run there, and the caller must then give
+   *   the neighbour's injections too) gets += injv[i * ninj + m] as soon as the kernel has
+   *   computed it (a running cost's gradient at its sensors), in m's order;
+   * - side(kctx[i], ...): called once per owned node and stage, on boxes of owned layers (the
+   *   wave's layer coordinates, see rw_grid_wave_layer0) and (tiles) the tile's own rows, right after the kernel and the injections have computed K_i
    *   there, with Y_i readable G layers (and rows) around the box: a parameter's gradient
    *   gathered at the node while its rows are in cache. The boxes of a stage come in
    *   increasing layer order, and at any node the stages in their order. */
