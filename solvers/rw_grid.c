@@ -1429,9 +1429,8 @@ int rw_grid_wave_field(rw_grid g, int s, N_Vector v, int ghosted, double *buf)
 /* n offsets sorted by their layer (a counting sort, stable): offset + base lies in layer v of N
  * (base: V0 Lo for offsets from the block's layer 0 that may reach past it); the starts of the N
  * layers (N + 1 of them) and the order, in *buf (grown as needed). */
-static int rw_wave_by_layer(int n, const long *off0, long base, long N, size_t Lo,
-                            const char *what, long **buf, size_t *len, const long **start,
-                            const long **order)
+static int rw_wave_by_layer(int n, const long *off0, long base, long N, size_t Lo, const char *what,
+                            long **buf, size_t *len, const long **start, const long **order)
 {
   const size_t nl = (size_t)N + 1 + (size_t)n;
   if (*len < nl) {
@@ -1445,8 +1444,8 @@ static int rw_wave_by_layer(int n, const long *off0, long base, long N, size_t L
   for (int m = 0; m < n; m++) {
     const long o = off0[m] + base, l = o >= 0 ? o / (long)Lo : -1;
     RW_CHECK(o >= 0 && l < N, RW_ERR_ARG,
-             "rw_grid_erk_wave: %s %d at offset %ld, outside the %ld entries the wave reaches", what,
-             m, off0[m], N * (long)Lo);
+             "rw_grid_erk_wave: %s %d at offset %ld, outside the %ld entries the wave reaches",
+             what, m, off0[m], N * (long)Lo);
     st[l + 1]++;
   }
   for (long l = 0; l < N; l++)
@@ -1558,9 +1557,9 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
     RW_CALL(rw_wave_by_layer(P->ncap, P->cap, 0, w.N, w.Lo, "capture", &g->wave_cap,
                              &g->wave_cap_len, &w.cstart, &w.corder));
   if (P->ninj > 0)
-    RW_CALL(rw_wave_by_layer(P->ninj, P->inj, w.V0 * (long)w.Lo,
-                             w.V0 + w.N + (w.ext[1] ? w.H : 0), w.Lo, "injection", &g->wave_inj,
-                             &g->wave_inj_len, &w.istart, &w.iorder));
+    RW_CALL(rw_wave_by_layer(P->ninj, P->inj, w.V0 * (long)w.Lo, w.V0 + w.N + (w.ext[1] ? w.H : 0),
+                             w.Lo, "injection", &g->wave_inj, &g->wave_inj_len, &w.istart,
+                             &w.iorder));
   for (long j0 = 0, t = 0; j0 < nrows; j0 += T, t++) {
     w.j0 = j0, w.j1 = j0 + T < nrows ? j0 + T : nrows;
     for (int i = 0; i < s; i++) {

@@ -54,7 +54,11 @@ typedef struct {
   int nsl;
   long *slocal;
   double *sval, *scap;
-  double *sinj; /* an adjoint wave's running-cost gradient per stage (RW_WAVE_MAX_STAGES x nsl) */
+  /* an adjoint wave's running-cost gradient: per stage and sensor (sgv, RW_WAVE_MAX_STAGES x
+   * ns; every rank's where the stages run past the block) and the wave's injections (sinj:
+   * values per stage, soff: offsets from the block's layer 0) */
+  double *sinj, *sgv;
+  long *soff;
   /* the source parameter's VJP: lane sets (heat_ws_row), HEAT_LANES per row index j, for
    * RW_WAVE_MAX_STAGES stages */
   double *lanes;
@@ -383,6 +387,30 @@ static int heat_rhs_comb(void *content, double t, const double *p, int n, const 
  * both fields that reach there (rw_grid_wave_field), made once per solve. */
 static double heat_misfit(heat *H, double t, const double *v);
 
+/* The conductivity (ghosted) and the source shape (owned) s G layers past the block, for waves
+ * of s stages whose slowest dimension has a neighbour: made once per solve. Collective. */
+static int heat_wave_fields(heat *H, int s)
+{
+  if (H->wave_s == s) return 0;
+  size_t nk = rw_grid_wave_field_length(H->kg, s, 1), ns = rw_grid_wave_field_length(H->ug, s, 0);
+  if (nk > H->wk_len) {
+    rw_free(&H->wk);
+    H->wk_len = 0;
+    RW_CALL(rw_calloc(nk, sizeof(double), "heat wave conductivity", &H->wk));
+    H->wk_len = nk;
+  }
+  if (ns > H->wsh_len) {
+    rw_free(&H->wsh);
+    H->wsh_len = 0;
+    RW_CALL(rw_calloc(ns, sizeof(double), "heat wave source", &H->wsh));
+    H->wsh_len = ns;
+  }
+  RW_CALL(rw_grid_wave_field(H->kg, s, H->kappa, 1, H->wk));
+  RW_CALL(rw_grid_wave_field(H->ug, s, H->shape, 0, H->wsh));
+  H->wave_s = s;
+  return 0;
+}
+
 static int heat_step_wave(void *content, const double *t, const double *p,
                           const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, double *q,
                           int *done)
@@ -393,25 +421,7 @@ static int heat_step_wave(void *content, const double *t, const double *p,
   if (H->dev || !H->gk_ready || !rw_grid_wave_ready(H->ug, s, reach)) return 0;
   heat_kctx c = {H, H->gk, NULL, H->gk, rw_vec_data(H->shape), p[0], 0};
   if (reach) { /* the fields past the block, once per solve */
-    if (H->wave_s != s) {
-      size_t nk = rw_grid_wave_field_length(H->kg, s, 1),
-             ns = rw_grid_wave_field_length(H->ug, s, 0);
-      if (nk > H->wk_len) {
-        rw_free(&H->wk);
-        H->wk_len = 0;
-        RW_CALL(rw_calloc(nk, sizeof(double), "heat wave conductivity", &H->wk));
-        H->wk_len = nk;
-      }
-      if (ns > H->wsh_len) {
-        rw_free(&H->wsh);
-        H->wsh_len = 0;
-        RW_CALL(rw_calloc(ns, sizeof(double), "heat wave source", &H->wsh));
-        H->wsh_len = ns;
-      }
-      RW_CALL(rw_grid_wave_field(H->kg, s, H->kappa, 1, H->wk));
-      RW_CALL(rw_grid_wave_field(H->ug, s, H->shape, 0, H->wsh));
-      H->wave_s = s;
-    }
+    RW_CALL(heat_wave_fields(H, s));
     c.gk = H->wk, c.src = H->wsh;
   }
   void *kc[RW_WAVE_MAX_STAGES];
@@ -863,38 +873,53 @@ typedef struct {
   const double *y; /* the stage's stored state (owned layout) */
   double *fo;      /* the conductivity's gradient (NULL: frozen) */
   double *lanes;   /* this stage's lane sets of the source's VJP (NULL: frozen) */
+  int stage;       /* the plan's stage (rw_grid_wave_aux_layer) */
 } heat_actx;
 
-/* The stored state at node (i, j, k) + dir along d: the owned value, or outside the block (the
- * domain's Dirichlet side) the ghost's value. */
-static double heat_u_near(const heat *H, const double *u, const long q[3], int d, long dir)
+/* A wave's layer coordinates against the block's: the block's node (i, j, k) lies at (i, j,
+ * k) + v0 along the slowest dimension (v0 = rw_grid_wave_layer0: s G where the stages run past
+ * the block's low edge). */
+static void heat_to_block(const heat *H, long v0, long j, long k, long *jb, long *kb)
+{
+  *jb = H->dim == 2 ? j - v0 : j;
+  *kb = H->dim == 3 ? k - v0 : k;
+}
+
+/* The stored state at the block's node q + dir along d: the owned value; outside the block
+ * the ghost's value on the domain's Dirichlet side, or across the slowest dimension's edge to
+ * a neighbour, that rank's, from the wave's copy of its layers (rw_grid_wave_aux_layer). */
+static double heat_u_near(const heat *H, const heat_actx *a, rw_grid gr, long v0, const long q[3],
+                          int d, long dir)
 {
   long r[3] = {q[0], q[1], q[2]};
   r[d] += dir;
-  if (r[d] < 0 || r[d] >= H->cnt[d]) return H->ub;
-  return u[(r[2] * H->cnt[1] + r[1]) * H->cnt[0] + r[0]];
+  if (r[d] >= 0 && r[d] < H->cnt[d]) return a->y[(r[2] * H->cnt[1] + r[1]) * H->cnt[0] + r[0]];
+  const int L = H->dim - 1, nb = r[d] < 0 ? H->st[d] > 0 : H->st[d] + H->cnt[d] < H->n[d];
+  if (d != L || !nb) return H->ub;
+  const double *ly = rw_grid_wave_aux_layer(gr, a->stage, v0 + r[L]);
+  return ly[L == 2 ? r[1] * H->cnt[0] + r[0] : r[0]];
 }
 
-/* heat_kgrad_body at one node next to the domain's side. */
-static void heat_kgrad_node(const heat *H, const double *gw, const double *u, double *fo, long i,
-                            long j, long k)
+/* heat_kgrad_body at the block's node (i, j, k) next to its side; x: the node in gw. */
+static void heat_kgrad_node(const heat *H, const heat_actx *a, rw_grid gr, long v0,
+                            const double *gw, size_t x, long i, long j, long k)
 {
   const long q[3] = {i, j, k};
-  const size_t x = rw_grid_gidx(H->gn, 1, H->dim, i, j, k, 1, 0),
-               o = (size_t)((k * H->cnt[1] + j) * H->cnt[0] + i);
-  double wi = gw[x], ui = u[o], g = 0.0;
+  const size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0] + i);
+  double wi = gw[x], ui = a->y[o], g = 0.0;
   for (int d = 0; d < H->dim; d++) {
     const size_t s = H->sd[d];
-    g += H->c[d] * ((wi - gw[x - s]) * (heat_u_near(H, u, q, d, -1) - ui) +
-                    (wi - gw[x + s]) * (heat_u_near(H, u, q, d, 1) - ui));
+    g += H->c[d] * ((wi - gw[x - s]) * (heat_u_near(H, a, gr, v0, q, d, -1) - ui) +
+                    (wi - gw[x + s]) * (heat_u_near(H, a, gr, v0, q, d, 1) - ui));
   }
-  fo[o] += g;
+  a->fo[o] += g;
 }
 
 /* The stage's kernel: the VJP on the box's rows (heat_kernel's rows with no source), and with
- * the conductivity differentiated its gradient too on the rows the wave's tile owns, in the
- * same loop (heat_adj_body); the row's two end nodes, whose neighbours along it are ghosts of
- * the stored state, and the rows next to the domain's sides node by node. */
+ * the conductivity differentiated its gradient too on the rows of owned layers the wave's tile
+ * owns, in the same loop (heat_adj_body); the row's two end nodes, whose neighbours along it
+ * are ghosts of the stored state, and the rows at the block's sides node by node. gw, gk and
+ * out at the wave's coordinates, the stored state and the gradient at the block's. */
 static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, const long lo[3],
                             const long hi[3])
 {
@@ -905,40 +930,44 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
     return;
   }
   const int D = H->dim;
-  const long n0 = H->cnt[0], n1 = H->cnt[1], n2 = H->cnt[2];
+  const long n0 = H->cnt[0], n1 = H->cnt[1], n2 = H->cnt[2], N = H->cnt[D - 1];
+  const long v0 = rw_grid_wave_layer0(g);
   const size_t su[3] = {1, (size_t)n0, (size_t)(n0 * n1)};
-  const double *u = a->y, *gk = H->gk;
-  long j0 = 0, j1 = n1;
+  const double *u = a->y, *gk = a->k.gk;
+  long j0 = 0, j1 = n1; /* 3-D: the tile's own rows (in 2-D j is the layer) */
   if (D == 3) rw_grid_wave_tile(g, &j0, &j1);
   for (long k = lo[2]; k < hi[2]; k++)
     for (long j = lo[1]; j < hi[1]; j++) {
+      long jb, kb;
+      heat_to_block(H, v0, j, k, &jb, &kb);
+      const long lb = D == 3 ? kb : jb, m = hi[0] - lo[0];
       const size_t x = rw_grid_gidx(H->gn, 1, D, lo[0], j, k, 1, 0);
-      const size_t o = (size_t)((k * n1 + j) * n0 + lo[0]);
-      const long m = hi[0] - lo[0];
-      const int own = j >= j0 && j < j1 && lo[0] == 0 && m == n0,
-                inner = own && n0 > 2 && j > 0 && j < n1 - 1 && (D == 2 || (k > 0 && k < n2 - 1));
+      const size_t o = (size_t)((k * n1 + j) * n0 + lo[0]), ob = (size_t)((kb * n1 + jb) * n0);
+      const int own = lb >= 0 && lb < N && (D == 2 || (j >= j0 && j < j1)) && lo[0] == 0 && m == n0,
+                inner =
+                    own && n0 > 2 && jb > 0 && jb < n1 - 1 && (D == 2 || (kb > 0 && kb < n2 - 1));
       if (inner) {
         if (D == 3) {
           heat_row3(gk + x, gw + x, NULL, 0.0, out + o, 1, H->sd, H->c);
-          heat_adj_row3(gk + x + 1, gw + x + 1, u + o + 1, out + o + 1, a->fo + o + 1, n0 - 2,
+          heat_adj_row3(gk + x + 1, gw + x + 1, u + ob + 1, out + o + 1, a->fo + ob + 1, n0 - 2,
                         H->sd, su, H->c);
           heat_row3(gk + x + n0 - 1, gw + x + n0 - 1, NULL, 0.0, out + o + n0 - 1, 1, H->sd, H->c);
         } else {
           heat_row2(gk + x, gw + x, NULL, 0.0, out + o, 1, H->sd, H->c);
-          heat_adj_row2(gk + x + 1, gw + x + 1, u + o + 1, out + o + 1, a->fo + o + 1, n0 - 2,
+          heat_adj_row2(gk + x + 1, gw + x + 1, u + ob + 1, out + o + 1, a->fo + ob + 1, n0 - 2,
                         H->sd, su, H->c);
           heat_row2(gk + x + n0 - 1, gw + x + n0 - 1, NULL, 0.0, out + o + n0 - 1, 1, H->sd, H->c);
         }
-        heat_kgrad_node(H, gw, u, a->fo, 0, j, k);
-        heat_kgrad_node(H, gw, u, a->fo, n0 - 1, j, k);
+        heat_kgrad_node(H, a, g, v0, gw, x, 0, jb, kb);
+        heat_kgrad_node(H, a, g, v0, gw, x + (size_t)(n0 - 1), n0 - 1, jb, kb);
         continue;
       }
       if (D == 3)
         heat_row3(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
       else
         heat_row2(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
-      for (long i = lo[0]; own && i < hi[0]; i++)
-        heat_kgrad_node(H, gw, u, a->fo, i, j, k);
+      for (long i = 0; own && i < n0; i++)
+        heat_kgrad_node(H, a, g, v0, gw, x + (size_t)i, i, jb, kb);
     }
 }
 
@@ -951,13 +980,15 @@ static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, co
 {
   heat_actx *a = kc;
   const heat *H = a->k.H;
-  const int D = H->dim;
-  const long n0 = H->cnt[0], n1 = H->cnt[1];
+  const int D = H->dim, L = D - 1;
+  const long n0 = H->cnt[0], n1 = H->cnt[1], v0 = rw_grid_wave_layer0(g);
   const double *u = a->y, *sh = rw_vec_data(H->shape);
-  (void)g, (void)out;
-  for (long k = lo[2]; a->lanes && k < hi[2]; k++)
-    for (long j = lo[1]; j < hi[1]; j++) {
-      size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
+  (void)out;
+  long blo[3] = {lo[0], lo[1], lo[2]}, bhi[3] = {hi[0], hi[1], hi[2]}; /* the block's */
+  blo[L] -= v0, bhi[L] -= v0;
+  for (long k = blo[2]; a->lanes && k < bhi[2]; k++)
+    for (long j = blo[1]; j < bhi[1]; j++) {
+      size_t x = rw_grid_gidx(H->gn, 1, D, 0, L == 1 ? j + v0 : j, L == 2 ? k + v0 : k, 1, 0);
       size_t o = (size_t)((k * n1 + j) * n0);
       heat_ws_row(gw + x, sh + o, n0, a->lanes + (size_t)j * HEAT_LANES);
     }
@@ -968,18 +999,63 @@ static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, co
       ptrdiff_t s, out_s, toward;
       if (!heat_face(H, d, side, flo, fhi, &s, &out_s, &toward)) continue;
       const long src = flo[d], tgt = src + (long)toward;
-      if (tgt < lo[d] || tgt >= hi[d]) continue;
+      if (tgt < blo[d] || tgt >= bhi[d]) continue;
       long r0[3], r1[3];
       for (int e = 0; e < 3; e++)
-        r0[e] = e == d ? src : lo[e], r1[e] = e == d ? src + 1 : hi[e];
+        r0[e] = e == d ? src : blo[e], r1[e] = e == d ? src + 1 : bhi[e];
       for (long k = r0[2]; k < r1[2]; k++)
         for (long j = r0[1]; j < r1[1]; j++)
           for (long i = r0[0]; i < r1[0]; i++) {
-            size_t x = rw_grid_gidx(H->gn, 1, D, i, j, k, 1, 0);
+            size_t x = rw_grid_gidx(H->gn, 1, D, i, L == 1 ? j + v0 : j, L == 2 ? k + v0 : k, 1, 0);
             size_t o = (size_t)((k * n1 + j) * n0 + i);
             a->fo[(ptrdiff_t)o + toward * out_s] += H->c[d] * gw[x] * (H->ub - u[o]);
           }
     }
+}
+
+/* The running cost's gradient as the wave's injections: heat_running_grad's term at each sensor
+ * and stage, from the stored state there; where the stages run past the block, every rank's
+ * sensors that the wave reaches (their values summed over the ranks, each computed by its
+ * owner alone: the same bits), in sensor order. */
+static int heat_adjoint_injections(heat *H, const double *t, const rw_stage_plan *plan,
+                                   const double *hb, int reach, rw_stage_plan *P)
+{
+  const int s = plan->s, L = H->dim - 1;
+  const size_t ns = (size_t)H->ns;
+  memset(H->sgv, 0, (size_t)s * ns * sizeof(double));
+  for (int k = 0; k < s; k++) {
+    const double *yd = rw_vec_data(plan->aux[k]);
+    heat_data_at(H, t[k]);
+    for (int sn = 0; sn < H->ns; sn++)
+      if (H->sloc[sn] >= 0)
+        H->sgv[(size_t)k * ns + (size_t)sn] = hb[k] * (yd[H->sloc[sn]] - H->sbuf[sn]);
+  }
+  if (reach)
+    RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, H->sgv, s * H->ns, MPI_DOUBLE, MPI_SUM,
+                              rw_context_comm(H->ctx)));
+  const long S = (long)s; /* the layers past each edge the wave reaches: s G, G = 1 */
+  int ne = 0;
+  for (int sn = 0; sn < H->ns; sn++) {
+    long l[3];
+    int in = 1;
+    for (int d = 0; d < 3; d++)
+      l[d] = H->snode[sn][d] - H->st[d], in = in && (d == L || (l[d] >= 0 && l[d] < H->cnt[d]));
+    const long lD = l[L], N = H->cnt[L];
+    const int ok = (lD >= 0 && lD < N) || (reach && lD < 0 && lD >= -S && H->st[L] > 0) ||
+                   (reach && lD >= N && lD < N + S && H->st[L] + N < H->n[L]);
+    if (!in || !ok) continue;
+    H->soff[ne] = (l[2] * H->cnt[1] + l[1]) * H->cnt[0] + l[0];
+    for (int k = 0; k < s; k++)
+      H->sinj[(size_t)k * ns + (size_t)ne] = H->sgv[(size_t)k * ns + (size_t)sn];
+    ne++;
+  }
+  /* the stride of a stage's values is ns: injv[k * ninj + e] needs ninj = ns (unused ones 0) */
+  P->ninj = ne, P->inj = H->soff, P->injv = H->sinj;
+  if (ne < H->ns) /* pack the stages' values to stride ne */
+    for (int k = 1; k < s; k++)
+      memmove(H->sinj + (size_t)k * (size_t)ne, H->sinj + (size_t)k * ns,
+              (size_t)ne * sizeof(double));
+  return 0;
 }
 
 static int heat_adjoint_wave(void *content, const double *t, const double *p,
@@ -989,37 +1065,29 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
   heat *H = content;
   (void)p, (void)field;
   *done = 0;
-  const int s = plan->s, running = H->nt > 0 && !H->recording;
+  const int s = plan->s, running = H->nt > 0 && !H->recording, reach = rw_grid_wave_reaches(H->lg);
   if (H->dev || !H->gk_ready || H->neumann || H->periodic || s > RW_WAVE_MAX_STAGES) return 0;
   for (int k = 0; running && k < s; k++)
     if (hb[k] == 0.0) return 0; /* a stage without the running term: not injected (all ranks) */
   rw_grid_copy_wave_settings(H->lg, H->ug);
-  if (!rw_grid_wave_ready(H->lg, s, 0)) return 0;
+  if (!rw_grid_wave_ready(H->lg, s, 1)) return 0;
   rw_stage_plan P = *plan;
-  if (running) { /* heat_running_grad's terms, per stage from its stored state */
-    for (int k = 0; k < s; k++) {
-      const double *yd = rw_vec_data(plan->aux[k]);
-      heat_data_at(H, t[k]);
-      for (int sn = 0, m = 0; sn < H->ns; sn++)
-        if (H->sloc[sn] >= 0)
-          H->sinj[(size_t)k * (size_t)H->nsl + (size_t)m++] =
-              hb[k] * (yd[H->sloc[sn]] - H->sbuf[sn]);
-    }
-    P.ninj = H->nsl, P.inj = H->slocal, P.injv = H->sinj;
-  }
+  if (running) RW_CALL(heat_adjoint_injections(H, t, plan, hb, reach, &P));
+  if (reach) RW_CALL(heat_wave_fields(H, s)); /* the conductivity past the block */
   heat_actx ac[RW_WAVE_MAX_STAGES];
   void *kc[RW_WAVE_MAX_STAGES];
   const size_t nl = heat_lanes_len(H);
   if (out_p) memset(H->lanes, 0, (size_t)s * nl * sizeof(double));
   for (int k = 0; k < s; k++) {
-    ac[k].k = (heat_kctx){H, H->gk, NULL, H->gk, NULL, 0.0, 0};
+    ac[k].k = (heat_kctx){H, reach ? H->wk : H->gk, NULL, H->gk, NULL, 0.0, 0};
     ac[k].y = rw_vec_data(plan->aux[k]);
     ac[k].fo = field_bar ? rw_vec_data(field_bar) : NULL;
     ac[k].lanes = out_p ? H->lanes + (size_t)k * nl : NULL;
+    ac[k].stage = k;
     kc[k] = &ac[k];
   }
   P.side = field_bar || out_p ? heat_adj_side : NULL;
-  RW_CALL(rw_grid_erk_wave(H->lg, &P, lambda, lambda, 0, heat_adj_kernel, kc, done));
+  RW_CALL(rw_grid_erk_wave(H->lg, &P, lambda, lambda, 1, heat_adj_kernel, kc, done));
   for (int k = 0; k < s; k++)
     RW_CALL(ac[k].k.err);
   for (int k = 0; *done && out_p && k < s; k++) /* vjp_comb's sums, in stage order */
@@ -1136,6 +1204,8 @@ static void heat_destroy(void *content)
   rw_free(&H->sval);
   rw_free(&H->scap);
   rw_free(&H->sinj);
+  rw_free(&H->sgv);
+  rw_free(&H->soff);
   rw_free(&H->lanes);
   rw_free(&H->dtimes);
   rw_free(&H->dvals);
@@ -1280,6 +1350,9 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
       rw_calloc((size_t)H->ns * RW_WAVE_MAX_STAGES + 1, sizeof *H->scap, "heat sensors", &H->scap));
   RW_TRY(
       rw_calloc((size_t)H->ns * RW_WAVE_MAX_STAGES + 1, sizeof *H->sinj, "heat sensors", &H->sinj));
+  RW_TRY(
+      rw_calloc((size_t)H->ns * RW_WAVE_MAX_STAGES + 1, sizeof *H->sgv, "heat sensors", &H->sgv));
+  RW_TRY(rw_calloc((size_t)H->ns + 1, sizeof *H->soff, "heat sensors", &H->soff));
   for (int s = 0; s < H->ns; s++)
     if (H->sloc[s] >= 0) H->slocal[H->nsl++] = H->sloc[s];
   RW_TRY(rw_calloc(heat_lanes_len(H) * RW_WAVE_MAX_STAGES, sizeof(double), "heat source VJP lanes",

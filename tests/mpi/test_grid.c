@@ -283,11 +283,11 @@ static int wave_test(rw_grid g, N_Vector x, int dim, int G, int nranks, long *ru
           for (int d = 0; d < dim; d++)
             l[d] = q[d] - st[d], in = in && (d == dim - 1 || (l[d] >= 0 && l[d] < cnt[d]));
           const long lD = l[dim - 1];
-          const int owned = lD >= 0 && lD < N, past = (lD < 0 && lD >= -H && lowN) ||
-                                                      (lD >= N && lD < N + H && highN);
+          const int owned = lD >= 0 && lD < N,
+                    past = (lD < 0 && lD >= -H && lowN) || (lD >= N && lD < N + H && highN);
           if (!in || !(owned || past)) continue;
-          inj[ni] = ((dim == 3 ? (l[2] * cnt[1] + l[1]) * cnt[0] : l[1] * cnt[0]) + l[0]) * nc +
-                    gcomp[m];
+          inj[ni] =
+              ((dim == 3 ? (l[2] * cnt[1] + l[1]) * cnt[0] : l[1] * cnt[0]) + l[0]) * nc + gcomp[m];
           own[ni] = owned, src[ni++] = m;
         }
       double val[16], injv[4 * 12];
@@ -328,9 +328,10 @@ static int wave_test(rw_grid g, N_Vector x, int dim, int G, int nranks, long *ru
                              (!periodic || (ext_ok && N >= (long)P.s * G));
             *must += need;
             *runs += done;
-            int bad = (need && !done) ||
-                      (done && (memcmp(rw_vec_data(out), rw_vec_data(ref), rw_vec_bytes(ref)) != 0 ||
-                                memcmp(acc_w, acc_r, (size_t)nl * sizeof(double)) != 0));
+            int bad =
+                (need && !done) ||
+                (done && (memcmp(rw_vec_data(out), rw_vec_data(ref), rw_vec_bytes(ref)) != 0 ||
+                          memcmp(acc_w, acc_r, (size_t)nl * sizeof(double)) != 0));
             if (bad)
               printf("  extras: %d stages, %ld layers, %s, ext_ok %d: %s\n", P.s, wl[iw],
                      rows ? "tiles of s G rows" : "default tiles", ext_ok,
