@@ -435,6 +435,20 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
     CHECK(rw_vec_clone(fbar, &fa));
     CHECK(rw_problem_solve_begin(prob));
     CHECK(rw_stepper_step(f.st, t, f.opt.dt, u, out0, sa, NULL));
+    /* lambda with rows of very different sizes (every other middle-index row 1e6 larger), so
+     * that the source's sum changes its bits if rows are grouped or added in another order */
+    N_Vector lam0 = NULL;
+    CHECK(rw_vec_clone(w, &lam0));
+    rw_vec_copy(w, lam0);
+    {
+      long lst[3], lcnt[3];
+      rw_grid_local_box(g, lst, lcnt);
+      double *ld = rw_vec_data(lam0);
+      for (long k = 0; k < lcnt[2]; k++)
+        for (long j = 0; j < lcnt[1]; j++)
+          for (long i = 0; i < lcnt[0]; i++)
+            if ((lst[1] + j) % 2 == 0) ld[(k * lcnt[1] + j) * lcnt[0] + i] *= 1e6;
+    }
     int nbad = 0;
     long runs_all = 0;
     for (int cs = 0; cs < 24; cs++) {
@@ -446,7 +460,7 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
       for (int on = 0; on < 2; on++) {
         rw_grid_set_wave_rows(g, rows);
         rw_grid_set_wave(g, on ? layers : -1);
-        rw_vec_copy(w, on ? fm : fp);
+        rw_vec_copy(lam0, on ? fm : fp);
         pq[on][0] = 0.125;
         N_VConst(0.25, fbar);
         long r0 = rw_grid_waves(ga);
@@ -476,6 +490,7 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
                        : "none allowed");
     rw_vec_destroy_array(&sa, ns);
     rw_vec_destroy(&fa);
+    rw_vec_destroy(&lam0);
   }
 
   N_Vector *vs[] = {&v, &w, &dk, &Jv, &fp, &fm, &z, &out, &out0};
