@@ -165,12 +165,12 @@ typedef struct rw_stage_plan_s {
    *   0: negative or past the block where the stages run there, and the caller must then give
    *   the neighbour's injections too) gets += injv[i * ninj + m] as soon as the kernel has
    *   computed it (a running cost's gradient at its sensors), in m's order;
-   * - side(kctx[i], ...): called once per owned node and stage, on boxes of owned layers (the
-   *   wave's layer coordinates, see rw_grid_wave_layer0) and (tiles) the tile's own rows, right
-   * after the kernel and the injections have computed K_i there, with Y_i readable G layers (and
-   * rows) around the box: a parameter's gradient gathered at the node while its rows are in cache.
-   * The boxes of a stage come in increasing layer order, and at any node the stages in their order.
-   */
+   * - side(kctx[i], ...): called once per owned node and stage, on boxes of owned layers
+   *   (the wave's layer coordinates, see rw_grid_wave_layer0) and (tiles) the tile's own
+   *   rows, right after the kernel and the injections have computed K_i there, with Y_i
+   *   readable G layers (and rows) around the box: a parameter's gradient gathered at the
+   *   node while its rows are in cache. The boxes of a stage come in increasing layer order,
+   *   and at any node the stages in their order. */
   N_Vector aux[RW_WAVE_MAX_STAGES];
   int ninj;
   const long *inj;
