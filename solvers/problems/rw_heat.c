@@ -1021,10 +1021,27 @@ static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, co
  * and stage, from the stored state there; where the stages run past the block, every rank's
  * sensors that the wave reaches (their values summed over the ranks, each computed by its
  * owner alone: the same bits), in sensor order. */
+/* Whether sensor sn lies where an adjoint wave of s stages reaches (owned, or within s G = s
+ * layers past a block edge that has a neighbour when `reach`), and its offset from the block's
+ * layer 0 there. */
+static int heat_inj_offset(const heat *H, int sn, int s, int reach, long *off)
+{
+  const int L = H->dim - 1;
+  long l[3];
+  int in = 1;
+  for (int d = 0; d < 3; d++)
+    l[d] = H->snode[sn][d] - H->st[d], in = in && (d == L || (l[d] >= 0 && l[d] < H->cnt[d]));
+  const long lD = l[L], N = H->cnt[L];
+  const int ok = (lD >= 0 && lD < N) || (reach && lD < 0 && lD >= -s && H->st[L] > 0) ||
+                 (reach && lD >= N && lD < N + s && H->st[L] + N < H->n[L]);
+  *off = (l[2] * H->cnt[1] + l[1]) * H->cnt[0] + l[0];
+  return in && ok;
+}
+
 static int heat_adjoint_injections(heat *H, const double *t, const rw_stage_plan *plan,
                                    const double *hb, int reach, rw_stage_plan *P)
 {
-  const int s = plan->s, L = H->dim - 1;
+  const int s = plan->s;
   const size_t ns = (size_t)H->ns;
   memset(H->sgv, 0, (size_t)s * ns * sizeof(double));
   for (int k = 0; k < s; k++) {
@@ -1037,28 +1054,17 @@ static int heat_adjoint_injections(heat *H, const double *t, const rw_stage_plan
   if (reach)
     RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, H->sgv, s * H->ns, MPI_DOUBLE, MPI_SUM,
                               rw_context_comm(H->ctx)));
-  const long S = (long)s; /* the layers past each edge the wave reaches: s G, G = 1 */
   int ne = 0;
-  for (int sn = 0; sn < H->ns; sn++) {
-    long l[3];
-    int in = 1;
-    for (int d = 0; d < 3; d++)
-      l[d] = H->snode[sn][d] - H->st[d], in = in && (d == L || (l[d] >= 0 && l[d] < H->cnt[d]));
-    const long lD = l[L], N = H->cnt[L];
-    const int ok = (lD >= 0 && lD < N) || (reach && lD < 0 && lD >= -S && H->st[L] > 0) ||
-                   (reach && lD >= N && lD < N + S && H->st[L] + N < H->n[L]);
-    if (!in || !ok) continue;
-    H->soff[ne] = (l[2] * H->cnt[1] + l[1]) * H->cnt[0] + l[0];
-    for (int k = 0; k < s; k++)
-      H->sinj[(size_t)k * ns + (size_t)ne] = H->sgv[(size_t)k * ns + (size_t)sn];
-    ne++;
-  }
-  /* the stride of a stage's values is ns: injv[k * ninj + e] needs ninj = ns (unused ones 0) */
+  long off;
+  for (int sn = 0; sn < H->ns; sn++) /* the entries, in sensor order */
+    if (heat_inj_offset(H, sn, s, reach, &off)) H->soff[ne++] = off;
+  for (int sn = 0, e = 0; sn < H->ns; sn++) /* their values, ne per stage */
+    if (heat_inj_offset(H, sn, s, reach, &off)) {
+      for (int k = 0; k < s; k++)
+        H->sinj[(size_t)k * (size_t)ne + (size_t)e] = H->sgv[(size_t)k * ns + (size_t)sn];
+      e++;
+    }
   P->ninj = ne, P->inj = H->soff, P->injv = H->sinj;
-  if (ne < H->ns) /* pack the stages' values to stride ne */
-    for (int k = 1; k < s; k++)
-      memmove(H->sinj + (size_t)k * (size_t)ne, H->sinj + (size_t)k * ns,
-              (size_t)ne * sizeof(double));
   return 0;
 }
 
