@@ -62,6 +62,9 @@ typedef struct {
   /* the source parameter's VJP: lane sets (heat_ws_row), HEAT_LANES per row index j, for
    * RW_WAVE_MAX_STAGES stages */
   double *lanes;
+  /* the adjoint wave's rows of the stored state: a row between its two ghosts (n0 + 2), then a
+   * row of the boundary value (n0) */
+  double *urow;
   long nt; /* data: nt times, values[n * ns + s] */
   double *dtimes, *dvals;
   int recording;
@@ -670,32 +673,37 @@ RW_SIMD_CLONES static void heat_kgrad_row2(const double *restrict gw, const doub
 }
 
 /* The adjoint wave's row: the VJP (heat_row_body with no source: out = the operator on w) and
- * the conductivity's gradient (heat_kgrad_body with u in the owned layout, strides su) of the
- * same nodes in one loop, sharing the loads of w and its differences: heat_kgrad_body's
- * g += c ((w_i - w_m) a + (w_i - w_p) b) is written g -= c ((w_m - w_i) a + (w_p - w_i) b), the
- * same value bit for bit (x - y is -(y - x) exactly, and a negation passes exactly through
- * products and sums under round-to-nearest; g never holds -0), with two subtractions fewer per
- * dimension. */
+ * the conductivity's gradient (heat_kgrad_body's terms) of the same nodes in one loop, sharing
+ * the loads of w and its differences: heat_kgrad_body's g += c ((w_i - w_m) a + (w_i - w_p) b)
+ * is written g -= c ((w_m - w_i) a + (w_p - w_i) b), the same value bit for bit (x - y is
+ * -(y - x) exactly, and a negation passes exactly through products and sums under
+ * round-to-nearest; g never holds -0), with two subtractions fewer per dimension. The stored
+ * state comes as rows: the node's own (uc, read at i - 1 and i + 1 too, so a copy whose two
+ * ends hold the row's ghosts) and its neighbours' along the middle (um1, up1) and, in 3-D,
+ * the slowest dimension (um2, up2): rows of the owned array, of a neighbour's layer, or of the
+ * boundary value. So every node of a row, its ends and the block's sides included, goes
+ * through this one vector loop. */
 static inline __attribute__((always_inline)) void
-heat_adj_body(const double *restrict gk, const double *restrict gw, const double *restrict u,
-              double *restrict out, double *restrict fo, long m, const size_t sd[3],
-              const size_t su[3], const double c[3], const int three)
+heat_adj_body(const double *restrict gk, const double *restrict gw, const double *restrict uc,
+              const double *restrict um1, const double *restrict up1, const double *restrict um2,
+              const double *restrict up2, double *restrict out, double *restrict fo, long m,
+              const size_t sd[3], const double c[3], const int three)
 {
-  const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2], u0 = su[0], u1 = su[1], u2 = su[2];
+  const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2];
   const double c0 = c[0], c1 = c[1], c2 = c[2];
   for (long i = 0; i < m; i++) {
-    const double wi = gw[i], ki = gk[i], ui = u[i];
+    const double wi = gw[i], ki = gk[i], ui = uc[i];
     const double dm0 = gw[i - s0] - wi, dp0 = gw[i + s0] - wi, dm1 = gw[i - s1] - wi,
                  dp1 = gw[i + s1] - wi;
     double fi = 0.0, g = 0.0;
     fi += c0 * ((ki + gk[i - s0]) * dm0 + (ki + gk[i + s0]) * dp0);
     fi += c1 * ((ki + gk[i - s1]) * dm1 + (ki + gk[i + s1]) * dp1);
-    g -= c0 * (dm0 * (u[i - u0] - ui) + dp0 * (u[i + u0] - ui));
-    g -= c1 * (dm1 * (u[i - u1] - ui) + dp1 * (u[i + u1] - ui));
+    g -= c0 * (dm0 * (uc[i - 1] - ui) + dp0 * (uc[i + 1] - ui));
+    g -= c1 * (dm1 * (um1[i] - ui) + dp1 * (up1[i] - ui));
     if (three) {
       const double dm2 = gw[i - s2] - wi, dp2 = gw[i + s2] - wi;
       fi += c2 * ((ki + gk[i - s2]) * dm2 + (ki + gk[i + s2]) * dp2);
-      g -= c2 * (dm2 * (u[i - u2] - ui) + dp2 * (u[i + u2] - ui));
+      g -= c2 * (dm2 * (um2[i] - ui) + dp2 * (up2[i] - ui));
     }
     out[i] = fi;
     fo[i] += g;
@@ -703,19 +711,19 @@ heat_adj_body(const double *restrict gk, const double *restrict gw, const double
 }
 
 RW_SIMD_CLONES static void heat_adj_row3(const double *restrict gk, const double *restrict gw,
-                                         const double *restrict u, double *restrict out,
+                                         const double *const u[5], double *restrict out,
                                          double *restrict fo, long m, const size_t sd[3],
-                                         const size_t su[3], const double c[3])
+                                         const double c[3])
 {
-  heat_adj_body(gk, gw, u, out, fo, m, sd, su, c, 1);
+  heat_adj_body(gk, gw, u[0], u[1], u[2], u[3], u[4], out, fo, m, sd, c, 1);
 }
 
 RW_SIMD_CLONES static void heat_adj_row2(const double *restrict gk, const double *restrict gw,
-                                         const double *restrict u, double *restrict out,
+                                         const double *const u[5], double *restrict out,
                                          double *restrict fo, long m, const size_t sd[3],
-                                         const size_t su[3], const double c[3])
+                                         const double c[3])
 {
-  heat_adj_body(gk, gw, u, out, fo, m, sd, su, c, 0);
+  heat_adj_body(gk, gw, u[0], u[1], u[2], NULL, NULL, out, fo, m, sd, c, 0);
 }
 
 /* vjp_comb and the conductivity's VJP in one sweep (every kind of side): w's halo
@@ -889,41 +897,28 @@ static void heat_to_block(const heat *H, long v0, long j, long k, long *jb, long
   *kb = H->dim == 3 ? k - v0 : k;
 }
 
-/* The stored state at the block's node q + dir along d: the owned value; outside the block
- * the ghost's value on the domain's Dirichlet side, or across the slowest dimension's edge to
- * a neighbour, that rank's, from the wave's copy of its layers (rw_grid_wave_aux_layer). */
-static double heat_u_near(const heat *H, const heat_actx *a, rw_grid gr, long v0, const long q[3],
-                          int d, long dir)
+/* The stored state's row next to the block's row (jb, kb) along d (1: the middle dimension,
+ * 2: the slowest, in 3-D), dir = -1 or +1: the owned row; outside the block the boundary value's
+ * row (H->urow + n0 + 2) on the domain's Dirichlet side, or across the slowest dimension's edge
+ * to a neighbour, that rank's, from the wave's copy of its layers (rw_grid_wave_aux_layer). */
+static const double *heat_u_row(const heat *H, const heat_actx *a, rw_grid gr, long v0, long jb,
+                                long kb, int d, long dir)
 {
-  long r[3] = {q[0], q[1], q[2]};
+  long r[3] = {0, jb, kb};
   r[d] += dir;
-  if (r[d] >= 0 && r[d] < H->cnt[d]) return a->y[(r[2] * H->cnt[1] + r[1]) * H->cnt[0] + r[0]];
+  const long n0 = H->cnt[0];
+  if (r[d] >= 0 && r[d] < H->cnt[d]) return a->y + (r[2] * H->cnt[1] + r[1]) * n0;
   const int L = H->dim - 1, nb = r[d] < 0 ? H->st[d] > 0 : H->st[d] + H->cnt[d] < H->n[d];
-  if (d != L || !nb) return H->ub;
+  if (d != L || !nb) return H->urow + n0 + 2;
   const double *ly = rw_grid_wave_aux_layer(gr, a->stage, v0 + r[L]);
-  return ly[L == 2 ? r[1] * H->cnt[0] + r[0] : r[0]];
-}
-
-/* heat_kgrad_body at the block's node (i, j, k) next to its side; x: the node in gw. */
-static void heat_kgrad_node(const heat *H, const heat_actx *a, rw_grid gr, long v0,
-                            const double *gw, size_t x, long i, long j, long k)
-{
-  const long q[3] = {i, j, k};
-  const size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0] + i);
-  double wi = gw[x], ui = a->y[o], g = 0.0;
-  for (int d = 0; d < H->dim; d++) {
-    const size_t s = H->sd[d];
-    g += H->c[d] * ((wi - gw[x - s]) * (heat_u_near(H, a, gr, v0, q, d, -1) - ui) +
-                    (wi - gw[x + s]) * (heat_u_near(H, a, gr, v0, q, d, 1) - ui));
-  }
-  a->fo[o] += g;
+  return L == 2 ? ly + r[1] * n0 : ly;
 }
 
 /* The stage's kernel: the VJP on the box's rows (heat_kernel's rows with no source), and with
  * the conductivity differentiated its gradient too on the rows of owned layers the wave's tile
- * owns, in the same loop (heat_adj_body); the row's two end nodes, whose neighbours along it
- * are ghosts of the stored state, and the rows at the block's sides node by node. gw, gk and
- * out at the wave's coordinates, the stored state and the gradient at the block's. */
+ * owns, in the same loop (heat_adj_body), the stored state's row copied between its two ghosts
+ * (the boundary value: the fastest dimension is never split). gw, gk and out at the wave's
+ * coordinates, the stored state and the gradient at the block's. */
 static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, const long lo[3],
                             const long hi[3])
 {
@@ -934,10 +929,10 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
     return;
   }
   const int D = H->dim;
-  const long n0 = H->cnt[0], n1 = H->cnt[1], n2 = H->cnt[2], N = H->cnt[D - 1];
+  const long n0 = H->cnt[0], n1 = H->cnt[1], N = H->cnt[D - 1];
   const long v0 = rw_grid_wave_layer0(g);
-  const size_t su[3] = {1, (size_t)n0, (size_t)(n0 * n1)};
-  const double *u = a->y, *gk = a->k.gk;
+  const double *gk = a->k.gk;
+  double *uc = H->urow;
   long j0 = 0, j1 = n1; /* 3-D: the tile's own rows (in 2-D j is the layer) */
   if (D == 3) rw_grid_wave_tile(g, &j0, &j1);
   for (long k = lo[2]; k < hi[2]; k++)
@@ -947,31 +942,23 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
       const long lb = D == 3 ? kb : jb, m = hi[0] - lo[0];
       const size_t x = rw_grid_gidx(H->gn, 1, D, lo[0], j, k, 1, 0);
       const size_t o = (size_t)((k * n1 + j) * n0 + lo[0]), ob = (size_t)((kb * n1 + jb) * n0);
-      const int own = lb >= 0 && lb < N && (D == 2 || (j >= j0 && j < j1)) && lo[0] == 0 && m == n0,
-                inner =
-                    own && n0 > 2 && jb > 0 && jb < n1 - 1 && (D == 2 || (kb > 0 && kb < n2 - 1));
-      if (inner) {
-        if (D == 3) {
-          heat_row3(gk + x, gw + x, NULL, 0.0, out + o, 1, H->sd, H->c);
-          heat_adj_row3(gk + x + 1, gw + x + 1, u + ob + 1, out + o + 1, a->fo + ob + 1, n0 - 2,
-                        H->sd, su, H->c);
-          heat_row3(gk + x + n0 - 1, gw + x + n0 - 1, NULL, 0.0, out + o + n0 - 1, 1, H->sd, H->c);
-        } else {
-          heat_row2(gk + x, gw + x, NULL, 0.0, out + o, 1, H->sd, H->c);
-          heat_adj_row2(gk + x + 1, gw + x + 1, u + ob + 1, out + o + 1, a->fo + ob + 1, n0 - 2,
-                        H->sd, su, H->c);
-          heat_row2(gk + x + n0 - 1, gw + x + n0 - 1, NULL, 0.0, out + o + n0 - 1, 1, H->sd, H->c);
-        }
-        heat_kgrad_node(H, a, g, v0, gw, x, 0, jb, kb);
-        heat_kgrad_node(H, a, g, v0, gw, x + (size_t)(n0 - 1), n0 - 1, jb, kb);
+      const int own = lb >= 0 && lb < N && (D == 2 || (j >= j0 && j < j1)) && lo[0] == 0 && m == n0;
+      if (!own) {
+        if (D == 3)
+          heat_row3(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
+        else
+          heat_row2(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
         continue;
       }
-      if (D == 3)
-        heat_row3(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
-      else
-        heat_row2(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
-      for (long i = 0; own && i < n0; i++)
-        heat_kgrad_node(H, a, g, v0, gw, x + (size_t)i, i, jb, kb);
+      memcpy(uc + 1, a->y + ob, (size_t)n0 * sizeof(double));
+      const double *u[5] = {uc + 1, heat_u_row(H, a, g, v0, jb, kb, 1, -1),
+                            heat_u_row(H, a, g, v0, jb, kb, 1, 1), NULL, NULL};
+      if (D == 3) {
+        u[3] = heat_u_row(H, a, g, v0, jb, kb, 2, -1), u[4] = heat_u_row(H, a, g, v0, jb, kb, 2, 1);
+        heat_adj_row3(gk + x, gw + x, u, out + o, a->fo + ob, n0, H->sd, H->c);
+      } else {
+        heat_adj_row2(gk + x, gw + x, u, out + o, a->fo + ob, n0, H->sd, H->c);
+      }
     }
 }
 
@@ -1217,6 +1204,7 @@ static void heat_destroy(void *content)
   rw_free(&H->sgv);
   rw_free(&H->soff);
   rw_free(&H->lanes);
+  rw_free(&H->urow);
   rw_free(&H->dtimes);
   rw_free(&H->dvals);
   rw_free(&H->rtimes);
@@ -1367,6 +1355,9 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
     if (H->sloc[s] >= 0) H->slocal[H->nsl++] = H->sloc[s];
   RW_TRY(rw_calloc(heat_lanes_len(H) * RW_WAVE_MAX_STAGES, sizeof(double), "heat source VJP lanes",
                    &H->lanes));
+  RW_TRY(rw_calloc((size_t)(2 * H->cnt[0] + 2), sizeof(double), "heat adjoint rows", &H->urow));
+  for (long i = 0; i < 2 * H->cnt[0] + 2; i++)
+    H->urow[i] = H->ub;
   RW_TRY(rw_grid_new_field(H->ug, &H->shape));
   H->neumann = cfg->bc == RW_BC_NEUMANN;
   H->periodic = cfg->bc == RW_BC_PERIODIC;
