@@ -684,46 +684,88 @@ RW_SIMD_CLONES static void heat_kgrad_row2(const double *restrict gw, const doub
  * boundary value. So every node of a row, its ends and the block's sides included, goes
  * through this one vector loop. */
 static inline __attribute__((always_inline)) void
-heat_adj_body(const double *restrict gk, const double *restrict gw, const double *restrict uc,
+heat_adj_node(const double *restrict gk, const double *restrict gw, const double *restrict uc,
               const double *restrict um1, const double *restrict up1, const double *restrict um2,
-              const double *restrict up2, double *restrict out, double *restrict fo, long m,
+              const double *restrict up2, double *restrict out, double *restrict fo, long i,
               const size_t sd[3], const double c[3], const int three)
 {
   const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2];
   const double c0 = c[0], c1 = c[1], c2 = c[2];
-  for (long i = 0; i < m; i++) {
-    const double wi = gw[i], ki = gk[i], ui = uc[i];
-    const double dm0 = gw[i - s0] - wi, dp0 = gw[i + s0] - wi, dm1 = gw[i - s1] - wi,
-                 dp1 = gw[i + s1] - wi;
-    double fi = 0.0, g = 0.0;
-    fi += c0 * ((ki + gk[i - s0]) * dm0 + (ki + gk[i + s0]) * dp0);
-    fi += c1 * ((ki + gk[i - s1]) * dm1 + (ki + gk[i + s1]) * dp1);
-    g -= c0 * (dm0 * (uc[i - 1] - ui) + dp0 * (uc[i + 1] - ui));
-    g -= c1 * (dm1 * (um1[i] - ui) + dp1 * (up1[i] - ui));
-    if (three) {
-      const double dm2 = gw[i - s2] - wi, dp2 = gw[i + s2] - wi;
-      fi += c2 * ((ki + gk[i - s2]) * dm2 + (ki + gk[i + s2]) * dp2);
-      g -= c2 * (dm2 * (um2[i] - ui) + dp2 * (up2[i] - ui));
-    }
-    out[i] = fi;
-    fo[i] += g;
+  const double wi = gw[i], ki = gk[i], ui = uc[i];
+  const double dm0 = gw[i - s0] - wi, dp0 = gw[i + s0] - wi, dm1 = gw[i - s1] - wi,
+               dp1 = gw[i + s1] - wi;
+  double fi = 0.0, g = 0.0;
+  fi += c0 * ((ki + gk[i - s0]) * dm0 + (ki + gk[i + s0]) * dp0);
+  fi += c1 * ((ki + gk[i - s1]) * dm1 + (ki + gk[i + s1]) * dp1);
+  g -= c0 * (dm0 * (uc[i - 1] - ui) + dp0 * (uc[i + 1] - ui));
+  g -= c1 * (dm1 * (um1[i] - ui) + dp1 * (up1[i] - ui));
+  if (three) {
+    const double dm2 = gw[i - s2] - wi, dp2 = gw[i + s2] - wi;
+    fi += c2 * ((ki + gk[i - s2]) * dm2 + (ki + gk[i + s2]) * dp2);
+    g -= c2 * (dm2 * (um2[i] - ui) + dp2 * (up2[i] - ui));
   }
+  out[i] = fi;
+  fo[i] += g;
+}
+
+/* The row; with the source parameter differentiated (ws), its lanes too (heat_ws_row's sums,
+ * lane l of the row's set taking nodes l, l + HEAT_LANES, ...), in the same loop: the source's
+ * row is then read beside the others instead of in a pass of its own. */
+static inline __attribute__((always_inline)) void
+heat_adj_body(const double *restrict gk, const double *restrict gw, const double *restrict uc,
+              const double *restrict um1, const double *restrict up1, const double *restrict um2,
+              const double *restrict up2, const double *restrict sh, double *restrict lanes,
+              double *restrict out, double *restrict fo, long m, const size_t sd[3],
+              const double c[3], const int three, const int ws)
+{
+  if (!ws) {
+    for (long i = 0; i < m; i++)
+      heat_adj_node(gk, gw, uc, um1, up1, um2, up2, out, fo, i, sd, c, three);
+    return;
+  }
+  double acc[HEAT_LANES];
+  for (int l = 0; l < HEAT_LANES; l++)
+    acc[l] = lanes[l];
+  long b = 0;
+  for (; b + HEAT_LANES <= m; b += HEAT_LANES)
+    for (int l = 0; l < HEAT_LANES; l++) {
+      heat_adj_node(gk, gw, uc, um1, up1, um2, up2, out, fo, b + l, sd, c, three);
+      acc[l] += gw[b + l] * sh[b + l];
+    }
+  for (int l = 0; b + l < m; l++) {
+    heat_adj_node(gk, gw, uc, um1, up1, um2, up2, out, fo, b + l, sd, c, three);
+    acc[l] += gw[b + l] * sh[b + l];
+  }
+  for (int l = 0; l < HEAT_LANES; l++)
+    lanes[l] = acc[l];
 }
 
 RW_SIMD_CLONES static void heat_adj_row3(const double *restrict gk, const double *restrict gw,
-                                         const double *const u[5], double *restrict out,
+                                         const double *restrict uc, const double *restrict um1,
+                                         const double *restrict up1, const double *restrict um2,
+                                         const double *restrict up2, const double *restrict sh,
+                                         double *restrict lanes, double *restrict out,
                                          double *restrict fo, long m, const size_t sd[3],
                                          const double c[3])
 {
-  heat_adj_body(gk, gw, u[0], u[1], u[2], u[3], u[4], out, fo, m, sd, c, 1);
+  if (lanes)
+    heat_adj_body(gk, gw, uc, um1, up1, um2, up2, sh, lanes, out, fo, m, sd, c, 1, 1);
+  else
+    heat_adj_body(gk, gw, uc, um1, up1, um2, up2, NULL, NULL, out, fo, m, sd, c, 1, 0);
 }
 
 RW_SIMD_CLONES static void heat_adj_row2(const double *restrict gk, const double *restrict gw,
-                                         const double *const u[5], double *restrict out,
+                                         const double *restrict uc, const double *restrict um1,
+                                         const double *restrict up1, const double *restrict um2,
+                                         const double *restrict up2, const double *restrict sh,
+                                         double *restrict lanes, double *restrict out,
                                          double *restrict fo, long m, const size_t sd[3],
                                          const double c[3])
 {
-  heat_adj_body(gk, gw, u[0], u[1], u[2], NULL, NULL, out, fo, m, sd, c, 0);
+  if (lanes)
+    heat_adj_body(gk, gw, uc, um1, up1, um2, up2, sh, lanes, out, fo, m, sd, c, 0, 1);
+  else
+    heat_adj_body(gk, gw, uc, um1, up1, um2, up2, NULL, NULL, out, fo, m, sd, c, 0, 0);
 }
 
 /* vjp_comb and the conductivity's VJP in one sweep (every kind of side): w's halo
@@ -933,6 +975,7 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
   const long v0 = rw_grid_wave_layer0(g);
   const double *gk = a->k.gk;
   double *uc = H->urow;
+  const double *sh = rw_vec_data(H->shape);
   long j0 = 0, j1 = n1; /* 3-D: the tile's own rows (in 2-D j is the layer) */
   if (D == 3) rw_grid_wave_tile(g, &j0, &j1);
   for (long k = lo[2]; k < hi[2]; k++)
@@ -951,13 +994,16 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
         continue;
       }
       memcpy(uc + 1, a->y + ob, (size_t)n0 * sizeof(double));
+      double *lanes = a->lanes ? a->lanes + (size_t)jb * HEAT_LANES : NULL;
       const double *u[5] = {uc + 1, heat_u_row(H, a, g, v0, jb, kb, 1, -1),
                             heat_u_row(H, a, g, v0, jb, kb, 1, 1), NULL, NULL};
       if (D == 3) {
         u[3] = heat_u_row(H, a, g, v0, jb, kb, 2, -1), u[4] = heat_u_row(H, a, g, v0, jb, kb, 2, 1);
-        heat_adj_row3(gk + x, gw + x, u, out + o, a->fo + ob, n0, H->sd, H->c);
+        heat_adj_row3(gk + x, gw + x, u[0], u[1], u[2], u[3], u[4], sh + ob, lanes, out + o,
+                      a->fo + ob, n0, H->sd, H->c);
       } else {
-        heat_adj_row2(gk + x, gw + x, u, out + o, a->fo + ob, n0, H->sd, H->c);
+        heat_adj_row2(gk + x, gw + x, u[0], u[1], u[2], NULL, NULL, sh + ob, lanes, out + o,
+                      a->fo + ob, n0, H->sd, H->c);
       }
     }
 }
@@ -977,7 +1023,7 @@ static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, co
   (void)out;
   long blo[3] = {lo[0], lo[1], lo[2]}, bhi[3] = {hi[0], hi[1], hi[2]}; /* the block's */
   blo[L] -= v0, bhi[L] -= v0;
-  for (long k = blo[2]; a->lanes && k < bhi[2]; k++)
+  for (long k = blo[2]; a->lanes && !a->fo && k < bhi[2]; k++) /* else heat_adj_kernel's */
     for (long j = blo[1]; j < bhi[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, 0, L == 1 ? j + v0 : j, L == 2 ? k + v0 : k, 1, 0);
       size_t o = (size_t)((k * n1 + j) * n0);

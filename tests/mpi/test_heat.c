@@ -435,8 +435,9 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
     CHECK(rw_vec_clone(fbar, &fa));
     CHECK(rw_problem_solve_begin(prob));
     CHECK(rw_stepper_step(f.st, t, f.opt.dt, u, out0, sa, NULL));
-    /* lambda with rows of very different sizes (every other middle-index row 1e6 larger), so
-     * that the source's sum changes its bits if rows are grouped or added in another order */
+    /* lambda with rows of very different sizes (every other middle-index row 1e6 larger) and
+     * nodes along a row too (every third 1e3 larger), so that the source's sum changes its bits
+     * if rows are grouped or added in another order, or a row's nodes go to other lanes */
     N_Vector lam0 = NULL;
     CHECK(rw_vec_clone(w, &lam0));
     rw_vec_copy(w, lam0);
@@ -447,7 +448,8 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
       for (long k = 0; k < lcnt[2]; k++)
         for (long j = 0; j < lcnt[1]; j++)
           for (long i = 0; i < lcnt[0]; i++)
-            if ((lst[1] + j) % 2 == 0) ld[(k * lcnt[1] + j) * lcnt[0] + i] *= 1e6;
+            ld[(k * lcnt[1] + j) * lcnt[0] + i] *=
+                ((lst[1] + j) % 2 == 0 ? 1e6 : 1.0) * ((lst[0] + i) % 3 == 0 ? 1e3 : 1.0);
     }
     int nbad = 0;
     long runs_all = 0;
