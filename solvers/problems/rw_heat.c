@@ -956,6 +956,33 @@ static const double *heat_u_row(const heat *H, const heat_actx *a, rw_grid gr, l
   return L == 2 ? ly + r[1] * n0 : ly;
 }
 
+/* After the row's own gradient (block row jb, kb): the terms of the domain's boundary faces
+ * one layer away that heat_vjp_comb_field's last loop gives to this row's nodes, in its order
+ * (dimension, then low side before high): a face node's c_d w (u_b - u) goes to the node one
+ * layer inside, whose conductivity the ghost's mirrors. The face's w and u are the row's
+ * neighbours' (or, along the row, its end nodes). */
+static void heat_adj_row_faces(const heat *H, const double *gw, const double *const u[5],
+                               double *fo, long jb, long kb)
+{
+  const long q[3] = {0, jb, kb}, n0 = H->cnt[0];
+  for (int d = 0; d < H->dim; d++)
+    for (int side = 0; side < 2; side++) {
+      if (side == 0 ? H->st[d] != 0 : H->st[d] + H->cnt[d] != H->n[d]) continue;
+      const long src = side == 0 ? 0 : H->cnt[d] - 1, tgt = side == 0 ? 1 : H->cnt[d] - 2;
+      if (tgt < 0 || tgt >= H->cnt[d]) continue;
+      const double cd = H->c[d], ub = H->ub;
+      if (d == 0) {
+        fo[tgt] += cd * gw[src] * (ub - u[0][src]);
+        continue;
+      }
+      if (q[d] != tgt) continue;
+      const ptrdiff_t s = (side == 0 ? -1 : 1) * (ptrdiff_t)H->sd[d];
+      const double *w = gw + s, *uf = u[2 * d - 1 + side]; /* um1, up1, um2, up2 */
+      for (long i = 0; i < n0; i++)
+        fo[i] += cd * w[i] * (ub - uf[i]);
+    }
+}
+
 /* The stage's kernel: the VJP on the box's rows (heat_kernel's rows with no source), and with
  * the conductivity differentiated its gradient too on the rows of owned layers the wave's tile
  * owns, in the same loop (heat_adj_body), the stored state's row copied between its two ghosts
@@ -1005,13 +1032,13 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
         heat_adj_row2(gk + x, gw + x, u[0], u[1], u[2], NULL, NULL, sh + ob, lanes, out + o,
                       a->fo + ob, n0, H->sd, H->c);
       }
+      heat_adj_row_faces(H, gw + x, u, a->fo + ob, jb, kb);
     }
 }
 
-/* The side kernel on a box of owned layers and a tile's own rows: the source's lanes at every
- * node, then the boundary faces' terms (heat_vjp_comb_field's last loop) that go to a node of
- * the box (one layer inside a face), after its own gradient (heat_adj_kernel's), as there; they
- * read w on the face (its buffer keeps G layers below the box and forms G above). */
+/* The side kernel when only the source parameter is differentiated: its lanes at every node of
+ * a box of owned layers and a tile's own rows (with the conductivity too heat_adj_row takes
+ * them in its loop). */
 static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, const long lo[3],
                           const long hi[3])
 {
@@ -1019,34 +1046,15 @@ static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, co
   const heat *H = a->k.H;
   const int D = H->dim, L = D - 1;
   const long n0 = H->cnt[0], n1 = H->cnt[1], v0 = rw_grid_wave_layer0(g);
-  const double *u = a->y, *sh = rw_vec_data(H->shape);
+  const double *sh = rw_vec_data(H->shape);
   (void)out;
   long blo[3] = {lo[0], lo[1], lo[2]}, bhi[3] = {hi[0], hi[1], hi[2]}; /* the block's */
   blo[L] -= v0, bhi[L] -= v0;
-  for (long k = blo[2]; a->lanes && !a->fo && k < bhi[2]; k++) /* else heat_adj_kernel's */
+  for (long k = blo[2]; k < bhi[2]; k++)
     for (long j = blo[1]; j < bhi[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, 0, L == 1 ? j + v0 : j, L == 2 ? k + v0 : k, 1, 0);
       size_t o = (size_t)((k * n1 + j) * n0);
       heat_ws_row(gw + x, sh + o, n0, a->lanes + (size_t)j * HEAT_LANES);
-    }
-  if (!a->fo) return;
-  for (int d = 0; d < D; d++)
-    for (int side = 0; side < 2; side++) {
-      long flo[3], fhi[3];
-      ptrdiff_t s, out_s, toward;
-      if (!heat_face(H, d, side, flo, fhi, &s, &out_s, &toward)) continue;
-      const long src = flo[d], tgt = src + (long)toward;
-      if (tgt < blo[d] || tgt >= bhi[d]) continue;
-      long r0[3], r1[3];
-      for (int e = 0; e < 3; e++)
-        r0[e] = e == d ? src : blo[e], r1[e] = e == d ? src + 1 : bhi[e];
-      for (long k = r0[2]; k < r1[2]; k++)
-        for (long j = r0[1]; j < r1[1]; j++)
-          for (long i = r0[0]; i < r1[0]; i++) {
-            size_t x = rw_grid_gidx(H->gn, 1, D, i, L == 1 ? j + v0 : j, L == 2 ? k + v0 : k, 1, 0);
-            size_t o = (size_t)((k * n1 + j) * n0 + i);
-            a->fo[(ptrdiff_t)o + toward * out_s] += H->c[d] * gw[x] * (H->ub - u[o]);
-          }
     }
 }
 
@@ -1129,7 +1137,7 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
     ac[k].stage = k;
     kc[k] = &ac[k];
   }
-  P.side = field_bar || out_p ? heat_adj_side : NULL;
+  P.side = !field_bar && out_p ? heat_adj_side : NULL;
   RW_CALL(rw_grid_erk_wave(H->lg, &P, lambda, lambda, 1, heat_adj_kernel, kc, done));
   for (int k = 0; k < s; k++)
     RW_CALL(ac[k].k.err);
