@@ -1020,12 +1020,15 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
           heat_row2(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
         continue;
       }
-      memcpy(uc + 1, a->y + ob, (size_t)n0 * sizeof(double));
+      memcpy(uc + 1, a->y + ob, (size_t)n0 * sizeof(double)); /* between the row's ghosts */
       double *lanes = a->lanes ? a->lanes + (size_t)jb * HEAT_LANES : NULL;
-      const double *u[5] = {uc + 1, heat_u_row(H, a, g, v0, jb, kb, 1, -1),
-                            heat_u_row(H, a, g, v0, jb, kb, 1, 1), NULL, NULL};
+      const double *y = a->y + ob, *u[5] = {uc + 1, NULL, NULL, NULL, NULL};
+      const long nl = D == 3 ? n0 * n1 : n0; /* a layer's nodes */
+      u[1] = jb > 0 ? y - n0 : heat_u_row(H, a, g, v0, jb, kb, 1, -1);
+      u[2] = jb < n1 - 1 ? y + n0 : heat_u_row(H, a, g, v0, jb, kb, 1, 1);
       if (D == 3) {
-        u[3] = heat_u_row(H, a, g, v0, jb, kb, 2, -1), u[4] = heat_u_row(H, a, g, v0, jb, kb, 2, 1);
+        u[3] = kb > 0 ? y - nl : heat_u_row(H, a, g, v0, jb, kb, 2, -1);
+        u[4] = kb < N - 1 ? y + nl : heat_u_row(H, a, g, v0, jb, kb, 2, 1);
         heat_adj_row3(gk + x, gw + x, u[0], u[1], u[2], u[3], u[4], sh + ob, lanes, out + o,
                       a->fo + ob, n0, H->sd, H->c);
       } else {
