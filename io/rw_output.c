@@ -284,13 +284,15 @@ static int rw_output_resolve(MPI_Comm comm, const char *path, char *abs, size_t 
                "output '%s': the working directory of rank 0 cannot be read (%s), so the "
                "relative path cannot be resolved; give an absolute path",
                path, strerror(errno));
-    else if (strlen(cwd) + strlen(rel) + 2 > 4000)
-      snprintf(msg, sizeof msg,
-               "output '%s': the path is too long once made absolute (%zu characters)", path,
-               strlen(cwd) + strlen(rel) + 1);
     else {
-      snprintf(abs, len, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", rel);
-      rw_output_name_problem(path, abs, msg, sizeof msg);
+      /* made absolute: too long for abs (or the 4000 characters the check allows) is an error */
+      const int n = snprintf(abs, len, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", rel);
+      if (n < 0 || (size_t)n >= len || n >= 4000)
+        snprintf(msg, sizeof msg,
+                 "output '%s': the path is too long once made absolute (%zu characters)", path,
+                 strlen(cwd) + strlen(rel) + 1);
+      else
+        rw_output_name_problem(path, abs, msg, sizeof msg);
     }
   }
   RW_CALL_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));

@@ -44,7 +44,8 @@
 # judged on whole-process peak RSS and, as a second line, on the RSS above these baselines.
 # A third program, built here from a few lines (petsc_floor.c: PetscInitialize and
 # PetscFinalize, nothing else), gives the floor of the first reading: the RSS any process
-# holds that links PETSc's library closure and MPI, which Rewind's apps do for their decks.
+# holds that links PETSc's library closure and MPI, which Rewind's apps do for their decks;
+# a fourth (mpi_floor.c: MPI_Init and MPI_Finalize) the floor of any MPI process at all.
 # Each configuration runs REPEAT times (default 3) and each column is the minimum over the
 # repeats: the machine is shared and noisy, so the figures are lower bounds of what one run
 # takes; ratios are taken of the minima.
@@ -161,6 +162,23 @@ if ! (cd "$peer" && mpicc $cflags -o petsc_floor petsc_floor.c $(pkg-config --cf
   echo "note: the PETSc floor program did not compile (see $peer/floor.log); its line is left out"
   floor=
 fi
+# and below it, a program that only starts and stops MPI (no PETSc, no HDF5): the RSS of any
+# MPI process of this MPI library, whatever it links
+mfloor=$peer/mpi_floor
+cat >"$peer/mpi_floor.c" <<'EOC'
+#include <mpi.h>
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  MPI_Finalize();
+  return 0;
+}
+EOC
+# shellcheck disable=SC2086  # word splitting of the flags is intended
+if ! (cd "$peer" && mpicc $cflags -o mpi_floor mpi_floor.c >mfloor.log 2>&1); then
+  echo "note: the MPI floor program did not compile (see $peer/mfloor.log); its line is left out"
+  mfloor=
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -225,6 +243,9 @@ for np in $ranks; do
   fi
   if [ -n "$floor" ] && run "floor.$np" "$np" "$floor"; then
     R[floor.$np]=$(cat "$work/floor.$np.rss")
+  fi
+  if [ -n "$mfloor" ] && run "mfloor.$np" "$np" "$mfloor"; then
+    R[mfloor.$np]=$(cat "$work/mfloor.$np.rss")
   fi
   if run "rewind.base.$np" "$np" "$app" -tf 0.5 -output_every 0 -progress off \
     -output "$work/rewind.base.$np.h5"; then
@@ -343,6 +364,9 @@ for np in $ranks; do
     echo "np $np: floor: a process that only runs PetscInitialize + PetscFinalize peaks at" \
       "$(mb "${R[floor.$np]}") MB; 1/30 of PETSc's store-everything peak is" \
       "$(mb "$(awk -v b="${R[p_rss.$np]:-0}" 'BEGIN { printf "%.0f", b / 30 }')") MB"
+  [ -n "${R[mfloor.$np]:-}" ] &&
+    echo "np $np: floor: a process that only runs MPI_Init + MPI_Finalize (no PETSc, no HDF5)" \
+      "peaks at $(mb "${R[mfloor.$np]}") MB"
 done
 
 # --- goals ----------------------------------------------------------------------------------
