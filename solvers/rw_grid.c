@@ -300,7 +300,8 @@ static rw_body_geom rw_grid_geom(rw_grid g);
 
 /* `layer` >= 0 (CPU only, d below the slowest dimension D): only the face's nodes in that
  * layer of D (rw_grid_layer_ghosts), and of face d = 0 in 3-D only rows [r0, r1) along
- * dimension 1 (a tile of the wave); -1: the whole face. */
+ * dimension 1 (a tile of the wave); -1: the whole face, or in 3-D with r1 > r0 and d = 2 (a
+ * tile's ghost layers) only its rows [r0, r1) along dimension 1. */
 static int rw_grid_bc_in(rw_grid g, int d, int s, double *gv, int adjoint, long layer, long r0,
                          long r1)
 {
@@ -316,6 +317,7 @@ static int rw_grid_bc_in(rw_grid g, int d, int s, double *gv, int adjoint, long 
   else if (layer >= 0)
     lo1 = layer, n1 = layer + 1;
   if (layer >= 0 && dim == 3 && e1 == 1) lo1 = r0 > lo1 ? r0 : lo1, n1 = r1 < n1 ? r1 : n1;
+  if (layer < 0 && dim == 3 && d == 2 && r1 > r0) lo2 = r0 > 0 ? r0 : 0, n2 = r1 < n2 ? r1 : n2;
   const size_t base = rw_grid_gidx(g->gn, G, dim, 0, 0, 0, nc, 0);
   const double *dval = g->cfg.dirichlet;
   for (long m = 1; m <= G; m++) {
@@ -1309,9 +1311,11 @@ static int rw_wave_tile(rw_wave *w, rw_grid_kernel_fn kernel, void *const *kctx)
         rw_wave_form(w, i, gw, v);
       }
       yt[i] = ny;
-      if (!w->ext[0] && first == klo[i] - G) (void)rw_grid_bc_in(g, D, 0, ga, 0, -1, 0, 0);
+      /* D's ghost layers on the rows Y_i is formed on (the whole face without tiles) */
+      if (!w->ext[0] && first == klo[i] - G)
+        (void)rw_grid_bc_in(g, D, 0, ga, 0, -1, w->flo[i], w->fhi[i]);
       if (!w->ext[1] && first < khi[i] + G && ny == khi[i] + G)
-        (void)rw_grid_bc_in(g, D, 1, ga, 0, -1, 0, 0);
+        (void)rw_grid_bc_in(g, D, 1, ga, 0, -1, w->flo[i], w->fhi[i]);
       long live = done_v; /* the lowest layer of K_i still to be read */
       for (int q = i + 1; q < s; q++)
         live = yt[q] < live ? yt[q] : live;
