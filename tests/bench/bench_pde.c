@@ -457,7 +457,7 @@ static double norm2(MPI_Comm comm, N_Vector v)
  * The memory-bandwidth bound of an RK4 step: the bytes the step must move at least, over the
  * bandwidth of a plain array copy measured here: memcpy of one state vector to the next around a
  * ring of 16 of them (the step's working set: y, y_{n+1}, 4 stage inputs, 4 slopes, the ghosted
- * copy and the adjoint's vectors), read + write counted, best of the runs; when the ring
+ * copy and the adjoint's vectors), read + write counted, best of the rounds; when the ring
  * outgrows the last-level cache this is the DRAM copy bandwidth the step also sees. At least, per
  * step: stage i reads the vectors of its input combination (y, then y and K_{i-1}) and writes K_i,
  * and the update reads y, K_1..K_4 and writes y_{n+1}: 12 reads + 5 writes = 17 state vectors; the
@@ -465,7 +465,8 @@ static double norm2(MPI_Comm comm, N_Vector v)
  * counted. The stage time is the step time over 4. The adjoint step is timed with the stages given
  * (stored), once with every parameter differentiated and once with the parameters and the field
  * frozen (dJ/dy0 only, what PETSc's ex5adj_mf computes), against the plain forward step. Times are
- * the max over ranks. Gray-Scott runs here from a state that fills the grid (v = 0.25 + 0.05
+ * the max over ranks; every variant is timed once a round, in turn, and reported as the best of
+ * its rounds. Gray-Scott runs here from a state that fills the grid (v = 0.25 + 0.05
  * sin(0.37 m) at local node m, u = 1 - 2 v), not from ex5adj's compact patch: the diffusing tails
  * of the patch are subnormal numbers for the first thousands of steps at N = 512, and x86 takes a
  * slow microcode path for each operation on them, so the timing would measure that path, not the
@@ -515,8 +516,17 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     start = fill;
   }
   double tcopy = 1e300, tfwd = 1e300, tfwd_st = 1e300, tadj_all = 1e300, tadj_y0 = 1e300;
-  for (int r = 0; r < reps; r++) { /* a ring of RING vectors: the step's working set */
-    MPI_Barrier(comm);
+  rw_grid sg = o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S->prob) : rw_heat_grid(S->prob);
+  long waves = 0; /* forward steps (nothing stored) run as one sweep */
+  /* the steps below run as inside a solve (what the drivers bracket them with) */
+  RW_TRY(rw_problem_solve_begin(S->prob));
+  /* Each round times every variant once, in turn (the copy, the forward step, the forward step
+   * keeping its stages, the adjoint step with every gradient and with dJ/dy0 only), and each
+   * figure is the best of the rounds: a ratio of two figures then compares times taken minutes
+   * apart at most, not a whole block of one variant against a later block of the other, on a
+   * machine whose speed drifts. */
+  for (int r = 0; r < reps; r++) {
+    MPI_Barrier(comm); /* a ring of RING vectors: the step's working set */
     double t0 = MPI_Wtime();
     for (long k = 0; k < K * RING; k++) {
       if (dev) {
@@ -528,39 +538,30 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     }
     RW_TRY(rw_device_sync(dev));
     tcopy = fmin(tcopy, time_max(comm, t0) / (double)(K * RING));
-  }
-  rw_grid sg = o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S->prob) : rw_heat_grid(S->prob);
-  const long waves0 = rw_grid_waves(sg);
-  /* the steps below run as inside a solve (what the drivers bracket them with) */
-  RW_TRY(rw_problem_solve_begin(S->prob));
-  for (int r = 0; r < reps; r++) { /* forward steps, nothing stored */
-    rw_vec_copy(start, y);
+    rw_vec_copy(start, y); /* forward steps, nothing stored */
+    const long waves0 = rw_grid_waves(sg);
     MPI_Barrier(comm);
-    double t0 = MPI_Wtime();
+    t0 = MPI_Wtime();
     /* in place, as the checkpoint driver's forward sweep steps (rw_source_checkpoint.c): the
      * update writes y_{n+1} over y_n, whose lines it has just read */
     for (long k = 0; k < K; k++)
       RW_TRY(rw_stepper_step(st, (double)k * S->dt, S->dt, y, y, NULL, NULL));
     RW_TRY(rw_device_sync(dev));
     tfwd = fmin(tfwd, time_max(comm, t0) / (double)K);
-  }
-  const long waves = rw_grid_waves(sg) - waves0; /* forward steps run as one sweep */
-  for (int r = 0; r < reps; r++) {               /* forward steps that keep their stages */
-    rw_vec_copy(start, y);
+    waves += rw_grid_waves(sg) - waves0;
+    rw_vec_copy(start, y); /* forward steps that keep their stages */
     MPI_Barrier(comm);
-    double t0 = MPI_Wtime();
+    t0 = MPI_Wtime();
     for (long k = 0; k < K; k++)
       RW_TRY(rw_stepper_step(st, 0.0, S->dt, y, y2, stg, NULL));
     RW_TRY(rw_device_sync(dev));
     tfwd_st = fmin(tfwd_st, time_max(comm, t0) / (double)K);
-  }
-  for (int frozen = 0; frozen < 2; frozen++) {
-    rw_problem_set_active(S->prob, !frozen, !frozen);
-    for (int r = 0; r < reps; r++) {
+    for (int frozen = 0; frozen < 2; frozen++) { /* adjoint steps from those stages */
+      rw_problem_set_active(S->prob, !frozen, !frozen);
       rw_vec_copy(start, lam);
       memset(pbar, 0, sizeof pbar);
       MPI_Barrier(comm);
-      double t0 = MPI_Wtime();
+      t0 = MPI_Wtime();
       for (long k = 0; k < K; k++)
         RW_TRY(rw_stepper_adjoint_step(st, 0.0, S->dt, y, stg, lam, pbar));
       RW_TRY(rw_device_sync(dev));
@@ -570,6 +571,7 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
       else
         tadj_all = fmin(tadj_all, t);
     }
+    rw_problem_set_active(S->prob, 1, 1);
   }
   rw_problem_set_active(S->prob, 1, 1);
   rw_problem_solve_end(S->prob);
@@ -578,8 +580,9 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
   size_t vb = max_bytes(comm, nb);
   double bw = 2.0 * (double)vb / tcopy, tbound = (double)passes * (double)vb / bw;
   if (rank == 0) {
-    printf("stage roofline: %ld steps per timing, best of %d; state vector %.2f MiB per rank\n", K,
-           reps, mib(vb));
+    printf("stage roofline: %ld steps per timing, best of %d rounds (each variant once a round, "
+           "in turn); state vector %.2f MiB per rank\n",
+           K, reps, mib(vb));
     printf("  copy bandwidth (%s around a ring of %d state vectors, read + write) %.2f GB/s\n",
            dev ? "device-to-device copy" : "memcpy", RING, bw * 1e-9);
     printf("  forward step %.3f ms, per RK stage %.3f ms; bound %d vectors x %.2f MiB / copy "
