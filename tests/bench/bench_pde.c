@@ -463,7 +463,11 @@ static double norm2(MPI_Comm comm, N_Vector v)
  * and the update reads y, K_1..K_4 and writes y_{n+1}: 12 reads + 5 writes = 17 state vectors; the
  * heat problem also reads its conductivity field in each of the 4 stages (21). Halo faces are not
  * counted. The stage time is the step time over 4. The adjoint step is timed with the stages given
- * (stored), once with every parameter differentiated and once with the parameters and the field
+ * (stored) in two ways: as a store-stages run's backward sweep meets them (K forward steps keep
+ * each step's stages in vectors of their own, and the K adjoint steps read them in reverse, from
+ * memory once they outgrow the cache), and as a checkpointed sweep does (each adjoint step timed
+ * right after the untimed step that recomputes its stages, in cache); each once with every
+ * parameter differentiated and once with the parameters and the field
  * frozen (dJ/dy0 only, what PETSc's ex5adj_mf computes), against the plain forward step. Times are
  * the max over ranks; every variant is timed once a round, in turn, and reported as the best of
  * its rounds. Gray-Scott runs here from a state that fills the grid (v = 0.25 + 0.05
@@ -484,15 +488,30 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
                           int rank)
 {
   int ierr = 0;
-  N_Vector y = NULL, y2 = NULL, lam = NULL, fill = NULL, *stg = NULL, *dring = NULL;
+  N_Vector y = NULL, lam = NULL, fill = NULL, *stg = NULL, *ys = NULL, *dring = NULL;
   double *ring = NULL, *fh = NULL, pbar[MAX_PARAMS];
   rw_device dev = rw_vec_device(S->y0);
   const int reps = o->repeat < 5 ? 5 : o->repeat, ns = rw_stepper_num_stage_vectors(st);
   const long K = o->stage;
+  {
+    unsigned long long all = (unsigned long long)rw_vec_bytes(S->y0);
+    MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    const unsigned long long need = all * (unsigned long long)(K + 1 + (long)ns * K);
+    if (need > o->max_store_bytes) {
+      if (rank == 0)
+        fprintf(stderr,
+                "bench_pde: --stage %ld keeps %ld steps' states and stages, %.3f GiB over all "
+                "ranks > --max-store-bytes %.3f GiB; take fewer steps or raise the limit\n",
+                K, K, gib((size_t)need), gib(o->max_store_bytes));
+      return 1;
+    }
+  }
   RW_TRY(rw_vec_clone(S->y0, &y));
-  RW_TRY(rw_vec_clone(S->y0, &y2));
   RW_TRY(rw_vec_clone(S->y0, &lam));
-  RW_TRY(rw_vec_clone_array(S->y0, ns, &stg));
+  /* a store-stages sweep of K steps: each step's start state and stages in vectors of their
+   * own, written by the forward steps that keep them and read back in reverse by the adjoint */
+  RW_TRY(rw_vec_clone_array(S->y0, (int)(K + 1), &ys));
+  RW_TRY(rw_vec_clone_array(S->y0, ns * (int)K, &stg));
   size_t nb = rw_vec_bytes(y);
   const size_t len = nb / sizeof(double) + 8;
   if (dev) { /* the ring on the device, copied device to device */
@@ -515,7 +534,8 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     RW_TRY(rw_vec_from_host(fill, fh));
     start = fill;
   }
-  double tcopy = 1e300, tfwd = 1e300, tfwd_st = 1e300, tadj_all = 1e300, tadj_y0 = 1e300;
+  double tcopy = 1e300, tfwd = 1e300, tfwd_st = 1e300, tadj_all = 1e300, tadj_y0 = 1e300,
+         trec_all = 1e300, trec_y0 = 1e300;
   rw_grid sg = o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S->prob) : rw_heat_grid(S->prob);
   long waves = 0; /* forward steps (nothing stored) run as one sweep */
   /* the steps below run as inside a solve (what the drivers bracket them with) */
@@ -549,27 +569,47 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     RW_TRY(rw_device_sync(dev));
     tfwd = fmin(tfwd, time_max(comm, t0) / (double)K);
     waves += rw_grid_waves(sg) - waves0;
-    rw_vec_copy(start, y); /* forward steps that keep their stages */
+    rw_vec_copy(start, ys[0]); /* forward steps that keep their stages, each its own */
     MPI_Barrier(comm);
     t0 = MPI_Wtime();
     for (long k = 0; k < K; k++)
-      RW_TRY(rw_stepper_step(st, 0.0, S->dt, y, y2, stg, NULL));
+      RW_TRY(rw_stepper_step(st, (double)k * S->dt, S->dt, ys[k], ys[k + 1], stg + k * ns, NULL));
     RW_TRY(rw_device_sync(dev));
     tfwd_st = fmin(tfwd_st, time_max(comm, t0) / (double)K);
-    for (int frozen = 0; frozen < 2; frozen++) { /* adjoint steps from those stages */
+    for (int frozen = 0; frozen < 2; frozen++) { /* adjoint steps from those stages, backward */
       rw_problem_set_active(S->prob, !frozen, !frozen);
       rw_vec_copy(start, lam);
       memset(pbar, 0, sizeof pbar);
       MPI_Barrier(comm);
       t0 = MPI_Wtime();
-      for (long k = 0; k < K; k++)
-        RW_TRY(rw_stepper_adjoint_step(st, 0.0, S->dt, y, stg, lam, pbar));
+      for (long k = K - 1; k >= 0; k--)
+        RW_TRY(
+            rw_stepper_adjoint_step(st, (double)k * S->dt, S->dt, ys[k], stg + k * ns, lam, pbar));
       RW_TRY(rw_device_sync(dev));
       double t = time_max(comm, t0) / (double)K;
       if (frozen)
         tadj_y0 = fmin(tadj_y0, t);
       else
         tadj_all = fmin(tadj_all, t);
+    }
+    for (int frozen = 0; frozen < 2; frozen++) { /* as a checkpointed sweep: each adjoint step */
+      rw_problem_set_active(S->prob, !frozen, !frozen); /* right after its step's recomputation */
+      rw_vec_copy(start, lam);
+      memset(pbar, 0, sizeof pbar);
+      double t = 0.0;
+      for (long k = K - 1; k >= 0; k--) {
+        RW_TRY(rw_stepper_step(st, (double)k * S->dt, S->dt, ys[k], y, stg, NULL));
+        RW_TRY(rw_device_sync(dev));
+        MPI_Barrier(comm);
+        t0 = MPI_Wtime();
+        RW_TRY(rw_stepper_adjoint_step(st, (double)k * S->dt, S->dt, ys[k], stg, lam, pbar));
+        RW_TRY(rw_device_sync(dev));
+        t += time_max(comm, t0);
+      }
+      if (frozen)
+        trec_y0 = fmin(trec_y0, t / (double)K);
+      else
+        trec_all = fmin(trec_all, t / (double)K);
     }
     rw_problem_set_active(S->prob, 1, 1);
   }
@@ -591,25 +631,30 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     printf("  forward steps run as one sweep (rw_grid_erk_wave): %ld of %ld\n", waves,
            K * (long)reps);
     printf("  forward step keeping its stages %.3f ms (%.2f x)\n", tfwd_st * 1e3, tfwd_st / tfwd);
-    printf("  adjoint step, stages stored: every gradient %.3f ms (%.2f x forward step), "
-           "dJ/dy0 only %.3f ms (%.2f x; goal <= 1.5)\n",
-           tadj_all * 1e3, tadj_all / tfwd, tadj_y0 * 1e3, tadj_y0 / tfwd);
+    printf("  adjoint step, stages stored (a store-stages sweep's, each step's own, written %ld "
+           "steps before at most): every gradient %.3f ms (%.2f x forward step), dJ/dy0 only "
+           "%.3f ms (%.2f x; goal <= 1.5)\n",
+           K, tadj_all * 1e3, tadj_all / tfwd, tadj_y0 * 1e3, tadj_y0 / tfwd);
+    printf("  adjoint step, stages just recomputed (a checkpointed sweep's): every gradient %.3f "
+           "ms (%.2f x forward step), dJ/dy0 only %.3f ms (%.2f x; goal <= 1.5)\n",
+           trec_all * 1e3, trec_all / tfwd, trec_y0 * 1e3, trec_y0 / tfwd);
     printf("BENCH_JSON "
            "{\"bench\":\"pde_stage\",\"device\":\"%s\",\"problem\":\"%s\",\"n\":%ld,\"ranks\":%d,"
            "\"vector_bytes\":%zu,\"copy_bw\":%.6e,\"t_step\":%.6e,\"t_bound\":%.6e,"
-           "\"t_step_stages\":%.6e,\"t_adjoint_all\":%.6e,\"t_adjoint_y0\":%.6e,\"waves\":%ld}\n",
+           "\"t_step_stages\":%.6e,\"t_adjoint_all\":%.6e,\"t_adjoint_y0\":%.6e,"
+           "\"t_adjoint_all_recomputed\":%.6e,\"t_adjoint_y0_recomputed\":%.6e,\"waves\":%ld}\n",
            dev ? rw_device_name(dev) : "cpu", o->problem == PROB_HEAT3D ? "heat3d" : "grayscott",
-           o->n, size, vb, bw, tfwd, tbound, tfwd_st, tadj_all, tadj_y0, waves);
+           o->n, size, vb, bw, tfwd, tbound, tfwd_st, tadj_all, tadj_y0, trec_all, trec_y0, waves);
   }
 cleanup:
   rw_free(&ring);
   rw_free(&fh);
   rw_vec_destroy_array(&dring, RING);
   rw_vec_destroy(&y);
-  rw_vec_destroy(&y2);
   rw_vec_destroy(&lam);
   rw_vec_destroy(&fill);
-  rw_vec_destroy_array(&stg, ns);
+  rw_vec_destroy_array(&ys, (int)(K + 1));
+  rw_vec_destroy_array(&stg, ns * (int)K);
   return ierr;
 }
 
