@@ -1040,8 +1040,8 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
 }
 
 /* The side kernel when only the source parameter is differentiated: its lanes at every node of
- * a box of owned layers and a tile's own rows (with the conductivity too heat_adj_row takes
- * them in its loop). */
+ * a box of owned layers and a tile's own rows (with the conductivity differentiated too,
+ * heat_adj_kernel's rows sum them in their loop). */
 static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, const long lo[3],
                           const long hi[3])
 {
