@@ -641,35 +641,34 @@ static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, i
  * g += c_d ((w_m - w_{m-s}) (u_{m-s} - u_m) + (w_m - w_{m+s}) (u_{m+s} - u_m)), the face
  * terms c w_i (u_j - u_i) of heat_vjp_field's scatter that reach k_m (from m's own faces and
  * from its neighbours'), summed at m; then out += g. gw, gu: ghosted rows of w and u. */
-/* u's strides are su: sd (a ghosted copy) or the owned array's (the adjoint wave). */
 static inline __attribute__((always_inline)) void
 heat_kgrad_body(const double *restrict gw, const double *restrict gu, double *restrict out, long m,
-                const size_t sd[3], const size_t su[3], const double c[3], const int three)
+                const size_t sd[3], const double c[3], const int three)
 {
-  const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2], u0 = su[0], u1 = su[1], u2 = su[2];
+  const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2];
   const double c0 = c[0], c1 = c[1], c2 = c[2];
   for (long i = 0; i < m; i++) {
     double wi = gw[i], ui = gu[i], g = 0.0;
-    g += c0 * ((wi - gw[i - s0]) * (gu[i - u0] - ui) + (wi - gw[i + s0]) * (gu[i + u0] - ui));
-    g += c1 * ((wi - gw[i - s1]) * (gu[i - u1] - ui) + (wi - gw[i + s1]) * (gu[i + u1] - ui));
+    g += c0 * ((wi - gw[i - s0]) * (gu[i - s0] - ui) + (wi - gw[i + s0]) * (gu[i + s0] - ui));
+    g += c1 * ((wi - gw[i - s1]) * (gu[i - s1] - ui) + (wi - gw[i + s1]) * (gu[i + s1] - ui));
     if (three)
-      g += c2 * ((wi - gw[i - s2]) * (gu[i - u2] - ui) + (wi - gw[i + s2]) * (gu[i + u2] - ui));
+      g += c2 * ((wi - gw[i - s2]) * (gu[i - s2] - ui) + (wi - gw[i + s2]) * (gu[i + s2] - ui));
     out[i] += g;
   }
 }
 
 RW_SIMD_CLONES static void heat_kgrad_row3(const double *restrict gw, const double *restrict gu,
                                            double *restrict out, long m, const size_t sd[3],
-                                           const size_t su[3], const double c[3])
+                                           const double c[3])
 {
-  heat_kgrad_body(gw, gu, out, m, sd, su, c, 1);
+  heat_kgrad_body(gw, gu, out, m, sd, c, 1);
 }
 
 RW_SIMD_CLONES static void heat_kgrad_row2(const double *restrict gw, const double *restrict gu,
                                            double *restrict out, long m, const size_t sd[3],
-                                           const size_t su[3], const double c[3])
+                                           const double c[3])
 {
-  heat_kgrad_body(gw, gu, out, m, sd, su, c, 0);
+  heat_kgrad_body(gw, gu, out, m, sd, c, 0);
 }
 
 /* The adjoint wave's row: the VJP (heat_row_body with no source: out = the operator on w) and
@@ -740,32 +739,23 @@ heat_adj_body(const double *restrict gk, const double *restrict gw, const double
     lanes[l] = acc[l];
 }
 
-RW_SIMD_CLONES static void heat_adj_row3(const double *restrict gk, const double *restrict gw,
-                                         const double *restrict uc, const double *restrict um1,
-                                         const double *restrict up1, const double *restrict um2,
-                                         const double *restrict up2, const double *restrict sh,
-                                         double *restrict lanes, double *restrict out,
-                                         double *restrict fo, long m, const size_t sd[3],
-                                         const double c[3])
+/* One row (three: 3-D), the variants chosen once per row. */
+RW_SIMD_CLONES static void heat_adj_row(const double *restrict gk, const double *restrict gw,
+                                        const double *restrict uc, const double *restrict um1,
+                                        const double *restrict up1, const double *restrict um2,
+                                        const double *restrict up2, const double *restrict sh,
+                                        double *restrict lanes, double *restrict out,
+                                        double *restrict fo, long m, const size_t sd[3],
+                                        const double c[3], int three)
 {
-  if (lanes)
+  if (three && lanes)
     heat_adj_body(gk, gw, uc, um1, up1, um2, up2, sh, lanes, out, fo, m, sd, c, 1, 1);
-  else
+  else if (three)
     heat_adj_body(gk, gw, uc, um1, up1, um2, up2, NULL, NULL, out, fo, m, sd, c, 1, 0);
-}
-
-RW_SIMD_CLONES static void heat_adj_row2(const double *restrict gk, const double *restrict gw,
-                                         const double *restrict uc, const double *restrict um1,
-                                         const double *restrict up1, const double *restrict um2,
-                                         const double *restrict up2, const double *restrict sh,
-                                         double *restrict lanes, double *restrict out,
-                                         double *restrict fo, long m, const size_t sd[3],
-                                         const double c[3])
-{
-  if (lanes)
-    heat_adj_body(gk, gw, uc, um1, up1, um2, up2, sh, lanes, out, fo, m, sd, c, 0, 1);
+  else if (lanes)
+    heat_adj_body(gk, gw, uc, um1, up1, NULL, NULL, sh, lanes, out, fo, m, sd, c, 0, 1);
   else
-    heat_adj_body(gk, gw, uc, um1, up1, um2, up2, NULL, NULL, out, fo, m, sd, c, 0, 0);
+    heat_adj_body(gk, gw, uc, um1, up1, NULL, NULL, NULL, NULL, out, fo, m, sd, c, 0, 0);
 }
 
 /* vjp_comb and the conductivity's VJP in one sweep (every kind of side): w's halo
@@ -802,9 +792,9 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
       size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
       size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
       if (D == 3)
-        heat_kgrad_row3(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->sd, H->c);
+        heat_kgrad_row3(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
       else
-        heat_kgrad_row2(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->sd, H->c);
+        heat_kgrad_row2(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
       if (sh) /* heat_ws_sum's order */
         heat_ws_row(gw + x, sh + o, H->cnt[0], lanes + (size_t)j * HEAT_LANES);
     }
@@ -1029,12 +1019,9 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
       if (D == 3) {
         u[3] = kb > 0 ? y - nl : heat_u_row(H, a, g, v0, jb, kb, 2, -1);
         u[4] = kb < N - 1 ? y + nl : heat_u_row(H, a, g, v0, jb, kb, 2, 1);
-        heat_adj_row3(gk + x, gw + x, u[0], u[1], u[2], u[3], u[4], sh + ob, lanes, out + o,
-                      a->fo + ob, n0, H->sd, H->c);
-      } else {
-        heat_adj_row2(gk + x, gw + x, u[0], u[1], u[2], NULL, NULL, sh + ob, lanes, out + o,
-                      a->fo + ob, n0, H->sd, H->c);
       }
+      heat_adj_row(gk + x, gw + x, u[0], u[1], u[2], u[3], u[4], sh + ob, lanes, out + o,
+                   a->fo + ob, n0, H->sd, H->c, D == 3);
       heat_adj_row_faces(H, gw + x, u, a->fo + ob, jb, kb);
     }
 }
