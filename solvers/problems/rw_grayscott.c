@@ -438,12 +438,31 @@ gs_vjp_node(const gs_coef *k, const double *restrict y, const double *restrict g
 }
 
 /* The loads and lane shuffles of gs_vjp_rowv's vector at interleaved index i (four nodes), and
- * its state VJP f stored to q (q = f, or q += f with add). */
+ * its state VJP f stored to q (q = f, or q += f with add). The coefficients come as vectors
+ * built once per row (gs_vjp_k): built from gs_coef in the loop, the compiler reloaded and
+ * rebuilt them for every vector, the stores to q possibly aliasing them for it. */
 typedef struct {
   gs_v yy, L, yv, wu, wv;
 } gs_vjp_in;
 
-static inline __attribute__((always_inline)) gs_vjp_in gs_vjp_load(const gs_coef *k,
+typedef struct {
+  gs_v ND, IH, K1, K2, D;
+  size_t sy, sz;
+} gs_vjp_k;
+
+static inline __attribute__((always_inline)) gs_vjp_k gs_vjp_coefs(const gs_coef *k)
+{
+  const gs_vjp_k c = {GS_SPLAT(k->nd),
+                      GS_SPLAT(k->ih2),
+                      GS_PAIR(0.0, k->gk),
+                      GS_PAIR(k->ga, -0.0),
+                      GS_PAIR(k->Du, k->Dv),
+                      k->sy,
+                      k->sz};
+  return c;
+}
+
+static inline __attribute__((always_inline)) gs_vjp_in gs_vjp_load(const gs_vjp_k *k,
                                                                    const double *restrict y,
                                                                    const double *restrict gw,
                                                                    long i, const int three)
@@ -452,17 +471,16 @@ static inline __attribute__((always_inline)) gs_vjp_in gs_vjp_load(const gs_coef
   const gs_v x = GS_LD(gw + i), yy = GS_LD(y + i);
   gs_v t = GS_LD(gw + i - 2) + GS_LD(gw + i + 2) + GS_LD(gw + i - sy) + GS_LD(gw + i + sy);
   if (three) t += GS_LD(gw + i - sz) + GS_LD(gw + i + sz);
-  const gs_vjp_in in = {yy, (t - GS_SPLAT(k->nd) * x) * GS_SPLAT(k->ih2), GS_SHUF(yy, yy, 1, 1),
-                        GS_SHUF(x, x, 0, 0), GS_SHUF(x, x, 1, 1)};
+  const gs_vjp_in in = {yy, (t - k->ND * x) * k->IH, GS_SHUF(yy, yy, 1, 1), GS_SHUF(x, x, 0, 0),
+                        GS_SHUF(x, x, 1, 1)};
   return in;
 }
 
 static inline __attribute__((always_inline)) void
-gs_vjp_store(const gs_coef *k, const gs_vjp_in *in, double *restrict q, long i, const int add)
+gs_vjp_store(const gs_vjp_k *k, const gs_vjp_in *in, double *restrict q, long i, const int add)
 {
-  const gs_v K1 = GS_PAIR(0.0, k->gk), K2 = GS_PAIR(k->ga, -0.0), D = GS_PAIR(k->Du, k->Dv);
   const gs_v mm = GS_SHUF(in->yy, 2.0 * in->yy, 1, GS_W), P = mm * in->yv;
-  const gs_v f = ((P - K1) * in->wv - (P + K2) * in->wu) + D * in->L;
+  const gs_v f = ((P - k->K1) * in->wv - (P + k->K2) * in->wu) + k->D * in->L;
   *(gs_vu *)(q + i) = add ? GS_LD(q + i) + f : f;
 }
 
@@ -474,16 +492,18 @@ gs_vjp_store(const gs_coef *k, const gs_vjp_in *in, double *restrict q, long i, 
  * lane m: u lu, v lv, wu (1 - u) - wv v and -wv v) are carried in vectors of (D_u, D_v) and (gamma,
  * kappa) pairs for a block of 8 nodes (two vectors of each), loaded from acc at the row's start and
  * stored back before the scalar tail, so every sum adds the same terms in the same order as node by
- * node. pf (NULL: none) is the state row the caller reads next: a line of it is prefetched per
- * vector. In a sweep the stored stage state comes from memory (4 x 4 MB a step at 512^2); the
- * hardware's prefetchers alone left the step waiting for it (Gray-Scott 512^2: 5.1 ms an
- * adjoint step against 3.3 with the stages in cache), spread through the row the loads arrive
- * while the row computes (3.7 ms). The prefetch changes no value. */
+ * node. pf (NULL: none) is the state row the caller reads next: a line of it is prefetched to
+ * L2 per vector. In a sweep the stored stage state comes from memory (4 x 4 MB a step at
+ * 512^2); the hardware's prefetchers alone left the step waiting for it (Gray-Scott 512^2: 5.1
+ * ms an adjoint step against 3.3 with the stages in cache); spread through the row, the loads
+ * arrive while the row computes (3.6-3.7 ms; one row ahead was best, a burst per row worse).
+ * The prefetch changes no value. */
 static inline __attribute__((always_inline)) void
 gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict gw,
             double *restrict q, long m, const int add, const int three, double *restrict acc,
             const double *pf)
 {
+  const gs_vjp_k kv = gs_vjp_coefs(k);
   const gs_v NZ = GS_SPLAT(-0.0);
   enum { NPV = GS_W / 2, NV = GS_LANES / NPV }; /* nodes per vector, vectors per block */
   gs_v A[NV], B[NV];
@@ -498,9 +518,9 @@ gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict g
   for (long b = 0; b < mv; b += GS_LANES)
     for (int v = 0; v < NV; v++) {
       const long i = 2 * (b + NPV * v);
-      if (pf) __builtin_prefetch(pf + i, 0, 3); /* a line of the next row per vector */
-      const gs_vjp_in in = gs_vjp_load(k, y, gw, i, three);
-      if (q) gs_vjp_store(k, &in, q, i, add);
+      if (pf) __builtin_prefetch(pf + i, 0, 2); /* a line of the next row per vector, to L2 */
+      const gs_vjp_in in = gs_vjp_load(&kv, y, gw, i, three);
+      if (q) gs_vjp_store(&kv, &in, q, i, add);
       if (acc) {
         const gs_v yu = GS_SHUF(in.yy, in.yy, 0, 0), zu = in.wu * (1.0 - yu);
         const gs_v z = GS_SHUF(zu, NZ, 0, GS_W + 1);
@@ -513,9 +533,9 @@ gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict g
   if (!acc && !add && q && m >= NPV && mv < m) {
     for (long n = mv; n < m; n += NPV) {
       const long i = 2 * (n + NPV > m ? m - NPV : n);
-      if (pf) __builtin_prefetch(pf + i, 0, 3);
-      const gs_vjp_in in = gs_vjp_load(k, y, gw, i, three);
-      gs_vjp_store(k, &in, q, i, 0);
+      if (pf) __builtin_prefetch(pf + i, 0, 2);
+      const gs_vjp_in in = gs_vjp_load(&kv, y, gw, i, three);
+      gs_vjp_store(&kv, &in, q, i, 0);
     }
     mv = m;
   }
