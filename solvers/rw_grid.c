@@ -1077,18 +1077,39 @@ void rw_grid_set_wave(rw_grid g, long layers)
 void rw_grid_set_wave_rows(rw_grid g, long rows) { g->wave_rows = rows > 0 ? rows : 0; }
 long rw_grid_waves(rw_grid g) { return g->wave_runs; }
 
-/* Layers per window of the wave: as many as keep a stage buffer (W + 2G ghosted layers) within
- * RW_WINDOW_BYTES, at least 1; or the ones set. 0: off, or the block is under 4 windows (its
- * vectors stay in cache between stages anyway, and there the window's own work does not pay:
- * see rw_grid_window_layers). */
-static long rw_grid_wave_layers(rw_grid g)
+/* The layers a wave of s stages with windows of W layers keeps live: about s (2W + 3G) of
+ * the Y buffers, s (W + (s + 1) G) of the rings and 4 of the fields a kernel reads. */
+static long rw_wave_live_layers(int s, long W, int G)
 {
+  return (long)s * (2 * W + 3 * G) + (long)s * (W + (long)(s + 1) * G) + 4;
+}
+
+/* Layers per window of a wave of s stages: as many as keep a stage buffer (W + 2G ghosted
+ * layers) within RW_WINDOW_BYTES, at least 1; or the ones set. 0: off, or the block is under 4
+ * such windows (its vectors stay in cache between stages anyway, and there the window's own
+ * work does not pay: see rw_grid_window_layers). On a block the wave does not tile (2-D; 3-D
+ * tiles are sized by rw_grid_wave_rows) fewer, so that the live layers of all s stages
+ * (rw_wave_live_layers) stay within RW_WAVE_LIVE_BYTES: the per-stage rule alone kept 3.2 MB
+ * live at Gray-Scott 512^2 (30 layers), past L2, and smaller windows were faster, forward and
+ * adjoint alike (docs/architecture.md, "The wave's window on a 2-D block"). Only the window
+ * changes, never whether the wave runs, nor any value. */
+#define RW_WAVE_LIVE_BYTES ((size_t)768 * 1024)
+static long rw_grid_wave_layers(rw_grid g, int s)
+{
+  const int G = g->cfg.ghost;
   const long N = g->count[g->cfg.dim - 1];
   if (g->wave_layers < 0) return 0;
   if (g->wave_layers > 0) return g->wave_layers < N ? g->wave_layers : N;
-  long W = (long)(RW_WINDOW_BYTES / (rw_grid_layer_len(g) * sizeof(double))) - 2 * g->cfg.ghost;
+  const size_t lb = rw_grid_layer_len(g) * sizeof(double);
+  long W = (long)(RW_WINDOW_BYTES / lb) - 2 * G;
   if (W < 1) W = 1;
-  return 4 * W <= N ? W : 0;
+  if (4 * W > N) return 0;
+  if (g->cfg.dim == 2 && s >= 1) {
+    const long fit = ((long)(RW_WAVE_LIVE_BYTES / lb) - rw_wave_live_layers(s, 0, G)) / (3L * s);
+    W = fit < W ? fit : W;
+    if (W < 1) W = 1;
+  }
+  return W;
 }
 
 /* Rows per tile along J = D - 1 (3-D, J bounded by physical sides on both ends): the live
@@ -1105,7 +1126,7 @@ static long rw_grid_wave_rows(rw_grid g, int s, long W)
   if (g->self[1] || g->nbr[1][0] != MPI_PROC_NULL || g->nbr[1][1] != MPI_PROC_NULL) return n;
   long T = g->wave_rows;
   if (T <= 0) {
-    const long live = (long)s * (2 * W + 3 * G) + (long)s * (W + (s + 1) * G) + 4;
+    const long live = rw_wave_live_layers(s, W, G);
     const size_t row = (size_t)g->gn[0] * (size_t)g->cfg.ncomp * sizeof(double);
     T = (long)(RW_WAVE_TILE_BYTES / ((size_t)live * row)) - 2 * sg;
   }
@@ -1363,7 +1384,7 @@ static void rw_grid_wave_span(rw_grid g, int s, int ghosted, long *lo, long *hi)
 
 int rw_grid_wave_ready(rw_grid g, int s, int ext_ok)
 {
-  return rw_grid_wave_suits(g, s, ext_ok, rw_grid_wave_layers(g));
+  return rw_grid_wave_suits(g, s, ext_ok, rw_grid_wave_layers(g, s));
 }
 
 int rw_grid_wave_reaches(rw_grid g)
@@ -1503,7 +1524,7 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   for (int i = 0; i < s && i < RW_WAVE_MAX_STAGES; i++)
     dev = dev || (P->aux[i] && rw_vec_device(P->aux[i]));
   if (dev || (!y_out && !P->no_out)) return 0;
-  const long W = rw_grid_wave_layers(g);
+  const long W = rw_grid_wave_layers(g, s);
   if (!rw_grid_wave_suits(g, s, ext_ok, W)) return 0;
   rw_wave w;
   memset(&w, 0, sizeof w);
