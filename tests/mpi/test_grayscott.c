@@ -355,6 +355,69 @@ static void dot_tests(rw_context ctx, int dim, long n, int strong)
 }
 
 /* J after `steps` RK4 steps of 0.5 from y0 + s dy (dy may be NULL) with parameters p. */
+/* 1b. The wave with its default window on a block large enough for the window rule to size
+ * it (rw_grid_wave_layers: at 256^2 on one rank the live layers of four stages bound the window
+ * to about 12 layers, a width the 1-3 layer cases above do not cover): an RK4 step, and the
+ * adjoint step from its stored stages (every parameter differentiated), against the
+ * stage-by-stage steps bit for bit. On one rank all three must run as sweeps; on more the
+ * blocks are too thin for the wave and the check is the same equality. */
+static void wave_default_tests(rw_context ctx, long n)
+{
+  rw_problem prob = make(ctx, 2, n, RW_GS_POINT, 0);
+  rw_grid g = rw_gs_grid(prob);
+  rw_stepper st = NULL;
+  N_Vector y, w, ya, yb, la, lb;
+  CHECK(rw_problem_new_state(prob, &y));
+  CHECK(rw_vec_clone(y, &w));
+  CHECK(rw_vec_clone(y, &ya));
+  CHECK(rw_vec_clone(y, &yb));
+  CHECK(rw_vec_clone(y, &la));
+  CHECK(rw_vec_clone(y, &lb));
+  const double by[2] = {0.6, 0.25}, ay[2] = {0.3, 0.2}, b0[2] = {0, 0}, a1[2] = {1, 1};
+  fill(prob, y, 21, 1, by, ay);
+  fill(prob, w, 22, 0, b0, a1);
+  CHECK(rw_stepper_create_erk(prob, rw_tableau_find("rk4"), &st));
+  const int ns = rw_stepper_num_stage_vectors(st);
+  N_Vector *sa = NULL, *sb = NULL;
+  CHECK(rw_vec_clone_array(y, ns, &sa));
+  CHECK(rw_vec_clone_array(y, ns, &sb));
+  double pa[4] = {0, 0, 0, 0}, pb[4] = {0, 0, 0, 0};
+  long runs = 0;
+  for (int on = 0; on < 2; on++) {
+    rw_grid_set_wave(g, on ? 0 : -1); /* 0: the default window */
+    const long r0 = rw_grid_waves(g);
+    CHECK(rw_stepper_step(st, 0.7, 0.5, y, on ? yb : ya, on ? sb : sa, NULL));
+    rw_vec_copy(w, on ? lb : la);
+    CHECK(rw_stepper_adjoint_step(st, 0.7, 0.5, y, on ? sb : sa, on ? lb : la, on ? pb : pa));
+    CHECK(rw_stepper_step(st, 0.7, 0.5, yb, yb, NULL, NULL)); /* in place, nothing kept */
+    runs += on ? rw_grid_waves(g) - r0 : 0;
+  }
+  rw_grid_set_wave(g, -1);
+  CHECK(rw_stepper_step(st, 0.7, 0.5, ya, ya, NULL, NULL));
+  rw_grid_set_wave(g, 0);
+  int nbad = memcmp(rw_vec_data(ya), rw_vec_data(yb), rw_vec_bytes(y)) != 0 ||
+             memcmp(rw_vec_data(la), rw_vec_data(lb), rw_vec_bytes(y)) != 0 ||
+             memcmp(pa, pb, sizeof pa) != 0 || pa[0] == 0.0;
+  for (int i = 0; i < ns; i++)
+    nbad += memcmp(rw_vec_data(sa[i]), rw_vec_data(sb[i]), rw_vec_bytes(y)) != 0;
+  int allbad = 0;
+  MPI_Allreduce(&nbad, &allbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
+  report(allbad == 0 && (size > 1 || runs == 3),
+         "RK4 steps and the adjoint step from stored stages with the wave's default window, 2D "
+         "N=%ld on %d ranks: %s the stage-by-stage steps (%ld sweeps on rank 0)",
+         n, size, allbad ? "DIFFER from" : "bit for bit", runs);
+  rw_vec_destroy_array(&sa, ns);
+  rw_vec_destroy_array(&sb, ns);
+  rw_stepper_destroy(&st);
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&w);
+  rw_vec_destroy(&ya);
+  rw_vec_destroy(&yb);
+  rw_vec_destroy(&la);
+  rw_vec_destroy(&lb);
+  rw_problem_destroy(&prob);
+}
+
 static double forward_J(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y0,
                         N_Vector dy, double s, N_Vector work)
 {
@@ -580,6 +643,7 @@ int main(int argc, char **argv)
     for (int obj = 0; obj < 2; obj++)
       taylor_tests(ctx, 2, 16, (rw_gs_objective)obj, strong);
   taylor_tests(ctx, 3, 8, RW_GS_U2, 1);
+  wave_default_tests(ctx, 256);
   checkpoint_tests(ctx, 2, 24);
   checkpoint_tests(ctx, 3, 8);
   rw_context_destroy(&ctx);
