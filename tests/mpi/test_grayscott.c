@@ -130,6 +130,40 @@ static double relerr(double a, double b)
   return s == 0.0 ? 0.0 : fabs(a - b) / s;
 }
 
+/* An RK4 step keeping its stages (y -> f[0] / f[1]) and an adjoint step (w -> l[0] / l[1];
+ * from those stages when `stored`, else recomputing them), first stage by stage and then with
+ * the wave's window win (0: the default): the entries that differ between the two (y_{n+1},
+ * every stage, lambda, dJ/dp) summed over the ranks; *runs: the sweeps on this rank. */
+static int wave_pair(rw_stepper st, rw_grid g, double t, long win, int stored, N_Vector y,
+                     N_Vector w, N_Vector f[2], N_Vector l[2], long *runs)
+{
+  const int ns = rw_stepper_num_stage_vectors(st);
+  N_Vector *sv[2] = {NULL, NULL};
+  CHECK(rw_vec_clone_array(y, ns, &sv[0]));
+  CHECK(rw_vec_clone_array(y, ns, &sv[1]));
+  double pq[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+  *runs = 0;
+  for (int on = 0; on < 2; on++) {
+    rw_grid_set_wave(g, on ? win : -1);
+    const long r0 = rw_grid_waves(g);
+    CHECK(rw_stepper_step(st, t, 0.5, y, f[on], sv[on], NULL));
+    rw_vec_copy(w, l[on]);
+    CHECK(rw_stepper_adjoint_step(st, t, 0.5, y, stored ? sv[on] : NULL, l[on], pq[on]));
+    *runs += on ? rw_grid_waves(g) - r0 : 0;
+  }
+  rw_grid_set_wave(g, 0);
+  int nbad = memcmp(rw_vec_data(f[0]), rw_vec_data(f[1]), rw_vec_bytes(y)) != 0 ||
+             memcmp(rw_vec_data(l[0]), rw_vec_data(l[1]), rw_vec_bytes(y)) != 0 ||
+             memcmp(pq[0], pq[1], sizeof pq[0]) != 0 || pq[0][0] == 0.0;
+  for (int i = 0; i < ns; i++)
+    nbad += memcmp(rw_vec_data(sv[0][i]), rw_vec_data(sv[1][i]), rw_vec_bytes(y)) != 0;
+  rw_vec_destroy_array(&sv[0], ns);
+  rw_vec_destroy_array(&sv[1], ns);
+  int allbad = 0;
+  MPI_Allreduce(&nbad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return allbad;
+}
+
 /* 1. Dot-product tests. */
 static void dot_tests(rw_context ctx, int dim, long n, int strong)
 {
@@ -271,34 +305,13 @@ static void dot_tests(rw_context ctx, int dim, long n, int strong)
      * stage inputs (no_out) and then runs as one sweep too (rw_problem_ops' adjoint_wave):
      * lambda and dJ/dp bit for bit; on one rank all three are sweeps */
     {
-      const int ns = rw_stepper_num_stage_vectors(st);
-      N_Vector *sa = NULL, *sb = NULL;
-      CHECK(rw_vec_clone_array(y, ns, &sa));
-      CHECK(rw_vec_clone_array(y, ns, &sb));
-      double pa[4] = {0, 0, 0, 0}, pb[4] = {0, 0, 0, 0};
+      N_Vector f[2] = {fp, fm}, l[2] = {vt, jv};
       long runs = 0;
-      for (int on = 0; on < 2; on++) {
-        rw_grid_set_wave(g, on ? 2 : -1);
-        long r0 = rw_grid_waves(g);
-        CHECK(rw_stepper_step(st, t, 0.5, y, on ? fm : fp, on ? sb : sa, NULL));
-        rw_vec_copy(w, on ? jv : vt);
-        CHECK(rw_stepper_adjoint_step(st, t, 0.5, y, NULL, on ? jv : vt, on ? pb : pa));
-        runs += on ? rw_grid_waves(g) - r0 : 0;
-      }
-      rw_grid_set_wave(g, 0);
-      int nbad = memcmp(rw_vec_data(fp), rw_vec_data(fm), rw_vec_bytes(fp)) != 0 ||
-                 memcmp(rw_vec_data(vt), rw_vec_data(jv), rw_vec_bytes(vt)) != 0 ||
-                 memcmp(pa, pb, sizeof pa) != 0;
-      for (int i = 0; i < ns; i++)
-        nbad += memcmp(rw_vec_data(sa[i]), rw_vec_data(sb[i]), rw_vec_bytes(y)) != 0;
-      int allbad = 0;
-      MPI_Allreduce(&nbad, &allbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
+      const int allbad = wave_pair(st, g, t, 2, 0, y, w, f, l, &runs);
       report(allbad == 0 && (size > 1 || runs == 3),
              "RK4 step keeping its stages and adjoint step recomputing them, as sweeps %dD N=%ld "
              "%s on %d ranks: %s the stage-by-stage steps (%ld sweeps on rank 0)",
              dim, n, set, size, allbad ? "DIFFER from" : "bit for bit", runs);
-      rw_vec_destroy_array(&sa, ns);
-      rw_vec_destroy_array(&sb, ns);
     }
     /* The adjoint step from stored stages as one sweep (the stored stage states read layer by
      * layer, past the block's edge from the neighbour's or the periodic wrap's copies) against
@@ -366,55 +379,33 @@ static void wave_default_tests(rw_context ctx, long n)
   rw_problem prob = make(ctx, 2, n, RW_GS_POINT, 0);
   rw_grid g = rw_gs_grid(prob);
   rw_stepper st = NULL;
-  N_Vector y, w, ya, yb, la, lb;
+  N_Vector y, *v = NULL; /* w, then y_{n+1} and lambda with the wave off and on */
   CHECK(rw_problem_new_state(prob, &y));
-  CHECK(rw_vec_clone(y, &w));
-  CHECK(rw_vec_clone(y, &ya));
-  CHECK(rw_vec_clone(y, &yb));
-  CHECK(rw_vec_clone(y, &la));
-  CHECK(rw_vec_clone(y, &lb));
+  CHECK(rw_vec_clone_array(y, 5, &v));
   const double by[2] = {0.6, 0.25}, ay[2] = {0.3, 0.2}, b0[2] = {0, 0}, a1[2] = {1, 1};
   fill(prob, y, 21, 1, by, ay);
-  fill(prob, w, 22, 0, b0, a1);
+  fill(prob, v[0], 22, 0, b0, a1);
   CHECK(rw_stepper_create_erk(prob, rw_tableau_find("rk4"), &st));
-  const int ns = rw_stepper_num_stage_vectors(st);
-  N_Vector *sa = NULL, *sb = NULL;
-  CHECK(rw_vec_clone_array(y, ns, &sa));
-  CHECK(rw_vec_clone_array(y, ns, &sb));
-  double pa[4] = {0, 0, 0, 0}, pb[4] = {0, 0, 0, 0};
-  long runs = 0;
-  for (int on = 0; on < 2; on++) {
-    rw_grid_set_wave(g, on ? 0 : -1); /* 0: the default window */
-    const long r0 = rw_grid_waves(g);
-    CHECK(rw_stepper_step(st, 0.7, 0.5, y, on ? yb : ya, on ? sb : sa, NULL));
-    rw_vec_copy(w, on ? lb : la);
-    CHECK(rw_stepper_adjoint_step(st, 0.7, 0.5, y, on ? sb : sa, on ? lb : la, on ? pb : pa));
-    CHECK(rw_stepper_step(st, 0.7, 0.5, yb, yb, NULL, NULL)); /* in place, nothing kept */
-    runs += on ? rw_grid_waves(g) - r0 : 0;
+  N_Vector f[2] = {v[1], v[2]}, l[2] = {v[3], v[4]};
+  long runs = 0, r0 = rw_grid_waves(g);
+  int allbad = wave_pair(st, g, 0.7, 0, 1, y, v[0], f, l, &runs);
+  for (int on = 0; on < 2; on++) { /* then a step in place, nothing kept */
+    rw_grid_set_wave(g, on ? 0 : -1);
+    if (on) r0 = rw_grid_waves(g);
+    CHECK(rw_stepper_step(st, 0.7, 0.5, f[on], f[on], NULL, NULL));
   }
-  rw_grid_set_wave(g, -1);
-  CHECK(rw_stepper_step(st, 0.7, 0.5, ya, ya, NULL, NULL));
+  runs += rw_grid_waves(g) - r0;
   rw_grid_set_wave(g, 0);
-  int nbad = memcmp(rw_vec_data(ya), rw_vec_data(yb), rw_vec_bytes(y)) != 0 ||
-             memcmp(rw_vec_data(la), rw_vec_data(lb), rw_vec_bytes(y)) != 0 ||
-             memcmp(pa, pb, sizeof pa) != 0 || pa[0] == 0.0;
-  for (int i = 0; i < ns; i++)
-    nbad += memcmp(rw_vec_data(sa[i]), rw_vec_data(sb[i]), rw_vec_bytes(y)) != 0;
-  int allbad = 0;
-  MPI_Allreduce(&nbad, &allbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
+  int nbad = memcmp(rw_vec_data(f[0]), rw_vec_data(f[1]), rw_vec_bytes(y)) != 0;
+  MPI_Allreduce(MPI_IN_PLACE, &nbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
+  allbad += nbad;
   report(allbad == 0 && (size > 1 || runs == 3),
          "RK4 steps and the adjoint step from stored stages with the wave's default window, 2D "
          "N=%ld on %d ranks: %s the stage-by-stage steps (%ld sweeps on rank 0)",
          n, size, allbad ? "DIFFER from" : "bit for bit", runs);
-  rw_vec_destroy_array(&sa, ns);
-  rw_vec_destroy_array(&sb, ns);
   rw_stepper_destroy(&st);
+  rw_vec_destroy_array(&v, 5);
   rw_vec_destroy(&y);
-  rw_vec_destroy(&w);
-  rw_vec_destroy(&ya);
-  rw_vec_destroy(&yb);
-  rw_vec_destroy(&la);
-  rw_vec_destroy(&lb);
   rw_problem_destroy(&prob);
 }
 
