@@ -134,8 +134,8 @@ static double relerr(double a, double b)
  * from those stages when `stored`, else recomputing them), first stage by stage and then with
  * the wave's window win (0: the default): the entries that differ between the two (y_{n+1},
  * every stage, lambda, dJ/dp) summed over the ranks; *runs: the sweeps on this rank. */
-static int wave_pair(rw_stepper st, rw_grid g, double t, long win, int stored, N_Vector y,
-                     N_Vector w, N_Vector f[2], N_Vector l[2], long *runs)
+static int wave_pair(MPI_Comm comm, rw_stepper st, rw_grid g, double t, long win, int stored,
+                     N_Vector y, N_Vector w, N_Vector f[2], N_Vector l[2], long *runs)
 {
   const int ns = rw_stepper_num_stage_vectors(st);
   N_Vector *sv[2] = {NULL, NULL};
@@ -160,7 +160,7 @@ static int wave_pair(rw_stepper st, rw_grid g, double t, long win, int stored, N
   rw_vec_destroy_array(&sv[0], ns);
   rw_vec_destroy_array(&sv[1], ns);
   int allbad = 0;
-  MPI_Allreduce(&nbad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&nbad, &allbad, 1, MPI_INT, MPI_SUM, comm);
   return allbad;
 }
 
@@ -307,7 +307,7 @@ static void dot_tests(rw_context ctx, int dim, long n, int strong)
     {
       N_Vector f[2] = {fp, fm}, l[2] = {vt, jv};
       long runs = 0;
-      const int allbad = wave_pair(st, g, t, 2, 0, y, w, f, l, &runs);
+      const int allbad = wave_pair(rw_context_comm(ctx), st, g, t, 2, 0, y, w, f, l, &runs);
       report(allbad == 0 && (size > 1 || runs == 3),
              "RK4 step keeping its stages and adjoint step recomputing them, as sweeps %dD N=%ld "
              "%s on %d ranks: %s the stage-by-stage steps (%ld sweeps on rank 0)",
@@ -367,7 +367,6 @@ static void dot_tests(rw_context ctx, int dim, long n, int strong)
   rw_problem_destroy(&prob);
 }
 
-/* J after `steps` RK4 steps of 0.5 from y0 + s dy (dy may be NULL) with parameters p. */
 /* 1b. The wave with its default window on a block large enough for the window rule to size
  * it (rw_grid_wave_layers: at 256^2 on one rank the live layers of four stages bound the window
  * to about 12 layers, a width the 1-3 layer cases above do not cover): an RK4 step, and the
@@ -387,14 +386,14 @@ static void wave_default_tests(rw_context ctx, long n)
   fill(prob, v[0], 22, 0, b0, a1);
   CHECK(rw_stepper_create_erk(prob, rw_tableau_find("rk4"), &st));
   N_Vector f[2] = {v[1], v[2]}, l[2] = {v[3], v[4]};
-  long runs = 0, r0 = rw_grid_waves(g);
-  int allbad = wave_pair(st, g, 0.7, 0, 1, y, v[0], f, l, &runs);
+  long runs = 0;
+  int allbad = wave_pair(rw_context_comm(ctx), st, g, 0.7, 0, 1, y, v[0], f, l, &runs);
   for (int on = 0; on < 2; on++) { /* then a step in place, nothing kept */
     rw_grid_set_wave(g, on ? 0 : -1);
-    if (on) r0 = rw_grid_waves(g);
+    const long r0 = rw_grid_waves(g);
     CHECK(rw_stepper_step(st, 0.7, 0.5, f[on], f[on], NULL, NULL));
+    runs += on ? rw_grid_waves(g) - r0 : 0;
   }
-  runs += rw_grid_waves(g) - r0;
   rw_grid_set_wave(g, 0);
   int nbad = memcmp(rw_vec_data(f[0]), rw_vec_data(f[1]), rw_vec_bytes(y)) != 0;
   MPI_Allreduce(MPI_IN_PLACE, &nbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
@@ -409,6 +408,7 @@ static void wave_default_tests(rw_context ctx, long n)
   rw_problem_destroy(&prob);
 }
 
+/* J after `steps` RK4 steps of 0.5 from y0 + s dy (dy may be NULL) with parameters p. */
 static double forward_J(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y0,
                         N_Vector dy, double s, N_Vector work)
 {
