@@ -197,12 +197,21 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
 {
   rw_erk *e = st->content;
   N_Vector *Y = e->Y;
+  N_Vector Yw[RW_ERK_MAX_STAGES];
   if (stages) {
     Y = stages;
   } else {
-    int done = 0; /* the stage inputs alone, in one sweep where the problem can */
-    RW_CALL(rw_erk_wave(st, t, h, y_n, NULL, e->Y, NULL, &done));
-    if (!done) RW_CALL(rw_erk_stages(st, t, h, y_n, NULL, 1, e->Y));
+    /* The stage inputs alone, in one sweep where the problem can. The first is 1 y_n (exact)
+     * in an explicit method: the sweep reads y_n where it lies instead of a copy written to
+     * memory and read back (a state vector less of traffic per step). */
+    int done = 0;
+    for (int i = 0; i < e->s; i++)
+      Yw[i] = i == 0 ? NULL : e->Y[i];
+    RW_CALL(rw_erk_wave(st, t, h, y_n, NULL, Yw, NULL, &done));
+    if (done)
+      Yw[0] = y_n, Y = Yw;
+    else
+      RW_CALL(rw_erk_stages(st, t, h, y_n, NULL, 1, e->Y));
   }
   {
     int done = 0;
