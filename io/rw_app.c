@@ -676,7 +676,8 @@ static void rw_app_progress(void *c, int phase, long step, double t, long recomp
 
 /* The run's identity for its checkpoint files: a hash of the app, the effective deck
  * (without the keys that only say where results go, how they are shown, or where the
- * checkpoints are) and the decomposition (the rank count and every rank's local length).
+ * checkpoints are) and the decomposition (the rank count, a grid app's process grid and every
+ * rank's local length).
  * The deck lines hashed go to `deck` (len bytes) and the decomposition in words to `decomp`,
  * for the files to record (a refused restart names what differs). Collective. */
 static int rw_app_run_id(rw_app *app, N_Vector y, rw_adjoint_options *opt, char *deck, size_t len,
@@ -707,7 +708,15 @@ static int rw_app_run_id(rw_app *app, N_Vector y, rw_adjoint_options *opt, char 
       MPI_Allgather(&mine, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, rw_context_comm(app->ctx)));
   h = rw_fnv1a(h, &size, sizeof size);
   h = rw_fnv1a(h, lens, (size_t)size * sizeof *lens);
-  size_t du = (size_t)snprintf(decomp, dlen, "%d ranks, local lengths", size);
+  size_t du = (size_t)snprintf(decomp, dlen, "%d ranks", size);
+  if (app->grid) { /* the split itself: slabs and a 2 x 2 split of n x n have equal lengths */
+    int dims[3], coords[3];
+    rw_grid_topology(app->grid, dims, coords);
+    h = rw_fnv1a(h, dims, sizeof dims);
+    du += (size_t)snprintf(decomp + du, dlen - du, ", process grid %d x %d x %d", dims[0], dims[1],
+                           dims[2]);
+  }
+  du += (size_t)snprintf(decomp + du, dlen - du, ", local lengths");
   for (int r = 0; r < size && du + 24 < dlen; r++)
     du += (size_t)snprintf(decomp + du, dlen - du, " %lld", lens[r]);
   snprintf(app->run_id, sizeof app->run_id, "%016llx", (unsigned long long)h);

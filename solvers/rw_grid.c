@@ -70,6 +70,7 @@ struct rw_grid_s {
 };
 
 static void rw_grid_mpi_done(rw_grid g);
+static int rw_grid_slabs_suit(const rw_grid_config *cfg, int size);
 static long rw_grid_window_layers(rw_grid g);
 static int rw_grid_window_alloc(rw_grid g, long W);
 
@@ -112,6 +113,9 @@ int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
     int t = g->dims[a];
     g->dims[a] = g->dims[b], g->dims[b] = t;
   }
+  if (rw_grid_slabs_suit(cfg, size)) /* all ranks along the slowest dimension instead */
+    for (int d = 0; d < cfg->dim; d++)
+      g->dims[d] = d == cfg->dim - 1 ? size : 1;
   /* reorder = 0: ranks keep their numbers, so field vectors on the context's communicator
    * and the topology agree. */
   if (MPI_Cart_create(rw_context_comm(ctx), cfg->dim, g->dims, periods, 0, &g->cart) !=
@@ -818,6 +822,30 @@ int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector 
  * ghosts are the same copies rw_grid_post makes, so the results and `keep` are the same bits;
  * the kernel sees the interior box's rows in the same order, in consecutive boxes. */
 #define RW_WINDOW_BYTES ((size_t)256 * 1024) /* in L2 with the rows the kernel writes */
+
+/* Whether `size` ranks take slabs (every rank along the slowest dimension D, the faster ones
+ * whole) instead of MPI_Dims_create's split: when every slab still holds the four windows of
+ * layers the wave needs to run (rw_grid_wave_layers' rule, windows sized by a slab's ghosted
+ * layer) and at least RW_SLAB_MIN_LAYERS ghost depths, so that the stages' reach past its
+ * edges (s G layers each side) stays a small part of it. The wave (rw_grid_erk_wave) runs only
+ * on blocks whose faster dimensions are whole, so the default split turns it off (4 ranks:
+ * 2 x 2, 1 x 2 x 2). At 4 ranks a slab's faces hold as many nodes as the default's (2-D: 2 n
+ * against 4 n / 2; 3-D: 2 n^2 against 4 n^2 / 2); with more ranks slabs exchange more, and are
+ * taken only while they stay this thick. Measured in docs/architecture.md, "Slabs when the
+ * wave fits". */
+#define RW_SLAB_MIN_LAYERS 32
+static int rw_grid_slabs_suit(const rw_grid_config *cfg, int size)
+{
+  const int D = cfg->dim - 1, G = cfg->ghost;
+  if (size < 2 || D < 1) return 0;
+  size_t lb = (size_t)cfg->ncomp * sizeof(double);
+  for (int e = 0; e < D; e++)
+    lb *= (size_t)(cfg->n[e] + 2 * G);
+  long W = (long)(RW_WINDOW_BYTES / lb) - 2 * G;
+  if (W < 1) W = 1;
+  const long N = cfg->n[D] / size; /* the thinnest slab */
+  return 4 * W <= N && N >= (long)RW_SLAB_MIN_LAYERS * G;
+}
 
 /* Doubles per layer of the slowest dimension in a ghosted array. */
 static size_t rw_grid_layer_len(rw_grid g)

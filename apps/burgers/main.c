@@ -111,6 +111,7 @@ static int run(rw_app *app)
   RW_TRY(rw_problem_new_state(prob, &dJdy0));
   RW_TRY(rw_burgers_initial_state(prob, y));
   rw_grid grid = rw_burgers_grid(prob);
+  app->grid = grid;
   /* Explicit stability, before anything is written (adaptive steps find their own size). */
   RW_TRY(rw_deck_get_string(deck, "stability_check", smode, sizeof smode));
   RW_TRY(rw_burgers_eigen_bound(prob, y, &rho));

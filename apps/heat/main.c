@@ -264,6 +264,7 @@ static int run(rw_app *app)
   RW_TRY(make_data(app, prob, st, u0, ktrue, &Jtrue));
   rw_vec_copy(u0, y);
   monitor_ctx mctx = {app, prob};
+  app->grid = rw_heat_grid(prob);
   RW_TRY(rw_app_solve(app, prob, st, y, monitor, &mctx, &J, dJdp, dJdy0, &stats));
 
   rw_grid g = rw_heat_grid(prob);

@@ -154,6 +154,7 @@ static int run(rw_app *app)
     goto cleanup;
   }
   rw_grid gs = rw_wave_state_grid(prob), gf = rw_wave_field_grid(prob);
+  app->grid = gs;
   N_Vector c = rw_problem_field(prob);
   RW_TRY(rw_grid_new_field(gf, &ctrue));
   if ((ierr = rw_wave_velocity_model(prob, bg, an, center, rad, ctrue)) != 0 ||

@@ -68,6 +68,9 @@ struct rw_app_s {
   unsigned char diff_p[64];
   double progress_last;
   rw_device device; /* key `device` (NULL: cpu); the context's device, destroyed at the end */
+  /* a grid app's state grid, set before rw_app_solve (NULL: none): its process grid joins the
+   * run's identity, since two splits of a grid can give every rank the same local length */
+  rw_grid grid;
 };
 
 /* Runs the app; returns the process exit code. Calls MPI_Init/MPI_Finalize. */

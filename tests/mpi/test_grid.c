@@ -516,11 +516,55 @@ static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
   rw_grid_destroy(&cf0g);
 }
 
+/* The split a grid takes (rw_grid_slabs_suit): slabs, every rank along the slowest dimension,
+ * where each slab stays four wave windows and 32 ghost depths thick (Gray-Scott 512^2 and heat
+ * 128^3 at 2 and 4 ranks), MPI_Dims_create's split slowest dimension first otherwise (the small
+ * grids: 2 x 2 and 1 x 2 x 2 at 4 ranks). */
+static void split_tests(rw_context ctx)
+{
+  const int size = rw_context_size(ctx);
+  const struct {
+    int dim, nc;
+    long n;
+    int dims4[3];                      /* the split expected at 4 ranks */
+  } cases[] = {{2, 2, 512, {1, 4, 1}}, /* 128 layers of 8 KiB: W = 30, 4 W <= 128 */
+               {2, 2, 32, {2, 2, 1}},  /* windows of hundreds of layers: too thin */
+               {3, 1, 128, {1, 1, 4}}, /* 32 layers of 132 KiB: W = 1, 32 G layers */
+               {3, 1, 96, {1, 2, 2}}}; /* 24 layers: under 32 */
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    rw_grid_config cf = {.dim = cases[c].dim,
+                         .n = {cases[c].n, cases[c].n, cases[c].dim == 3 ? cases[c].n : 1},
+                         .lo = {0, 0, 0},
+                         .hi = {1, 1, 1},
+                         .bc = {RW_BC_DIRICHLET, RW_BC_DIRICHLET, RW_BC_DIRICHLET},
+                         .ncomp = cases[c].nc,
+                         .ghost = 1};
+    rw_grid g;
+    CHECK(rw_grid_create(ctx, &cf, &g));
+    int dims[3], coords[3], want[3] = {1, 1, 1};
+    rw_grid_topology(g, dims, coords);
+    if (size == 4)
+      for (int d = 0; d < 3; d++)
+        want[d] = cases[c].dims4[d];
+    if (size == 2) want[cases[c].dim - 1] = 2; /* the slowest dimension either way */
+    if (size != 1 && size != 2 && size != 4) rw_grid_topology(g, want, coords); /* unchecked */
+    const int ok = dims[0] == want[0] && dims[1] == want[1] && dims[2] == want[2];
+    if (rw_context_rank(ctx) == 0)
+      printf("split: %d-D %ld^%d, %d components on %d ranks: process grid %d x %d x %d "
+             "(expected %d x %d x %d) %s\n",
+             cases[c].dim, cases[c].n, cases[c].dim, cases[c].nc, size, dims[0], dims[1], dims[2],
+             want[0], want[1], want[2], ok ? "ok" : "WRONG");
+    if (!ok) fails++;
+    rw_grid_destroy(&g);
+  }
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
   rw_context ctx;
   CHECK(rw_context_create(MPI_COMM_WORLD, &ctx));
+  split_tests(ctx);
   for (int dim = 2; dim <= 3; dim++)
     for (int b0 = 0; b0 < 3; b0++)
       for (int b1 = 0; b1 < 3; b1++)
