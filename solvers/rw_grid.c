@@ -116,6 +116,23 @@ int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
   if (rw_grid_slabs_suit(cfg, size)) /* all ranks along the slowest dimension instead */
     for (int d = 0; d < cfg->dim; d++)
       g->dims[d] = d == cfg->dim - 1 ? size : 1;
+  if (cfg->procs[0] || cfg->procs[1] || cfg->procs[2]) { /* the caller's split */
+    long prod = 1;
+    int ok = 1;
+    for (int d = 0; d < 3; d++) {
+      ok = ok && (d < cfg->dim ? cfg->procs[d] >= 1 : cfg->procs[d] <= 1);
+      prod *= d < cfg->dim && cfg->procs[d] > 0 ? cfg->procs[d] : 1;
+    }
+    if (!ok || prod != size) {
+      ierr = RW_ERROR(RW_ERR_ARG,
+                      "grid: process grid %d x %d x %d for a %d-D grid on %d ranks; each of the "
+                      "first %d counts must be >= 1 and their product %d",
+                      cfg->procs[0], cfg->procs[1], cfg->procs[2], cfg->dim, size, cfg->dim, size);
+      goto cleanup;
+    }
+    for (int d = 0; d < cfg->dim; d++)
+      g->dims[d] = cfg->procs[d];
+  }
   /* reorder = 0: ranks keep their numbers, so field vectors on the context's communicator
    * and the topology agree. */
   if (MPI_Cart_create(rw_context_comm(ctx), cfg->dim, g->dims, periods, 0, &g->cart) !=

@@ -40,6 +40,11 @@ typedef struct {
   int ncomp;           /* unknowns per node, >= 1 */
   int ghost;           /* ghost layers, >= 1 */
   double dirichlet[8]; /* Dirichlet ghost value per component */
+  /* ranks per dimension (their product the rank count; 1 past dim), or all 0: the grid's own
+   * choice (slabs along the slowest dimension when the wave fits them, else MPI_Dims_create's
+   * split, slowest dimension first). Grids whose fields must lie alike pass one's split to the
+   * others (rw_grid_topology): the choice depends on the components per node. */
+  int procs[3];
 } rw_grid_config;
 
 /* Creates the grid on the context's communicator. Every rank must own at least `ghost` + 1

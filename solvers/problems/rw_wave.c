@@ -360,6 +360,8 @@ int rw_wave_problem_create(rw_context ctx, const rw_wave_config *cfg, rw_problem
   gc.ncomp = 2;
   RW_TRY(rw_grid_create(ctx, &gc, &w->gs));
   gc.ncomp = 1;
+  int coords[3]; /* the field lies as the state: its split, not the field grid's own choice */
+  rw_grid_topology(w->gs, gc.procs, coords);
   RW_TRY(rw_grid_create(ctx, &gc, &w->gf));
   long s2[3], c2[3];
   rw_grid_local_box(w->gf, w->start, w->count);

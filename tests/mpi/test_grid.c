@@ -557,6 +557,29 @@ static void split_tests(rw_context ctx)
     if (!ok) fails++;
     rw_grid_destroy(&g);
   }
+  /* a split the caller gives (procs): taken as given, x split here (what the grid's own
+   * choice never does); one whose product is not the rank count is refused */
+  rw_grid_config cf = {.dim = 2,
+                       .n = {32, 32, 1},
+                       .lo = {0, 0, 0},
+                       .hi = {1, 1, 1},
+                       .bc = {RW_BC_PERIODIC, RW_BC_DIRICHLET, RW_BC_PERIODIC},
+                       .ncomp = 1,
+                       .ghost = 1,
+                       .procs = {size, 1, 0}};
+  rw_grid g = NULL;
+  int dims[3] = {0, 0, 0}, coords[3];
+  CHECK(rw_grid_create(ctx, &cf, &g));
+  rw_grid_topology(g, dims, coords);
+  rw_grid_destroy(&g);
+  cf.procs[1] = 2; /* size x 2 ranks: too many */
+  const int rc = rw_grid_create(ctx, &cf, &g);
+  const int ok = dims[0] == size && dims[1] == 1 && rc != 0 && g == NULL;
+  if (rw_context_rank(ctx) == 0)
+    printf("split: procs %d x 1 taken as %d x %d; %d x 2 on %d ranks %s: %s\n", size, dims[0],
+           dims[1], size, size, rc ? "refused" : "TAKEN", ok ? "ok" : "WRONG");
+  if (!ok) fails++;
+  rw_grid_destroy(&g);
 }
 
 int main(int argc, char **argv)

@@ -33,6 +33,17 @@ rewind_mpi_expect(wave_app_device NP 2 RC zero REGEX "device: emulated.*dJ/dampl
   COMMAND ${WAVE} -output ${WAVE_OUT}/wave_device.h5 -tf 0.4 -device emulated)
 rewind_h5_same(wave_app_device_same ${WAVE_OUT}/wave_default.h5 ${WAVE_OUT}/wave_device.h5
   DATASETS /gradient/dJdvelocity /gradient/dJdy0 /gradient/dJdp DEPENDS wave_app_default wave_app_device)
+# 512 x 512 on 4 ranks: slabs for the state grid (2 components: four wave windows fit 128
+# layers), which the 1-component field grid must follow (alone it would take 2 x 2); the
+# gradients equal the one-rank run's bit for bit.
+foreach(np 1 4)
+  rewind_mpi_expect(wave_app_slabs_np${np} NP ${np} RC zero
+    REGEX "512 x 512 grid on 1 x ${np} ranks.*dJ/damplitude"
+    COMMAND ${WAVE} -nx 512 -ny 512 -tf 0.008 -dt 0.0004 -output ${WAVE_OUT}/wave_slabs${np}.h5)
+endforeach()
+rewind_h5_same(wave_app_slabs_same ${WAVE_OUT}/wave_slabs1.h5 ${WAVE_OUT}/wave_slabs4.h5
+  DATASETS /gradient/dJdvelocity /gradient/dJdy0 /gradient/dJdp /state/final/u
+  DEPENDS wave_app_slabs_np1 wave_app_slabs_np4)
 rewind_mpi_expect(wave_app_small NP 2 RC zero REGEX "dJ/damplitude"
   COMMAND ${WAVE} ${WAVE_DECKS}/decks/small.yaml -output ${WAVE_OUT}/wave_small.h5 -tf 0.5)
 rewind_mpi_expect(wave_app_two_sources NP 2 RC zero REGEX "2 source\\(s\\), 5 receivers"
