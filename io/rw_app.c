@@ -142,6 +142,39 @@ int rw_app_deck_error(rw_app *app, const char *keys)
   return RW_ERROR(RW_ERR_DECK, "%s (%s)", why, src);
 }
 
+int rw_app_process_grid(rw_app *app, int dim, int procs[3])
+{
+  char v[64];
+  const int size = rw_context_size(app->ctx);
+  procs[0] = procs[1] = procs[2] = 0;
+  RW_CALL(rw_deck_get_string(app->deck, "process_grid", v, sizeof v));
+  if (strcmp(v, "auto") == 0) return 0;
+  long c[3] = {1, 1, 1}, prod = 1;
+  int k = 0, ok = 1;
+  const char *q = v;
+  while (ok && k < 3) { /* counts separated by 'x' */
+    char *end = NULL;
+    if (*q < '0' || *q > '9') {
+      ok = 0;
+      break;
+    }
+    c[k] = strtol(q, &end, 10);
+    ok = c[k] >= 1 && c[k] <= size;
+    prod *= ok ? c[k] : 1;
+    k++;
+    if (*end == '\0') break;
+    ok = ok && *end == 'x' && k < 3;
+    q = end + 1;
+  }
+  RW_CHECK(ok && k == dim && prod == size, RW_ERR_DECK,
+           "key 'process_grid' (from %s) is '%s'; allowed: auto, or %s with each count >= 1 and "
+           "their product the rank count %d (x first)",
+           rw_deck_source(app->deck, "process_grid"), v, dim == 3 ? "PxQxR" : "PxQ", size);
+  for (int d = 0; d < dim; d++)
+    procs[d] = (int)c[d];
+  return 0;
+}
+
 /* The noise keys of the grid apps (rw_app.h): noise_amplitude > 0 needs an SDE stepper (a deck
  * error naming both keys); an SDE stepper with amplitude 0 is the deterministic scheme.
  *   app        the app (deck, stepper name)

@@ -19,6 +19,7 @@
 #include <string.h>
 
 static const rw_deck_key keys[] = {
+    RW_APP_PROCESS_GRID_KEY,
     {"N", RW_KEY_INT, "64", "nodes", 3, 1e6, 0, NULL, 0, "grid nodes per dimension (N x N)"},
     {"L", RW_KEY_REAL, "1.0", "length", 0, 1e300, 1, NULL, 0,
      "side of the periodic domain [0, L)^2; node i sits at i L / N"},
@@ -102,8 +103,9 @@ static int run(rw_app *app)
   cfg.n[0] = cfg.n[1] = N;
   cfg.hi[0] = cfg.hi[1] = L;
   /* Grid errors (too many ranks for N) are the deck's: every rank reaches them alike. */
+  RW_TRY(rw_app_process_grid(app, 2, cfg.procs));
   if ((ierr = rw_burgers_problem_create(app->ctx, &cfg, &prob)) != 0) {
-    ierr = rw_app_deck_error(app, "N,L,profile_width");
+    ierr = rw_app_deck_error(app, "N,L,profile_width,process_grid");
     goto cleanup;
   }
   RW_TRY(rw_stepper_create_erk(prob, rw_tableau_find(app->stepper), &st));

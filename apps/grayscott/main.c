@@ -22,6 +22,7 @@
 #include <string.h>
 
 static const rw_deck_key keys[] = {
+    RW_APP_PROCESS_GRID_KEY,
     {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0, "euler,heun,ssprk3,rk4,rk38,dopri5,em,sheun", 0,
      "time stepper: explicit Runge-Kutta, or with noise_amplitude > 0 an SDE stepper: em "
      "(Euler-Maruyama, Ito) or sheun (stochastic Heun, Stratonovich)"},
@@ -124,8 +125,9 @@ static int run(rw_app *app)
     }
   }
   /* Grid errors (too many ranks for N) are the deck's: every rank reaches them alike. */
+  RW_TRY(rw_app_process_grid(app, cfg.dim, cfg.procs));
   if ((ierr = rw_gs_problem_create(app->ctx, &cfg, &prob)) != 0) {
-    ierr = rw_app_deck_error(app, "N,dim");
+    ierr = rw_app_deck_error(app, "N,dim,process_grid");
     goto cleanup;
   }
   for (int k = 0; k < rw_problem_nparams(prob); k++)

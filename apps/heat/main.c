@@ -20,6 +20,7 @@
 #define HEAT_MAX_COORDS (3 * 1024)
 
 static const rw_deck_key keys[] = {
+    RW_APP_PROCESS_GRID_KEY,
     {"stepper", RW_KEY_ENUM, "rk4", NULL, 0, 0, 0, "euler,heun,ssprk3,rk4,rk38,dopri5,em,sheun", 0,
      "time stepper: explicit Runge-Kutta, or with noise_amplitude > 0 an SDE stepper: em "
      "(Euler-Maruyama, Ito) or sheun (stochastic Heun, Stratonovich)"},
@@ -197,9 +198,11 @@ static int run(rw_app *app)
     cfg.nsensors = nc / (int)dim;
     cfg.sensor_coords = coords;
   }
+  RW_TRY(rw_app_process_grid(app, cfg.dim, cfg.procs));
   ierr = rw_heat_problem_create(app->ctx, &cfg, &prob);
   if (ierr) {
-    ierr = rw_app_deck_error(app, is_set ? "sensor_coords,dim,length" : "dim,n,sensors");
+    ierr = rw_app_deck_error(app, is_set ? "sensor_coords,dim,length,process_grid"
+                                         : "dim,n,sensors,process_grid");
     goto cleanup;
   }
   rw_problem_params(prob)[0] = q;

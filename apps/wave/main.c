@@ -27,6 +27,7 @@
 #define MAX_REC 256
 
 static const rw_deck_key keys[] = {
+    RW_APP_PROCESS_GRID_KEY,
     {"stepper", RW_KEY_ENUM, "leapfrog", NULL, 0, 0, 0, "leapfrog", 0,
      "time stepper: the wave equation is second order in time and runs the leapfrog only"},
     {"leapfrog_exact", RW_KEY_BOOL, "false", NULL, 0, 0, 0, NULL, 0,
@@ -149,8 +150,9 @@ static int run(rw_app *app)
   cfg.nrec = nrec, cfg.rec = rec;
   cfg.t0 = app->opt.t0, cfg.dt = app->opt.dt, cfg.nsteps = app->nsteps;
   /* Grid and position errors are the deck's: every rank reaches them alike. */
+  RW_TRY(rw_app_process_grid(app, 2, cfg.procs));
   if ((ierr = rw_wave_problem_create(app->ctx, &cfg, &prob)) != 0) {
-    ierr = rw_app_deck_error(app, "nx,ny,Lx,Ly,sources,receivers");
+    ierr = rw_app_deck_error(app, "nx,ny,Lx,Ly,sources,receivers,process_grid");
     goto cleanup;
   }
   rw_grid gs = rw_wave_state_grid(prob), gf = rw_wave_field_grid(prob);

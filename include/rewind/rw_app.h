@@ -127,6 +127,26 @@ int rw_app_deck_error(rw_app *app, const char *keys);
 int rw_app_check_paths(rw_app *app, const char *const *outs, int nouts, const char *const *ins,
                        int nins);
 
+/* --- The process grid of the grid apps (rewind-grayscott, -heat, -burgers, -wave), whose key
+ * tables list RW_APP_PROCESS_GRID_KEY. ---
+ *
+ * Reads `process_grid` for a dim-D grid into procs (rw_grid_config.procs): "auto" gives all 0
+ * (the grid's own split: slabs along the slowest dimension when the wave fits them, else a
+ * balanced split slowest dimension first); "PxQ" (2-D) or "PxQxR" (3-D) gives the ranks per
+ * dimension, x first, as PETSc's -da_processors_x/y/z do. A value with another number of
+ * counts, a count under 1 or a product other than the rank count is a deck error naming the
+ * key, its source, the value and what is allowed. Collective only in the error protocol (every
+ * rank reads the same deck). */
+#define RW_APP_PROCESS_GRID_KEY                                                                    \
+  {                                                                                                \
+    "process_grid", RW_KEY_STRING, "auto", NULL, 0, 0, 0, NULL, 0,                                 \
+        "ranks per dimension, x first: auto (slabs along the slowest dimension when the "          \
+        "whole-step "                                                                              \
+        "sweep fits them, else a balanced split), or PxQ in 2-D / PxQxR in 3-D with P Q [R] = "    \
+        "ranks"                                                                                    \
+  }
+int rw_app_process_grid(rw_app *app, int dim, int procs[3]);
+
 /* --- Noise (issue 12) for the grid apps (rewind-grayscott, rewind-heat), whose key tables
  * list `noise_amplitude` (real >= 0, default 0), `noise_seed` (integer >= 0) and a `stepper`
  * key that admits the SDE steppers em and sheun. ---

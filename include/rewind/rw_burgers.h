@@ -33,6 +33,7 @@ typedef struct {
   double nu;                                  /* initial value of parameter "nu" (viscosity) */
   double offset, amplitude, center[2], width; /* initial profile (width > 0) */
   double shift[2];                            /* target = initial profile moved by shift */
+  int procs[3]; /* ranks per dimension (rw_grid_config.procs); all 0: the grid's choice */
 } rw_burgers_config;
 
 /* Creates the problem (one parameter, "nu"). Collective. */

@@ -69,6 +69,7 @@ typedef struct {
   rw_gs_objective objective; /* point or u2 */
   long point[3];             /* node of the point objective; -1 entries: N/2 - 1 */
   rw_gs_noise noise;         /* noisy species (RW_GS_NOISE_UV: both, the default) */
+  int procs[3];              /* ranks per dimension (rw_grid_config.procs); all 0: auto */
 } rw_gs_config;
 
 /* Names of the noise choices ("uv, u, v") and the choice of a name (RW_ERR_ARG naming the

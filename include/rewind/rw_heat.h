@@ -64,6 +64,7 @@ typedef struct {
    * them (x fastest). */
   int nsensors;
   const double *sensor_coords;
+  int procs[3]; /* ranks per dimension (rw_grid_config.procs); all 0: the grid's choice */
 } rw_heat_config;
 
 /* Creates the heat problem (name "heat", parameter "source" = 0, field "kappa" = 1

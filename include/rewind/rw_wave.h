@@ -44,6 +44,7 @@ typedef struct {
   const double *rec;   /* nrec (x, y) positions */
   double t0, dt;       /* time grid of the traces */
   long nsteps;         /* traces hold samples n = 0 .. nsteps */
+  int procs[3];        /* ranks per dimension (rw_grid_config.procs); all 0: auto */
 } rw_wave_config;
 
 /* Creates the problem (parameter "amplitude", field "velocity" set to cfg->velocity; traces

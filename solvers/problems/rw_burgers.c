@@ -333,6 +333,8 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
   gc.bc[0] = gc.bc[1] = gc.bc[2] = RW_BC_PERIODIC;
   gc.ghost = 1;
   gc.ncomp = 1;
+  for (int d = 0; d < 3; d++)
+    gc.procs[d] = cfg->procs[d];
   RW_TRY(rw_grid_create(ctx, &gc, &b->g));
   rw_grid_local_box(b->g, b->start, b->count);
   rw_grid_ghosted_dims(b->g, b->gn);

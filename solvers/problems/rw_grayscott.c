@@ -963,6 +963,7 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
     gc.lo[d] = 0.0;
     gc.hi[d] = cfg->length;
     gc.bc[d] = RW_BC_PERIODIC;
+    gc.procs[d] = cfg->procs[d];
   }
   RW_TRY(rw_grid_create(ctx, &gc, &s->grid));
   double h[3];

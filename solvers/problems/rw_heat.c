@@ -1340,6 +1340,8 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
     gc.bc[d] = cfg->bc;
   }
   gc.dirichlet[0] = cfg->boundary_value;
+  for (int d = 0; d < 3; d++)
+    gc.procs[d] = cfg->procs[d];
   RW_TRY(rw_grid_create(ctx, &gc, &H->ug));
   int coords[3]; /* the other grids lie as the state's */
   rw_grid_topology(H->ug, gc.procs, coords);

@@ -358,6 +358,8 @@ int rw_wave_problem_create(rw_context ctx, const rw_wave_config *cfg, rw_problem
   gc.bc[0] = gc.bc[1] = gc.bc[2] = RW_BC_DIRICHLET;
   gc.ghost = 1;
   gc.ncomp = 2;
+  for (int d = 0; d < 3; d++)
+    gc.procs[d] = cfg->procs[d];
   RW_TRY(rw_grid_create(ctx, &gc, &w->gs));
   gc.ncomp = 1;
   int coords[3]; /* the field lies as the state: its split, not the field grid's own choice */

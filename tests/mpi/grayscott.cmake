@@ -162,6 +162,17 @@ foreach(f default u2 3d device)
             -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_grayscott_h5.cmake)
   set_tests_properties(grayscott_app_${f}_output_readable PROPERTIES DEPENDS grayscott_app_${f})
 endforeach()
+# A process grid given by the deck (process_grid), x split as the grid's own choice never does
+# and 2 x 2 on 4 ranks: dJ/dy0 equals the default run's (1 x 2) bit for bit.
+foreach(pg 4x1 2x2)
+  string(REPLACE "x" " x " pgs "${pg}")
+  rewind_mpi_expect(grayscott_app_process_grid_${pg} NP 4 RC zero
+    REGEX "32 x 32 grid on ${pgs} ranks"
+    COMMAND ${GS} -output ${GS_OUT}/gs_pg_${pg}.h5 -tf 10 -N 32 -output_every 5 -process_grid ${pg})
+  rewind_h5_same(grayscott_app_process_grid_${pg}_same ${GS_OUT}/gs_default.h5
+    ${GS_OUT}/gs_pg_${pg}.h5 DATASETS /gradient/dJdy0
+    DEPENDS grayscott_app_default grayscott_app_process_grid_${pg})
+endforeach()
 # Snapshots every 5 steps of 20: /snapshots/000000 .. /snapshots/000004.
 add_test(NAME grayscott_app_default_snapshots
   COMMAND ${CMAKE_COMMAND} -DFILE=${GS_OUT}/gs_default.h5 -DSNAPSHOTS=5
@@ -181,6 +192,16 @@ grayscott_bad(grid_too_small 2 "N = 1 \\(from command line\\) must be" -N 1)
 grayscott_bad(unknown_objective 2 "objective = 'maximum' \\(from command line\\) is not one of: point, u2"
   -objective maximum)
 grayscott_bad(bad_dim 2 "dim = 4 \\(from command line\\) must be" -dim 4)
+# process_grid: a product other than the rank count, too many counts for the dimension, no
+# count; then a rank left with too few nodes by the split given, named with the keys.
+grayscott_bad(process_grid_product 2
+  "key 'process_grid' \\(from command line\\) is '3x1'; allowed: auto, or PxQ with each count >= 1 and their product the rank count 2"
+  -N 32 -process_grid 3x1)
+grayscott_bad(process_grid_counts 2 "key 'process_grid' .* is '1x1x2'; allowed: auto, or PxQ "
+  -N 32 -process_grid 1x1x2)
+grayscott_bad(process_grid_text 2 "key 'process_grid' .* is 'slabs'; allowed: auto, or PxQ "
+  -N 32 -process_grid slabs)
+grayscott_bad(process_grid_thin 4 "process_grid from command line" -N 6 -process_grid 4x1)
 grayscott_bad(device_mpi_on_cpu 2 "key 'device_mpi' \\(from command line\\) says how a device run's halos reach MPI, but device: cpu"
   -device_mpi staged)
 grayscott_bad(node_outside 2 "objective_node.*index 40 must be an integer in 0..31" -N 32 -objective_node 3,40)

@@ -55,5 +55,7 @@ function(heat_bad name regex)
 endfunction()
 heat_bad(unstable_dt "dt = 0.01 .*exceeds the explicit stability limit" -dt 0.01)
 heat_bad(unknown_boundary "boundary.*robin.*dirichlet" -boundary robin)
+heat_bad(process_grid_3d "key 'process_grid' .* is '2x1'; allowed: auto, or PxQxR with each count >= 1 and their product the rank count 2"
+  -dim 3 -n 16 -process_grid 2x1)
 heat_bad(sensor_outside "sensor 2 \\(counted from 1\\): x = 1.5 lies outside" -sensor_coords 0.5,0.5,1.5,0.5)
 heat_bad(kappa_nonpositive "kappa.*must be > 0" -kappa_init -0.5)
