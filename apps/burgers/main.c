@@ -102,8 +102,8 @@ static int run(rw_app *app)
                 ns);
   cfg.n[0] = cfg.n[1] = N;
   cfg.hi[0] = cfg.hi[1] = L;
-  /* Grid errors (too many ranks for N) are the deck's: every rank reaches them alike. */
   RW_TRY(rw_app_process_grid(app, 2, cfg.procs));
+  /* Grid errors (too many ranks for N) are the deck's: every rank reaches them alike. */
   if ((ierr = rw_burgers_problem_create(app->ctx, &cfg, &prob)) != 0) {
     ierr = rw_app_deck_error(app, "N,L,profile_width,process_grid");
     goto cleanup;

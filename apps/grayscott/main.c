@@ -124,8 +124,8 @@ static int run(rw_app *app)
       cfg.point[d] = (long)node[d];
     }
   }
-  /* Grid errors (too many ranks for N) are the deck's: every rank reaches them alike. */
   RW_TRY(rw_app_process_grid(app, cfg.dim, cfg.procs));
+  /* Grid errors (too many ranks for N) are the deck's: every rank reaches them alike. */
   if ((ierr = rw_gs_problem_create(app->ctx, &cfg, &prob)) != 0) {
     ierr = rw_app_deck_error(app, "N,dim,process_grid");
     goto cleanup;

@@ -149,8 +149,8 @@ static int run(rw_app *app)
   cfg.nsrc = nsrc, cfg.src = src;
   cfg.nrec = nrec, cfg.rec = rec;
   cfg.t0 = app->opt.t0, cfg.dt = app->opt.dt, cfg.nsteps = app->nsteps;
-  /* Grid and position errors are the deck's: every rank reaches them alike. */
   RW_TRY(rw_app_process_grid(app, 2, cfg.procs));
+  /* Grid and position errors are the deck's: every rank reaches them alike. */
   if ((ierr = rw_wave_problem_create(app->ctx, &cfg, &prob)) != 0) {
     ierr = rw_app_deck_error(app, "nx,ny,Lx,Ly,sources,receivers,process_grid");
     goto cleanup;

@@ -140,10 +140,8 @@ int rw_app_check_paths(rw_app *app, const char *const *outs, int nouts, const ch
 #define RW_APP_PROCESS_GRID_KEY                                                                    \
   {                                                                                                \
     "process_grid", RW_KEY_STRING, "auto", NULL, 0, 0, 0, NULL, 0,                                 \
-        "ranks per dimension, x first: auto (slabs along the slowest dimension when the "          \
-        "whole-step "                                                                              \
-        "sweep fits them, else a balanced split), or PxQ in 2-D / PxQxR in 3-D with P Q [R] = "    \
-        "ranks"                                                                                    \
+        "ranks per dimension, x first: auto (slabs when the whole-step sweep fits them, else a "   \
+        "balanced split), or PxQ in 2-D, PxQxR in 3-D, their product the rank count"               \
   }
 int rw_app_process_grid(rw_app *app, int dim, int procs[3]);
 
