@@ -96,14 +96,10 @@ static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *
  * rw_erk_stages' order, so the bits are the same. y_out NULL: the stage inputs alone (the
  * adjoint's recomputation: rw_erk_stages with slopes_only_before_last). *done = 0 when the
  * problem does not take it. */
-static int rw_erk_wave(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
-                       N_Vector *keep, double *q, int *done)
+static void rw_erk_plan(const rw_erk *e, double t, double h, N_Vector *keep, int no_out,
+                        rw_stage_plan *P_, double *ts)
 {
-  rw_erk *e = st->content;
   rw_stage_plan P;
-  double ts[RW_WAVE_MAX_STAGES];
-  *done = 0;
-  if (e->s > RW_WAVE_MAX_STAGES || !rw_problem_has_step_wave(st->prob)) return 0;
   memset(&P, 0, sizeof P);
   P.s = e->s;
   for (int i = 0; i < e->s; i++) {
@@ -124,7 +120,19 @@ static int rw_erk_wave(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
   P.ncap = 0, P.cap = NULL, P.capv = NULL;
   for (int i = 0; i < RW_WAVE_MAX_STAGES; i++)
     P.keep[i] = keep && i < e->s ? keep[i] : NULL;
-  P.no_out = y_out == NULL;
+  P.no_out = no_out;
+  *P_ = P;
+}
+
+static int rw_erk_wave(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
+                       N_Vector *keep, double *q, int *done)
+{
+  rw_erk *e = st->content;
+  rw_stage_plan P;
+  double ts[RW_WAVE_MAX_STAGES];
+  *done = 0;
+  if (e->s > RW_WAVE_MAX_STAGES || !rw_problem_has_step_wave(st->prob)) return 0;
+  rw_erk_plan(e, t, h, keep, y_out == NULL, &P, ts);
   RW_CALL(rw_problem_step_wave(st->prob, ts, &P, y_in, y_out, q, done));
   return 0;
 }
@@ -159,15 +167,13 @@ static int rw_erk_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
  * vector and h b_i for the running cost's gradient; its update is the loop's last
  * combination (lambda, Ybar_0, ..., Ybar_{s-1}). *done = 0 when the problem does not take it,
  * or a stage does not influence y_{n+1} (its adjoint is then 0, not a VJP). */
-static int rw_erk_adjoint_wave(rw_stepper st, double t, double h, N_Vector *Y, N_Vector lambda,
-                               double *pbar, int *done)
+/* The adjoint step's plan (aux[k] = Y[s - 1 - k], none when Y is NULL); 0 when a stage does
+ * not influence y_{n+1} (no plan). */
+static int rw_erk_adjoint_plan(const rw_erk *e, double t, double h, N_Vector *Y, rw_stage_plan *P_,
+                               double *ts, double *hb)
 {
-  rw_erk *e = st->content;
   const int s = e->s;
   rw_stage_plan P;
-  double ts[RW_WAVE_MAX_STAGES], hb[RW_WAVE_MAX_STAGES];
-  *done = 0;
-  if (s > RW_WAVE_MAX_STAGES || !rw_problem_has_adjoint_wave(st->prob)) return 0;
   memset(&P, 0, sizeof P);
   P.s = s;
   for (int k = 0; k < s; k++) {
@@ -180,7 +186,7 @@ static int rw_erk_adjoint_wave(rw_stepper st, double t, double h, N_Vector *Y, N
     }
     if (n == 0) return 0;
     P.n[k] = n;
-    P.aux[k] = Y[i];
+    P.aux[k] = Y ? Y[i] : NULL;
     ts[k] = t + e->c[i] * h;
     hb[k] = e->b[i] != 0.0 ? h * e->b[i] : 0.0;
   }
@@ -188,7 +194,37 @@ static int rw_erk_adjoint_wave(rw_stepper st, double t, double h, N_Vector *Y, N
   for (int i = 0; i < s; i++)
     P.cb[i + 1] = 1.0, P.xb[i + 1] = s - 1 - i;
   P.nb = s + 1;
+  *P_ = P;
+  return 1;
+}
+
+static int rw_erk_adjoint_wave(rw_stepper st, double t, double h, N_Vector *Y, N_Vector lambda,
+                               double *pbar, int *done)
+{
+  rw_erk *e = st->content;
+  rw_stage_plan P;
+  double ts[RW_WAVE_MAX_STAGES], hb[RW_WAVE_MAX_STAGES];
+  *done = 0;
+  if (e->s > RW_WAVE_MAX_STAGES || !rw_problem_has_adjoint_wave(st->prob)) return 0;
+  if (!rw_erk_adjoint_plan(e, t, h, Y, &P, ts, hb)) return 0;
   RW_CALL(rw_problem_adjoint_wave(st->prob, ts, &P, hb, lambda, pbar, done));
+  return 0;
+}
+
+/* The backward step of a checkpointed sweep (no stored stages) as one sweep of the problem's
+ * (rw_problem_backward_wave): the recomputation's plan (rw_erk_wave's with y_out NULL, nothing
+ * kept) and the adjoint's (rw_erk_adjoint_wave's without stored stages), so the same bits. */
+static int rw_erk_backward_wave(rw_stepper st, double t, double h, N_Vector y_n, N_Vector lambda,
+                                double *pbar, int *done)
+{
+  rw_erk *e = st->content;
+  rw_stage_plan Pf, Pa;
+  double tf[RW_WAVE_MAX_STAGES], ta[RW_WAVE_MAX_STAGES], hb[RW_WAVE_MAX_STAGES];
+  *done = 0;
+  if (e->s > RW_WAVE_MAX_STAGES || !rw_problem_has_backward_wave(st->prob)) return 0;
+  if (!rw_erk_adjoint_plan(e, t, h, NULL, &Pa, ta, hb)) return 0;
+  rw_erk_plan(e, t, h, NULL, 1, &Pf, tf);
+  RW_CALL(rw_problem_backward_wave(st->prob, tf, ta, &Pf, y_n, &Pa, hb, lambda, pbar, done));
   return 0;
 }
 
@@ -201,10 +237,12 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
   if (stages) {
     Y = stages;
   } else {
+    int done = 0; /* the recomputation and the adjoint in one sweep, where the problem can */
+    RW_CALL(rw_erk_backward_wave(st, t, h, y_n, lambda, pbar, &done));
+    if (done) return 0;
     /* The stage inputs alone, in one sweep where the problem can. The first is 1 y_n (exact)
      * in an explicit method: the sweep reads y_n where it lies instead of a copy written to
      * memory and read back (a state vector less of traffic per step). */
-    int done = 0;
     for (int i = 0; i < e->s; i++)
       Yw[i] = i == 0 ? NULL : e->Y[i];
     RW_CALL(rw_erk_wave(st, t, h, y_n, NULL, Yw, NULL, &done));

@@ -67,6 +67,8 @@ struct rw_grid_s {
   const void *wave_cur; /* the wave in progress (rw_grid_wave_aux_layer) */
   long wave_layers, wave_rows, wave_runs;
   int wave_ok[2][RW_WAVE_MAX_STAGES + 1];
+  int pair_ok[RW_WAVE_MAX_STAGES + 1]; /* rw_grid_erk_wave_pair's block test, as wave_ok */
+  long pair_runs;                      /* the pairs run (each also counts as two waves) */
 };
 
 static void rw_grid_mpi_done(rw_grid g);
@@ -1121,6 +1123,7 @@ void rw_grid_set_wave(rw_grid g, long layers)
 }
 void rw_grid_set_wave_rows(rw_grid g, long rows) { g->wave_rows = rows > 0 ? rows : 0; }
 long rw_grid_waves(rw_grid g) { return g->wave_runs; }
+long rw_grid_wave_pairs(rw_grid g) { return g->pair_runs; }
 
 /* The layers a wave of s stages with windows of W layers keeps live: about s (2W + 3G) of
  * the Y buffers, s (W + (s + 1) G) of the rings and 4 of the fields a kernel reads. */
@@ -1242,6 +1245,19 @@ typedef struct {
   /* the plan's aux vectors, and where the stages run past the block their layers there (H
    * each side, owned layout) */
   const double *aux[RW_WAVE_MAX_STAGES], *aux_lo[RW_WAVE_MAX_STAGES], *aux_hi[RW_WAVE_MAX_STAGES];
+  /* the tile's progress (rw_wave_start, rw_wave_advance): K_i over wave layers [klo, khi),
+   * computed up to e; Y_i formed (or a boundary's ghost layer) up to yt, the doubles [yoff,
+   * yoff + ylen) of a Y layer in use; y_out written for wave layers [V0, done_v) */
+  long klo[RW_WAVE_MAX_STAGES], khi[RW_WAVE_MAX_STAGES], e[RW_WAVE_MAX_STAGES],
+      yt[RW_WAVE_MAX_STAGES], done_v;
+  size_t yoff[RW_WAVE_MAX_STAGES], ylen[RW_WAVE_MAX_STAGES];
+  /* E: the layers (and tile rows) the stages reach past the block beyond the plain wave's
+   * (s - 1 - i) G (rw_grid_erk_wave_pair's recomputation: (s - 1) G); kring[i] (NULL: none): a
+   * ring of kcap owned-layout layers into which Y_i's formed rows are copied (wave layer v at
+   * v mod kcap); fw: the recomputation whose rings serve an adjoint's aux layers */
+  long E, kcap;
+  double *kring[RW_WAVE_MAX_STAGES];
+  const void *fw;
 } rw_wave;
 
 /* dst = src (n doubles) with non-temporal stores where the ISA has them: the kept stages are
@@ -1293,6 +1309,9 @@ static void rw_wave_form(rw_wave *w, int i, double *gw, long v)
     if (w->keep[i] && v >= w->V0 && v < w->V0 + w->N && j >= w->j0 && j < w->j1)
       rw_wave_stream(w->keep[i] + (size_t)(v - w->V0) * w->Lo + (size_t)j * w->row, gw + gx,
                      w->row);
+    if (w->kring[i])
+      memcpy(rw_wave_ring(w->kring[i], w->kcap, w->Lo, v) + (size_t)j * w->row, gw + gx,
+             w->row * sizeof(double));
   }
   const long l = v - w->V0;
   if (w->cstart && l >= 0 && l < w->N) /* the plan's captures in this layer's formed rows */
@@ -1330,91 +1349,111 @@ static void rw_wave_after(rw_wave *w, int i, void *kctx, const double *gw, doubl
   P->side(kctx, g, gw, out, lo, hi);
 }
 
-/* One tile's wave over every layer (the step on rows [j0, j1) of y_out). */
-static int rw_wave_tile(rw_wave *w, rw_grid_kernel_fn kernel, void *const *kctx)
+/* A tile's wave, ready to start: every stage's span and nothing computed yet. */
+static void rw_wave_start(rw_wave *w)
+{
+  rw_grid g = w->g;
+  const int G = g->cfg.ghost, dim = g->cfg.dim, s = w->P->s;
+  const long vend = w->V0 + w->N;
+  for (int i = 0; i < s; i++) {
+    const long x = (long)(s - 1 - i) * G + w->E;
+    w->klo[i] = w->V0 - (w->ext[0] ? x : 0), w->khi[i] = vend + (w->ext[1] ? x : 0);
+    w->e[i] = w->klo[i], w->yt[i] = w->klo[i] - G;
+    w->Y[i].base = w->klo[i] - G;
+    if (dim == 3) {
+      const long glo = w->flo[i] == 0 ? -G : w->flo[i],
+                 ghi = w->fhi[i] == g->count[1] ? g->count[1] + G : w->fhi[i];
+      w->yoff[i] = (size_t)(glo + G) * (size_t)g->gn[0] * (size_t)g->cfg.ncomp;
+      w->ylen[i] = (size_t)(ghi - glo) * (size_t)g->gn[0] * (size_t)g->cfg.ncomp;
+    } else {
+      w->yoff[i] = 0, w->ylen[i] = w->L;
+    }
+  }
+  w->done_v = w->V0;
+}
+
+/* Whether the tile's wave is complete. */
+static int rw_wave_finished(const rw_wave *w)
+{
+  const int s = w->P->s;
+  return w->P->no_out ? w->e[s - 1] >= w->khi[s - 1] : w->done_v >= w->V0 + w->N;
+}
+
+/* The tile's wave with its front moved to f: K_i computed up to f - i G (within its span),
+ * each Y_i formed G layers ahead of its kernel, y_out where every slope is complete. The
+ * fronts f of successive calls increase. */
+static int rw_wave_advance(rw_wave *w, long f, rw_grid_kernel_fn kernel, void *const *kctx)
 {
   rw_grid g = w->g;
   const rw_stage_plan *P = w->P;
   const int G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1, s = P->s;
-  const long W = w->W, vend = w->V0 + w->N;
-  /* K_i over wave layers [klo, khi), computed up to e; Y_i formed (or a boundary's ghost
-   * layer) up to yt */
-  long klo[RW_WAVE_MAX_STAGES], khi[RW_WAVE_MAX_STAGES], e[RW_WAVE_MAX_STAGES],
-      yt[RW_WAVE_MAX_STAGES];
-  size_t yoff[RW_WAVE_MAX_STAGES], ylen[RW_WAVE_MAX_STAGES]; /* rows of a Y layer in use */
-  for (int i = 0; i < s; i++) {
-    const long x = (long)(s - 1 - i) * G;
-    klo[i] = w->V0 - (w->ext[0] ? x : 0), khi[i] = vend + (w->ext[1] ? x : 0);
-    e[i] = klo[i], yt[i] = klo[i] - G;
-    w->Y[i].base = klo[i] - G;
-    if (dim == 3) {
-      const long glo = w->flo[i] == 0 ? -G : w->flo[i],
-                 ghi = w->fhi[i] == g->count[1] ? g->count[1] + G : w->fhi[i];
-      yoff[i] = (size_t)(glo + G) * (size_t)g->gn[0] * (size_t)g->cfg.ncomp;
-      ylen[i] = (size_t)(ghi - glo) * (size_t)g->gn[0] * (size_t)g->cfg.ncomp;
-    } else {
-      yoff[i] = 0, ylen[i] = w->L;
-    }
-  }
-  long done_v = w->V0; /* y_out written for wave layers [V0, done_v) */
+  const long vend = w->V0 + w->N;
+  long *e = w->e, *yt = w->yt;
+  const long *klo = w->klo, *khi = w->khi;
   const size_t tof = (size_t)w->j0 * w->row, tlen = (size_t)(w->j1 - w->j0) * w->row;
-  for (long f = klo[0] + W; done_v < vend; f += W) {
-    for (int i = 0; i < s; i++) {
-      long tgt = f - (long)i * G;
-      if (tgt > khi[i]) tgt = khi[i];
-      if (tgt <= e[i]) continue;
-      /* Y_i up to G layers past the kernel's; at a physical high side all of its ghost layers
-       * at once, as soon as the kernel reads one (filled when the last owned layer is) */
-      const long ny = !w->ext[1] && tgt + G > vend ? khi[i] + G : tgt + G;
-      rw_wave_slide *b = &w->Y[i];
-      RW_CALL(rw_wave_reserve(b, e[i] - G, yt[i], ny, yoff[i], ylen[i]));
-      double *gw = b->buf - (ptrdiff_t)(b->base + G) * (ptrdiff_t)w->L; /* layer v at slot v */
-      double *ga = gw + (ptrdiff_t)w->V0 * (ptrdiff_t)w->L; /* the block's coordinates */
-      const long first = yt[i];
-      for (long v = yt[i]; v < ny; v++) {
-        const long l = v - w->V0;
-        if ((l < 0 && !w->ext[0]) || (l >= w->N && !w->ext[1])) continue; /* a ghost layer */
-        rw_wave_form(w, i, gw, v);
-      }
-      yt[i] = ny;
-      /* D's ghost layers on the rows Y_i is formed on (the whole face without tiles) */
-      if (!w->ext[0] && first == klo[i] - G)
-        (void)rw_grid_bc_in(g, D, 0, ga, 0, -1, w->flo[i], w->fhi[i]);
-      if (!w->ext[1] && first < khi[i] + G && ny == khi[i] + G)
-        (void)rw_grid_bc_in(g, D, 1, ga, 0, -1, w->flo[i], w->fhi[i]);
-      long live = done_v; /* the lowest layer of K_i still to be read */
-      for (int q = i + 1; q < s; q++)
-        live = yt[q] < live ? yt[q] : live;
-      RW_CHECK(tgt - w->capK <= live, RW_ERR_INTERNAL,
-               "grid wave: stage %d's ring of %ld layers would overwrite layer %ld", i, w->capK,
-               tgt - 1 - w->capK);
-      for (long a = e[i]; a < tgt && !(P->no_out && i == s - 1);) { /* [a, b): the ring's end */
-        const long slot = a % w->capK,
-                   bnd = a + (w->capK - slot) < tgt ? a + (w->capK - slot) : tgt;
-        double *out = w->ring[i] - (ptrdiff_t)(a - slot) * (ptrdiff_t)w->Lo;
-        long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
-        if (dim == 3) lo[1] = w->rlo[i], hi[1] = w->rhi[i];
-        lo[D] = a, hi[D] = bnd;
-        kernel(kctx[i], g, gw, out, lo, hi);
-        if (w->istart || P->side) rw_wave_after(w, i, kctx[i], gw, out, a, bnd);
-        a = bnd;
-      }
-      e[i] = tgt;
+  for (int i = 0; i < s; i++) {
+    long tgt = f - (long)i * G;
+    if (tgt > khi[i]) tgt = khi[i];
+    if (tgt <= e[i]) continue;
+    /* Y_i up to G layers past the kernel's; at a physical high side all of its ghost layers
+     * at once, as soon as the kernel reads one (filled when the last owned layer is) */
+    const long ny = !w->ext[1] && tgt + G > vend ? khi[i] + G : tgt + G;
+    rw_wave_slide *b = &w->Y[i];
+    RW_CALL(rw_wave_reserve(b, e[i] - G, yt[i], ny, w->yoff[i], w->ylen[i]));
+    double *gw = b->buf - (ptrdiff_t)(b->base + G) * (ptrdiff_t)w->L; /* layer v at slot v */
+    double *ga = gw + (ptrdiff_t)w->V0 * (ptrdiff_t)w->L;             /* the block's coordinates */
+    const long first = yt[i];
+    for (long v = yt[i]; v < ny; v++) {
+      const long l = v - w->V0;
+      if ((l < 0 && !w->ext[0]) || (l >= w->N && !w->ext[1])) continue; /* a ghost layer */
+      rw_wave_form(w, i, gw, v);
     }
-    /* y_out where every slope is complete, on the tile's rows */
-    if (P->no_out) done_v = e[s - 1];
-    for (; done_v < e[s - 1]; done_v++) {
-      const double *x[RW_WAVE_MAX_STAGES + 1];
-      const long l = done_v - w->V0;
-      for (int m = 0; m < P->nb; m++) {
-        const int q = P->xb[m];
-        x[m] =
-            (q < 0 ? w->y + (size_t)l * w->Lo : rw_wave_ring(w->ring[q], w->capK, w->Lo, done_v)) +
-            tof;
-      }
-      rw_lincomb(P->nb, P->cb, x, w->yo + (size_t)l * w->Lo + tof, (long)tlen);
+    yt[i] = ny;
+    /* D's ghost layers on the rows Y_i is formed on (the whole face without tiles) */
+    if (!w->ext[0] && first == klo[i] - G)
+      (void)rw_grid_bc_in(g, D, 0, ga, 0, -1, w->flo[i], w->fhi[i]);
+    if (!w->ext[1] && first < khi[i] + G && ny == khi[i] + G)
+      (void)rw_grid_bc_in(g, D, 1, ga, 0, -1, w->flo[i], w->fhi[i]);
+    long live = w->done_v; /* the lowest layer of K_i still to be read */
+    for (int q = i + 1; q < s; q++)
+      live = yt[q] < live ? yt[q] : live;
+    RW_CHECK(tgt - w->capK <= live, RW_ERR_INTERNAL,
+             "grid wave: stage %d's ring of %ld layers would overwrite layer %ld", i, w->capK,
+             tgt - 1 - w->capK);
+    for (long a = e[i]; a < tgt && !(P->no_out && i == s - 1);) { /* [a, b): the ring's end */
+      const long slot = a % w->capK, bnd = a + (w->capK - slot) < tgt ? a + (w->capK - slot) : tgt;
+      double *out = w->ring[i] - (ptrdiff_t)(a - slot) * (ptrdiff_t)w->Lo;
+      long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
+      if (dim == 3) lo[1] = w->rlo[i], hi[1] = w->rhi[i];
+      lo[D] = a, hi[D] = bnd;
+      kernel(kctx[i], g, gw, out, lo, hi);
+      if (w->istart || P->side) rw_wave_after(w, i, kctx[i], gw, out, a, bnd);
+      a = bnd;
     }
+    e[i] = tgt;
   }
+  /* y_out where every slope is complete, on the tile's rows */
+  if (P->no_out) w->done_v = e[s - 1];
+  for (; w->done_v < e[s - 1] && w->done_v < vend; w->done_v++) {
+    const double *x[RW_WAVE_MAX_STAGES + 1];
+    const long l = w->done_v - w->V0;
+    for (int m = 0; m < P->nb; m++) {
+      const int q = P->xb[m];
+      x[m] =
+          (q < 0 ? w->y + (size_t)l * w->Lo : rw_wave_ring(w->ring[q], w->capK, w->Lo, w->done_v)) +
+          tof;
+    }
+    rw_lincomb(P->nb, P->cb, x, w->yo + (size_t)l * w->Lo + tof, (long)tlen);
+  }
+  return 0;
+}
+
+/* One tile's wave over every layer (the step on rows [j0, j1) of y_out). */
+static int rw_wave_tile(rw_wave *w, rw_grid_kernel_fn kernel, void *const *kctx)
+{
+  rw_wave_start(w);
+  for (long f = w->klo[0] + w->W; !rw_wave_finished(w); f += w->W)
+    RW_CALL(rw_wave_advance(w, f, kernel, kctx));
   return 0;
 }
 
@@ -1532,8 +1571,16 @@ static int rw_wave_by_layer(int n, const long *off0, long base, long N, size_t L
 const double *rw_grid_wave_aux_layer(rw_grid g, int i, long v)
 {
   const rw_wave *w = g->wave_cur;
-  if (!w || i < 0 || i >= w->P->s || !w->aux[i]) return NULL;
+  if (!w || i < 0 || i >= w->P->s) return NULL;
   const long l = v - w->V0;
+  if (w->fw) { /* a pair's adjoint: the recomputation's Y_{s-1-i}, y_n itself for Y_0 */
+    const rw_wave *f = w->fw;
+    const int k = w->P->s - 1 - i;
+    if (k > 0) return rw_wave_ring(f->kring[k], f->kcap, f->Lo, l + f->V0);
+    if ((l < 0 && !f->lo_h) || (l >= f->N && !f->hi_h)) return NULL;
+    return rw_wave_yrow(f, l + f->V0, 0);
+  }
+  if (!w->aux[i]) return NULL;
   if (l < 0) return w->aux_lo[i] ? w->aux_lo[i] + (size_t)(l + w->H) * w->Lo : NULL;
   if (l >= w->N) return w->aux_hi[i] ? w->aux_hi[i] + (size_t)(l - w->N) * w->Lo : NULL;
   return w->aux[i] + (size_t)l * w->Lo;
@@ -1558,61 +1605,125 @@ void rw_grid_copy_wave_settings(rw_grid dst, rw_grid src)
   rw_grid_set_wave_rows(dst, src->wave_rows);
 }
 
+/* w's geometry for plan P on g: windows of W layers, the stages reaching E layers (and tile
+ * rows) past the block beyond the plain wave's (s - 1 - i) G. */
+static void rw_wave_init(rw_wave *w, rw_grid g, const rw_stage_plan *P, long W, long E)
+{
+  const int G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1, s = P->s;
+  memset(w, 0, sizeof *w);
+  w->g = g, w->P = P, w->N = g->count[D], w->E = E, w->H = (long)s * G + E, w->W = W;
+  w->ext[0] = g->nbr[D][0] != MPI_PROC_NULL, w->ext[1] = g->nbr[D][1] != MPI_PROC_NULL;
+  w->V0 = w->ext[0] ? w->H : 0;
+  w->L = rw_grid_layer_len(g);
+  w->row = (size_t)g->count[0] * (size_t)g->cfg.ncomp;
+  w->Lo = w->row * (size_t)(dim == 3 ? g->count[1] : 1);
+  w->capK = W + (long)(s + 1) * G + 1;
+}
+
+/* The doubles of w's stage buffers and rings and of y's halo. */
+static size_t rw_wave_need(const rw_wave *w)
+{
+  const int G = w->g->cfg.ghost, s = w->P->s;
+  const long capY = 2 * (w->W + 2 * G);
+  return (size_t)s * ((size_t)capY * w->L + (size_t)w->capK * w->Lo) +
+         (w->ext[0] || w->ext[1] ? 2 * (size_t)w->H * w->Lo : 0);
+}
+
+/* w's stage buffers and rings from *p on, y's halo exchanged (H layers deep) after them;
+ * *p moves past them. Collective where D has a neighbour. */
+static int rw_wave_place(rw_wave *w, N_Vector y, N_Vector y_out, double **p)
+{
+  const int G = w->g->cfg.ghost, s = w->P->s;
+  const long capY = 2 * (w->W + 2 * G);
+  for (int i = 0; i < s; i++) {
+    w->Y[i].buf = *p, w->Y[i].cap = capY, w->Y[i].L = w->L, *p += (size_t)capY * w->L;
+    w->ring[i] = *p, *p += (size_t)w->capK * w->Lo;
+  }
+  w->y = rw_vec_data(y);
+  w->yo = y_out ? rw_vec_data(y_out) : NULL;
+  for (int i = 0; i < s; i++)
+    w->keep[i] = w->P->keep[i] ? rw_vec_data(w->P->keep[i]) : NULL;
+  if (w->ext[0] || w->ext[1]) {
+    double *lo_h = *p, *hi_h = *p + (size_t)w->H * w->Lo;
+    RW_CALL(rw_grid_wave_halo(w->g, w->y, w->H, w->Lo, lo_h, hi_h));
+    w->lo_h = lo_h, w->hi_h = hi_h;
+    *p += 2 * (size_t)w->H * w->Lo;
+  }
+  return 0;
+}
+
+/* The tile of rows [j0, j1) (3-D; the whole middle dimension otherwise): stage i's kernel on
+ * (s - 1 - i) G + E rows past it each side, Y_i formed G rows further. */
+static void rw_wave_rows(rw_wave *w, long j0, long j1)
+{
+  const int G = w->g->cfg.ghost, s = w->P->s;
+  const long nrows = w->g->cfg.dim == 3 ? w->g->count[1] : 1;
+  w->j0 = j0, w->j1 = j1;
+  for (int i = 0; i < s; i++) {
+    const long x = (long)(s - 1 - i) * G + w->E;
+    w->rlo[i] = j0 - x > 0 ? j0 - x : 0;
+    w->rhi[i] = j1 + x < nrows ? j1 + x : nrows;
+    w->flo[i] = w->rlo[i] - G > 0 ? w->rlo[i] - G : 0;
+    w->fhi[i] = w->rhi[i] + G < nrows ? w->rhi[i] + G : nrows;
+  }
+}
+
+/* The plan's captures and injections sorted by layer, for w. */
+static int rw_wave_lists(rw_wave *w)
+{
+  rw_grid g = w->g;
+  const rw_stage_plan *P = w->P;
+  if (P->ncap > 0)
+    RW_CALL(rw_wave_by_layer(P->ncap, P->cap, 0, w->N, w->Lo, "capture", &g->wave_cap,
+                             &g->wave_cap_len, &w->cstart, &w->corder));
+  if (P->ninj > 0)
+    RW_CALL(rw_wave_by_layer(P->ninj, P->inj, w->V0 * (long)w->Lo,
+                             w->V0 + w->N + (w->ext[1] ? w->H : 0), w->Lo, "injection",
+                             &g->wave_inj, &g->wave_inj_len, &w->istart, &w->iorder));
+  return 0;
+}
+
+static int rw_grid_wave_grow(rw_grid g, size_t need)
+{
+  if (g->wave_len >= need) return 0;
+  rw_free(&g->wave);
+  g->wave_len = 0;
+  RW_CALL(rw_calloc(need, sizeof(double), "grid wave", &g->wave));
+  g->wave_len = need;
+  return 0;
+}
+
+static int rw_wave_host(const rw_stage_plan *P, N_Vector y, N_Vector y_out)
+{
+  int dev = rw_vec_device(y) || (y_out && rw_vec_device(y_out));
+  for (int i = 0; i < P->s && i < RW_WAVE_MAX_STAGES; i++)
+    dev =
+        dev || (P->keep[i] && rw_vec_device(P->keep[i])) || (P->aux[i] && rw_vec_device(P->aux[i]));
+  return !dev;
+}
+
 int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_out, int ext_ok,
                      rw_grid_kernel_fn kernel, void *const *kctx, int *done)
 {
-  const int G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1, s = P->s;
+  const int dim = g->cfg.dim, s = P->s;
   *done = 0;
-  int dev = rw_vec_device(y) || (y_out && rw_vec_device(y_out));
-  for (int i = 0; i < s && i < RW_WAVE_MAX_STAGES; i++)
-    dev = dev || (P->keep[i] && rw_vec_device(P->keep[i]));
-  for (int i = 0; i < s && i < RW_WAVE_MAX_STAGES; i++)
-    dev = dev || (P->aux[i] && rw_vec_device(P->aux[i]));
-  if (dev || (!y_out && !P->no_out)) return 0;
+  if (!rw_wave_host(P, y, y_out) || (!y_out && !P->no_out)) return 0;
   const long W = rw_grid_wave_layers(g, s);
   if (!rw_grid_wave_suits(g, s, ext_ok, W)) return 0;
   rw_wave w;
-  memset(&w, 0, sizeof w);
-  w.g = g, w.P = P, w.N = g->count[D], w.H = (long)s * G, w.W = W;
-  w.ext[0] = g->nbr[D][0] != MPI_PROC_NULL, w.ext[1] = g->nbr[D][1] != MPI_PROC_NULL;
-  w.V0 = w.ext[0] ? w.H : 0;
-  w.L = rw_grid_layer_len(g);
-  w.row = (size_t)g->count[0] * (size_t)g->cfg.ncomp;
-  w.Lo = w.row * (size_t)(dim == 3 ? g->count[1] : 1);
-  w.capK = W + (long)(s + 1) * G + 1;
+  rw_wave_init(&w, g, P, W, 0);
   const long T = rw_grid_wave_rows(g, s, W), nrows = dim == 3 ? g->count[1] : 1;
   w.tiled = T < nrows;
   const int inplace = !P->no_out && rw_vec_data(y) == rw_vec_data(y_out) && w.tiled;
-  const long capY = 2 * (W + 2 * G);
   const size_t keep = (size_t)w.N * (size_t)w.H * w.row; /* the rows kept aside, per copy */
   int naux = 0;
   for (int i = 0; i < s; i++)
     naux += P->aux[i] != NULL;
-  const size_t need = (size_t)s * ((size_t)capY * w.L + (size_t)w.capK * w.Lo) +
-                      (w.ext[0] || w.ext[1] ? 2 * (size_t)naux * (size_t)w.H * w.Lo : 0) +
-                      (w.ext[0] || w.ext[1] ? 2 * (size_t)w.H * w.Lo : 0) +
-                      (inplace ? 2 * keep : 0);
-  if (g->wave_len < need) {
-    rw_free(&g->wave);
-    g->wave_len = 0;
-    RW_CALL(rw_calloc(need, sizeof(double), "grid wave", &g->wave));
-    g->wave_len = need;
-  }
+  RW_CALL(rw_grid_wave_grow(
+      g, rw_wave_need(&w) + (w.ext[0] || w.ext[1] ? 2 * (size_t)naux * (size_t)w.H * w.Lo : 0) +
+             (inplace ? 2 * keep : 0)));
   double *p = g->wave;
-  for (int i = 0; i < s; i++) {
-    w.Y[i].buf = p, w.Y[i].cap = capY, w.Y[i].L = w.L, p += (size_t)capY * w.L;
-    w.ring[i] = p, p += (size_t)w.capK * w.Lo;
-  }
-  w.y = rw_vec_data(y);
-  w.yo = y_out ? rw_vec_data(y_out) : NULL;
-  for (int i = 0; i < s; i++)
-    w.keep[i] = P->keep[i] ? rw_vec_data(P->keep[i]) : NULL;
-  if (w.ext[0] || w.ext[1]) {
-    double *lo_h = p, *hi_h = p + (size_t)w.H * w.Lo;
-    RW_CALL(rw_grid_wave_halo(g, w.y, w.H, w.Lo, lo_h, hi_h));
-    w.lo_h = lo_h, w.hi_h = hi_h;
-    p += 2 * (size_t)w.H * w.Lo;
-  }
+  RW_CALL(rw_wave_place(&w, y, y_out, &p));
   for (int i = 0; i < s; i++) { /* the aux vectors, with their layers past the block */
     if (!P->aux[i]) continue;
     w.aux[i] = rw_vec_data(P->aux[i]);
@@ -1623,22 +1734,9 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   }
   double *sv[2] = {p, p + keep};
   w.jsave = 0;
-  if (P->ncap > 0)
-    RW_CALL(rw_wave_by_layer(P->ncap, P->cap, 0, w.N, w.Lo, "capture", &g->wave_cap,
-                             &g->wave_cap_len, &w.cstart, &w.corder));
-  if (P->ninj > 0)
-    RW_CALL(rw_wave_by_layer(P->ninj, P->inj, w.V0 * (long)w.Lo, w.V0 + w.N + (w.ext[1] ? w.H : 0),
-                             w.Lo, "injection", &g->wave_inj, &g->wave_inj_len, &w.istart,
-                             &w.iorder));
+  RW_CALL(rw_wave_lists(&w));
   for (long j0 = 0, t = 0; j0 < nrows; j0 += T, t++) {
-    w.j0 = j0, w.j1 = j0 + T < nrows ? j0 + T : nrows;
-    for (int i = 0; i < s; i++) {
-      const long x = (long)(s - 1 - i) * G;
-      w.rlo[i] = w.j0 - x > 0 ? w.j0 - x : 0;
-      w.rhi[i] = w.j1 + x < nrows ? w.j1 + x : nrows;
-      w.flo[i] = w.rlo[i] - G > 0 ? w.rlo[i] - G : 0;
-      w.fhi[i] = w.rhi[i] + G < nrows ? w.rhi[i] + G : nrows;
-    }
+    rw_wave_rows(&w, j0, j0 + T < nrows ? j0 + T : nrows);
     if (inplace && w.j1 < nrows) { /* the rows the next tile reads below its own */
       double *dst = sv[t & 1];
       for (long l = 0; l < w.N; l++)
@@ -1656,6 +1754,92 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   _mm_sfence(); /* the kept stages' streaming stores, before anyone reads them */
 #endif
   g->wave_runs++;
+  *done = 1;
+  return 0;
+}
+
+/* --- A checkpointed backward step in one sweep (rw_grid_erk_wave_pair) -------------------
+ * A checkpointed adjoint recomputes a step's stage inputs from y_n and then runs the step's
+ * adjoint over them: two waves, the first streaming s - 1 state vectors to memory and the
+ * second reading them back. The pair runs both waves over the same layers at once, the
+ * adjoint's front (s - 1) G layers behind the recomputation's: the adjoint's plan stage k
+ * (the method's stage i = s - 1 - k) reads Y_i on layers up to (s - 1 - k) G + G past its
+ * front's window, which the recomputation has formed by then (Y_i reaches i G + G behind the
+ * recomputation's front). The stage inputs go to rings of a few layers (kring) instead of
+ * vectors: they are read while in cache. Past a block's edge (and a tile's rows) the
+ * adjoint's plan stage k runs (s - 1 - k) G layers out and reads Y_{s-1-k} G layers further,
+ * while a plain wave forms Y_i only (s - i) G layers out; so the recomputation's stages reach
+ * E = (s - 1) G layers and tile rows further than a plain wave's, from a halo of y_n
+ * (2 s - 1) G layers deep. The values are those of the two waves apart, bit for bit: each is
+ * formed by the same code from the same inputs; only when it is computed changes. */
+static int rw_grid_pair_suits(rw_grid g, int s)
+{
+  const int G = g->cfg.ghost, D = g->cfg.dim - 1;
+  int *ok = &g->pair_ok[s];
+  if (*ok) return *ok == 2;
+  const int ext = g->nbr[D][0] != MPI_PROC_NULL || g->nbr[D][1] != MPI_PROC_NULL;
+  int mine = !ext || g->count[D] >= (long)(2 * s - 1) * G, all = 0;
+  if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, g->cart) != MPI_SUCCESS) all = 0;
+  *ok = all ? 2 : 1;
+  return all;
+}
+
+int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_grid_kernel_fn kf,
+                          void *const *kcf, const rw_stage_plan *Pa, N_Vector lambda,
+                          rw_grid_kernel_fn ka, void *const *kca, int *done)
+{
+  const int G = g->cfg.ghost, dim = g->cfg.dim, s = Pa->s;
+  *done = 0;
+  if (Pf->s != s || !Pf->no_out || !rw_wave_host(Pf, y_n, NULL) ||
+      !rw_wave_host(Pa, lambda, lambda))
+    return 0;
+  for (int i = 0; i < s; i++)
+    if (Pf->keep[i] || Pa->aux[i]) return 0;
+  const long W = rw_grid_wave_layers(g, s);
+  if (!rw_grid_wave_suits(g, s, 1, W) || !rw_grid_pair_suits(g, s)) return 0;
+  const long lag = (long)(s - 1) * G;
+  rw_wave wf, wa;
+  rw_wave_init(&wf, g, Pf, W, lag);
+  rw_wave_init(&wa, g, Pa, W, 0);
+  const long T = rw_grid_wave_rows(g, s, W), nrows = dim == 3 ? g->count[1] : 1;
+  wf.tiled = wa.tiled = T < nrows;
+  wf.kcap = W + 2 * (long)(s + 1) * G + 2;
+  RW_CALL(rw_grid_wave_grow(g, rw_wave_need(&wf) + rw_wave_need(&wa) +
+                                   (size_t)(s - 1) * (size_t)wf.kcap * wf.Lo));
+  double *p = g->wave;
+  RW_CALL(rw_wave_place(&wf, y_n, NULL, &p));
+  RW_CALL(rw_wave_place(&wa, lambda, lambda, &p));
+  for (int i = 1; i < s; i++)
+    wf.kring[i] = p, p += (size_t)wf.kcap * wf.Lo;
+  wa.fw = &wf;
+  RW_CALL(rw_wave_lists(&wa));
+  for (long j0 = 0; j0 < nrows; j0 += T) {
+    const long j1 = j0 + T < nrows ? j0 + T : nrows;
+    rw_wave_rows(&wf, j0, j1);
+    rw_wave_rows(&wa, j0, j1);
+    rw_wave_start(&wf);
+    rw_wave_start(&wa);
+    /* F: the recomputation's front in the block's layers; the adjoint's is lag behind */
+    for (long F = wf.klo[0] - wf.V0 + W; !rw_wave_finished(&wa); F += W) {
+      if (!rw_wave_finished(&wf)) {
+        g->wave_cur = &wf;
+        int e = rw_wave_advance(&wf, F + wf.V0, kf, kcf);
+        g->wave_cur = NULL;
+        RW_CALL(e);
+        for (int k = 0; k < s; k++) { /* no ring layer the adjoint still reads overwritten */
+          const int i = s - 1 - k;
+          RW_CHECK(i == 0 || wf.yt[i] - wf.kcap <= wa.e[k] - G - wa.V0 + wf.V0, RW_ERR_INTERNAL,
+                   "grid wave pair: stage %d's ring of %ld layers overran the adjoint", i, wf.kcap);
+        }
+      }
+      g->wave_cur = &wa;
+      int e = rw_wave_advance(&wa, F - lag + wa.V0, ka, kca);
+      g->wave_cur = NULL;
+      RW_CALL(e);
+    }
+  }
+  g->wave_runs += 2;
+  g->pair_runs++;
   *done = 1;
   return 0;
 }

@@ -278,6 +278,27 @@ int rw_problem_adjoint_wave(rw_problem prob, const double *t, const rw_stage_pla
   return 0;
 }
 
+int rw_problem_has_backward_wave(rw_problem prob) { return prob->ops.backward_wave != NULL; }
+
+int rw_problem_backward_wave(rw_problem prob, const double *tf, const double *ta,
+                             const rw_stage_plan *plan_f, N_Vector y_n, const rw_stage_plan *plan_a,
+                             const double *hb, N_Vector lambda, double *pbar, int *done)
+{
+  *done = 0;
+  if (!prob->ops.backward_wave) return 0;
+  const int active = prob->np > 0 && !prob->frozen_p;
+  N_Vector fbar = prob->field && !prob->frozen_field ? prob->field_bar : NULL;
+  RW_OP_CALL(prob->ops.backward_wave(prob->content, tf, ta, prob->p, plan_f, y_n, plan_a, hb,
+                                     lambda, active ? pbar : NULL, prob->field, fbar, done));
+  if (!*done) return 0;
+  prob->counts.rhs += plan_f->s - 1;
+  prob->counts.vjp_y += plan_a->s;
+  if (active) prob->counts.vjp_p += plan_a->s;
+  for (int k = 0; prob->ops.running && k < plan_a->s; k++)
+    if (hb[k] != 0.0) prob->counts.running_grad++;
+  return 0;
+}
+
 int rw_problem_vjp_comb(rw_problem prob, double t, N_Vector y, int n, const double *c, N_Vector *W,
                         N_Vector work, N_Vector out_y, double *out_p)
 {

@@ -202,6 +202,21 @@ typedef struct rw_stage_plan_s {
  * the same on every rank. Collective. */
 int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *plan, N_Vector y, N_Vector y_out, int ext_ok,
                      rw_grid_kernel_fn kernel, void *const *kctx, int *done);
+/* A checkpointed backward step as one sweep: the recomputation of a step's stage inputs from
+ * y_n (plan_f: no_out, nothing kept; kernel kf) and the step's adjoint (plan_a: the adjoint
+ * wave's plan without aux vectors, lambda updated in place; kernel ka) run together, the
+ * adjoint's front (s - 1) G layers behind the recomputation's. In ka's calls (and side's)
+ * rw_grid_wave_aux_layer(g, k, v) gives the method's stage input Y_{s-1-k} (y_n for k = s -
+ * 1) from rings of a few layers, past the block too: no stage input is written to memory and
+ * read back. The recomputation's stages run (s - 1) G layers further past the block than a
+ * plain wave's, so kf sees layer coordinates shifted by (2 s - 1) G where D has a neighbour
+ * (a kernel that reads fields of its own needs them that deep: rw_grid_wave_field with 2 s -
+ * 1 stages). The same values as rw_grid_erk_wave's two waves, bit for bit. *done = 0 (nothing
+ * computed) where those would not run, or the block is under (2 s - 1) G layers thick where
+ * D has a neighbour. Collective. */
+int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *plan_f, N_Vector y_n,
+                          rw_grid_kernel_fn kf, void *const *kcf, const rw_stage_plan *plan_a,
+                          N_Vector lambda, rw_grid_kernel_fn ka, void *const *kca, int *done);
 /* A kernel that reads fields of its own at the node (a conductivity, a source shape) can take
  * ext_ok when it reads them, at the wave's shifted layer coordinates, from copies that reach
  * s G layers past the block along D where D has a neighbour (rw_grid_wave_reaches; none is
@@ -220,6 +235,8 @@ int rw_grid_wave_field(rw_grid g, int s, N_Vector v, int ghosted, double *buf);
  * of the widest stage buffer; -1: off), and the number of waves run on this grid so far. */
 void rw_grid_set_wave(rw_grid g, long layers);
 long rw_grid_waves(rw_grid g);
+/* Tests: the rw_grid_erk_wave_pair sweeps run on this grid so far (each is also two waves). */
+long rw_grid_wave_pairs(rw_grid g);
 /* Tuning and tests: the rows per tile along the middle dimension of a 3-D block whose middle
  * dimension has physical sides (0, the default: as many as keep the wave's live rows within
  * 1.5 MiB; at least s G). */

@@ -136,6 +136,16 @@ typedef struct {
   int (*adjoint_wave)(void *content, const double *t, const double *p,
                       const struct rw_stage_plan_s *plan, const double *hb, N_Vector lambda,
                       double *out_p, N_Vector field, N_Vector field_bar, int *done);
+  /* A checkpointed backward step of an explicit RK method in one sweep: the recomputation of
+   * the step's stage inputs from y_n (plan_f: step_wave's plan with no_out and nothing kept,
+   * stage times tf) and the adjoint step over them (plan_a: adjoint_wave's plan without aux
+   * vectors, its stage k reading the method's stage input s - 1 - k; stage times ta), the
+   * stage inputs never written to memory (rw_grid_erk_wave_pair). The same bits as step_wave
+   * then adjoint_wave. *done = 0 when it does not apply (nothing computed). Optional. */
+  int (*backward_wave)(void *content, const double *tf, const double *ta, const double *p,
+                       const struct rw_stage_plan_s *plan_f, N_Vector y_n,
+                       const struct rw_stage_plan_s *plan_a, const double *hb, N_Vector lambda,
+                       double *out_p, N_Vector field, N_Vector field_bar, int *done);
   /* Releases the content. Optional. */
   void (*destroy)(void *content);
 } rw_problem_ops;
@@ -255,6 +265,15 @@ int rw_problem_step_wave(rw_problem prob, const double *t, const struct rw_stage
 int rw_problem_has_adjoint_wave(rw_problem prob);
 int rw_problem_adjoint_wave(rw_problem prob, const double *t, const struct rw_stage_plan_s *plan,
                             const double *hb, N_Vector lambda, double *pbar, int *done);
+/* A checkpointed backward step of an explicit RK method through the problem's backward_wave
+ * (see rw_problem_ops): *done = 1 when it ran (counted as rw_problem_step_wave's recomputation
+ * and rw_problem_adjoint_wave's adjoint step), 0 when the problem has none or declines (nothing
+ * computed). Collective. */
+int rw_problem_has_backward_wave(rw_problem prob);
+int rw_problem_backward_wave(rw_problem prob, const double *tf, const double *ta,
+                             const struct rw_stage_plan_s *plan_f, N_Vector y_n,
+                             const struct rw_stage_plan_s *plan_a, const double *hb,
+                             N_Vector lambda, double *pbar, int *done);
 /* out_y = (df/dy)^T w (set, not added) and out_p as in rw_problem_vjp, with w = sum_j c[j] W[j]
  * (1 <= n <= RW_LINCOMB_MAX): one pass with the problem's vjp_comb, else w formed in `work`
  * (a vector like y), out_y zeroed and rw_problem_vjp. The same bits either way. */

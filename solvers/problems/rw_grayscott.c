@@ -656,6 +656,24 @@ static void gs_vjp_wave_kernel(void *kc, rw_grid g, const double *gv, double *ou
     }
 }
 
+/* The adjoint wave's kernel contexts for s stages, with a row set of lane sums per stage when
+ * the parameters are differentiated (set 0: the plain VJPs'). */
+static int gs_adjoint_ctx(rw_gs *s, int ns, const double *out_p, gs_actx *ac, void **kc)
+{
+  if (out_p && s->acc_sets < ns) {
+    const size_t n = (size_t)ns * (size_t)s->nrows * GS_ROWACC;
+    rw_free(&s->rowacc);
+    s->acc_sets = 0;
+    RW_CALL(rw_calloc(n, sizeof(double), "Gray-Scott parameter lane sums", &s->rowacc));
+    s->acc_sets = ns;
+  }
+  for (int i = 0; i < ns; i++) {
+    ac[i].s = s, ac[i].stage = i, kc[i] = &ac[i];
+    ac[i].acc = out_p ? s->rowacc + (size_t)i * (size_t)s->nrows * GS_ROWACC : NULL;
+  }
+  return 0;
+}
+
 static int gs_adjoint_wave(void *c, const double *t, const double *p,
                            const struct rw_stage_plan_s *plan, const double *hb, N_Vector lambda,
                            double *out_p, N_Vector field, N_Vector field_bar, int *done)
@@ -666,22 +684,37 @@ static int gs_adjoint_wave(void *c, const double *t, const double *p,
   if (s->dev || field_bar || plan->s > RW_WAVE_MAX_STAGES) return 0;
   for (int i = 0; i < plan->s; i++)
     if (!plan->aux[i]) return 0;
-  if (out_p && s->acc_sets < plan->s) { /* a row set per stage (set 0: the plain VJPs') */
-    const size_t n = (size_t)plan->s * (size_t)s->nrows * GS_ROWACC;
-    rw_free(&s->rowacc);
-    s->acc_sets = 0;
-    RW_CALL(rw_calloc(n, sizeof(double), "Gray-Scott parameter lane sums", &s->rowacc));
-    s->acc_sets = plan->s;
-  }
   gs_actx ac[RW_WAVE_MAX_STAGES];
   void *kc[RW_WAVE_MAX_STAGES] = {NULL};
-  for (int i = 0; i < plan->s; i++) {
-    ac[i].s = s, ac[i].stage = i, kc[i] = &ac[i];
-    ac[i].acc = out_p ? s->rowacc + (size_t)i * (size_t)s->nrows * GS_ROWACC : NULL;
-  }
+  RW_CALL(gs_adjoint_ctx(s, plan->s, out_p, ac, kc));
   s->p = p;
   RW_CALL(rw_grid_erk_wave(s->grid, plan, lambda, lambda, 1, gs_vjp_wave_kernel, kc, done));
   for (int i = 0; *done && out_p && i < plan->s; i++) /* vjp_comb's folds, in stage order */
+    gs_rows_fold(s, ac[i].acc, out_p);
+  return 0;
+}
+
+/* The checkpointed backward step as one sweep (rw_grid_erk_wave_pair): gs_step_wave's
+ * recomputation and gs_adjoint_wave's adjoint, whose kernel reads the stage state through
+ * rw_grid_wave_aux_layer, from the recomputation's rings. */
+static int gs_backward_wave(void *c, const double *tf, const double *ta, const double *p,
+                            const struct rw_stage_plan_s *pf, N_Vector y_n,
+                            const struct rw_stage_plan_s *pa, const double *hb, N_Vector lambda,
+                            double *out_p, N_Vector field, N_Vector field_bar, int *done)
+{
+  rw_gs *s = c;
+  (void)tf, (void)ta, (void)hb, (void)field;
+  *done = 0;
+  if (s->dev || field_bar || pa->s > RW_WAVE_MAX_STAGES) return 0;
+  gs_actx ac[RW_WAVE_MAX_STAGES];
+  void *kc[RW_WAVE_MAX_STAGES] = {NULL}, *kf[RW_WAVE_MAX_STAGES];
+  RW_CALL(gs_adjoint_ctx(s, pa->s, out_p, ac, kc));
+  for (int i = 0; i < pf->s; i++)
+    kf[i] = s;
+  s->p = p;
+  RW_CALL(rw_grid_erk_wave_pair(s->grid, pf, y_n, gs_rhs_kernel, kf, pa, lambda, gs_vjp_wave_kernel,
+                                kc, done));
+  for (int i = 0; *done && out_p && i < pa->s; i++) /* vjp_comb's folds, in stage order */
     gs_rows_fold(s, ac[i].acc, out_p);
   return 0;
 }
@@ -1008,6 +1041,7 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
   ops.step_wave = gs_step_wave;
   ops.jvp = gs_jvp;
   ops.adjoint_wave = gs_adjoint_wave;
+  ops.backward_wave = gs_backward_wave;
   ops.terminal = gs_terminal;
   ops.terminal_grad = gs_terminal_grad;
   ops.diffusion = gs_diffusion;

@@ -797,8 +797,9 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
   variant *fw = &vars[VAR_FORWARD], *bi = &vars[VAR_BINOMIAL], *sv = &vars[VAR_STORE];
   int counts_ok = 1, j_ok = 1, bitwise_ok = 1, finite_ok = isfinite(fw->J);
   rw_grid sg = o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S.prob) : rw_heat_grid(S.prob);
-  const long windows = sg ? rw_grid_windows(sg) : 0; /* the state grid's, all variants */
-  const long waves = sg ? rw_grid_waves(sg) : 0;     /* steps run as one sweep, all variants */
+  const long windows = sg ? rw_grid_windows(sg) : 0;  /* the state grid's, all variants */
+  const long waves = sg ? rw_grid_waves(sg) : 0;      /* steps run as one sweep, all variants */
+  const long pairs = sg ? rw_grid_wave_pairs(sg) : 0; /* backward steps run as one sweep */
   RW_TRY(rw_binomial_advances(N, o->slots, NULL, &bi->t_lc));
   int tiered = o->host_slots > 0 || o->disk_slots > 0;
   rw_tiered_counts tc;
@@ -913,21 +914,23 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
     printf("CPU stages run in windows of layers (rw_grid_apply_comb_fused; 0: the two-pass stage, "
            "as on blocks under four windows): %ld windows on rank 0\n",
            windows);
-    printf("RK steps run as one sweep (rw_grid_erk_wave%s): %ld on rank 0\n",
-           o->wave ? "" : ", off: --wave 0", waves);
+    printf("RK steps run as one sweep (rw_grid_erk_wave%s): %ld on rank 0, of which %ld in the %ld "
+           "checkpointed backward steps that ran their recomputation and adjoint as one sweep "
+           "(rw_grid_erk_wave_pair)\n",
+           o->wave ? "" : ", off: --wave 0", waves, 2 * pairs, pairs);
 
     printf("BENCH_JSON {\"bench\":\"pde\",\"flush_subnormals\":%s,\"problem\":\"%s\","
            "\"ranks\":%d,\"proc_grid\":[%d,%d,%d],"
            "\"n\":%ld,\"unknowns\":%ld,\"steps\":%ld,\"dt\":%.17g,\"slots\":%d,\"repeat\":%d,"
-           "\"stage_windows\":%ld,\"waves\":%ld,"
+           "\"stage_windows\":%ld,\"waves\":%ld,\"pairs\":%ld,"
            "\"state_bytes\":%zu,\"store_bytes\":%zu,\"max_store_bytes\":%zu,"
            "\"store_skipped\":%s,\"rss_baseline\":%zu,\"alloc_baseline\":%zu,"
            "\"order\":\"increasing_memory\",\"variants\":[",
            o->flush_subnormals ? "true" : "false",
            o->problem == PROB_GRAYSCOTT ? "grayscott" : "heat3d", size, dims[0], dims[1], dims[2],
            o->n, (long)(state_total / sizeof(double)), N, S.dt, o->slots, o->repeat, windows, waves,
-           state_bytes, store_need, o->max_store_bytes, store_skipped ? "true" : "false", rss_base,
-           mem_base);
+           pairs, state_bytes, store_need, o->max_store_bytes, store_skipped ? "true" : "false",
+           rss_base, mem_base);
     int first = 1;
     for (int i = 0; i < NVAR; i++) {
       const variant *v = &vars[i];

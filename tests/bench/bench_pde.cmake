@@ -27,19 +27,21 @@ rewind_mpi_expect(bench_pde_grayscott_window_smoke NP 1 RC zero
 # RK steps as one sweep (rw_grid_erk_wave): the binomial schedule's recomputations keep no
 # stage, store-everything's forward steps keep theirs, and both adjoints' steps are sweeps too
 # (the stored stage states read past each block's edge from the neighbour's layers on two
-# ranks): the two gradients agree bit for bit.
+# ranks); the binomial schedule's backward steps run their recomputation and adjoint as one
+# sweep (rw_grid_erk_wave_pair: "pairs"), past the blocks' edges on two ranks: the two
+# gradients agree bit for bit.
 rewind_mpi_expect(bench_pde_grayscott_wave_smoke NP 1 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 256 --steps 8 --slots 3
-  REGEX "BENCH_JSON .*\"waves\":[1-9][0-9]*,.*\"gradients_match\":true")
+  REGEX "BENCH_JSON .*\"waves\":[1-9][0-9]*,\"pairs\":[1-9][0-9]*,.*\"gradients_match\":true")
 rewind_mpi_expect(bench_pde_grayscott_wave_smoke_mpi NP 2 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 512 --steps 8 --slots 3
-  REGEX "BENCH_JSON .*\"ranks\":2.*\"waves\":[1-9][0-9]*,.*\"gradients_match\":true")
+  REGEX "BENCH_JSON .*\"ranks\":2.*\"waves\":[1-9][0-9]*,\"pairs\":[1-9][0-9]*,.*\"gradients_match\":true")
 # 512^2 on four ranks takes slabs (rw_grid_slabs_suit: 128 layers each, where 2 x 2 would turn
 # the sweep off), so the two middle ranks' stages run past both edges of their blocks: waves
 # run, and the binomial gradient equals store-everything's bit for bit.
 rewind_mpi_expect(bench_pde_grayscott_wave_slabs_smoke_mpi NP 4 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 512 --steps 8 --slots 3
-  REGEX "process grid 1 x 4\\).*BENCH_JSON .*\"ranks\":4.*\"waves\":[1-9][0-9]*,.*\"gradients_match\":true")
+  REGEX "process grid 1 x 4\\).*BENCH_JSON .*\"ranks\":4.*\"waves\":[1-9][0-9]*,\"pairs\":[1-9][0-9]*,.*\"gradients_match\":true")
 # On the emulated device (the GPU code run on the CPU, issue 11): the stage roofline's device
 # path and the variants, with the bitwise checks between schedules.
 rewind_mpi_expect(bench_pde_grayscott_device_smoke NP 2 RC zero
