@@ -69,6 +69,7 @@ struct rw_grid_s {
   int wave_ok[2][RW_WAVE_MAX_STAGES + 1];
   int pair_ok[RW_WAVE_MAX_STAGES + 1]; /* rw_grid_erk_wave_pair's block test, as wave_ok */
   long pair_runs;                      /* the pairs run (each also counts as two waves) */
+  int pair_off;                        /* rw_grid_set_wave_pair(g, 0): never a pair */
 };
 
 static void rw_grid_mpi_done(rw_grid g);
@@ -1124,6 +1125,7 @@ void rw_grid_set_wave(rw_grid g, long layers)
 void rw_grid_set_wave_rows(rw_grid g, long rows) { g->wave_rows = rows > 0 ? rows : 0; }
 long rw_grid_waves(rw_grid g) { return g->wave_runs; }
 long rw_grid_wave_pairs(rw_grid g) { return g->pair_runs; }
+void rw_grid_set_wave_pair(rw_grid g, int on) { g->pair_off = !on; }
 
 /* The layers a wave of s stages with windows of W layers keeps live: about s (2W + 3G) of
  * the Y buffers, s (W + (s + 1) G) of the rings and 4 of the fields a kernel reads. */
@@ -1763,9 +1765,10 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
  * adjoint over them: two waves, the first streaming s - 1 state vectors to memory and the
  * second reading them back. The pair runs both waves over the same layers at once, the
  * adjoint's front (s - 1) G layers behind the recomputation's: the adjoint's plan stage k
- * (the method's stage i = s - 1 - k) reads Y_i on layers up to (s - 1 - k) G + G past its
- * front's window, which the recomputation has formed by then (Y_i reaches i G + G behind the
- * recomputation's front). The stage inputs go to rings of a few layers (kring) instead of
+ * (the method's stage i = s - 1 - k) computes up to k G behind its front and reads Y_i G
+ * layers past that, up to (k - 1) G behind the adjoint's front, while the recomputation has
+ * formed Y_i up to (i - 1) G behind its own; the lag must be (i - k) G at least, (s - 1) G
+ * for k = 0. The stage inputs go to rings of a few layers (kring) instead of
  * vectors: they are read while in cache. Past a block's edge (and a tile's rows) the
  * adjoint's plan stage k runs (s - 1 - k) G layers out and reads Y_{s-1-k} G layers further,
  * while a plain wave forms Y_i only (s - i) G layers out; so the recomputation's stages reach
@@ -1790,7 +1793,7 @@ int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_g
 {
   const int G = g->cfg.ghost, dim = g->cfg.dim, s = Pa->s;
   *done = 0;
-  if (Pf->s != s || !Pf->no_out || !rw_wave_host(Pf, y_n, NULL) ||
+  if (g->pair_off || Pf->s != s || !Pf->no_out || !rw_wave_host(Pf, y_n, NULL) ||
       !rw_wave_host(Pa, lambda, lambda))
     return 0;
   for (int i = 0; i < s; i++)

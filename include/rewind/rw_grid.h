@@ -237,6 +237,9 @@ void rw_grid_set_wave(rw_grid g, long layers);
 long rw_grid_waves(rw_grid g);
 /* Tests: the rw_grid_erk_wave_pair sweeps run on this grid so far (each is also two waves). */
 long rw_grid_wave_pairs(rw_grid g);
+/* Tuning and benchmarks: whether rw_grid_erk_wave_pair may run (1, the default) or declines
+ * (0: the caller then runs the two waves apart). */
+void rw_grid_set_wave_pair(rw_grid g, int on);
 /* Tuning and tests: the rows per tile along the middle dimension of a 3-D block whose middle
  * dimension has physical sides (0, the default: as many as keep the wave's live rows within
  * 1.5 MiB; at least s G). */
