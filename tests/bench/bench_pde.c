@@ -661,9 +661,10 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     printf("  backward step of a checkpointed sweep (the adjoint step given y_n alone, its stage "
            "inputs recomputed inside), every gradient: %.3f ms (%.2f x forward step; %ld of %ld "
            "steps as one sweep, rw_grid_erk_wave_pair); as two sweeps (the pair off) %.3f ms "
-           "(%.2f x); one sweep / two = %.2f; the recomputation keeping its stages and the "
-           "adjoint step apart: %.2f x\n",
+           "(%.2f x); %s %.2f; the recomputation keeping its stages and the adjoint step apart: "
+           "%.2f x\n",
            tback * 1e3, tback / tfwd, pairs, K * (long)reps, tback2 * 1e3, tback2 / tfwd,
+           pairs ? "one sweep / two =" : "no pair ran (both timings are two sweeps), their ratio",
            tback / tback2, (tfwd_st + trec_all) / tfwd);
     printf("BENCH_JSON "
            "{\"bench\":\"pde_stage\",\"device\":\"%s\",\"problem\":\"%s\",\"n\":%ld,\"ranks\":%d,"
