@@ -1341,7 +1341,9 @@ static void rw_wave_after(rw_wave *w, int i, void *kctx, const double *gw, doubl
       const long m = w->iorder[k], off = P->inj[m] + (w->V0 - v) * (long)w->Lo,
                  j = off / (long)w->row;
       if (dim == 3 && (j < w->rlo[i] || j >= w->rhi[i])) continue;
-      out[(size_t)v * w->Lo + (size_t)off] += P->injv[(size_t)i * (size_t)P->ninj + (size_t)m];
+      const double d = P->injv[(size_t)i * (size_t)P->ninj + (size_t)m];
+      out[(size_t)v * w->Lo + (size_t)off] +=
+          P->injc ? P->injc[i] * (rw_grid_wave_aux_layer(g, i, v)[off] - d) : d;
     }
   const long sa = a > w->V0 ? a : w->V0, sb = b < w->V0 + w->N ? b : w->V0 + w->N;
   if (!P->side || sa >= sb) return; /* the side: owned layers only */
@@ -1670,6 +1672,16 @@ static void rw_wave_rows(rw_wave *w, long j0, long j1)
   }
 }
 
+/* Before a tile steps y in place: the H rows below the next tile (which its stages read) of
+ * every layer, kept aside in dst (read back through w->saved, w->jsave). */
+static void rw_wave_aside(const rw_wave *w, double *dst)
+{
+  for (long l = 0; l < w->N; l++)
+    memcpy(dst + (size_t)l * (size_t)w->H * w->row,
+           w->y + (size_t)l * w->Lo + (size_t)(w->j1 - w->H) * w->row,
+           (size_t)w->H * w->row * sizeof(double));
+}
+
 /* The plan's captures and injections sorted by layer, for w. */
 static int rw_wave_lists(rw_wave *w)
 {
@@ -1739,13 +1751,7 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   RW_CALL(rw_wave_lists(&w));
   for (long j0 = 0, t = 0; j0 < nrows; j0 += T, t++) {
     rw_wave_rows(&w, j0, j0 + T < nrows ? j0 + T : nrows);
-    if (inplace && w.j1 < nrows) { /* the rows the next tile reads below its own */
-      double *dst = sv[t & 1];
-      for (long l = 0; l < w.N; l++)
-        memcpy(dst + (size_t)l * (size_t)w.H * w.row,
-               w.y + (size_t)l * w.Lo + (size_t)(w.j1 - w.H) * w.row,
-               (size_t)w.H * w.row * sizeof(double));
-    }
+    if (inplace && w.j1 < nrows) rw_wave_aside(&w, sv[t & 1]);
     g->wave_cur = &w;
     int e = rw_wave_tile(&w, kernel, kctx);
     g->wave_cur = NULL;
@@ -1787,39 +1793,71 @@ static int rw_grid_pair_suits(rw_grid g, int s)
   return all;
 }
 
-int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_grid_kernel_fn kf,
-                          void *const *kcf, const rw_stage_plan *Pa, N_Vector lambda,
+int rw_grid_wave_pair_ready(rw_grid g, int s)
+{
+  const long W = rw_grid_wave_layers(g, s);
+  const int ok = rw_grid_wave_suits(g, s, 1, W); /* the same calls on every rank */
+  return rw_grid_pair_suits(g, s) && ok && !g->pair_off;
+}
+
+size_t rw_grid_wave_field_shift(rw_grid g, int s_buf, int s_use, int ghosted)
+{
+  const int G = g->cfg.ghost, D = g->cfg.dim - 1;
+  const size_t L = ghosted ? rw_grid_layer_len(g)
+                           : (size_t)g->count[0] * (size_t)g->cfg.ncomp *
+                                 (size_t)(g->cfg.dim == 3 ? g->count[1] : 1);
+  if (g->nbr[D][0] == MPI_PROC_NULL || s_buf <= s_use) return 0;
+  return (size_t)(s_buf - s_use) * (size_t)G * L;
+}
+
+int rw_grid_erk_wave_pair(rw_grid gf, const rw_stage_plan *Pf, N_Vector y_n, rw_grid_kernel_fn kf,
+                          void *const *kcf, rw_grid ga, const rw_stage_plan *Pa, N_Vector lambda,
                           rw_grid_kernel_fn ka, void *const *kca, int *done)
 {
+  rw_grid g = gf;
   const int G = g->cfg.ghost, dim = g->cfg.dim, s = Pa->s;
   *done = 0;
-  if (g->pair_off || Pf->s != s || !Pf->no_out || !rw_wave_host(Pf, y_n, NULL) ||
+  int alike = ga->cfg.dim == dim && ga->cfg.ghost == G && ga->cfg.ncomp == g->cfg.ncomp;
+  for (int d = 0; d < 3; d++)
+    alike = alike && ga->count[d] == g->count[d] && ga->gn[d] == g->gn[d] &&
+            ga->self[d] == g->self[d] && ga->nbr[d][0] == g->nbr[d][0] &&
+            ga->nbr[d][1] == g->nbr[d][1];
+  RW_CHECK(alike, RW_ERR_ARG,
+           "rw_grid_erk_wave_pair: the recomputation's and the adjoint's grids differ in their "
+           "blocks or neighbours");
+  if (g->pair_off || ga->pair_off || Pf->s != s || !Pf->no_out || !rw_wave_host(Pf, y_n, NULL) ||
       !rw_wave_host(Pa, lambda, lambda))
     return 0;
   for (int i = 0; i < s; i++)
     if (Pf->keep[i] || Pa->aux[i]) return 0;
   const long W = rw_grid_wave_layers(g, s);
-  if (!rw_grid_wave_suits(g, s, 1, W) || !rw_grid_pair_suits(g, s)) return 0;
+  const int ok_f = rw_grid_wave_suits(g, s, 1, W), ok_a = rw_grid_wave_suits(ga, s, 1, W);
+  if (!ok_f || !ok_a || !rw_grid_pair_suits(g, s)) return 0;
   const long lag = (long)(s - 1) * G;
   rw_wave wf, wa;
   rw_wave_init(&wf, g, Pf, W, lag);
-  rw_wave_init(&wa, g, Pa, W, 0);
+  rw_wave_init(&wa, ga, Pa, W, 0);
   const long T = rw_grid_wave_rows(g, s, W), nrows = dim == 3 ? g->count[1] : 1;
   wf.tiled = wa.tiled = T < nrows;
   wf.kcap = W + 2 * (long)(s + 1) * G + 2;
+  /* the adjoint steps lambda in place: with tiles, rows kept aside as rw_grid_erk_wave keeps them
+   */
+  const size_t keep = wa.tiled ? (size_t)wa.N * (size_t)wa.H * wa.row : 0;
   RW_CALL(rw_grid_wave_grow(g, rw_wave_need(&wf) + rw_wave_need(&wa) +
-                                   (size_t)(s - 1) * (size_t)wf.kcap * wf.Lo));
+                                   (size_t)(s - 1) * (size_t)wf.kcap * wf.Lo + 2 * keep));
   double *p = g->wave;
   RW_CALL(rw_wave_place(&wf, y_n, NULL, &p));
   RW_CALL(rw_wave_place(&wa, lambda, lambda, &p));
   for (int i = 1; i < s; i++)
     wf.kring[i] = p, p += (size_t)wf.kcap * wf.Lo;
+  double *sv[2] = {p, p + keep};
   wa.fw = &wf;
   RW_CALL(rw_wave_lists(&wa));
-  for (long j0 = 0; j0 < nrows; j0 += T) {
+  for (long j0 = 0, t = 0; j0 < nrows; j0 += T, t++) {
     const long j1 = j0 + T < nrows ? j0 + T : nrows;
     rw_wave_rows(&wf, j0, j1);
     rw_wave_rows(&wa, j0, j1);
+    if (wa.tiled && j1 < nrows) rw_wave_aside(&wa, sv[t & 1]);
     rw_wave_start(&wf);
     rw_wave_start(&wa);
     /* F: the recomputation's front in the block's layers; the adjoint's is lag behind */
@@ -1835,13 +1873,14 @@ int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_g
                    "grid wave pair: stage %d's ring of %ld layers overran the adjoint", i, wf.kcap);
         }
       }
-      g->wave_cur = &wa;
+      ga->wave_cur = &wa;
       int e = rw_wave_advance(&wa, F - lag + wa.V0, ka, kca);
-      g->wave_cur = NULL;
+      ga->wave_cur = NULL;
       RW_CALL(e);
     }
+    if (wa.tiled) wa.saved = sv[t & 1], wa.jsave = j1;
   }
-  g->wave_runs += 2;
+  g->wave_runs++, ga->wave_runs++;
   g->pair_runs++;
   *done = 1;
   return 0;

@@ -495,6 +495,89 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
     rw_vec_destroy(&lam0);
   }
 
+  /* The checkpointed backward step as one sweep (rw_grid_erk_wave_pair: the recomputation on
+   * the state grid and the adjoint on the tangent grid together, the stage states in rings of
+   * layers, the running cost's gradient injected from them as they are formed), with the
+   * running cost and without it (the data set aside): the adjoint step given no stages, with
+   * the pair against the two waves apart (the pair off) and against stage by stage: lambda,
+   * dJ/dq and the field adjoint bit for bit, for windows of 1 to 3 layers, whole layers and
+   * 3-D tiles of s G rows, and every choice of what is differentiated. On one rank with
+   * Dirichlet sides every case must be a pair; with other sides none may run. */
+  {
+    rw_grid g = rw_heat_grid(prob), ga = rw_heat_adjoint_grid(prob);
+    int nranks = 1;
+    MPI_Comm_size(comm, &nranks);
+    const int dirichlet = bc == RW_BC_DIRICHLET, must = nranks == 1 && dirichlet;
+    const double *dt0 = NULL, *dv0 = NULL;
+    const long nt = rw_heat_data(prob, &dt0, &dv0), nsn = rw_heat_num_sensors(prob);
+    double *dts = calloc((size_t)nt + 1, sizeof(double)),
+           *dvs = calloc((size_t)(nt * nsn) + 1, sizeof(double));
+    memcpy(dts, dt0, (size_t)nt * sizeof(double));
+    memcpy(dvs, dv0, (size_t)(nt * nsn) * sizeof(double));
+    N_Vector fbar = rw_problem_field_adjoint(prob), lam[3] = {NULL, NULL, NULL}, fb[3];
+    for (int m = 0; m < 3; m++) {
+      CHECK(rw_vec_clone(w, &lam[m]));
+      CHECK(rw_vec_clone(fbar, &fb[m]));
+    }
+    CHECK(rw_problem_solve_begin(prob));
+    int nbad = 0;
+    long pairs_all = 0;
+    for (int cs = 0; cs < 48; cs++) {
+      const long layers = cs % 3 + 1, rows = (cs / 3) % 2;
+      const int act = (cs / 6) % 4; /* bit 0: q differentiated, bit 1: the conductivity */
+      if (cs == 24) {               /* the second half without the running cost */
+        rw_problem_solve_end(prob);
+        CHECK(rw_heat_set_data(prob, 0, NULL, NULL));
+        CHECK(rw_problem_solve_begin(prob));
+      }
+      double pq[3] = {0.125, 0.125, 0.125};
+      long pairs = 0;
+      rw_problem_set_active(prob, act & 1, (act >> 1) & 1);
+      for (int m = 0; m < 3; m++) { /* stage by stage, two waves, the pair */
+        rw_grid_set_wave_rows(g, rows);
+        rw_grid_set_wave(g, m ? layers : -1);
+        rw_grid_set_wave_pair(g, m == 2);
+        rw_grid_set_wave_pair(ga, m == 2);
+        rw_vec_copy(w, lam[m]);
+        N_VConst(0.25, fbar);
+        const long p0 = rw_grid_wave_pairs(g);
+        CHECK(rw_stepper_adjoint_step(f.st, t, f.opt.dt, u, NULL, lam[m], &pq[m]));
+        pairs += rw_grid_wave_pairs(g) - p0;
+        rw_vec_copy(fbar, fb[m]);
+      }
+      rw_grid_set_wave(g, 0);
+      rw_grid_set_wave_rows(g, 0);
+      int same = 1;
+      for (int m = 1; m < 3; m++)
+        same = same && same_bits(lam[m], lam[0]) && pq[m] == pq[0] && same_bits(fb[m], fb[0]);
+      if ((act & 1) && pq[0] == 0.125) same = 0; /* dJ/dq untouched: the check is void */
+      pairs_all += pairs;
+      if (same && (must ? pairs == 1 : dirichlet || pairs == 0)) continue;
+      nbad++;
+      if (rw_context_rank(f.ctx) == 0)
+        printf(
+            "  backward pair: %ld layers, tiles %ld, active %d, running cost %d: %s, %ld pairs\n",
+            layers, rows, act, cs < 24, same ? "identical" : "DIFFERENT", pairs);
+    }
+    rw_problem_set_active(prob, 1, 1);
+    rw_problem_solve_end(prob);
+    CHECK(rw_heat_set_data(prob, nt, dts, dvs));
+    expect(f.ctx, nbad == 0,
+           "%s backward:  RK4 adjoint step recomputing its stages, the two waves as one sweep vs "
+           "apart vs stage by stage, 48 cases (windows, tiles, what is differentiated, running "
+           "cost or not): %d differ (%ld pairs, %s)",
+           tag, nbad, pairs_all,
+           must        ? "48 required"
+           : dirichlet ? "not required"
+                       : "none allowed");
+    for (int m = 0; m < 3; m++) {
+      rw_vec_destroy(&lam[m]);
+      rw_vec_destroy(&fb[m]);
+    }
+    free(dts);
+    free(dvs);
+  }
+
   N_Vector *vs[] = {&v, &w, &dk, &Jv, &fp, &fm, &z, &out, &out0};
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
     rw_vec_destroy(vs[i]);
