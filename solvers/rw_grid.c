@@ -1793,11 +1793,17 @@ static int rw_grid_pair_suits(rw_grid g, int s)
   return all;
 }
 
+/* Whether the wave of s stages on g would be tiled: the pair is not (see below). */
+static int rw_grid_pair_tiled(rw_grid g, int s, long W)
+{
+  return g->cfg.dim == 3 && rw_grid_wave_rows(g, s, W) < g->count[1];
+}
+
 int rw_grid_wave_pair_ready(rw_grid g, int s)
 {
   const long W = rw_grid_wave_layers(g, s);
   const int ok = rw_grid_wave_suits(g, s, 1, W); /* the same calls on every rank */
-  return rw_grid_pair_suits(g, s) && ok && !g->pair_off;
+  return rw_grid_pair_suits(g, s) && ok && !g->pair_off && !rw_grid_pair_tiled(g, s, W);
 }
 
 size_t rw_grid_wave_field_shift(rw_grid g, int s_buf, int s_use, int ghosted)
@@ -1833,31 +1839,30 @@ int rw_grid_erk_wave_pair(rw_grid gf, const rw_stage_plan *Pf, N_Vector y_n, rw_
   const long W = rw_grid_wave_layers(g, s);
   const int ok_f = rw_grid_wave_suits(g, s, 1, W), ok_a = rw_grid_wave_suits(ga, s, 1, W);
   if (!ok_f || !ok_a || !rw_grid_pair_suits(g, s)) return 0;
+  /* Where the wave is tiled (3-D, a middle dimension with physical sides: heat) the pair was
+   * slower than the two waves apart: heat 128^3, 23-row tiles, 1.22-1.24x their time (each
+   * tile's recomputation computes (s - 1) G more rows each side, and the live layers of two
+   * waves and the rings outgrow the tile's cache budget); untiled, 64-74 against 68-79 ms, no
+   * clear gain. So a tiled wave keeps the two waves (the same bits either way). */
+  if (rw_grid_pair_tiled(g, s, W)) return 0;
   const long lag = (long)(s - 1) * G;
   rw_wave wf, wa;
   rw_wave_init(&wf, g, Pf, W, lag);
   rw_wave_init(&wa, ga, Pa, W, 0);
-  const long T = rw_grid_wave_rows(g, s, W), nrows = dim == 3 ? g->count[1] : 1;
-  wf.tiled = wa.tiled = T < nrows;
+  const long nrows = dim == 3 ? g->count[1] : 1; /* one tile: every row */
   wf.kcap = W + 2 * (long)(s + 1) * G + 2;
-  /* the adjoint steps lambda in place: with tiles, rows kept aside as rw_grid_erk_wave keeps them
-   */
-  const size_t keep = wa.tiled ? (size_t)wa.N * (size_t)wa.H * wa.row : 0;
   RW_CALL(rw_grid_wave_grow(g, rw_wave_need(&wf) + rw_wave_need(&wa) +
-                                   (size_t)(s - 1) * (size_t)wf.kcap * wf.Lo + 2 * keep));
+                                   (size_t)(s - 1) * (size_t)wf.kcap * wf.Lo));
   double *p = g->wave;
   RW_CALL(rw_wave_place(&wf, y_n, NULL, &p));
   RW_CALL(rw_wave_place(&wa, lambda, lambda, &p));
   for (int i = 1; i < s; i++)
     wf.kring[i] = p, p += (size_t)wf.kcap * wf.Lo;
-  double *sv[2] = {p, p + keep};
   wa.fw = &wf;
   RW_CALL(rw_wave_lists(&wa));
-  for (long j0 = 0, t = 0; j0 < nrows; j0 += T, t++) {
-    const long j1 = j0 + T < nrows ? j0 + T : nrows;
-    rw_wave_rows(&wf, j0, j1);
-    rw_wave_rows(&wa, j0, j1);
-    if (wa.tiled && j1 < nrows) rw_wave_aside(&wa, sv[t & 1]);
+  {
+    rw_wave_rows(&wf, 0, nrows);
+    rw_wave_rows(&wa, 0, nrows);
     rw_wave_start(&wf);
     rw_wave_start(&wa);
     /* F: the recomputation's front in the block's layers; the adjoint's is lag behind */
@@ -1878,7 +1883,6 @@ int rw_grid_erk_wave_pair(rw_grid gf, const rw_stage_plan *Pf, N_Vector y_n, rw_
       ga->wave_cur = NULL;
       RW_CALL(e);
     }
-    if (wa.tiled) wa.saved = sv[t & 1], wa.jsave = j1;
   }
   g->wave_runs++, ga->wave_runs++;
   g->pair_runs++;
