@@ -1341,9 +1341,7 @@ static void rw_wave_after(rw_wave *w, int i, void *kctx, const double *gw, doubl
       const long m = w->iorder[k], off = P->inj[m] + (w->V0 - v) * (long)w->Lo,
                  j = off / (long)w->row;
       if (dim == 3 && (j < w->rlo[i] || j >= w->rhi[i])) continue;
-      const double d = P->injv[(size_t)i * (size_t)P->ninj + (size_t)m];
-      out[(size_t)v * w->Lo + (size_t)off] +=
-          P->injc ? P->injc[i] * (rw_grid_wave_aux_layer(g, i, v)[off] - d) : d;
+      out[(size_t)v * w->Lo + (size_t)off] += P->injv[(size_t)i * (size_t)P->ninj + (size_t)m];
     }
   const long sa = a > w->V0 ? a : w->V0, sb = b < w->V0 + w->N ? b : w->V0 + w->N;
   if (!P->side || sa >= sb) return; /* the side: owned layers only */
@@ -1799,46 +1797,19 @@ static int rw_grid_pair_tiled(rw_grid g, int s, long W)
   return g->cfg.dim == 3 && rw_grid_wave_rows(g, s, W) < g->count[1];
 }
 
-int rw_grid_wave_pair_ready(rw_grid g, int s)
-{
-  const long W = rw_grid_wave_layers(g, s);
-  const int ok = rw_grid_wave_suits(g, s, 1, W); /* the same calls on every rank */
-  return rw_grid_pair_suits(g, s) && ok && !g->pair_off && !rw_grid_pair_tiled(g, s, W);
-}
-
-size_t rw_grid_wave_field_shift(rw_grid g, int s_buf, int s_use, int ghosted)
-{
-  const int G = g->cfg.ghost, D = g->cfg.dim - 1;
-  const size_t L = ghosted ? rw_grid_layer_len(g)
-                           : (size_t)g->count[0] * (size_t)g->cfg.ncomp *
-                                 (size_t)(g->cfg.dim == 3 ? g->count[1] : 1);
-  if (g->nbr[D][0] == MPI_PROC_NULL || s_buf <= s_use) return 0;
-  return (size_t)(s_buf - s_use) * (size_t)G * L;
-}
-
-int rw_grid_erk_wave_pair(rw_grid gf, const rw_stage_plan *Pf, N_Vector y_n, rw_grid_kernel_fn kf,
-                          void *const *kcf, rw_grid ga, const rw_stage_plan *Pa, N_Vector lambda,
+int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_grid_kernel_fn kf,
+                          void *const *kcf, const rw_stage_plan *Pa, N_Vector lambda,
                           rw_grid_kernel_fn ka, void *const *kca, int *done)
 {
-  rw_grid g = gf;
   const int G = g->cfg.ghost, dim = g->cfg.dim, s = Pa->s;
   *done = 0;
-  int alike = ga->cfg.dim == dim && ga->cfg.ghost == G && ga->cfg.ncomp == g->cfg.ncomp;
-  for (int d = 0; d < 3; d++)
-    alike = alike && ga->count[d] == g->count[d] && ga->gn[d] == g->gn[d] &&
-            ga->self[d] == g->self[d] && ga->nbr[d][0] == g->nbr[d][0] &&
-            ga->nbr[d][1] == g->nbr[d][1];
-  RW_CHECK(alike, RW_ERR_ARG,
-           "rw_grid_erk_wave_pair: the recomputation's and the adjoint's grids differ in their "
-           "blocks or neighbours");
-  if (g->pair_off || ga->pair_off || Pf->s != s || !Pf->no_out || !rw_wave_host(Pf, y_n, NULL) ||
+  if (g->pair_off || Pf->s != s || !Pf->no_out || !rw_wave_host(Pf, y_n, NULL) ||
       !rw_wave_host(Pa, lambda, lambda))
     return 0;
   for (int i = 0; i < s; i++)
     if (Pf->keep[i] || Pa->aux[i]) return 0;
   const long W = rw_grid_wave_layers(g, s);
-  const int ok_f = rw_grid_wave_suits(g, s, 1, W), ok_a = rw_grid_wave_suits(ga, s, 1, W);
-  if (!ok_f || !ok_a || !rw_grid_pair_suits(g, s)) return 0;
+  if (!rw_grid_wave_suits(g, s, 1, W) || !rw_grid_pair_suits(g, s)) return 0;
   /* Where the wave is tiled (3-D, a middle dimension with physical sides: heat) the pair was
    * slower than the two waves apart: heat 128^3, 23-row tiles, 1.22-1.24x their time (each
    * tile's recomputation computes (s - 1) G more rows each side, and the live layers of two
@@ -1848,7 +1819,7 @@ int rw_grid_erk_wave_pair(rw_grid gf, const rw_stage_plan *Pf, N_Vector y_n, rw_
   const long lag = (long)(s - 1) * G;
   rw_wave wf, wa;
   rw_wave_init(&wf, g, Pf, W, lag);
-  rw_wave_init(&wa, ga, Pa, W, 0);
+  rw_wave_init(&wa, g, Pa, W, 0);
   const long nrows = dim == 3 ? g->count[1] : 1; /* one tile: every row */
   wf.kcap = W + 2 * (long)(s + 1) * G + 2;
   RW_CALL(rw_grid_wave_grow(g, rw_wave_need(&wf) + rw_wave_need(&wa) +
@@ -1878,13 +1849,13 @@ int rw_grid_erk_wave_pair(rw_grid gf, const rw_stage_plan *Pf, N_Vector y_n, rw_
                    "grid wave pair: stage %d's ring of %ld layers overran the adjoint", i, wf.kcap);
         }
       }
-      ga->wave_cur = &wa;
+      g->wave_cur = &wa;
       int e = rw_wave_advance(&wa, F - lag + wa.V0, ka, kca);
-      ga->wave_cur = NULL;
+      g->wave_cur = NULL;
       RW_CALL(e);
     }
   }
-  g->wave_runs++, ga->wave_runs++;
+  g->wave_runs += 2;
   g->pair_runs++;
   *done = 1;
   return 0;

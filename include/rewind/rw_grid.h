@@ -180,11 +180,6 @@ typedef struct rw_stage_plan_s {
   int ninj;
   const long *inj;
   const double *injv;
-  /* optional, with injections (NULL: none): the injection is injc[i] (Y_i - injv[i * ninj +
-   * m]) instead, Y_i the stage's aux value at the node (rw_grid_wave_aux_layer): a quadratic
-   * misfit's gradient with its data in injv, for a sweep whose stage values are not known
-   * before it starts (rw_grid_erk_wave_pair) */
-  const double *injc;
   rw_grid_kernel_fn side;
 } rw_stage_plan;
 
@@ -208,9 +203,8 @@ typedef struct rw_stage_plan_s {
 int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *plan, N_Vector y, N_Vector y_out, int ext_ok,
                      rw_grid_kernel_fn kernel, void *const *kctx, int *done);
 /* A checkpointed backward step as one sweep: the recomputation of a step's stage inputs from
- * y_n (plan_f: no_out, nothing kept; kernel kf on grid gf) and the step's adjoint (plan_a: the
- * adjoint wave's plan without aux vectors, lambda updated in place; kernel ka on grid ga,
- * which may be gf, or a grid of the same blocks with other boundary values) run together, the
+ * y_n (plan_f: no_out, nothing kept; kernel kf) and the step's adjoint (plan_a: the adjoint
+ * wave's plan without aux vectors, lambda updated in place; kernel ka) run together, the
  * adjoint's front (s - 1) G layers behind the recomputation's. In ka's calls (and side's)
  * rw_grid_wave_aux_layer(g, k, v) gives the method's stage input Y_{s-1-k} (y_n for k = s -
  * 1) from rings of a few layers, past the block too: no stage input is written to memory and
@@ -218,20 +212,12 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *plan, N_Vector y, N_Vector 
  * plain wave's, so kf sees layer coordinates shifted by (2 s - 1) G where D has a neighbour
  * (a kernel that reads fields of its own needs them that deep: rw_grid_wave_field with 2 s -
  * 1 stages). The same values as rw_grid_erk_wave's two waves, bit for bit. *done = 0 (nothing
- * computed) where those would not run, or the block is under (2 s - 1) G layers thick where
- * D has a neighbour. Collective. */
-int rw_grid_erk_wave_pair(rw_grid gf, const rw_stage_plan *plan_f, N_Vector y_n,
-                          rw_grid_kernel_fn kf, void *const *kcf, rw_grid ga,
-                          const rw_stage_plan *plan_a, N_Vector lambda, rw_grid_kernel_fn ka,
-                          void *const *kca, int *done);
-/* Whether rw_grid_erk_wave_pair of s stages would run on host vectors of this grid (the same
- * answer on every rank; collective the first time it is asked for s). */
-int rw_grid_wave_pair_ready(rw_grid g, int s);
-/* The doubles to add to a buffer filled by rw_grid_wave_field for s_buf stages so that a
- * kernel of a wave of s_use <= s_buf stages (its layer coordinates shifted by s_use G) reads it
- * at its own offsets: the pair's recomputation reads its fields 2 s - 1 stages deep, the plain
- * waves s deep, from one copy. Not collective. */
-size_t rw_grid_wave_field_shift(rw_grid g, int s_buf, int s_use, int ghosted);
+ * computed) where those would not run, where the wave would be tiled (3-D with a middle
+ * dimension of physical sides: slower there, see docs/architecture.md), or where the block is
+ * under (2 s - 1) G layers thick and D has a neighbour. Collective. */
+int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *plan_f, N_Vector y_n,
+                          rw_grid_kernel_fn kf, void *const *kcf, const rw_stage_plan *plan_a,
+                          N_Vector lambda, rw_grid_kernel_fn ka, void *const *kca, int *done);
 /* A kernel that reads fields of its own at the node (a conductivity, a source shape) can take
  * ext_ok when it reads them, at the wave's shifted layer coordinates, from copies that reach
  * s G layers past the block along D where D has a neighbour (rw_grid_wave_reaches; none is

@@ -712,8 +712,8 @@ static int gs_backward_wave(void *c, const double *tf, const double *ta, const d
   for (int i = 0; i < pf->s; i++)
     kf[i] = s;
   s->p = p;
-  RW_CALL(rw_grid_erk_wave_pair(s->grid, pf, y_n, gs_rhs_kernel, kf, s->grid, pa, lambda,
-                                gs_vjp_wave_kernel, kc, done));
+  RW_CALL(rw_grid_erk_wave_pair(s->grid, pf, y_n, gs_rhs_kernel, kf, pa, lambda, gs_vjp_wave_kernel,
+                                kc, done));
   for (int i = 0; *done && out_p && i < pa->s; i++) /* vjp_comb's folds, in stage order */
     gs_rows_fold(s, ac[i].acc, out_p);
   return 0;

@@ -81,8 +81,8 @@ typedef struct {
    * per solve for wave_s stages (0: not this solve) */
   double *wk, *wsh;
   size_t wk_len, wsh_len;
-  int wave_s, wave_d; /* made for waves of wave_s stages, wave_d stages deep (s or 2 s - 1) */
-  rw_pdefer pd;       /* the source's VJP sum held on the device while the driver defers pbar */
+  int wave_s;
+  rw_pdefer pd; /* the source's VJP sum held on the device while the driver defers pbar */
   long nodes;
 } heat;
 
@@ -391,15 +391,11 @@ static int heat_rhs_comb(void *content, double t, const double *p, int n, const 
 static double heat_misfit(heat *H, double t, const double *v);
 
 /* The conductivity (ghosted) and the source shape (owned) s G layers past the block, for waves
- * of s stages whose slowest dimension has a neighbour: made once per solve, 2 s - 1 stages deep
- * where the checkpointed backward step runs as one sweep (rw_grid_erk_wave_pair, pair: its
- * recomputation reaches that far; the plain waves read the same copy through
- * rw_grid_wave_field_shift). Collective. */
-static int heat_wave_fields(heat *H, int s, int pair)
+ * of s stages whose slowest dimension has a neighbour: made once per solve. Collective. */
+static int heat_wave_fields(heat *H, int s)
 {
-  const int d = pair ? 2 * s - 1 : s;
-  if (H->wave_s == s && H->wave_d == d) return 0;
-  size_t nk = rw_grid_wave_field_length(H->kg, d, 1), ns = rw_grid_wave_field_length(H->ug, d, 0);
+  if (H->wave_s == s) return 0;
+  size_t nk = rw_grid_wave_field_length(H->kg, s, 1), ns = rw_grid_wave_field_length(H->ug, s, 0);
   if (nk > H->wk_len) {
     rw_free(&H->wk);
     H->wk_len = 0;
@@ -412,22 +408,10 @@ static int heat_wave_fields(heat *H, int s, int pair)
     RW_CALL(rw_calloc(ns, sizeof(double), "heat wave source", &H->wsh));
     H->wsh_len = ns;
   }
-  H->wave_s = 0;
-  RW_CALL(rw_grid_wave_field(H->kg, d, H->kappa, 1, H->wk));
-  RW_CALL(rw_grid_wave_field(H->ug, d, H->shape, 0, H->wsh));
-  H->wave_s = s, H->wave_d = d;
+  RW_CALL(rw_grid_wave_field(H->kg, s, H->kappa, 1, H->wk));
+  RW_CALL(rw_grid_wave_field(H->ug, s, H->shape, 0, H->wsh));
+  H->wave_s = s;
   return 0;
-}
-
-/* The field copies as a wave of `use` stages reads them (its layer coordinates shifted by use
- * G where the low side has a neighbour). */
-static const double *heat_wave_k(const heat *H, int use)
-{
-  return H->wk + rw_grid_wave_field_shift(H->kg, H->wave_d, use, 1);
-}
-static const double *heat_wave_src(const heat *H, int use)
-{
-  return H->wsh + rw_grid_wave_field_shift(H->ug, H->wave_d, use, 0);
 }
 
 static int heat_step_wave(void *content, const double *t, const double *p,
@@ -438,11 +422,10 @@ static int heat_step_wave(void *content, const double *t, const double *p,
   *done = 0;
   const int s = plan->s, reach = rw_grid_wave_reaches(H->ug);
   if (H->dev || !H->gk_ready || !rw_grid_wave_ready(H->ug, s, reach)) return 0;
-  const int pair = rw_grid_wave_pair_ready(H->ug, s);
   heat_kctx c = {H, H->gk, NULL, H->gk, rw_vec_data(H->shape), p[0], 0};
   if (reach) { /* the fields past the block, once per solve */
-    RW_CALL(heat_wave_fields(H, s, pair));
-    c.gk = heat_wave_k(H, s), c.src = heat_wave_src(H, s);
+    RW_CALL(heat_wave_fields(H, s));
+    c.gk = H->wk, c.src = H->wsh;
   }
   void *kc[RW_WAVE_MAX_STAGES];
   for (int i = 0; i < s; i++)
@@ -930,10 +913,11 @@ static int heat_running_grad(void *content, double t, N_Vector y, const double *
  * reading the stored stage state where it lies (every ghost of it is the boundary value):
  * heat_vjp_comb_field's operations, in its order at each node. */
 typedef struct {
-  heat_kctx k;   /* the VJP's kernel; first, so that heat_kernel reads it */
-  double *fo;    /* the conductivity's gradient (NULL: frozen) */
-  double *lanes; /* this stage's lane sets of the source's VJP (NULL: frozen) */
-  int stage;     /* the plan's stage (rw_grid_wave_aux_layer) */
+  heat_kctx k;     /* the VJP's kernel; first, so that heat_kernel reads it */
+  const double *y; /* the stage's stored state (owned layout) */
+  double *fo;      /* the conductivity's gradient (NULL: frozen) */
+  double *lanes;   /* this stage's lane sets of the source's VJP (NULL: frozen) */
+  int stage;       /* the plan's stage (rw_grid_wave_aux_layer) */
 } heat_actx;
 
 /* A wave's layer coordinates against the block's: the block's node (i, j, k) lies at (i, j,
@@ -945,30 +929,21 @@ static void heat_to_block(const heat *H, long v0, long j, long k, long *jb, long
   *kb = H->dim == 3 ? k - v0 : k;
 }
 
-/* The stored state's row (block row jb, kb) from its layer (rw_grid_wave_aux_layer: the aux
- * vector's, a neighbour's copy past the block, or a pair's ring). */
-static const double *heat_u_own(const heat *H, const heat_actx *a, rw_grid gr, long v0, long jb,
-                                long kb)
-{
-  const int L = H->dim - 1;
-  const double *ly = rw_grid_wave_aux_layer(gr, a->stage, v0 + (L == 2 ? kb : jb));
-  return L == 2 ? ly + jb * H->cnt[0] : ly;
-}
-
 /* The stored state's row next to the block's row (jb, kb) along d (1: the middle dimension,
- * 2: the slowest, in 3-D), dir = -1 or +1: the state's row where the block or a neighbour has
- * it (heat_u_own), else the boundary value's row (H->urow + n0 + 2) on the domain's Dirichlet
- * side (the middle dimension of a 3-D wave is never split). */
+ * 2: the slowest, in 3-D), dir = -1 or +1: the owned row; outside the block the boundary value's
+ * row (H->urow + n0 + 2) on the domain's Dirichlet side, or across the slowest dimension's edge
+ * to a neighbour, that rank's, from the wave's copy of its layers (rw_grid_wave_aux_layer). */
 static const double *heat_u_row(const heat *H, const heat_actx *a, rw_grid gr, long v0, long jb,
                                 long kb, int d, long dir)
 {
   long r[3] = {0, jb, kb};
   r[d] += dir;
-  const int L = H->dim - 1;
-  if (r[d] >= 0 && r[d] < H->cnt[d]) return heat_u_own(H, a, gr, v0, r[1], r[2]);
-  const int nb = r[d] < 0 ? H->st[d] > 0 : H->st[d] + H->cnt[d] < H->n[d];
-  if (d != L || !nb) return H->urow + H->cnt[0] + 2;
-  return heat_u_own(H, a, gr, v0, r[1], r[2]);
+  const long n0 = H->cnt[0];
+  if (r[d] >= 0 && r[d] < H->cnt[d]) return a->y + (r[2] * H->cnt[1] + r[1]) * n0;
+  const int L = H->dim - 1, nb = r[d] < 0 ? H->st[d] > 0 : H->st[d] + H->cnt[d] < H->n[d];
+  if (d != L || !nb) return H->urow + n0 + 2;
+  const double *ly = rw_grid_wave_aux_layer(gr, a->stage, v0 + r[L]);
+  return L == 2 ? ly + r[1] * n0 : ly;
 }
 
 /* After the row's own gradient (block row jb, kb): the terms of the domain's boundary faces
@@ -1035,16 +1010,15 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
           heat_row2(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
         continue;
       }
-      /* the stored state's rows through rw_grid_wave_aux_layer, so that a pair's rings
-       * (rw_grid_erk_wave_pair: layers contiguous only modulo the ring) serve them too */
-      const double *y = heat_u_own(H, a, g, v0, jb, kb), *u[5] = {uc + 1, NULL, NULL, NULL, NULL};
-      memcpy(uc + 1, y, (size_t)n0 * sizeof(double)); /* between the row's ghosts */
+      memcpy(uc + 1, a->y + ob, (size_t)n0 * sizeof(double)); /* between the row's ghosts */
       double *lanes = a->lanes ? a->lanes + (size_t)jb * HEAT_LANES : NULL;
-      u[1] = D == 3 && jb > 0 ? y - n0 : heat_u_row(H, a, g, v0, jb, kb, 1, -1);
-      u[2] = D == 3 && jb < n1 - 1 ? y + n0 : heat_u_row(H, a, g, v0, jb, kb, 1, 1);
+      const double *y = a->y + ob, *u[5] = {uc + 1, NULL, NULL, NULL, NULL};
+      const long nl = D == 3 ? n0 * n1 : n0; /* a layer's nodes */
+      u[1] = jb > 0 ? y - n0 : heat_u_row(H, a, g, v0, jb, kb, 1, -1);
+      u[2] = jb < n1 - 1 ? y + n0 : heat_u_row(H, a, g, v0, jb, kb, 1, 1);
       if (D == 3) {
-        u[3] = heat_u_row(H, a, g, v0, jb, kb, 2, -1);
-        u[4] = heat_u_row(H, a, g, v0, jb, kb, 2, 1);
+        u[3] = kb > 0 ? y - nl : heat_u_row(H, a, g, v0, jb, kb, 2, -1);
+        u[4] = kb < N - 1 ? y + nl : heat_u_row(H, a, g, v0, jb, kb, 2, 1);
       }
       heat_adj_row(gk + x, gw + x, u[0], u[1], u[2], u[3], u[4], sh + ob, lanes, out + o,
                    a->fo + ob, n0, H->sd, H->c, D == 3);
@@ -1138,16 +1112,16 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
     if (hb[k] == 0.0) return 0; /* a stage without the running term: not injected (all ranks) */
   rw_grid_copy_wave_settings(H->lg, H->ug);
   if (!rw_grid_wave_ready(H->lg, s, 1)) return 0;
-  const int pair = rw_grid_wave_pair_ready(H->ug, s);
   rw_stage_plan P = *plan;
   if (running) RW_CALL(heat_adjoint_injections(H, t, plan, hb, reach, &P));
-  if (reach) RW_CALL(heat_wave_fields(H, s, pair)); /* the conductivity past the block */
+  if (reach) RW_CALL(heat_wave_fields(H, s)); /* the conductivity past the block */
   heat_actx ac[RW_WAVE_MAX_STAGES];
   void *kc[RW_WAVE_MAX_STAGES];
   const size_t nl = heat_lanes_len(H);
   if (out_p) memset(H->lanes, 0, (size_t)s * nl * sizeof(double));
   for (int k = 0; k < s; k++) {
-    ac[k].k = (heat_kctx){H, reach ? heat_wave_k(H, s) : H->gk, NULL, H->gk, NULL, 0.0, 0};
+    ac[k].k = (heat_kctx){H, reach ? H->wk : H->gk, NULL, H->gk, NULL, 0.0, 0};
+    ac[k].y = rw_vec_data(plan->aux[k]);
     ac[k].fo = field_bar ? rw_vec_data(field_bar) : NULL;
     ac[k].lanes = out_p ? H->lanes + (size_t)k * nl : NULL;
     ac[k].stage = k;
@@ -1155,74 +1129,6 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
   }
   P.side = !field_bar && out_p ? heat_adj_side : NULL;
   RW_CALL(rw_grid_erk_wave(H->lg, &P, lambda, lambda, 1, heat_adj_kernel, kc, done));
-  for (int k = 0; k < s; k++)
-    RW_CALL(ac[k].k.err);
-  for (int k = 0; *done && out_p && k < s; k++) /* vjp_comb's sums, in stage order */
-    out_p[0] += heat_lanes_total(H, H->lanes + (size_t)k * nl);
-  return 0;
-}
-
-/* The running cost's gradient for a pair (rw_grid_erk_wave_pair), whose stage values at the
- * sensors are formed during the sweep: the same entries as heat_adjoint_injections (every
- * sensor the adjoint wave reaches, in sensor order), each given its data d(t_k) and the factor
- * hb[k], so that the wave adds hb[k] (Y_k - d) there from the stage value it reads: the same
- * operations as heat_running_grad's. Past the block the recomputation has computed the
- * neighbour's stage values itself (the same bits as the owner's), so nothing is exchanged. */
-static void heat_pair_injections(heat *H, const double *t, int s, int reach, rw_stage_plan *P)
-{
-  int ne = 0;
-  long off;
-  for (int sn = 0; sn < H->ns; sn++)
-    if (heat_inj_offset(H, sn, s, reach, &off)) H->soff[ne++] = off;
-  for (int k = 0; k < s; k++) {
-    heat_data_at(H, t[k]);
-    for (int sn = 0, e = 0; sn < H->ns; sn++)
-      if (heat_inj_offset(H, sn, s, reach, &off))
-        H->sinj[(size_t)k * (size_t)ne + (size_t)e++] = H->sbuf[sn];
-  }
-  P->ninj = ne, P->inj = H->soff, P->injv = H->sinj;
-}
-
-/* The checkpointed backward step as one sweep (rw_grid_erk_wave_pair): heat_step_wave's
- * recomputation on the state grid and heat_adjoint_wave's adjoint on the tangent grid (zero
- * Dirichlet ghosts), the adjoint's kernel reading the stage state from the recomputation's
- * rings, and the running cost's gradient injected from the stage values as the sweep forms
- * them (heat_pair_injections). */
-static int heat_backward_wave(void *content, const double *tf, const double *ta, const double *p,
-                              const struct rw_stage_plan_s *pf, N_Vector y_n,
-                              const struct rw_stage_plan_s *pa, const double *hb, N_Vector lambda,
-                              double *out_p, N_Vector field, N_Vector field_bar, int *done)
-{
-  heat *H = content;
-  (void)tf, (void)field;
-  *done = 0;
-  const int s = pa->s, running = H->nt > 0 && !H->recording, reach = rw_grid_wave_reaches(H->lg);
-  if (H->dev || !H->gk_ready || H->neumann || H->periodic || s > RW_WAVE_MAX_STAGES) return 0;
-  for (int k = 0; running && k < s; k++)
-    if (hb[k] == 0.0) return 0; /* a stage without the running term: not injected (all ranks) */
-  rw_grid_copy_wave_settings(H->lg, H->ug);
-  const int ok_a = rw_grid_wave_ready(H->lg, s, 1), pair = rw_grid_wave_pair_ready(H->ug, s);
-  if (!ok_a || !pair) return 0;
-  if (reach) RW_CALL(heat_wave_fields(H, s, pair));
-  heat_kctx c = {H, H->gk, NULL, H->gk, rw_vec_data(H->shape), p[0], 0};
-  if (reach) c.gk = heat_wave_k(H, 2 * s - 1), c.src = heat_wave_src(H, 2 * s - 1);
-  heat_actx ac[RW_WAVE_MAX_STAGES];
-  void *kc[RW_WAVE_MAX_STAGES], *kf[RW_WAVE_MAX_STAGES];
-  const size_t nl = heat_lanes_len(H);
-  if (out_p) memset(H->lanes, 0, (size_t)s * nl * sizeof(double));
-  for (int k = 0; k < s; k++) {
-    ac[k].k = (heat_kctx){H, reach ? heat_wave_k(H, s) : H->gk, NULL, H->gk, NULL, 0.0, 0};
-    ac[k].fo = field_bar ? rw_vec_data(field_bar) : NULL;
-    ac[k].lanes = out_p ? H->lanes + (size_t)k * nl : NULL;
-    ac[k].stage = k;
-    kc[k] = &ac[k], kf[k] = &c;
-  }
-  rw_stage_plan P = *pa;
-  P.side = !field_bar && out_p ? heat_adj_side : NULL;
-  if (running) heat_pair_injections(H, ta, s, reach, &P), P.injc = hb;
-  RW_CALL(rw_grid_erk_wave_pair(H->ug, pf, y_n, heat_kernel, kf, H->lg, &P, lambda, heat_adj_kernel,
-                                kc, done));
-  RW_CALL(c.err);
   for (int k = 0; k < s; k++)
     RW_CALL(ac[k].k.err);
   for (int k = 0; *done && out_p && k < s; k++) /* vjp_comb's sums, in stage order */
@@ -1387,7 +1293,6 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
   static const rw_problem_ops ops = {.rhs = heat_rhs,
                                      .step_wave = heat_step_wave,
                                      .adjoint_wave = heat_adjoint_wave,
-                                     .backward_wave = heat_backward_wave,
                                      .rhs_comb = heat_rhs_comb,
                                      .vjp_y = heat_vjp_y,
                                      .vjp_p = heat_vjp_p,

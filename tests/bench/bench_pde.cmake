@@ -88,13 +88,6 @@ rewind_mpi_expect(bench_pde_heat3d_smoke_mpi NP 2 RC zero
 rewind_mpi_expect(bench_pde_heat3d_wave_slabs_smoke_mpi NP 4 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem heat3d --n 128 --steps 4 --slots 2
   REGEX "process grid 1 x 1 x 4\\).*BENCH_JSON .*\"ranks\":4.*\"waves\":[1-9][0-9]*,.*\"gradients_match\":true")
-# The same without tiles (--wave-rows 128: the pair declines tiled waves), so the binomial
-# schedule's backward steps run as pairs (rw_grid_erk_wave_pair: the recomputation (s - 1) G
-# layers further past the edges on fields 2 s - 1 stages deep, the sensors' misfit gradient
-# injected from the stage values it forms, the neighbours' too): gradients bit for bit.
-rewind_mpi_expect(bench_pde_heat3d_pair_slabs_smoke_mpi NP 4 RC zero
-  COMMAND $<TARGET_FILE:bench_pde> --problem heat3d --n 128 --steps 4 --slots 2 --wave-rows 128
-  REGEX "process grid 1 x 1 x 4\\).*BENCH_JSON .*\"ranks\":4.*\"waves\":[1-9][0-9]*,\"pairs\":[1-9][0-9]*,.*\"gradients_match\":true")
 # The --max-store-bytes guard: store-everything is skipped, the binomial run still reported.
 rewind_mpi_expect(bench_pde_skip_store NP 1 RC zero
   COMMAND $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --steps 20 --slots 4
