@@ -93,9 +93,9 @@ static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *
 /* The step as one sweep of the problem's (rw_problem_step_wave): the plan holds exactly the
  * combinations rw_erk_stages and the update below form, the stage inputs written to keep[i]
  * when keep is not NULL (stored stages), and the problem adds the running cost's quadrature in
- * rw_erk_stages' order, so the bits are the same. y_out NULL: the stage inputs alone (the
- * adjoint's recomputation: rw_erk_stages with slopes_only_before_last). *done = 0 when the
- * problem does not take it. */
+ * rw_erk_stages' order, so the bits are the same. y_out NULL (no_out in the plan): the stage
+ * inputs alone (the adjoint's recomputation: rw_erk_stages with slopes_only_before_last).
+ * *done = 0 when the problem does not take it. rw_erk_plan builds the plan, stage times in ts. */
 static void rw_erk_plan(const rw_erk *e, double t, double h, N_Vector *keep, int no_out,
                         rw_stage_plan *P_, double *ts)
 {
@@ -164,11 +164,10 @@ static int rw_erk_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vecto
 /* The adjoint step as one sweep of the problem's (rw_problem_adjoint_wave): the plan's stage
  * k is the method's stage i = s - 1 - k, with exactly the combination the loop below forms
  * (h b_i lambda, then h a_ji Ybar_j for j > i in order), the stored stage Y_i as its aux
- * vector and h b_i for the running cost's gradient; its update is the loop's last
- * combination (lambda, Ybar_0, ..., Ybar_{s-1}). *done = 0 when the problem does not take it,
- * or a stage does not influence y_{n+1} (its adjoint is then 0, not a VJP). */
-/* The adjoint step's plan (aux[k] = Y[s - 1 - k], none when Y is NULL); 0 when a stage does
- * not influence y_{n+1} (no plan). */
+ * vector (none when Y is NULL) and h b_i for the running cost's gradient; its update is the
+ * loop's last combination (lambda, Ybar_0, ..., Ybar_{s-1}). rw_erk_adjoint_plan builds it and
+ * returns 0 (no plan: the caller steps stage by stage) when a stage does not influence
+ * y_{n+1} (its adjoint is then 0, not a VJP); *done = 0 when the problem does not take it. */
 static int rw_erk_adjoint_plan(const rw_erk *e, double t, double h, N_Vector *Y, rw_stage_plan *P_,
                                double *ts, double *hb)
 {

@@ -1766,18 +1766,17 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
 
 /* --- A checkpointed backward step in one sweep (rw_grid_erk_wave_pair) -------------------
  * A checkpointed adjoint recomputes a step's stage inputs from y_n and then runs the step's
- * adjoint over them: two waves, the first streaming s - 1 state vectors to memory and the
- * second reading them back. The pair runs both waves over the same layers at once, the
- * adjoint's front (s - 1) G layers behind the recomputation's: the adjoint's plan stage k
- * (the method's stage i = s - 1 - k) computes up to k G behind its front and reads Y_i G
- * layers past that, up to (k - 1) G behind the adjoint's front, while the recomputation has
- * formed Y_i up to (i - 1) G behind its own; the lag must be (i - k) G at least, (s - 1) G
- * for k = 0. The stage inputs go to rings of a few layers (kring) instead of
- * vectors: they are read while in cache. Past a block's edge (and a tile's rows) the
- * adjoint's plan stage k runs (s - 1 - k) G layers out and reads Y_{s-1-k} G layers further,
- * while a plain wave forms Y_i only (s - i) G layers out; so the recomputation's stages reach
- * E = (s - 1) G layers and tile rows further than a plain wave's, from a halo of y_n
- * (2 s - 1) G layers deep. The values are those of the two waves apart, bit for bit: each is
+ * adjoint over them: two waves, the first streaming s - 1 state vectors to memory and the second
+ * reading them back. The pair runs both waves over the same layers at once, the adjoint's front
+ * (s - 1) G layers behind the recomputation's: the adjoint's plan stage k (the method's stage
+ * i = s - 1 - k) computes up to k G behind its front and reads Y_i G layers past that, up to
+ * (k - 1) G behind the adjoint's front, while the recomputation has formed Y_i up to (i - 1) G
+ * behind its own; the lag must be (i - k) G at least, (s - 1) G for k = 0. The stage inputs go to
+ * rings of a few layers (kring) instead of vectors: they are read while in cache. Past a block's
+ * edge the adjoint's plan stage k runs (s - 1 - k) G layers out and reads Y_{s-1-k} G layers
+ * further, while a plain wave forms Y_i only (s - i) G layers out; so the recomputation's stages
+ * reach E = (s - 1) G layers further than a plain wave's, from a halo of y_n (2 s - 1) G layers
+ * deep. One tile: every row. The values are those of the two waves apart, bit for bit: each is
  * formed by the same code from the same inputs; only when it is computed changes. */
 static int rw_grid_pair_suits(rw_grid g, int s)
 {
@@ -1810,11 +1809,11 @@ int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_g
     if (Pf->keep[i] || Pa->aux[i]) return 0;
   const long W = rw_grid_wave_layers(g, s);
   if (!rw_grid_wave_suits(g, s, 1, W) || !rw_grid_pair_suits(g, s)) return 0;
-  /* Where the wave is tiled (3-D, a middle dimension with physical sides: heat) the pair was
-   * slower than the two waves apart: heat 128^3, 23-row tiles, 1.22-1.24x their time (each
-   * tile's recomputation computes (s - 1) G more rows each side, and the live layers of two
-   * waves and the rings outgrow the tile's cache budget); untiled, 64-74 against 68-79 ms, no
-   * clear gain. So a tiled wave keeps the two waves (the same bits either way). */
+  /* Where the wave is tiled (3-D, a middle dimension with physical sides, as heat's blocks)
+   * a pair for heat was slower than the two waves apart: heat 128^3, 23-row tiles, 1.22-1.24x
+   * their time (each tile's recomputation computes (s - 1) G more rows each side, and the live
+   * layers of two waves and the rings outgrow the tile's cache budget); untiled, 64-76 against
+   * 71-79 ms, no clear gain. So a tiled wave keeps the two waves (the same bits either way). */
   if (rw_grid_pair_tiled(g, s, W)) return 0;
   const long lag = (long)(s - 1) * G;
   rw_wave wf, wa;
@@ -1831,29 +1830,27 @@ int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_g
     wf.kring[i] = p, p += (size_t)wf.kcap * wf.Lo;
   wa.fw = &wf;
   RW_CALL(rw_wave_lists(&wa));
-  {
-    rw_wave_rows(&wf, 0, nrows);
-    rw_wave_rows(&wa, 0, nrows);
-    rw_wave_start(&wf);
-    rw_wave_start(&wa);
-    /* F: the recomputation's front in the block's layers; the adjoint's is lag behind */
-    for (long F = wf.klo[0] - wf.V0 + W; !rw_wave_finished(&wa); F += W) {
-      if (!rw_wave_finished(&wf)) {
-        g->wave_cur = &wf;
-        int e = rw_wave_advance(&wf, F + wf.V0, kf, kcf);
-        g->wave_cur = NULL;
-        RW_CALL(e);
-        for (int k = 0; k < s; k++) { /* no ring layer the adjoint still reads overwritten */
-          const int i = s - 1 - k;
-          RW_CHECK(i == 0 || wf.yt[i] - wf.kcap <= wa.e[k] - G - wa.V0 + wf.V0, RW_ERR_INTERNAL,
-                   "grid wave pair: stage %d's ring of %ld layers overran the adjoint", i, wf.kcap);
-        }
-      }
-      g->wave_cur = &wa;
-      int e = rw_wave_advance(&wa, F - lag + wa.V0, ka, kca);
+  rw_wave_rows(&wf, 0, nrows);
+  rw_wave_rows(&wa, 0, nrows);
+  rw_wave_start(&wf);
+  rw_wave_start(&wa);
+  /* F: the recomputation's front in the block's layers; the adjoint's is lag behind */
+  for (long F = wf.klo[0] - wf.V0 + W; !rw_wave_finished(&wa); F += W) {
+    if (!rw_wave_finished(&wf)) {
+      g->wave_cur = &wf;
+      int e = rw_wave_advance(&wf, F + wf.V0, kf, kcf);
       g->wave_cur = NULL;
       RW_CALL(e);
+      for (int k = 0; k < s; k++) { /* no ring layer the adjoint still reads overwritten */
+        const int i = s - 1 - k;
+        RW_CHECK(i == 0 || wf.yt[i] - wf.kcap <= wa.e[k] - G - wa.V0 + wf.V0, RW_ERR_INTERNAL,
+                 "grid wave pair: stage %d's ring of %ld layers overran the adjoint", i, wf.kcap);
+      }
     }
+    g->wave_cur = &wa;
+    int e = rw_wave_advance(&wa, F - lag + wa.V0, ka, kca);
+    g->wave_cur = NULL;
+    RW_CALL(e);
   }
   g->wave_runs += 2;
   g->pair_runs++;
