@@ -490,6 +490,7 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
   int ierr = 0;
   N_Vector y = NULL, lam = NULL, fill = NULL, *stg = NULL, *ys = NULL, *dring = NULL;
   double *ring = NULL, *fh = NULL, pbar[MAX_PARAMS];
+  double *rall = NULL, *ry0 = NULL; /* each round's adjoint / forward ratios (the goal lines) */
   rw_device dev = rw_vec_device(S->y0);
   const int reps = o->repeat < 5 ? 5 : o->repeat, ns = rw_stepper_num_stage_vectors(st);
   const long K = o->stage;
@@ -536,6 +537,9 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
   }
   double tcopy = 1e300, tfwd = 1e300, tfwd_st = 1e300, tadj_all = 1e300, tadj_y0 = 1e300,
          trec_all = 1e300, trec_y0 = 1e300, tback = 1e300, tback2 = 1e300;
+  double tf_r = 0.0; /* this round's forward step, to pair the round's adjoint steps with */
+  RW_TRY(rw_calloc((size_t)reps, sizeof(double), "ratios", &rall));
+  RW_TRY(rw_calloc((size_t)reps, sizeof(double), "ratios", &ry0));
   rw_grid sg = o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S->prob) : rw_heat_grid(S->prob);
   long waves = 0; /* forward steps (nothing stored) run as one sweep */
   long pairs = 0; /* backward steps run as one sweep (rw_grid_erk_wave_pair) */
@@ -568,7 +572,8 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     for (long k = 0; k < K; k++)
       RW_TRY(rw_stepper_step(st, (double)k * S->dt, S->dt, y, y, NULL, NULL));
     RW_TRY(rw_device_sync(dev));
-    tfwd = fmin(tfwd, time_max(comm, t0) / (double)K);
+    tf_r = time_max(comm, t0) / (double)K;
+    tfwd = fmin(tfwd, tf_r);
     waves += rw_grid_waves(sg) - waves0;
     rw_vec_copy(start, ys[0]); /* forward steps that keep their stages, each its own */
     MPI_Barrier(comm);
@@ -589,9 +594,9 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
       RW_TRY(rw_device_sync(dev));
       double t = time_max(comm, t0) / (double)K;
       if (frozen)
-        tadj_y0 = fmin(tadj_y0, t);
+        tadj_y0 = fmin(tadj_y0, t), ry0[r] = t / tf_r;
       else
-        tadj_all = fmin(tadj_all, t);
+        tadj_all = fmin(tadj_all, t), rall[r] = t / tf_r;
     }
     for (int frozen = 0; frozen < 2; frozen++) { /* as a checkpointed sweep: each adjoint step */
       rw_problem_set_active(S->prob, !frozen, !frozen); /* right after its step's recomputation */
@@ -666,18 +671,25 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
            tback * 1e3, tback / tfwd, pairs, K * (long)reps, tback2 * 1e3, tback2 / tfwd,
            pairs ? "one sweep / two =" : "no pair ran (both timings are two sweeps), their ratio",
            tback / tback2, (tfwd_st + trec_all) / tfwd);
+    const double mall = median(rall, reps), my0 = median(ry0, reps); /* sorts them */
+    printf("  the same goal lines paired within each round (adjoint step / that round's forward "
+           "step), median (min - max) of %d: every gradient %.2f (%.2f - %.2f), dJ/dy0 only "
+           "%.2f (%.2f - %.2f)\n",
+           reps, mall, rall[0], rall[reps - 1], my0, ry0[0], ry0[reps - 1]);
     printf("BENCH_JSON "
            "{\"bench\":\"pde_stage\",\"device\":\"%s\",\"problem\":\"%s\",\"n\":%ld,\"ranks\":%d,"
            "\"vector_bytes\":%zu,\"copy_bw\":%.6e,\"t_step\":%.6e,\"t_bound\":%.6e,"
            "\"t_step_stages\":%.6e,\"t_adjoint_all\":%.6e,\"t_adjoint_y0\":%.6e,"
            "\"t_adjoint_all_recomputed\":%.6e,\"t_adjoint_y0_recomputed\":%.6e,"
            "\"t_backward_step\":%.6e,\"t_backward_two_sweeps\":%.6e,\"pairs\":%ld,"
-           "\"waves\":%ld}\n",
+           "\"waves\":%ld,\"r_adjoint_all_median\":%.4f,\"r_adjoint_y0_median\":%.4f}\n",
            dev ? rw_device_name(dev) : "cpu", o->problem == PROB_HEAT3D ? "heat3d" : "grayscott",
            o->n, size, vb, bw, tfwd, tbound, tfwd_st, tadj_all, tadj_y0, trec_all, trec_y0, tback,
-           tback2, pairs, waves);
+           tback2, pairs, waves, mall, my0);
   }
 cleanup:
+  rw_free(&rall);
+  rw_free(&ry0);
   rw_free(&ring);
   rw_free(&fh);
   rw_vec_destroy_array(&dring, RING);
