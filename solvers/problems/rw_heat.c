@@ -707,9 +707,68 @@ heat_adj_node(const double *restrict gk, const double *restrict gw, const double
   fo[i] += g;
 }
 
+/* The row's nodes in vectors of HEAT_LANES, each x face's two products computed once and
+ * shared by the face's two nodes. Node i's x terms are c0 (P + Q) in f and c0 (A + B) in g,
+ * with Q = (k_i + k_{i+1}) (w_{i+1} - w_i) and B = (w_{i+1} - w_i) (u_{i+1} - u_i) its high
+ * face's, and P = (k_i + k_{i-1}) (w_{i-1} - w_i), A = (w_{i-1} - w_i) (u_{i-1} - u_i) its low
+ * face's, which node i - 1 has just formed as Q' = -P and B' = A: a sum is commutative, a
+ * difference changes sign exactly when it is negated and a product with it, so P + Q is
+ * Q - Q' and A is B' bit for bit, but for the sign of a zero: where w_{i-1} = w_i, P and A are
+ * zeros whose sign can differ from -Q' and B'. Such a term is c0 times a zero whose sign can
+ * differ only when the whole sum is zero, and it is the first added to f = +0 and subtracted
+ * from g = +0, which gives +0 either way; so f and g keep heat_adj_node's bits. The low face of
+ * the row's first node comes from its ghosts; the vector of low faces is the vector of high
+ * faces moved up one lane, the last lane of the previous one moved in. */
+typedef double heat_v __attribute__((vector_size(8 * HEAT_LANES)));
+typedef double heat_vu __attribute__((vector_size(8 * HEAT_LANES), aligned(8)));
+#define HEAT_LD(p)         (*(const heat_vu *)(p))
+#define HEAT_UP(prev, cur) __builtin_shufflevector((prev), (cur), 7, 8, 9, 10, 11, 12, 13, 14)
+_Static_assert(HEAT_LANES == 8, "HEAT_UP moves the lanes of 8-wide vectors");
+static inline __attribute__((always_inline)) long
+heat_adj_vec(const double *restrict gk, const double *restrict gw, const double *restrict uc,
+             const double *restrict um1, const double *restrict up1, const double *restrict um2,
+             const double *restrict up2, const double *restrict sh, double *restrict acc,
+             double *restrict out, double *restrict fo, long m, const size_t sd[3],
+             const double c[3], const int three, const int ws)
+{
+  const size_t s1 = sd[1], s2 = sd[2];
+  const double c0 = c[0], c1 = c[1], c2 = c[2];
+  const long mv = m / HEAT_LANES * HEAT_LANES;
+  if (mv == 0) return 0;
+  heat_v qp, bp, A = ws ? HEAT_LD(acc) : (heat_v){0};
+  { /* the first node's low face, as node -1 would form it */
+    const double d = gw[0] - gw[-1];
+    qp[HEAT_LANES - 1] = (gk[-1] + gk[0]) * d, bp[HEAT_LANES - 1] = d * (uc[0] - uc[-1]);
+  }
+  for (long i = 0; i < mv; i += HEAT_LANES) {
+    const heat_v wi = HEAT_LD(gw + i), ki = HEAT_LD(gk + i), ui = HEAT_LD(uc + i);
+    const heat_v dp0 = HEAT_LD(gw + i + 1) - wi;
+    const heat_v q = (ki + HEAT_LD(gk + i + 1)) * dp0, bb = dp0 * (HEAT_LD(uc + i + 1) - ui);
+    const heat_v qm = HEAT_UP(qp, q), am = HEAT_UP(bp, bb);
+    const heat_v dm1 = HEAT_LD(gw + i - s1) - wi, dp1 = HEAT_LD(gw + i + s1) - wi;
+    heat_v fi = (heat_v){0}, g = (heat_v){0};
+    fi += c0 * (q - qm);
+    fi += c1 * ((ki + HEAT_LD(gk + i - s1)) * dm1 + (ki + HEAT_LD(gk + i + s1)) * dp1);
+    g -= c0 * (am + bb);
+    g -= c1 * (dm1 * (HEAT_LD(um1 + i) - ui) + dp1 * (HEAT_LD(up1 + i) - ui));
+    if (three) {
+      const heat_v dm2 = HEAT_LD(gw + i - s2) - wi, dp2 = HEAT_LD(gw + i + s2) - wi;
+      fi += c2 * ((ki + HEAT_LD(gk + i - s2)) * dm2 + (ki + HEAT_LD(gk + i + s2)) * dp2);
+      g -= c2 * (dm2 * (HEAT_LD(um2 + i) - ui) + dp2 * (HEAT_LD(up2 + i) - ui));
+    }
+    *(heat_vu *)(out + i) = fi;
+    *(heat_vu *)(fo + i) = HEAT_LD(fo + i) + g;
+    if (ws) A += wi * HEAT_LD(sh + i);
+    qp = q, bp = bb;
+  }
+  if (ws) *(heat_vu *)acc = A;
+  return mv;
+}
+
 /* The row; with the source parameter differentiated (ws), its lanes too (heat_ws_row's sums,
  * lane l of the row's set taking nodes l, l + HEAT_LANES, ...), in the same loop: the source's
- * row is then read beside the others instead of in a pass of its own. */
+ * row is then read beside the others instead of in a pass of its own. Whole vectors first
+ * (heat_adj_vec), the rest node by node. */
 static inline __attribute__((always_inline)) void
 heat_adj_body(const double *restrict gk, const double *restrict gw, const double *restrict uc,
               const double *restrict um1, const double *restrict up1, const double *restrict um2,
@@ -717,20 +776,16 @@ heat_adj_body(const double *restrict gk, const double *restrict gw, const double
               double *restrict out, double *restrict fo, long m, const size_t sd[3],
               const double c[3], const int three, const int ws)
 {
+  double acc[HEAT_LANES];
+  for (int l = 0; ws && l < HEAT_LANES; l++)
+    acc[l] = lanes[l];
+  const long b =
+      heat_adj_vec(gk, gw, uc, um1, up1, um2, up2, sh, acc, out, fo, m, sd, c, three, ws);
   if (!ws) {
-    for (long i = 0; i < m; i++)
+    for (long i = b; i < m; i++)
       heat_adj_node(gk, gw, uc, um1, up1, um2, up2, out, fo, i, sd, c, three);
     return;
   }
-  double acc[HEAT_LANES];
-  for (int l = 0; l < HEAT_LANES; l++)
-    acc[l] = lanes[l];
-  long b = 0;
-  for (; b + HEAT_LANES <= m; b += HEAT_LANES)
-    for (int l = 0; l < HEAT_LANES; l++) {
-      heat_adj_node(gk, gw, uc, um1, up1, um2, up2, out, fo, b + l, sd, c, three);
-      acc[l] += gw[b + l] * sh[b + l];
-    }
   for (int l = 0; b + l < m; l++) {
     heat_adj_node(gk, gw, uc, um1, up1, um2, up2, out, fo, b + l, sd, c, three);
     acc[l] += gw[b + l] * sh[b + l];
