@@ -134,29 +134,83 @@ heat_row_body(const double *restrict gk, const double *restrict gu, const double
   }
 }
 
-/* A row in whole vectors: the body over the largest multiple of HEAT_VW nodes (a count the
- * vector loop covers without its scalar epilogue), then the last HEAT_VW nodes again as one
- * vector (a constant count) rather than up to HEAT_VW - 1 nodes one by one. The overlap is
- * computed again with the same operations on the same inputs (out is written, never read), so
- * the values are the same bits. The interior rows are n - 2 nodes long (126 at 128^3: 6
- * scalar nodes per row, about a third of the row's time in `perf`); only rows shorter than
- * HEAT_VW (the frame's thin slabs) still go node by node. */
 #define HEAT_VW 8
+/* Vectors of HEAT_VW nodes (GCC vector types, so one loop for every SIMD width), and the move
+ * of a vector of faces up one lane (the last lane of the previous vector moved in). */
+typedef double heat_v __attribute__((vector_size(8 * HEAT_VW)));
+typedef double heat_vu __attribute__((vector_size(8 * HEAT_VW), aligned(8)));
+#define HEAT_LD(p)         (*(const heat_vu *)(p))
+#define HEAT_UP(prev, cur) __builtin_shufflevector((prev), (cur), 7, 8, 9, 10, 11, 12, 13, 14)
+_Static_assert(HEAT_VW == 8, "HEAT_UP moves the lanes of 8-wide vectors");
+
+/* heat_row_body's nodes [o, o + HEAT_VW) as one vector (x is the fastest dimension: sd[0] is
+ * 1), with each x face's flux formed once:
+ * node i's high face X = (k_i + k_{i+1}) (u_{i+1} - u_i), which node i + 1 takes as its low
+ * face moved up one lane (xp: the previous vector's faces, its last lane the face below o).
+ * heat_row_body's low term (k_i + k_{i-1}) (u_{i-1} - u_i) is -X of that face exactly (a sum
+ * commutes, a difference and a product negate exactly), but for the sign of a zero where
+ * u_{i-1} = u_i; a zero whose sign differs changes the x sum only when that sum is zero, and the
+ * x term is the first added to f = +0, which then holds +0 either way: the same bits. */
+static inline __attribute__((always_inline)) void
+heat_row_vec(const double *restrict gk, const double *restrict gu, const double *restrict src,
+             double q, double *restrict out, long o, heat_v *xp, const size_t sd[3],
+             const double c[3], const int three, const int has_src)
+{
+  const size_t s1 = sd[1], s2 = sd[2];
+  const heat_v ki = HEAT_LD(gk + o), ui = HEAT_LD(gu + o);
+  const heat_v x = (ki + HEAT_LD(gk + o + 1)) * (HEAT_LD(gu + o + 1) - ui);
+  heat_v fi = (heat_v){0};
+  fi += c[0] * (x - HEAT_UP(*xp, x));
+  fi += c[1] * ((ki + HEAT_LD(gk + o - s1)) * (HEAT_LD(gu + o - s1) - ui) +
+                (ki + HEAT_LD(gk + o + s1)) * (HEAT_LD(gu + o + s1) - ui));
+  if (three)
+    fi += c[2] * ((ki + HEAT_LD(gk + o - s2)) * (HEAT_LD(gu + o - s2) - ui) +
+                  (ki + HEAT_LD(gk + o + s2)) * (HEAT_LD(gu + o + s2) - ui));
+  *(heat_vu *)(out + o) = has_src ? fi + q * HEAT_LD(src + o) : fi;
+  *xp = x;
+}
+
+/* The face below node o, as node o - 1 forms it, in the last lane of *xp. */
+static inline __attribute__((always_inline)) void
+heat_face_below(const double *gk, const double *gu, long o, heat_v *xp)
+{
+  *xp = (heat_v){0};
+  (*xp)[HEAT_VW - 1] = (gk[o - 1] + gk[o]) * (gu[o] - gu[o - 1]);
+}
+
+/* A row in whole vectors (heat_row_vec), the last HEAT_VW nodes again as one vector (a constant
+ * count) rather than up to HEAT_VW - 1 nodes one by one. The overlap is computed again with the
+ * same operations on the same inputs (out is written, never read), so the values are the same
+ * bits. The interior rows are n - 2 nodes long (126 at 128^3: 6 scalar nodes per row, about a
+ * third of the row's time in `perf`); only rows shorter than HEAT_VW (the frame's thin slabs)
+ * still go node by node. */
 static inline __attribute__((always_inline)) void
 heat_row_run(const double *restrict gk, const double *restrict gu, const double *restrict src,
              double q, double *restrict out, long m, const size_t sd[3], const double c[3],
              const int three, const int has_src)
 {
-  const long mv = m / HEAT_VW * HEAT_VW;
-  if (mv == 0) {
+  if (m < HEAT_VW) {
     heat_row_body(gk, gu, src, q, out, m, sd, c, three, has_src);
     return;
   }
-  heat_row_body(gk, gu, src, q, out, mv, sd, c, three, has_src);
-  if (mv < m) {
-    const long o = m - HEAT_VW;
-    heat_row_body(gk + o, gu + o, has_src ? src + o : NULL, q, out + o, HEAT_VW, sd, c, three,
-                  has_src);
+  if (!three) { /* in 2-D the shared faces measured slower (rewind-heat -dim 2 -n 1024 forward:
+                 * 1.10-1.13 against 0.93-1.01 s): the compiler's loop, the last vector again */
+    const long mv = m / HEAT_VW * HEAT_VW;
+    heat_row_body(gk, gu, src, q, out, mv, sd, c, 0, has_src);
+    if (mv < m)
+      heat_row_body(gk + m - HEAT_VW, gu + m - HEAT_VW, has_src ? src + m - HEAT_VW : NULL, q,
+                    out + m - HEAT_VW, HEAT_VW, sd, c, 0, has_src);
+    return;
+  }
+  heat_v xp;
+  heat_face_below(gk, gu, 0, &xp);
+  long o = 0;
+  for (; o + HEAT_VW <= m; o += HEAT_VW)
+    heat_row_vec(gk, gu, src, q, out, o, &xp, sd, c, three, has_src);
+  if (o < m) {
+    o = m - HEAT_VW;
+    heat_face_below(gk, gu, o, &xp);
+    heat_row_vec(gk, gu, src, q, out, o, &xp, sd, c, three, has_src);
   }
 }
 
@@ -719,11 +773,7 @@ heat_adj_node(const double *restrict gk, const double *restrict gw, const double
  * from g = +0, which gives +0 either way; so f and g keep heat_adj_node's bits. The low face of
  * the row's first node comes from its ghosts; the vector of low faces is the vector of high
  * faces moved up one lane, the last lane of the previous one moved in. */
-typedef double heat_v __attribute__((vector_size(8 * HEAT_LANES)));
-typedef double heat_vu __attribute__((vector_size(8 * HEAT_LANES), aligned(8)));
-#define HEAT_LD(p)         (*(const heat_vu *)(p))
-#define HEAT_UP(prev, cur) __builtin_shufflevector((prev), (cur), 7, 8, 9, 10, 11, 12, 13, 14)
-_Static_assert(HEAT_LANES == 8, "HEAT_UP moves the lanes of 8-wide vectors");
+_Static_assert(HEAT_LANES == HEAT_VW, "heat_adj_vec's vectors are the lane sets");
 static inline __attribute__((always_inline)) long
 heat_adj_vec(const double *restrict gk, const double *restrict gw, const double *restrict uc,
              const double *restrict um1, const double *restrict up1, const double *restrict um2,
