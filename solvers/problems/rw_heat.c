@@ -785,8 +785,8 @@ heat_adj_vec(const double *restrict gk, const double *restrict gw, const double 
   const double c0 = c[0], c1 = c[1], c2 = c[2];
   const long mv = m / HEAT_LANES * HEAT_LANES;
   if (mv == 0) return 0;
-  heat_v qp, bp, A = ws ? HEAT_LD(acc) : (heat_v){0};
-  { /* the first node's low face, as node -1 would form it */
+  heat_v qp = (heat_v){0}, bp = (heat_v){0}, A = ws ? HEAT_LD(acc) : (heat_v){0};
+  { /* the first node's low face, as node -1 would form it (its only lane read) */
     const double d = gw[0] - gw[-1];
     qp[HEAT_LANES - 1] = (gk[-1] + gk[0]) * d, bp[HEAT_LANES - 1] = d * (uc[0] - uc[-1]);
   }
