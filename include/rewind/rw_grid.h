@@ -177,6 +177,11 @@ typedef struct rw_stage_plan_s {
    *   node while its rows are in cache. The boxes of a stage come in increasing layer order,
    *   and at any node the stages in their order. */
   N_Vector aux[RW_WAVE_MAX_STAGES];
+  /* aux_ahead: the kernels read aux[i] at every node (a stored stage state that comes from
+   * memory): while Y_i's layer v is formed, the wave prefetches aux[i]'s layer v + 1 row by
+   * row, so that stream is read during the forms as well as during the kernels (a prefetch
+   * changes no value) */
+  int aux_ahead;
   int ninj;
   const long *inj;
   const double *injv;

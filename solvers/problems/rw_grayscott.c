@@ -688,7 +688,9 @@ static int gs_adjoint_wave(void *c, const double *t, const double *p,
   void *kc[RW_WAVE_MAX_STAGES] = {NULL};
   RW_CALL(gs_adjoint_ctx(s, plan->s, out_p, ac, kc));
   s->p = p;
-  RW_CALL(rw_grid_erk_wave(s->grid, plan, lambda, lambda, 1, gs_vjp_wave_kernel, kc, done));
+  rw_stage_plan P = *plan;
+  P.aux_ahead = 1; /* the VJP reads the stored state at every node */
+  RW_CALL(rw_grid_erk_wave(s->grid, &P, lambda, lambda, 1, gs_vjp_wave_kernel, kc, done));
   for (int i = 0; *done && out_p && i < plan->s; i++) /* vjp_comb's folds, in stage order */
     gs_rows_fold(s, ac[i].acc, out_p);
   return 0;

@@ -1233,6 +1233,7 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
     kc[k] = &ac[k];
   }
   P.side = !field_bar && out_p ? heat_adj_side : NULL;
+  P.aux_ahead = field_bar != NULL; /* only the conductivity's gradient reads the stored state */
   RW_CALL(rw_grid_erk_wave(H->lg, &P, lambda, lambda, 1, heat_adj_kernel, kc, done));
   for (int k = 0; k < s; k++)
     RW_CALL(ac[k].k.err);
