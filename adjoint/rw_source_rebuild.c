@@ -171,7 +171,7 @@ static int rb_alloc(rw_state_source *src, N_Vector y)
   }
   RW_CALL(rw_vec_clone(y, &r->aval));
   r->aget = -1;
-  RW_CALL(rw_vec_clone_array(y, r->F, &r->slots));
+  RW_CALL(rw_vec_clone_array_slots(y, r->F, &r->slots));
   RW_CALL(rw_vec_clone(y, &r->cur));
   RW_CALL(rw_vec_clone(y, &r->prev));
   RW_CALL(rw_vec_clone(y, &r->lsave));

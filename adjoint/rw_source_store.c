@@ -17,7 +17,7 @@ static int store_alloc(rw_state_source *src, N_Vector y)
   rw_store_source *m = (rw_store_source *)src;
   /* Every snapshot before the time loop: a budget problem shows at start-up. */
   m->nvec = (int)(src->N * m->per);
-  RW_CALL(rw_vec_clone_array(y, m->nvec, &m->traj));
+  RW_CALL(rw_vec_clone_array_slots(y, m->nvec, &m->traj)); /* each written whole */
   m->bytes = (size_t)m->per * rw_vec_bytes(y);
   return 0;
 }

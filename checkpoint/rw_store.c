@@ -89,7 +89,7 @@ int rw_store_create_ram(N_Vector tmpl, int nvec, int slots, rw_store *out)
   *out = NULL;
   RW_CALL(rw_store_alloc("ram", &ops, slots, nvec, (size_t)nvec * rw_vec_bytes(tmpl), &st));
   N_Vector *vecs = NULL;
-  RW_TRY(rw_vec_clone_array(tmpl, slots * nvec, &vecs));
+  RW_TRY(rw_vec_clone_array_slots(tmpl, slots * nvec, &vecs));
   st->content = vecs;
   *out = st;
   return 0;
@@ -240,8 +240,8 @@ static int rw_store_host_make(N_Vector tmpl, int nvec, int slots, int sync, rw_s
     if (h->dev)
       RW_TRY(rw_device_host_alloc(h->dev, bytes, &h->slot[i]));
     else
-      RW_TRY(
-          rw_calloc(bytes / sizeof(double), sizeof(double), "host checkpoint slot", &h->slot[i]));
+      RW_TRY(rw_calloc_whole(bytes / sizeof(double), sizeof(double), "host checkpoint slot",
+                             &h->slot[i]));
   }
   if (h->dev && h->nloc && !sync) {
     RW_TRY(rw_device_alloc(h->dev, bytes, &h->out));

@@ -1,5 +1,6 @@
 /* Context, logging and the counting allocator. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MADV_HUGEPAGE */
 #include "rewind/rw_context.h"
 
 #include "rewind/rw_device.h"
@@ -7,9 +8,11 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -119,19 +122,62 @@ void rw_log(rw_context ctx, rw_log_level level, const char *fmt, ...)
   fflush(stdout);
 }
 
-/* Each block carries a header with its size, so frees are counted exactly. The header is
- * 16 bytes to keep the payload aligned for doubles and SIMD loads. */
+/* Each block carries a header with its size, so frees are counted exactly, and how it was
+ * allocated. The header is a max_align_t (32 bytes here), which keeps the payload aligned for
+ * doubles and SIMD loads. */
 typedef union {
-  size_t bytes;
+  struct {
+    size_t bytes;
+    size_t mapped; /* 0: calloc; else the length of its own mapping (rw_big_alloc) */
+  } b;
   max_align_t align;
 } rw_block_header;
+
+/* Blocks of RW_BIG_BYTES or more from rw_calloc_whole (checkpoint slots) get a mapping
+ * of their own, aligned to 2 MiB and marked MADV_HUGEPAGE before anything touches it, so that
+ * the kernel backs them with transparent huge pages where it is set to (`madvise` mode, the
+ * default of many distributions): one page fault per 2 MiB instead of 512. Pages of such a
+ * block are first touched inside the timed sweeps (a store-everything run writes each state
+ * into a fresh slot), and in a virtual machine a fault is dear: on an AMD EPYC (Zen 5) VM,
+ * Gray-Scott 512^2, 200 steps, 1 rank, the store-everything forward sweep took 2.29 s with 4
+ * KiB pages and 0.40 s with huge ones (the plain forward 0.40 s). Zeroed like calloc's (a fresh
+ * anonymous mapping); where the kernel has no huge pages the advice is ignored and the block
+ * is an ordinary mapping. */
+#define RW_BIG_BYTES  ((size_t)2 << 20)
+#define RW_HUGE_ALIGN ((size_t)2 << 20)
+
+static rw_block_header *rw_big_alloc(size_t bytes)
+{
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+  const size_t pg = 4096, len = (sizeof(rw_block_header) + bytes + pg - 1) / pg * pg;
+  if (len > (size_t)-1 - RW_HUGE_ALIGN) return NULL;
+  char *m =
+      mmap(NULL, len + RW_HUGE_ALIGN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  /* keep the 2 MiB-aligned part: unmap the head before it and the tail after it */
+  const uintptr_t a = ((uintptr_t)m + RW_HUGE_ALIGN - 1) & ~(uintptr_t)(RW_HUGE_ALIGN - 1);
+  char *p = (char *)a;
+  const size_t head = (size_t)(p - m), tail = RW_HUGE_ALIGN - head;
+  if (head) munmap(m, head);
+  if (tail) munmap(p + len, tail);
+#ifdef MADV_HUGEPAGE
+  (void)madvise(p, len, MADV_HUGEPAGE); /* advice: refused where THP is off, harmless */
+#endif
+  rw_block_header *h = (rw_block_header *)(void *)p;
+  h->b.mapped = len;
+  return h;
+#else
+  (void)bytes;
+  return NULL;
+#endif
+}
 
 /* current bytes; the peak since the caller's last rw_mem_reset_peak; the peak of the adjoint
  * driver's window (rw_mem_window_*), kept apart so that a solve does not reset the caller's */
 static size_t rw_mem_cur, rw_mem_pk, rw_mem_wpk;
 static long rw_mem_fail_n;
 
-int rw_calloc(size_t count, size_t size, const char *what, void *out_ptr)
+static int rw_calloc_impl(size_t count, size_t size, const char *what, void *out_ptr, int whole)
 {
   void **out = (void **)out_ptr;
   *out = NULL;
@@ -142,11 +188,12 @@ int rw_calloc(size_t count, size_t size, const char *what, void *out_ptr)
   if (rw_mem_fail_n > 0 && --rw_mem_fail_n == 0)
     return RW_ERROR(RW_ERR_MEM, "allocation of %zu bytes for %s failed (injected by test)", bytes,
                     what ? what : "?");
-  rw_block_header *h = calloc(1, sizeof *h + bytes);
+  rw_block_header *h = whole && bytes >= RW_BIG_BYTES ? rw_big_alloc(bytes) : NULL;
+  if (!h && (h = calloc(1, sizeof *h + bytes)) != NULL) h->b.mapped = 0;
   if (!h)
     return RW_ERROR(RW_ERR_MEM, "out of memory allocating %zu bytes for %s", bytes,
                     what ? what : "?");
-  h->bytes = bytes;
+  h->b.bytes = bytes;
   rw_mem_cur += bytes;
   if (rw_mem_cur > rw_mem_pk) rw_mem_pk = rw_mem_cur;
   if (rw_mem_cur > rw_mem_wpk) rw_mem_wpk = rw_mem_cur;
@@ -154,12 +201,29 @@ int rw_calloc(size_t count, size_t size, const char *what, void *out_ptr)
   return 0;
 }
 
+int rw_calloc(size_t count, size_t size, const char *what, void *out_ptr)
+{
+  return rw_calloc_impl(count, size, what, out_ptr, 0);
+}
+
+int rw_calloc_whole(size_t count, size_t size, const char *what, void *out_ptr)
+{
+  return rw_calloc_impl(count, size, what, out_ptr, 1);
+}
+
 void rw_free(void *ptr_to_ptr)
 {
   void **pp = (void **)ptr_to_ptr;
   if (!pp || !*pp) return;
   rw_block_header *h = (rw_block_header *)*pp - 1;
-  rw_mem_cur -= h->bytes;
+  rw_mem_cur -= h->b.bytes;
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+  if (h->b.mapped) {
+    munmap(h, h->b.mapped);
+    *pp = NULL;
+    return;
+  }
+#endif
   free(h);
   *pp = NULL;
 }

@@ -126,12 +126,15 @@ static int rw_vec_linear_combination(int n, sunrealtype *c, N_Vector *X, N_Vecto
 static void rw_vec_set_ops(N_Vector v) { v->ops->nvlinearcombination = rw_vec_linear_combination; }
 
 static int rw_vec_make(MPI_Comm comm, SUNContext sunctx, sunindextype local_n,
-                       sunindextype global_n, N_Vector *out)
+                       sunindextype global_n, int whole, N_Vector *out)
 {
   double *data = NULL;
   *out = NULL;
   /* One extra element keeps the pointer non-NULL for ranks that own no entries. */
-  RW_CALL(rw_calloc((size_t)local_n + 1, sizeof(double), "state vector", &data));
+  if (whole)
+    RW_CALL(rw_calloc_whole((size_t)local_n + 1, sizeof(double), "checkpoint slot vector", &data));
+  else
+    RW_CALL(rw_calloc((size_t)local_n + 1, sizeof(double), "state vector", &data));
   N_Vector v = N_VMake_Parallel(comm, local_n, global_n, data, sunctx);
   if (!v) {
     rw_free(&data);
@@ -160,12 +163,12 @@ int rw_vec_create(rw_context ctx, sunindextype local_n, N_Vector *out)
                          local_n, (sunindextype)glob, 1, out));
     return 0;
   }
-  RW_CALL(
-      rw_vec_make(rw_context_comm(ctx), rw_context_sunctx(ctx), local_n, (sunindextype)glob, out));
+  RW_CALL(rw_vec_make(rw_context_comm(ctx), rw_context_sunctx(ctx), local_n, (sunindextype)glob, 0,
+                      out));
   return 0;
 }
 
-int rw_vec_clone(N_Vector tmpl, N_Vector *out)
+static int rw_vec_clone_as(N_Vector tmpl, int whole, N_Vector *out)
 {
   RW_CHECK(tmpl, RW_ERR_ARG, "rw_vec_clone: template is NULL");
   if (rw_dvec_is(tmpl)) {
@@ -173,10 +176,12 @@ int rw_vec_clone(N_Vector tmpl, N_Vector *out)
                          rw_dvec_local_length(tmpl), rw_dvec_global_length(tmpl), 1, out));
     return 0;
   }
-  RW_CALL(
-      rw_vec_make(NV_COMM_P(tmpl), tmpl->sunctx, NV_LOCLENGTH_P(tmpl), NV_GLOBLENGTH_P(tmpl), out));
+  RW_CALL(rw_vec_make(NV_COMM_P(tmpl), tmpl->sunctx, NV_LOCLENGTH_P(tmpl), NV_GLOBLENGTH_P(tmpl),
+                      whole, out));
   return 0;
 }
+
+int rw_vec_clone(N_Vector tmpl, N_Vector *out) { return rw_vec_clone_as(tmpl, 0, out); }
 
 void rw_vec_destroy(N_Vector *v)
 {
@@ -229,7 +234,7 @@ void rw_vec_view_destroy(N_Vector *view)
   *view = NULL;
 }
 
-int rw_vec_clone_array(N_Vector tmpl, int n, N_Vector **out)
+static int rw_vec_clone_array_as(N_Vector tmpl, int n, int whole, N_Vector **out)
 {
   int ierr = 0;
   N_Vector *vs = NULL;
@@ -237,12 +242,22 @@ int rw_vec_clone_array(N_Vector tmpl, int n, N_Vector **out)
   if (n <= 0) return 0;
   RW_CALL(rw_calloc((size_t)n, sizeof *vs, "vector array", &vs));
   for (int i = 0; i < n; i++)
-    RW_TRY(rw_vec_clone(tmpl, &vs[i]));
+    RW_TRY(rw_vec_clone_as(tmpl, whole, &vs[i]));
   *out = vs;
   return 0;
 cleanup:
   rw_vec_destroy_array(&vs, n);
   return ierr;
+}
+
+int rw_vec_clone_array(N_Vector tmpl, int n, N_Vector **out)
+{
+  return rw_vec_clone_array_as(tmpl, n, 0, out);
+}
+
+int rw_vec_clone_array_slots(N_Vector tmpl, int n, N_Vector **out)
+{
+  return rw_vec_clone_array_as(tmpl, n, 1, out);
 }
 
 void rw_vec_destroy_array(N_Vector **vs, int n)

@@ -71,6 +71,12 @@ int rw_fp_subnormals_flushed(void);
  * `what` on failure. Not collective. */
 int rw_calloc(size_t count, size_t size, const char *what, void *out_ptr);
 
+/* rw_calloc for a block that is written whole whenever it is used (a checkpoint slot): from
+ * 2 MiB up it gets a mapping of its own marked for transparent huge pages, one page fault per
+ * 2 MiB instead of 512 when the timed sweeps first write it. Other blocks keep calloc's 4 KiB
+ * pages, which a block touched only in part does not fill. Counted and freed as rw_calloc's. */
+int rw_calloc_whole(size_t count, size_t size, const char *what, void *out_ptr);
+
 /* Frees memory from rw_calloc and sets *ptr to NULL; accepts NULL. */
 void rw_free(void *ptr_to_ptr);
 

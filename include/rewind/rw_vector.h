@@ -26,6 +26,9 @@ void rw_vec_destroy(N_Vector *v);
 /* Creates/destroys an array of n vectors like `tmpl`. */
 int rw_vec_clone_array(N_Vector tmpl, int n, N_Vector **out);
 void rw_vec_destroy_array(N_Vector **vs, int n);
+/* rw_vec_clone_array for a checkpoint store's slots, each written whole when used: CPU vectors'
+ * data from rw_calloc_whole (huge pages from 2 MiB up). Destroyed by rw_vec_destroy_array. */
+int rw_vec_clone_array_slots(N_Vector tmpl, int n, N_Vector **out);
 
 /* A view: a vector with the layout of `tmpl` that owns no data; its entries are wherever
  * rw_vec_view_point last pointed it (e.g. one half of a longer vector). Destroy it with

@@ -8,6 +8,9 @@
 #include "rw_test.h"
 
 #include <hdf5.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -101,6 +104,81 @@ Test(store, ram_roundtrip)
   cr_assert_eq(rw_store_inject_fault(st, "flip", 1), RW_ERR_ARG);
   rw_store_destroy(&st);
   cr_assert_null(st);
+  teardown(&f);
+}
+
+/* The big path of rw_calloc_whole (checkpoint slots from 2 MiB up): a mapping of its own,
+ * zeroed, counted and freed exactly, aligned to 2 MiB and advised for huge pages. */
+static int vma_flag(const void *p, const char *flag)
+{
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (!f) return -1;
+  char line[512];
+  int in = 0, found = -1;
+  const unsigned long a = (unsigned long)p;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+      in = a >= lo && a < hi;
+      continue;
+    }
+    if (in && strncmp(line, "VmFlags:", 8) == 0) {
+      char pat[8];
+      snprintf(pat, sizeof pat, " %s", flag);
+      found = strstr(line + 8, pat) != NULL;
+      break;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+Test(store, calloc_whole_big_blocks)
+{
+  const size_t n = ((size_t)3 << 20) / sizeof(double) + 3; /* past 2 MiB, not a page multiple */
+  const size_t before = rw_mem_current();
+  double *d = NULL, *small = NULL;
+  RW_TEST_OK(rw_calloc_whole(n, sizeof(double), "test block", &d));
+  cr_assert_not_null(d);
+  cr_assert_eq(rw_mem_current(), before + n * sizeof(double), "counted exactly");
+  cr_assert_eq((uintptr_t)d % 16, 0, "payload aligned for doubles and vectors");
+  cr_assert_lt((uintptr_t)d % ((uintptr_t)2 << 20), 64, "its mapping starts on 2 MiB, just below");
+  for (size_t i = 0; i < n; i++) /* zeroed, every entry writable */
+    cr_assert(d[i] == 0.0 && !signbit(d[i]), "entry %zu not zero", i);
+  for (size_t i = 0; i < n; i++)
+    d[i] = (double)i;
+  cr_assert(d[n - 1] == (double)(n - 1));
+  if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) == 0) {
+    int hg = vma_flag(d, "hg");
+    if (hg < 0)
+      cr_log_warn("no VmFlags in /proc/self/smaps: the huge page advice is not checked\n");
+    else
+      cr_assert_eq(hg, 1, "the block's mapping is not advised for huge pages (VmFlags hg)");
+  } else {
+    cr_log_warn("kernel without transparent huge pages: the advice is not checked\n");
+  }
+  RW_TEST_OK(rw_calloc_whole(100, sizeof(double), "small block", &small)); /* calloc's path */
+  cr_assert_eq(rw_mem_current(), before + (n + 100) * sizeof(double));
+  cr_assert(small[99] == 0.0);
+  rw_free(&d);
+  cr_assert_null(d);
+  rw_free(&small);
+  cr_assert_eq(rw_mem_current(), before, "freed exactly");
+}
+
+/* RAM store slots past 2 MiB (rw_vec_clone_array_slots): the same bits back, and every byte
+ * counted while the store lives and released with it. */
+Test(store, ram_roundtrip_big_slots)
+{
+  fixture f;
+  setup(&f, 300001);
+  const size_t before = rw_mem_current();
+  rw_store st = NULL;
+  RW_TEST_OK(rw_store_create_ram(f.v[0], 2, 3, &st));
+  cr_assert_geq(rw_mem_current(), before + 3 * 2 * 300001 * sizeof(double));
+  roundtrip(&f, st);
+  rw_store_destroy(&st);
+  cr_assert_eq(rw_mem_current(), before, "the slots are freed with the store");
   teardown(&f);
 }
 
