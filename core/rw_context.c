@@ -139,10 +139,10 @@ typedef union {
  * default of many distributions): one page fault per 2 MiB instead of 512. Pages of such a
  * block are first touched inside the timed sweeps (a store-everything run writes each state
  * into a fresh slot), and in a virtual machine a fault is dear: on an AMD EPYC (Zen 5) VM,
- * Gray-Scott 512^2, 200 steps, 1 rank, the store-everything forward sweep took 2.29 s with 4
- * KiB pages and 0.40 s with huge ones (the plain forward 0.40 s). Zeroed like calloc's (a fresh
- * anonymous mapping); where the kernel has no huge pages the advice is ignored and the block
- * is an ordinary mapping. */
+ * Gray-Scott 512^2, 200 steps, 1 rank, the store-everything forward sweep took 2.22-2.35 s
+ * with 4 KiB pages and 0.50-0.64 s with huge ones (the plain forward 0.36-0.47 s). Zeroed like
+ * calloc's (a fresh anonymous mapping); where the kernel has no huge pages the advice is ignored
+ * and the block is an ordinary mapping. */
 #define RW_BIG_BYTES  ((size_t)2 << 20)
 #define RW_HUGE_ALIGN ((size_t)2 << 20)
 

@@ -1296,9 +1296,9 @@ static const double *rw_wave_yrow(const rw_wave *w, long v, long j)
  * the combination's: the plan's aux_ahead. A kernel that reads a stored stage (Gray-Scott's
  * VJP, heat's conductivity gradient) streams it from memory, and prefetching it only while the
  * kernels run left the adjoint step waiting for it: on an AMD EPYC (Zen 5) VM, 1 rank, Gray-Scott
- * 512^2 read 16 MB of stages a step at about 6 GB/s (3.7 ms a step, 1.99 ms with the stages in
- * cache), a core's software prefetches bringing about 10 GB/s at most; issued during the forms
- * too, they keep the memory busy for more of the step (2.8 ms). */
+ * 512^2's adjoint step took 3.10-3.34 ms (1.9-2.1 ms reading a cached row instead), a core's
+ * software prefetches bringing about 10 GB/s at most; issued during the forms too, they keep
+ * the memory busy for more of the step: 2.44-2.91 ms. See docs/architecture.md. */
 #define RW_AHEAD_CHUNK 128
 static void rw_wave_lincomb_ahead(int n, const double *c, const double *const *x, double *z,
                                   long len, const double *ahead)
