@@ -5,6 +5,7 @@
 #include "../core/rw_device_impl.h"
 #include "rw_dev_bodies.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #if defined(__SSE2__)
@@ -12,6 +13,17 @@
 #endif
 #include <stdio.h>
 #include <string.h>
+
+/* The choice between the rule's tiles and none for a 3-D wave (rw_wave_tune_rows): the two
+ * candidates' rows per tile, the best time of each so far, the waves timed, the rows chosen. */
+typedef struct {
+  long cand[2], chosen;
+  double best[2];
+  int runs;
+} rw_wave_tuner;
+/* the plan kinds measured apart: a plain step, one keeping or only recomputing its stages, an
+ * adjoint step */
+#define RW_WAVE_KINDS 3
 
 struct rw_grid_s {
   rw_context ctx;
@@ -66,6 +78,12 @@ struct rw_grid_s {
   size_t wave_inj_len;
   const void *wave_cur; /* the wave in progress (rw_grid_wave_aux_layer) */
   long wave_layers, wave_rows, wave_runs;
+  /* rows per tile chosen by measurement (rw_wave_tune), per plan kind and stage count; the
+   * clock it reads (rw_grid_set_wave_clock; NULL: MPI_Wtime); the last wave's rows per tile */
+  rw_wave_tuner wave_tune[RW_WAVE_KINDS][RW_WAVE_MAX_STAGES + 1];
+  double (*wave_clock)(void *);
+  void *wave_clock_ctx;
+  long wave_rows_used;
   int wave_ok[2][RW_WAVE_MAX_STAGES + 1];
   int pair_ok[RW_WAVE_MAX_STAGES + 1]; /* rw_grid_erk_wave_pair's block test, as wave_ok */
   long pair_runs;                      /* the pairs run (each also counts as two waves) */
@@ -1184,6 +1202,52 @@ static long rw_grid_wave_rows(rw_grid g, int s, long W)
   return T < n ? T : n;
 }
 
+/* Whether tiles pay is a property of the machine's caches more than of the block, and
+ * measured it went both ways: on an Intel Xeon (Emerald Rapids) VM, 2 MiB of L2 a core, heat
+ * 128^3's forward step took 25 ms in the rule's 23-row tiles against 34-36 ms untiled (its live
+ * layers in L3); on an AMD EPYC (Zen 5) VM, 1 MiB of L2 and a faster L3, 15.6-16.3 ms untiled
+ * against 20.3-21.0 ms in those tiles, and untiled was as fast or faster at 64^3 to 160^3 on 1
+ * and 2 ranks (docs/architecture.md, "Tiles chosen by measurement"). So where the rule would
+ * tile and no rows are set, the grid times both: RW_WAVE_TUNE_ROUNDS waves of each candidate in
+ * turn, per plan kind (a plain step, one keeping or recomputing its stages, an adjoint step:
+ * their streams differ) and stage count, and keeps the one with the lower best time, measuring
+ * again after RW_WAVE_TUNE_AGAIN more waves (a machine whose speed drifted while it measured,
+ * as these shared ones do, does not keep a wrong choice for the whole run). The rows change no
+ * value (each tile forms its rows with the same operations), only the speed. Each rank decides
+ * alone: tiles are only along a dimension no rank shares. */
+#define RW_WAVE_TUNE_ROUNDS 4
+#define RW_WAVE_TUNE_AGAIN  1000 /* waves after a choice before it is measured again */
+static long rw_wave_tune_rows(rw_wave_tuner *t, long rule, long all)
+{
+  if (t->cand[0] != rule || t->cand[1] != all ||
+      t->runs >= 2 * RW_WAVE_TUNE_ROUNDS + RW_WAVE_TUNE_AGAIN) {
+    t->cand[0] = rule, t->cand[1] = all, t->chosen = 0, t->runs = 0; /* (again) from the start */
+    t->best[0] = t->best[1] = HUGE_VAL;
+  }
+  return t->runs < 2 * RW_WAVE_TUNE_ROUNDS ? t->cand[t->runs & 1] : t->chosen;
+}
+
+static void rw_wave_tune_note(rw_wave_tuner *t, double secs)
+{
+  const int r = t->runs++;
+  if (r >= 2 * RW_WAVE_TUNE_ROUNDS) return;
+  if (secs < t->best[r & 1]) t->best[r & 1] = secs;
+  if (r + 1 == 2 * RW_WAVE_TUNE_ROUNDS) t->chosen = t->cand[t->best[1] < t->best[0]];
+}
+
+static double rw_wave_clock(rw_grid g)
+{
+  return g->wave_clock ? g->wave_clock(g->wave_clock_ctx) : MPI_Wtime();
+}
+
+void rw_grid_set_wave_clock(rw_grid g, double (*clock)(void *), void *ctx)
+{
+  g->wave_clock = clock, g->wave_clock_ctx = ctx;
+  memset(g->wave_tune, 0, sizeof g->wave_tune);
+}
+
+long rw_grid_wave_rows_used(rw_grid g) { return g->wave_rows_used; }
+
 /* Whether a wave of s stages runs on this grid (the same answer on every rank: one
  * all-reduce the first time it is asked for s and ext_ok). */
 static int rw_grid_wave_suits(rw_grid g, int s, int ext_ok, long W)
@@ -1755,8 +1819,19 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   if (!rw_grid_wave_suits(g, s, ext_ok, W)) return 0;
   rw_wave w;
   rw_wave_init(&w, g, P, W, 0);
-  const long T = rw_grid_wave_rows(g, s, W), nrows = dim == 3 ? g->count[1] : 1;
+  const long nrows = dim == 3 ? g->count[1] : 1;
+  long T = rw_grid_wave_rows(g, s, W);
+  rw_wave_tuner *tune = NULL; /* the rule would tile and no rows are set: measure */
+  if (T < nrows && g->wave_rows <= 0) {
+    int kind = 0;
+    for (int i = 0; i < s; i++)
+      kind = P->aux[i] ? 2 : kind == 0 && P->keep[i] ? 1 : kind;
+    if (kind == 0 && P->no_out) kind = 1;
+    tune = &g->wave_tune[kind][s];
+    T = rw_wave_tune_rows(tune, T, nrows);
+  }
   w.tiled = T < nrows;
+  g->wave_rows_used = T;
   const int inplace = !P->no_out && rw_vec_data(y) == rw_vec_data(y_out) && w.tiled;
   const size_t keep = (size_t)w.N * (size_t)w.H * w.row; /* the rows kept aside, per copy */
   int naux = 0;
@@ -1778,6 +1853,7 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   double *sv[2] = {p, p + keep};
   w.jsave = 0;
   RW_CALL(rw_wave_lists(&w));
+  const double t0 = tune ? rw_wave_clock(g) : 0.0;
   for (long j0 = 0, t = 0; j0 < nrows; j0 += T, t++) {
     rw_wave_rows(&w, j0, j0 + T < nrows ? j0 + T : nrows);
     if (inplace && w.j1 < nrows) rw_wave_aside(&w, sv[t & 1]);
@@ -1790,6 +1866,7 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
 #if defined(__SSE2__)
   _mm_sfence(); /* the kept stages' streaming stores, before anyone reads them */
 #endif
+  if (tune) rw_wave_tune_note(tune, rw_wave_clock(g) - t0);
   g->wave_runs++;
   *done = 1;
   return 0;

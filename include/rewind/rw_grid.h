@@ -247,9 +247,15 @@ long rw_grid_wave_pairs(rw_grid g);
  * (0: the caller then runs the two waves apart). */
 void rw_grid_set_wave_pair(rw_grid g, int on);
 /* Tuning and tests: the rows per tile along the middle dimension of a 3-D block whose middle
- * dimension has physical sides (0, the default: as many as keep the wave's live rows within
- * 1.5 MiB; at least s G). */
+ * dimension has physical sides (0, the default: chosen by measurement between no tiles and as
+ * many rows as keep the wave's live rows within 1.5 MiB, at least s G; see rw_grid.c). */
 void rw_grid_set_wave_rows(rw_grid g, long rows);
+/* Benchmarks and tests: the rows per tile of the last wave run on this grid (count[1] untiled;
+ * 0 before any). */
+long rw_grid_wave_rows_used(rw_grid g);
+/* Tests: the clock (seconds) the default rows' measurement reads (NULL: MPI_Wtime); setting it
+ * starts every measurement again. */
+void rw_grid_set_wave_clock(rw_grid g, double (*clock)(void *), void *ctx);
 
 /* In a kernel or side call of rw_grid_erk_wave: layer v (the call's layer coordinates) of the
  * plan's aux[i] in the owned layout (row j at + j count[0] ncomp): the block's own, or past the

@@ -12,7 +12,9 @@
  *    rw_grid_apply_comb on a block under 4 ghost layers thick): out and keep;
  *  - a whole explicit RK step as one sweep (rw_grid_erk_wave) equals the stage-by-stage step
  *    bit for bit (RK4, SSPRK3 and Euler, windows of 1-3 layers, in place or not, stages past the
- *    block's edge or not), and runs wherever one rank's block suits it.
+ *    block's edge or not), and runs wherever one rank's block suits it;
+ *  - a 3-D wave's rows per tile, where none are set, chosen by measurement (a made-up clock):
+ *    both candidates timed in turn, the faster kept, the values the same bits.
  * Prints one line per configuration on rank 0; exits 1 on the first failure. */
 #include "rewind/rw_grid.h"
 #include "rw_mpi_test.h"
@@ -582,12 +584,133 @@ static void split_tests(rw_context ctx)
   rw_grid_destroy(&g);
 }
 
+/* The clock the wave's tile measurement reads, made up: each wave (two readings) takes d[0]
+ * when it is the measurement's first candidate (the rule's tiles) and d[1] when the second
+ * (none); they alternate while it measures. */
+typedef struct {
+  double t, d[2];
+  long calls;
+} fake_clock;
+
+static double fake_clock_read(void *ctx)
+{
+  fake_clock *c = ctx;
+  const long k = c->calls++;
+  if (k & 1) c->t += c->d[(k / 2) & 1];
+  return c->t;
+}
+
+/* 6. The rows per tile of a 3-D wave where the rule tiles and none are set: the first 4 waves
+ * of each candidate alternate (the rule's tiles, then none), then the one with the lower best
+ * time stays: untiled where a made-up clock has it faster, the rule's tiles where it has them
+ * faster; rows set by rw_grid_set_wave_rows are used as set and nothing is timed. Every wave's
+ * y_out is the same bits whatever its tiles. RK4 on 32 x 16 x 16 nodes with 8 components (rows
+ * of 2 KiB: the rule's tiles are 7 rows), split along the slowest dimension only. */
+static void tune_tests(rw_context ctx)
+{
+  const int size = rw_context_size(ctx);
+  rw_grid_config cf = {.dim = 3,
+                       .n = {32, 16, 16},
+                       .lo = {0, 0, 0},
+                       .hi = {1, 1, 1},
+                       .bc = {RW_BC_DIRICHLET, RW_BC_NEUMANN, RW_BC_DIRICHLET},
+                       .ncomp = 8,
+                       .ghost = 1,
+                       .dirichlet = {0.25, -0.5, 0, 0, 0, 0, 0, 0},
+                       .procs = {1, 1, size}};
+  rw_grid g;
+  CHECK(rw_grid_create(ctx, &cf, &g));
+  long st[3], cnt[3];
+  rw_grid_local_box(g, st, cnt);
+  N_Vector x, out, first;
+  CHECK(rw_grid_new_field(g, &x));
+  CHECK(rw_grid_new_field(g, &out));
+  CHECK(rw_grid_new_field(g, &first));
+  double *xd = rw_vec_data(x);
+  for (long k = 0; k < cnt[2]; k++)
+    for (long j = 0; j < cnt[1]; j++)
+      for (long i = 0; i < cnt[0]; i++)
+        for (int c = 0; c < cf.ncomp; c++)
+          xd[((k * cnt[1] + j) * cnt[0] + i) * cf.ncomp + c] =
+              1e-3 * fval(st[0] + i, st[1] + j, st[2] + k, c);
+  rw_stage_plan P;
+  memset(&P, 0, sizeof P);
+  const double h = 0.01, a[4] = {0, 0.5, 0.5, 1.0}, b[4] = {1. / 6, 1. / 3, 1. / 3, 1. / 6};
+  P.s = 4, P.cb[0] = 1.0, P.xb[0] = -1, P.nb = 1;
+  for (int i = 0; i < 4; i++) {
+    P.c[i][0] = 1.0, P.x[i][0] = -1, P.n[i] = 1;
+    if (i > 0) P.c[i][1] = h * a[i], P.x[i][1] = i - 1, P.n[i] = 2;
+    P.cb[P.nb] = h * b[i], P.xb[P.nb++] = i;
+  }
+  lap_ctx wide = {cf.ncomp, 1};
+  void *kc[4] = {&wide, &wide, &wide, &wide};
+  rw_grid_set_wave(g, 1);
+  /* faster: 0 the rule's tiles, 1 none; then 2: rows set (5), nothing timed */
+  for (int faster = 0; faster < 3; faster++) {
+    fake_clock fc = {0.0, {faster == 0 ? 1.0 : 2.0, faster == 0 ? 2.0 : 1.0}, 0};
+    rw_grid_set_wave_clock(g, fake_clock_read, &fc);
+    rw_grid_set_wave_rows(g, faster == 2 ? 5 : 0);
+    long rows[12];
+    int bad = 0, done = 0;
+    for (int w = 0; w < 12; w++) {
+      CHECK(rw_grid_erk_wave(g, &P, x, out, 1, lap, kc, &done));
+      rows[w] = rw_grid_wave_rows_used(g);
+      bad += !done;
+      if (faster == 0 && w == 0) N_VScale(1.0, out, first);
+      bad += memcmp(rw_vec_data(out), rw_vec_data(first), rw_vec_bytes(out)) != 0;
+    }
+    /* what must happen: the rule's tiles (rows[0]) thinner than the block, the waves 0-7
+     * alternating, the lower one kept; or, rows set, those rows and no reading */
+    const long all = cnt[1];
+    int ok = !bad && done;
+    if (faster < 2) {
+      ok = ok && rows[0] < all && fc.calls == 24;
+      for (int w = 0; w < 12; w++)
+        ok = ok && rows[w] == (w < 8 ? (w & 1 ? all : rows[0]) : faster ? all : rows[0]);
+    } else {
+      for (int w = 0; w < 12; w++)
+        ok = ok && rows[w] == 5;
+      ok = ok && fc.calls == 0;
+    }
+    long again[2] = {0, 0}; /* no tiles kept: after 1000 more waves measured again, tiles first */
+    if (faster == 1) {
+      for (int w = 12; w < 1008 + 2; w++) {
+        CHECK(rw_grid_erk_wave(g, &P, x, out, 1, lap, kc, &done));
+        if (w >= 1008) again[w - 1008] = rw_grid_wave_rows_used(g);
+      }
+      ok = ok && again[0] == rows[0] && again[1] == all;
+      bad += memcmp(rw_vec_data(out), rw_vec_data(first), rw_vec_bytes(out)) != 0;
+    }
+    int allok = 0;
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
+    if (rw_context_rank(ctx) == 0 && faster == 1)
+      printf("wave tiles by measurement: waves 1008 and 1009 (measured again) %ld %ld rows\n",
+             again[0], again[1]);
+    if (rw_context_rank(ctx) == 0)
+      printf("wave tiles by measurement (%s) on %d ranks: rows per wave %ld %ld %ld %ld %ld %ld "
+             "%ld %ld | %ld %ld %ld %ld of %ld, %ld clock readings, %d waves not run or "
+             "differing: %s\n",
+             faster == 0   ? "tiles made faster"
+             : faster == 1 ? "no tiles made faster"
+                           : "5 rows set",
+             size, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], rows[6], rows[7], rows[8],
+             rows[9], rows[10], rows[11], all, fc.calls, bad, allok ? "ok" : "WRONG");
+    if (!allok) fails++;
+  }
+  rw_grid_set_wave_clock(g, NULL, NULL);
+  rw_vec_destroy(&x);
+  rw_vec_destroy(&out);
+  rw_vec_destroy(&first);
+  rw_grid_destroy(&g);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
   rw_context ctx;
   CHECK(rw_context_create(MPI_COMM_WORLD, &ctx));
   split_tests(ctx);
+  tune_tests(ctx);
   for (int dim = 2; dim <= 3; dim++)
     for (int b0 = 0; b0 < 3; b0++)
       for (int b1 = 0; b1 < 3; b1++)
