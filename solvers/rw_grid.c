@@ -83,7 +83,7 @@ struct rw_grid_s {
   rw_wave_tuner wave_tune[RW_WAVE_KINDS][RW_WAVE_MAX_STAGES + 1];
   double (*wave_clock)(void *);
   void *wave_clock_ctx;
-  long wave_rows_used;
+  long wave_rows_used, wave_layers_used;
   int wave_ok[2][RW_WAVE_MAX_STAGES + 1];
   int pair_ok[RW_WAVE_MAX_STAGES + 1]; /* rw_grid_erk_wave_pair's block test, as wave_ok */
   long pair_runs;                      /* the pairs run (each also counts as two waves) */
@@ -1159,10 +1159,19 @@ static long rw_wave_live_layers(int s, long W, int G)
  * tiles are sized by rw_grid_wave_rows) fewer, so that the live layers of all s stages
  * (rw_wave_live_layers) stay within RW_WAVE_LIVE_BYTES: the per-stage rule alone kept 3.2 MB
  * live at Gray-Scott 512^2 (30 layers), past L2, and smaller windows were faster, forward and
- * adjoint alike (docs/architecture.md, "The wave's window on a 2-D block"). Only the window
- * changes, never whether the wave runs, nor any value. */
+ * adjoint alike (docs/architecture.md, "The wave's window on a 2-D block"); on an AMD EPYC
+ * (Zen 5) VM the adjoint was faster with windows fitting twice that, so where no layers are set
+ * rw_grid_erk_wave measures the two (rw_wave_tune_rows). Only the window changes, never whether
+ * the wave runs, nor any value. */
 #define RW_WAVE_LIVE_BYTES ((size_t)768 * 1024)
+static long rw_grid_wave_layers_in(rw_grid g, int s, size_t live);
 static long rw_grid_wave_layers(rw_grid g, int s)
+{
+  return rw_grid_wave_layers_in(g, s, RW_WAVE_LIVE_BYTES);
+}
+
+/* The same with the live layers of a 2-D block's wave within `live` bytes. */
+static long rw_grid_wave_layers_in(rw_grid g, int s, size_t live)
 {
   const int G = g->cfg.ghost;
   const long N = g->count[g->cfg.dim - 1];
@@ -1173,7 +1182,7 @@ static long rw_grid_wave_layers(rw_grid g, int s)
   if (W < 1) W = 1;
   if (4 * W > N) return 0;
   if (g->cfg.dim == 2 && s >= 1) {
-    const long fit = ((long)(RW_WAVE_LIVE_BYTES / lb) - rw_wave_live_layers(s, 0, G)) / (3L * s);
+    const long fit = ((long)(live / lb) - rw_wave_live_layers(s, 0, G)) / (3L * s);
     W = fit < W ? fit : W;
     if (W < 1) W = 1;
   }
@@ -1214,7 +1223,10 @@ static long rw_grid_wave_rows(rw_grid g, int s, long W)
  * again after RW_WAVE_TUNE_AGAIN more waves (a machine whose speed drifted while it measured,
  * as these shared ones do, does not keep a wrong choice for the whole run). The rows change no
  * value (each tile forms its rows with the same operations), only the speed. Each rank decides
- * alone: tiles are only along a dimension no rank shares. */
+ * alone: tiles are only along a dimension no rank shares. A 2-D block's window (layers per
+ * window) is chosen the same way between live layers within RW_WAVE_LIVE_BYTES and twice that;
+ * windows change no value either, and a rank's choice is its own (the halo exchange does not
+ * depend on it). */
 #define RW_WAVE_TUNE_ROUNDS 4
 #define RW_WAVE_TUNE_AGAIN  1000 /* waves after a choice before it is measured again */
 static long rw_wave_tune_rows(rw_wave_tuner *t, long rule, long all)
@@ -1247,6 +1259,7 @@ void rw_grid_set_wave_clock(rw_grid g, double (*clock)(void *), void *ctx)
 }
 
 long rw_grid_wave_rows_used(rw_grid g) { return g->wave_rows_used; }
+long rw_grid_wave_layers_used(rw_grid g) { return g->wave_layers_used; }
 
 /* Whether a wave of s stages runs on this grid (the same answer on every rank: one
  * all-reduce the first time it is asked for s and ext_ok). */
@@ -1815,22 +1828,29 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   const int dim = g->cfg.dim, s = P->s;
   *done = 0;
   if (!rw_wave_host(P, y, y_out) || (!y_out && !P->no_out)) return 0;
-  const long W = rw_grid_wave_layers(g, s);
+  long W = rw_grid_wave_layers(g, s);
   if (!rw_grid_wave_suits(g, s, ext_ok, W)) return 0;
+  int kind = 0; /* the plan kind, for the measured choices */
+  for (int i = 0; i < s; i++)
+    kind = P->aux[i] ? 2 : kind == 0 && P->keep[i] ? 1 : kind;
+  if (kind == 0 && P->no_out) kind = 1;
+  rw_wave_tuner *tune = NULL;
+  const long W2 =
+      dim == 2 && g->wave_layers == 0 ? rw_grid_wave_layers_in(g, s, 2 * RW_WAVE_LIVE_BYTES) : W;
+  if (W2 > W) { /* 2-D, no layers set: windows whose live layers fit 768 KiB or 1.5 MiB */
+    tune = &g->wave_tune[kind][s];
+    W = rw_wave_tune_rows(tune, W, W2);
+  }
   rw_wave w;
   rw_wave_init(&w, g, P, W, 0);
   const long nrows = dim == 3 ? g->count[1] : 1;
   long T = rw_grid_wave_rows(g, s, W);
-  rw_wave_tuner *tune = NULL; /* the rule would tile and no rows are set: measure */
-  if (T < nrows && g->wave_rows <= 0) {
-    int kind = 0;
-    for (int i = 0; i < s; i++)
-      kind = P->aux[i] ? 2 : kind == 0 && P->keep[i] ? 1 : kind;
-    if (kind == 0 && P->no_out) kind = 1;
+  if (T < nrows && g->wave_rows <= 0) { /* the rule would tile and no rows are set */
     tune = &g->wave_tune[kind][s];
     T = rw_wave_tune_rows(tune, T, nrows);
   }
   w.tiled = T < nrows;
+  g->wave_layers_used = W;
   g->wave_rows_used = T;
   const int inplace = !P->no_out && rw_vec_data(y) == rw_vec_data(y_out) && w.tiled;
   const size_t keep = (size_t)w.N * (size_t)w.H * w.row; /* the rows kept aside, per copy */

@@ -238,7 +238,9 @@ int rw_grid_wave_ready(rw_grid g, int s, int ext_ok);
 size_t rw_grid_wave_field_length(rw_grid g, int s, int ghosted);
 int rw_grid_wave_field(rw_grid g, int s, N_Vector v, int ghosted, double *buf);
 /* Tuning and tests: the layers per window of the wave (0, the default: as many as fit 256 KiB
- * of the widest stage buffer; -1: off), and the number of waves run on this grid so far. */
+ * of the widest stage buffer, on a 2-D block chosen by measurement between as many as keep
+ * the wave's live layers within 768 KiB and within 1.5 MiB; -1: off), and the number of waves
+ * run on this grid so far. */
 void rw_grid_set_wave(rw_grid g, long layers);
 long rw_grid_waves(rw_grid g);
 /* Tests: the rw_grid_erk_wave_pair sweeps run on this grid so far (each is also two waves). */
@@ -250,9 +252,10 @@ void rw_grid_set_wave_pair(rw_grid g, int on);
  * dimension has physical sides (0, the default: chosen by measurement between no tiles and as
  * many rows as keep the wave's live rows within 1.5 MiB, at least s G; see rw_grid.c). */
 void rw_grid_set_wave_rows(rw_grid g, long rows);
-/* Benchmarks and tests: the rows per tile of the last wave run on this grid (count[1] untiled;
- * 0 before any). */
+/* Benchmarks and tests: the rows per tile (count[1] untiled) and the layers per window of the
+ * last wave run on this grid (0 before any). */
 long rw_grid_wave_rows_used(rw_grid g);
+long rw_grid_wave_layers_used(rw_grid g);
 /* Tests: the clock (seconds) the default rows' measurement reads (NULL: MPI_Wtime); setting it
  * starts every measurement again. */
 void rw_grid_set_wave_clock(rw_grid g, double (*clock)(void *), void *ctx);

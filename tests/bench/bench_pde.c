@@ -543,8 +543,8 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
   rw_grid sg = o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S->prob) : rw_heat_grid(S->prob);
   /* the rows per tile of the last rounds' forward and adjoint (every gradient) waves, on a 3-D
    * block (chosen by measurement unless --wave-rows sets them) */
-  rw_grid ag = o->problem == PROB_HEAT3D ? rw_heat_adjoint_grid(S->prob) : NULL;
-  long rows_f = 0, rows_a = 0;
+  rw_grid ag = o->problem == PROB_HEAT3D ? rw_heat_adjoint_grid(S->prob) : rw_gs_grid(S->prob);
+  long rows_f = 0, rows_a = 0, lay_f = 0, lay_a = 0;
   long waves = 0; /* forward steps (nothing stored) run as one sweep */
   long pairs = 0; /* backward steps run as one sweep (rw_grid_erk_wave_pair) */
   /* the steps below run as inside a solve (what the drivers bracket them with) */
@@ -579,7 +579,7 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     tf_r = time_max(comm, t0) / (double)K;
     tfwd = fmin(tfwd, tf_r);
     waves += rw_grid_waves(sg) - waves0;
-    rows_f = rw_grid_wave_rows_used(sg);
+    rows_f = rw_grid_wave_rows_used(sg), lay_f = rw_grid_wave_layers_used(sg);
     rw_vec_copy(start, ys[0]); /* forward steps that keep their stages, each its own */
     MPI_Barrier(comm);
     t0 = MPI_Wtime();
@@ -598,7 +598,7 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
             rw_stepper_adjoint_step(st, (double)k * S->dt, S->dt, ys[k], stg + k * ns, lam, pbar));
       RW_TRY(rw_device_sync(dev));
       double t = time_max(comm, t0) / (double)K;
-      if (!frozen && ag) rows_a = rw_grid_wave_rows_used(ag);
+      if (!frozen) rows_a = rw_grid_wave_rows_used(ag), lay_a = rw_grid_wave_layers_used(ag);
       if (frozen)
         tadj_y0 = fmin(tadj_y0, t), ry0[r] = t / tf_r;
       else
@@ -661,10 +661,13 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
            tfwd * 1e3, tfwd * 250.0, passes, mib(vb), tbound * 1e3, tbound * 250.0, tfwd / tbound);
     printf("  forward steps run as one sweep (rw_grid_erk_wave): %ld of %ld\n", waves,
            K * (long)reps);
-    if (ag)
+    if (o->problem == PROB_HEAT3D)
       printf("  rows per tile of the last round's waves (%s): forward %ld, adjoint %ld (of %ld)\n",
              o->wave_rows > 0 ? "set by --wave-rows" : "chosen by measurement", rows_f, rows_a,
              o->n);
+    else
+      printf("  layers per window of the last round's waves (%s): forward %ld, adjoint %ld\n",
+             o->wave_layers > 0 ? "set by --wave-layers" : "chosen by measurement", lay_f, lay_a);
     printf("  forward step keeping its stages %.3f ms (%.2f x)\n", tfwd_st * 1e3, tfwd_st / tfwd);
     printf("  adjoint step, stages stored (a store-stages sweep's, each step's own, written %ld "
            "steps before at most): every gradient %.3f ms (%.2f x forward step), dJ/dy0 only "
@@ -693,10 +696,11 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
            "\"t_adjoint_all_recomputed\":%.6e,\"t_adjoint_y0_recomputed\":%.6e,"
            "\"t_backward_step\":%.6e,\"t_backward_two_sweeps\":%.6e,\"pairs\":%ld,"
            "\"waves\":%ld,\"r_adjoint_all_median\":%.4f,\"r_adjoint_y0_median\":%.4f,"
-           "\"rows_forward\":%ld,\"rows_adjoint\":%ld}\n",
+           "\"rows_forward\":%ld,\"rows_adjoint\":%ld,\"layers_forward\":%ld,"
+           "\"layers_adjoint\":%ld}\n",
            dev ? rw_device_name(dev) : "cpu", o->problem == PROB_HEAT3D ? "heat3d" : "grayscott",
            o->n, size, vb, bw, tfwd, tbound, tfwd_st, tadj_all, tadj_y0, trec_all, trec_y0, tback,
-           tback2, pairs, waves, mall, my0, rows_f, rows_a);
+           tback2, pairs, waves, mall, my0, rows_f, rows_a, lay_f, lay_a);
   }
 cleanup:
   rw_free(&rall);

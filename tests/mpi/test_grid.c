@@ -13,8 +13,9 @@
  *  - a whole explicit RK step as one sweep (rw_grid_erk_wave) equals the stage-by-stage step
  *    bit for bit (RK4, SSPRK3 and Euler, windows of 1-3 layers, in place or not, stages past the
  *    block's edge or not), and runs wherever one rank's block suits it;
- *  - a 3-D wave's rows per tile, where none are set, chosen by measurement (a made-up clock):
- *    both candidates timed in turn, the faster kept, the values the same bits.
+ *  - a 3-D wave's rows per tile and a 2-D wave's layers per window, where none are set, chosen
+ *    by measurement (a made-up clock): both candidates timed in turn, the faster kept, the
+ *    values the same bits.
  * Prints one line per configuration on rank 0; exits 1 on the first failure. */
 #include "rewind/rw_grid.h"
 #include "rw_mpi_test.h"
@@ -600,16 +601,19 @@ static double fake_clock_read(void *ctx)
   return c->t;
 }
 
-/* 6. The rows per tile of a 3-D wave where the rule tiles and none are set: the first 4 waves
- * of each candidate alternate (the rule's tiles, then none), then the one with the lower best
- * time stays: untiled where a made-up clock has it faster, the rule's tiles where it has them
- * faster; rows set by rw_grid_set_wave_rows are used as set and nothing is timed. Every wave's
- * y_out is the same bits whatever its tiles. RK4 on 32 x 16 x 16 nodes with 8 components (rows
- * of 2 KiB: the rule's tiles are 7 rows), split along the slowest dimension only. */
-static void tune_tests(rw_context ctx)
+/* 6. What a wave measures where it chooses (no rows or layers set): in 3-D its rows per tile
+ * where the rule tiles (the rule's tiles or none), in 2-D its layers per window (as many as
+ * keep its live layers within 768 KiB or within 1.5 MiB). The first 4 waves of each candidate
+ * alternate, the rule's first, then the one with the lower best time stays: the other where a
+ * made-up clock has it faster, the rule's where it has that faster; 1000 waves after a choice
+ * the two are measured again; rows or layers set (5) are used as set and nothing is timed.
+ * Every wave's y_out is the same bits whatever its tiles or windows. RK4, 8 components (a row
+ * of 2 KiB: the rule's tiles are 7 rows; a 2-D layer of 8 KiB: 5 or 13 layers), split along
+ * the slowest dimension only. */
+static void tune_tests(rw_context ctx, int dim)
 {
   const int size = rw_context_size(ctx);
-  rw_grid_config cf = {.dim = 3,
+  rw_grid_config cf = {.dim = dim,
                        .n = {32, 16, 16},
                        .lo = {0, 0, 0},
                        .hi = {1, 1, 1},
@@ -618,6 +622,8 @@ static void tune_tests(rw_context ctx)
                        .ghost = 1,
                        .dirichlet = {0.25, -0.5, 0, 0, 0, 0, 0, 0},
                        .procs = {1, 1, size}};
+  if (dim == 2) /* 4 windows of the 256 KiB rule's 29 layers on every rank */
+    cf.n[0] = 126, cf.n[1] = 120 * size, cf.n[2] = 1, cf.procs[1] = size, cf.procs[2] = 0;
   rw_grid g;
   CHECK(rw_grid_create(ctx, &cf, &g));
   long st[3], cnt[3];
@@ -644,57 +650,63 @@ static void tune_tests(rw_context ctx)
   }
   lap_ctx wide = {cf.ncomp, 1};
   void *kc[4] = {&wide, &wide, &wide, &wide};
-  rw_grid_set_wave(g, 1);
-  /* faster: 0 the rule's tiles, 1 none; then 2: rows set (5), nothing timed */
+  const char *what = dim == 3 ? "rows per tile" : "layers per window";
+  if (dim == 3) rw_grid_set_wave(g, 1);
+  /* faster: 0 the rule's, 1 the other; then 2: rows or layers set (5), nothing timed */
   for (int faster = 0; faster < 3; faster++) {
     fake_clock fc = {0.0, {faster == 0 ? 1.0 : 2.0, faster == 0 ? 2.0 : 1.0}, 0};
     rw_grid_set_wave_clock(g, fake_clock_read, &fc);
-    rw_grid_set_wave_rows(g, faster == 2 ? 5 : 0);
-    long rows[12];
+    if (dim == 3)
+      rw_grid_set_wave_rows(g, faster == 2 ? 5 : 0);
+    else
+      rw_grid_set_wave(g, faster == 2 ? 5 : 0);
+    long used[12];
     int bad = 0, done = 0;
     for (int w = 0; w < 12; w++) {
       CHECK(rw_grid_erk_wave(g, &P, x, out, 1, lap, kc, &done));
-      rows[w] = rw_grid_wave_rows_used(g);
+      used[w] = dim == 3 ? rw_grid_wave_rows_used(g) : rw_grid_wave_layers_used(g);
       bad += !done;
       if (faster == 0 && w == 0) N_VScale(1.0, out, first);
       bad += memcmp(rw_vec_data(out), rw_vec_data(first), rw_vec_bytes(out)) != 0;
     }
-    /* what must happen: the rule's tiles (rows[0]) thinner than the block, the waves 0-7
-     * alternating, the lower one kept; or, rows set, those rows and no reading */
-    const long all = cnt[1];
+    /* what must happen: the rule's choice (used[0]) and the other (used[1]) differ, the waves
+     * 0-7 alternate, the lower one is kept; or, set, those and no reading */
+    const long other = used[1];
     int ok = !bad && done;
     if (faster < 2) {
-      ok = ok && rows[0] < all && fc.calls == 24;
+      ok = ok && used[0] != other && fc.calls == 24 &&
+           (dim == 3 ? used[0] < cnt[1] && other == cnt[1] : used[0] < other);
       for (int w = 0; w < 12; w++)
-        ok = ok && rows[w] == (w < 8 ? (w & 1 ? all : rows[0]) : faster ? all : rows[0]);
+        ok = ok && used[w] == (w < 8 ? (w & 1 ? other : used[0]) : faster ? other : used[0]);
     } else {
       for (int w = 0; w < 12; w++)
-        ok = ok && rows[w] == 5;
+        ok = ok && used[w] == 5;
       ok = ok && fc.calls == 0;
     }
-    long again[2] = {0, 0}; /* no tiles kept: after 1000 more waves measured again, tiles first */
+    long again[2] = {0, 0}; /* the other kept: after 1000 more waves measured again */
     if (faster == 1) {
       for (int w = 12; w < 1008 + 2; w++) {
         CHECK(rw_grid_erk_wave(g, &P, x, out, 1, lap, kc, &done));
-        if (w >= 1008) again[w - 1008] = rw_grid_wave_rows_used(g);
+        if (w >= 1008)
+          again[w - 1008] = dim == 3 ? rw_grid_wave_rows_used(g) : rw_grid_wave_layers_used(g);
       }
-      ok = ok && again[0] == rows[0] && again[1] == all;
+      ok = ok && again[0] == used[0] && again[1] == other;
       bad += memcmp(rw_vec_data(out), rw_vec_data(first), rw_vec_bytes(out)) != 0;
     }
     int allok = 0;
     MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
     if (rw_context_rank(ctx) == 0 && faster == 1)
-      printf("wave tiles by measurement: waves 1008 and 1009 (measured again) %ld %ld rows\n",
-             again[0], again[1]);
+      printf("%d-D wave %s by measurement: waves 1008 and 1009 (measured again) %ld %ld\n", dim,
+             what, again[0], again[1]);
     if (rw_context_rank(ctx) == 0)
-      printf("wave tiles by measurement (%s) on %d ranks: rows per wave %ld %ld %ld %ld %ld %ld "
-             "%ld %ld | %ld %ld %ld %ld of %ld, %ld clock readings, %d waves not run or "
-             "differing: %s\n",
-             faster == 0   ? "tiles made faster"
-             : faster == 1 ? "no tiles made faster"
-                           : "5 rows set",
-             size, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], rows[6], rows[7], rows[8],
-             rows[9], rows[10], rows[11], all, fc.calls, bad, allok ? "ok" : "WRONG");
+      printf("%d-D wave %s by measurement (%s) on %d ranks: per wave %ld %ld %ld %ld %ld %ld "
+             "%ld %ld | %ld %ld %ld %ld, %ld clock readings, %d waves not run or differing: %s\n",
+             dim, what,
+             faster == 0   ? "the rule's made faster"
+             : faster == 1 ? "the other made faster"
+                           : "5 set",
+             size, used[0], used[1], used[2], used[3], used[4], used[5], used[6], used[7], used[8],
+             used[9], used[10], used[11], fc.calls, bad, allok ? "ok" : "WRONG");
     if (!allok) fails++;
   }
   rw_grid_set_wave_clock(g, NULL, NULL);
@@ -710,7 +722,8 @@ int main(int argc, char **argv)
   rw_context ctx;
   CHECK(rw_context_create(MPI_COMM_WORLD, &ctx));
   split_tests(ctx);
-  tune_tests(ctx);
+  tune_tests(ctx, 3);
+  tune_tests(ctx, 2);
   for (int dim = 2; dim <= 3; dim++)
     for (int b0 = 0; b0 < 3; b0++)
       for (int b1 = 0; b1 < 3; b1++)
