@@ -21,9 +21,9 @@ typedef struct {
   double best[2];
   int runs;
 } rw_wave_tuner;
-/* the plan kinds measured apart: a plain step, one keeping or only recomputing its stages, an
- * adjoint step */
-#define RW_WAVE_KINDS 3
+/* the sweeps measured apart: a plain step, one keeping or only recomputing its stages, an
+ * adjoint step, a pair (rw_grid_erk_wave_pair) */
+#define RW_WAVE_KINDS 4
 
 struct rw_grid_s {
   rw_context ctx;
@@ -1935,7 +1935,7 @@ int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_g
     return 0;
   for (int i = 0; i < s; i++)
     if (Pf->keep[i] || Pa->aux[i]) return 0;
-  const long W = rw_grid_wave_layers(g, s);
+  long W = rw_grid_wave_layers(g, s);
   if (!rw_grid_wave_suits(g, s, 1, W) || !rw_grid_pair_suits(g, s)) return 0;
   /* Where the wave is tiled (3-D, a middle dimension with physical sides, as heat's blocks)
    * a pair for heat was slower than the two waves apart: heat 128^3, 23-row tiles, 1.22-1.24x
@@ -1943,6 +1943,11 @@ int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_g
    * layers of two waves and the rings outgrow the tile's cache budget); untiled, 64-76 against
    * 71-79 ms, no clear gain. So a tiled wave keeps the two waves (the same bits either way). */
   if (rw_grid_pair_tiled(g, s, W)) return 0;
+  rw_wave_tuner *tune = NULL; /* 2-D, no layers set: the window measured, as a wave's */
+  const long W2 =
+      dim == 2 && g->wave_layers == 0 ? rw_grid_wave_layers_in(g, s, 2 * RW_WAVE_LIVE_BYTES) : W;
+  if (W2 > W) tune = &g->wave_tune[3][s], W = rw_wave_tune_rows(tune, W, W2);
+  g->wave_layers_used = W;
   const long lag = (long)(s - 1) * G;
   rw_wave wf, wa;
   rw_wave_init(&wf, g, Pf, W, lag);
@@ -1962,6 +1967,7 @@ int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_g
   rw_wave_rows(&wa, 0, nrows);
   rw_wave_start(&wf);
   rw_wave_start(&wa);
+  const double t0 = tune ? rw_wave_clock(g) : 0.0;
   /* F: the recomputation's front in the block's layers; the adjoint's is lag behind */
   for (long F = wf.klo[0] - wf.V0 + W; !rw_wave_finished(&wa); F += W) {
     if (!rw_wave_finished(&wf)) {
@@ -1980,6 +1986,7 @@ int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_g
     g->wave_cur = NULL;
     RW_CALL(e);
   }
+  if (tune) rw_wave_tune_note(tune, rw_wave_clock(g) - t0);
   g->wave_runs += 2;
   g->pair_runs++;
   *done = 1;
