@@ -14,8 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The choice between the rule's tiles and none for a 3-D wave (rw_wave_tune_rows): the two
- * candidates' rows per tile, the best time of each so far, the waves timed, the rows chosen. */
+/* A choice made by measurement (rw_wave_tune_pick): a 3-D wave's rows per tile (the rule's
+ * tiles or none) or a 2-D wave's layers per window. The two candidates, the best time of each
+ * so far, the sweeps timed, the one chosen. */
 typedef struct {
   long cand[2], chosen;
   double best[2];
@@ -78,8 +79,9 @@ struct rw_grid_s {
   size_t wave_inj_len;
   const void *wave_cur; /* the wave in progress (rw_grid_wave_aux_layer) */
   long wave_layers, wave_rows, wave_runs;
-  /* rows per tile chosen by measurement (rw_wave_tune), per plan kind and stage count; the
-   * clock it reads (rw_grid_set_wave_clock; NULL: MPI_Wtime); the last wave's rows per tile */
+  /* the choices made by measurement (rw_wave_tune_pick), per sweep kind and stage count; the
+   * clock they read (rw_grid_set_wave_clock; NULL: MPI_Wtime); the last wave's rows per tile
+   * and layers per window */
   rw_wave_tuner wave_tune[RW_WAVE_KINDS][RW_WAVE_MAX_STAGES + 1];
   double (*wave_clock)(void *);
   void *wave_clock_ctx;
@@ -1161,7 +1163,7 @@ static long rw_wave_live_layers(int s, long W, int G)
  * live at Gray-Scott 512^2 (30 layers), past L2, and smaller windows were faster, forward and
  * adjoint alike (docs/architecture.md, "The wave's window on a 2-D block"); on an AMD EPYC
  * (Zen 5) VM the adjoint was faster with windows fitting twice that, so where no layers are set
- * rw_grid_erk_wave measures the two (rw_wave_tune_rows). Only the window changes, never whether
+ * rw_grid_erk_wave measures the two (rw_wave_tune_pick). Only the window changes, never whether
  * the wave runs, nor any value. */
 #define RW_WAVE_LIVE_BYTES ((size_t)768 * 1024)
 static long rw_grid_wave_layers_in(rw_grid g, int s, size_t live);
@@ -1229,7 +1231,7 @@ static long rw_grid_wave_rows(rw_grid g, int s, long W)
  * depend on it). */
 #define RW_WAVE_TUNE_ROUNDS 4
 #define RW_WAVE_TUNE_AGAIN  1000 /* waves after a choice before it is measured again */
-static long rw_wave_tune_rows(rw_wave_tuner *t, long rule, long all)
+static long rw_wave_tune_pick(rw_wave_tuner *t, long rule, long all)
 {
   if (t->cand[0] != rule || t->cand[1] != all ||
       t->runs >= 2 * RW_WAVE_TUNE_ROUNDS + RW_WAVE_TUNE_AGAIN) {
@@ -1260,6 +1262,18 @@ void rw_grid_set_wave_clock(rw_grid g, double (*clock)(void *), void *ctx)
 
 long rw_grid_wave_rows_used(rw_grid g) { return g->wave_rows_used; }
 long rw_grid_wave_layers_used(rw_grid g) { return g->wave_layers_used; }
+
+/* The layers per window of a sweep of kind `kind` whose rule gives W: on a 2-D block with no
+ * layers set, the measured choice between W and the window whose live layers fit twice the
+ * bytes (*tune: its tuner, else left as it was); W otherwise. */
+static long rw_grid_wave_window(rw_grid g, int s, long W, int kind, rw_wave_tuner **tune)
+{
+  if (g->cfg.dim != 2 || g->wave_layers != 0) return W;
+  const long W2 = rw_grid_wave_layers_in(g, s, 2 * RW_WAVE_LIVE_BYTES);
+  if (W2 <= W) return W;
+  *tune = &g->wave_tune[kind][s];
+  return rw_wave_tune_pick(*tune, W, W2);
+}
 
 /* Whether a wave of s stages runs on this grid (the same answer on every rank: one
  * all-reduce the first time it is asked for s and ext_ok). */
@@ -1835,19 +1849,14 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
     kind = P->aux[i] ? 2 : kind == 0 && P->keep[i] ? 1 : kind;
   if (kind == 0 && P->no_out) kind = 1;
   rw_wave_tuner *tune = NULL;
-  const long W2 =
-      dim == 2 && g->wave_layers == 0 ? rw_grid_wave_layers_in(g, s, 2 * RW_WAVE_LIVE_BYTES) : W;
-  if (W2 > W) { /* 2-D, no layers set: windows whose live layers fit 768 KiB or 1.5 MiB */
-    tune = &g->wave_tune[kind][s];
-    W = rw_wave_tune_rows(tune, W, W2);
-  }
+  W = rw_grid_wave_window(g, s, W, kind, &tune);
   rw_wave w;
   rw_wave_init(&w, g, P, W, 0);
   const long nrows = dim == 3 ? g->count[1] : 1;
   long T = rw_grid_wave_rows(g, s, W);
   if (T < nrows && g->wave_rows <= 0) { /* the rule would tile and no rows are set */
     tune = &g->wave_tune[kind][s];
-    T = rw_wave_tune_rows(tune, T, nrows);
+    T = rw_wave_tune_pick(tune, T, nrows);
   }
   w.tiled = T < nrows;
   g->wave_layers_used = W;
@@ -1943,10 +1952,8 @@ int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_g
    * layers of two waves and the rings outgrow the tile's cache budget); untiled, 64-76 against
    * 71-79 ms, no clear gain. So a tiled wave keeps the two waves (the same bits either way). */
   if (rw_grid_pair_tiled(g, s, W)) return 0;
-  rw_wave_tuner *tune = NULL; /* 2-D, no layers set: the window measured, as a wave's */
-  const long W2 =
-      dim == 2 && g->wave_layers == 0 ? rw_grid_wave_layers_in(g, s, 2 * RW_WAVE_LIVE_BYTES) : W;
-  if (W2 > W) tune = &g->wave_tune[3][s], W = rw_wave_tune_rows(tune, W, W2);
+  rw_wave_tuner *tune = NULL; /* the window measured as a wave's, apart from them */
+  W = rw_grid_wave_window(g, s, W, 3, &tune);
   g->wave_layers_used = W;
   const long lag = (long)(s - 1) * G;
   rw_wave wf, wa;
