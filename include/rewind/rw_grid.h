@@ -256,8 +256,8 @@ void rw_grid_set_wave_rows(rw_grid g, long rows);
  * last wave run on this grid (0 before any). */
 long rw_grid_wave_rows_used(rw_grid g);
 long rw_grid_wave_layers_used(rw_grid g);
-/* Tests: the clock (seconds) the default rows' measurement reads (NULL: MPI_Wtime); setting it
- * starts every measurement again. */
+/* Tests: the clock (seconds) the measured choices of rows and layers read (NULL: MPI_Wtime);
+ * setting it starts every measurement again. */
 void rw_grid_set_wave_clock(rw_grid g, double (*clock)(void *), void *ctx);
 
 /* In a kernel or side call of rw_grid_erk_wave: layer v (the call's layer coordinates) of the

@@ -541,8 +541,8 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
   RW_TRY(rw_calloc((size_t)reps, sizeof(double), "ratios", &rall));
   RW_TRY(rw_calloc((size_t)reps, sizeof(double), "ratios", &ry0));
   rw_grid sg = o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S->prob) : rw_heat_grid(S->prob);
-  /* the rows per tile of the last rounds' forward and adjoint (every gradient) waves, on a 3-D
-   * block (chosen by measurement unless --wave-rows sets them) */
+  /* the rows per tile (3-D) and layers per window (2-D) of the last round's forward and adjoint
+   * (every gradient) waves: chosen by measurement unless --wave-rows / --wave-layers set them */
   rw_grid ag = o->problem == PROB_HEAT3D ? rw_heat_adjoint_grid(S->prob) : rw_gs_grid(S->prob);
   long rows_f = 0, rows_a = 0, lay_f = 0, lay_a = 0;
   long waves = 0; /* forward steps (nothing stored) run as one sweep */
