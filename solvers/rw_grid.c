@@ -85,6 +85,7 @@ struct rw_grid_s {
   rw_wave_tuner wave_tune[RW_WAVE_KINDS][RW_WAVE_MAX_STAGES + 1];
   double (*wave_clock)(void *);
   void *wave_clock_ctx;
+  long wave_again; /* waves after a choice before it is measured again (0: RW_WAVE_TUNE_AGAIN) */
   long wave_rows_used, wave_layers_used;
   int wave_ok[2][RW_WAVE_MAX_STAGES + 1];
   int pair_ok[RW_WAVE_MAX_STAGES + 1]; /* rw_grid_erk_wave_pair's block test, as wave_ok */
@@ -1231,10 +1232,10 @@ static long rw_grid_wave_rows(rw_grid g, int s, long W)
  * depend on it). */
 #define RW_WAVE_TUNE_ROUNDS 4
 #define RW_WAVE_TUNE_AGAIN  1000 /* waves after a choice before it is measured again */
-static long rw_wave_tune_pick(rw_wave_tuner *t, long rule, long all)
+static long rw_wave_tune_pick(rw_grid g, rw_wave_tuner *t, long rule, long all)
 {
-  if (t->cand[0] != rule || t->cand[1] != all ||
-      t->runs >= 2 * RW_WAVE_TUNE_ROUNDS + RW_WAVE_TUNE_AGAIN) {
+  const long again = g->wave_again > 0 ? g->wave_again : RW_WAVE_TUNE_AGAIN;
+  if (t->cand[0] != rule || t->cand[1] != all || t->runs >= 2 * RW_WAVE_TUNE_ROUNDS + again) {
     t->cand[0] = rule, t->cand[1] = all, t->chosen = 0, t->runs = 0; /* (again) from the start */
     t->best[0] = t->best[1] = HUGE_VAL;
   }
@@ -1254,9 +1255,9 @@ static double rw_wave_clock(rw_grid g)
   return g->wave_clock ? g->wave_clock(g->wave_clock_ctx) : MPI_Wtime();
 }
 
-void rw_grid_set_wave_clock(rw_grid g, double (*clock)(void *), void *ctx)
+void rw_grid_set_wave_clock(rw_grid g, double (*clock)(void *), void *ctx, long again)
 {
-  g->wave_clock = clock, g->wave_clock_ctx = ctx;
+  g->wave_clock = clock, g->wave_clock_ctx = ctx, g->wave_again = again;
   memset(g->wave_tune, 0, sizeof g->wave_tune);
 }
 
@@ -1272,7 +1273,7 @@ static long rw_grid_wave_window(rw_grid g, int s, long W, int kind, rw_wave_tune
   const long W2 = rw_grid_wave_layers_in(g, s, 2 * RW_WAVE_LIVE_BYTES);
   if (W2 <= W) return W;
   *tune = &g->wave_tune[kind][s];
-  return rw_wave_tune_pick(*tune, W, W2);
+  return rw_wave_tune_pick(g, *tune, W, W2);
 }
 
 /* Whether a wave of s stages runs on this grid (the same answer on every rank: one
@@ -1856,7 +1857,7 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   long T = rw_grid_wave_rows(g, s, W);
   if (T < nrows && g->wave_rows <= 0) { /* the rule would tile and no rows are set */
     tune = &g->wave_tune[kind][s];
-    T = rw_wave_tune_pick(tune, T, nrows);
+    T = rw_wave_tune_pick(g, tune, T, nrows);
   }
   w.tiled = T < nrows;
   g->wave_layers_used = W;

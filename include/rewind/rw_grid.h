@@ -256,9 +256,10 @@ void rw_grid_set_wave_rows(rw_grid g, long rows);
  * last wave run on this grid (0 before any). */
 long rw_grid_wave_rows_used(rw_grid g);
 long rw_grid_wave_layers_used(rw_grid g);
-/* Tests: the clock (seconds) the measured choices of rows and layers read (NULL: MPI_Wtime);
- * setting it starts every measurement again. */
-void rw_grid_set_wave_clock(rw_grid g, double (*clock)(void *), void *ctx);
+/* Tests: the clock (seconds) the measured choices of rows and layers read (NULL: MPI_Wtime)
+ * and the waves after a choice before it is measured again (0: the default, 1000); setting
+ * them starts every measurement again. */
+void rw_grid_set_wave_clock(rw_grid g, double (*clock)(void *), void *ctx, long again);
 
 /* In a kernel or side call of rw_grid_erk_wave: layer v (the call's layer coordinates) of the
  * plan's aux[i] in the owned layout (row j at + j count[0] ncomp): the block's own, or past the

@@ -605,11 +605,12 @@ static double fake_clock_read(void *ctx)
  * where the rule tiles (the rule's tiles or none), in 2-D its layers per window (as many as
  * keep its live layers within 768 KiB or within 1.5 MiB). The first 4 waves of each candidate
  * alternate, the rule's first, then the one with the lower best time stays: the other where a
- * made-up clock has it faster, the rule's where it has that faster; 1000 waves after a choice
- * the two are measured again; rows or layers set (5) are used as set and nothing is timed.
- * Every wave's y_out is the same bits whatever its tiles or windows. RK4, 8 components (a row
- * of 2 KiB: the rule's tiles are 7 rows; a 2-D layer of 8 KiB: 5 or 13 layers), split along
- * the slowest dimension only. */
+ * made-up clock has it faster, the rule's where it has that faster; TUNE_AGAIN waves after a
+ * choice (the default 1000 set lower here) the two are measured again; rows or layers set (5) are
+ * used as set and nothing is timed. Every wave's y_out is the same bits whatever its tiles or
+ * windows. RK4, 8 components (a row of 2 KiB: the rule's tiles are 7 rows; a 2-D layer of 8 KiB: 5
+ * or 13 layers), split along the slowest dimension only. */
+#define TUNE_AGAIN 40 /* the waves after a choice before it is measured again (1000 by default) */
 static void tune_tests(rw_context ctx, int dim)
 {
   const int size = rw_context_size(ctx);
@@ -655,7 +656,7 @@ static void tune_tests(rw_context ctx, int dim)
   /* faster: 0 the rule's, 1 the other; then 2: rows or layers set (5), nothing timed */
   for (int faster = 0; faster < 3; faster++) {
     fake_clock fc = {0.0, {faster == 0 ? 1.0 : 2.0, faster == 0 ? 2.0 : 1.0}, 0};
-    rw_grid_set_wave_clock(g, fake_clock_read, &fc);
+    rw_grid_set_wave_clock(g, fake_clock_read, &fc, TUNE_AGAIN);
     if (dim == 3)
       rw_grid_set_wave_rows(g, faster == 2 ? 5 : 0);
     else
@@ -683,12 +684,13 @@ static void tune_tests(rw_context ctx, int dim)
         ok = ok && used[w] == 5;
       ok = ok && fc.calls == 0;
     }
-    long again[2] = {0, 0}; /* the other kept: after 1000 more waves measured again */
+    long again[2] = {0, 0}; /* the other kept: after TUNE_AGAIN more waves measured again */
     if (faster == 1) {
-      for (int w = 12; w < 1008 + 2; w++) {
+      for (int w = 12; w < 8 + TUNE_AGAIN + 2; w++) {
         CHECK(rw_grid_erk_wave(g, &P, x, out, 1, lap, kc, &done));
-        if (w >= 1008)
-          again[w - 1008] = dim == 3 ? rw_grid_wave_rows_used(g) : rw_grid_wave_layers_used(g);
+        if (w >= 8 + TUNE_AGAIN)
+          again[w - 8 - TUNE_AGAIN] =
+              dim == 3 ? rw_grid_wave_rows_used(g) : rw_grid_wave_layers_used(g);
       }
       ok = ok && again[0] == used[0] && again[1] == other;
       bad += memcmp(rw_vec_data(out), rw_vec_data(first), rw_vec_bytes(out)) != 0;
@@ -696,8 +698,8 @@ static void tune_tests(rw_context ctx, int dim)
     int allok = 0;
     MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
     if (rw_context_rank(ctx) == 0 && faster == 1)
-      printf("%d-D wave %s by measurement: waves 1008 and 1009 (measured again) %ld %ld\n", dim,
-             what, again[0], again[1]);
+      printf("%d-D wave %s by measurement: waves %d and %d (measured again) %ld %ld\n", dim, what,
+             8 + TUNE_AGAIN, 9 + TUNE_AGAIN, again[0], again[1]);
     if (rw_context_rank(ctx) == 0)
       printf("%d-D wave %s by measurement (%s) on %d ranks: per wave %ld %ld %ld %ld %ld %ld "
              "%ld %ld | %ld %ld %ld %ld, %ld clock readings, %d waves not run or differing: %s\n",
@@ -709,7 +711,7 @@ static void tune_tests(rw_context ctx, int dim)
              used[9], used[10], used[11], fc.calls, bad, allok ? "ok" : "WRONG");
     if (!allok) fails++;
   }
-  rw_grid_set_wave_clock(g, NULL, NULL);
+  rw_grid_set_wave_clock(g, NULL, NULL, 0);
   rw_vec_destroy(&x);
   rw_vec_destroy(&out);
   rw_vec_destroy(&first);
