@@ -5,6 +5,11 @@ set(REWIND_MPIEXEC_FLAGS --oversubscribe --bind-to none)
 set(REWIND_TEST_ENV
   "OMPI_ALLOW_RUN_AS_ROOT=1" "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
   "OMPI_MCA_rmaps_base_oversubscribe=1" "OMPI_MCA_btl=self,vader"
+  # When a rank exits non-zero (every bad-input and fault-injection case), mpiexec signals the
+  # job's processes and then waits odls_base_sigkill_timeout seconds (1 by default, twice) before
+  # it exits itself: 2 s of idle time per refused run, 20-30 s in a restart script. Rewind
+  # installs no SIGTERM handler, so a grace period changes nothing the tests check.
+  "OMPI_MCA_odls_base_sigkill_timeout=0"
   # LeakSanitizer is off: OpenMPI's dlopen'ed components leak at exit and their frames cannot
   # be symbolised or suppressed. Rewind's own leaks are caught by the counting allocator
   # (tests assert rw_mem_current() returns to its starting value).
