@@ -10,6 +10,9 @@ set(REWIND_TEST_ENV
   # it exits itself: 2 s of idle time per refused run, 20-30 s in a restart script. Rewind
   # installs no SIGTERM handler, so a grace period changes nothing the tests check.
   "OMPI_MCA_odls_base_sigkill_timeout=0"
+  # A program started without mpiexec (every Criterion test process, each its own singleton)
+  # would fork a support daemon in MPI_Init, about 0.3 s each; no test spawns processes.
+  "OMPI_MCA_ess_singleton_isolated=1"
   # LeakSanitizer is off: OpenMPI's dlopen'ed components leak at exit and their frames cannot
   # be symbolised or suppressed. Rewind's own leaks are caught by the counting allocator
   # (tests assert rw_mem_current() returns to its starting value).
