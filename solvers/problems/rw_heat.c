@@ -234,6 +234,97 @@ RW_SIMD_CLONES static void heat_row2(const double *restrict gk, const double *re
     heat_row_run(gk, gu, NULL, q, out, m, sd, c, 0, 0);
 }
 
+/* A layer's rows of a 3-D box with each y face's flux formed once too: row j's high y face
+ * Y = (k_i + k_{i+s}) (u_{i+s} - u_i) (s = sd[1]) is kept in fy and row j + 1 takes it as its
+ * low face. heat_row_body's low term (k_i + k_{i-s}) (u_{i-s} - u_i) is -Y of that face exactly
+ * but for the sign of a zero where u_{i-s} = u_i, and c_1 (low + high) = c_1 (high - Y) in
+ * IEEE arithmetic (b - a is b + (-a), and a sum commutes). A zero whose sign differs changes
+ * high - Y only when high is a zero of the other sign, and then the y term is a zero added to
+ * f, which after the x term is a sum that started at +0: +0 + (-0) and +0 + (+0) are both +0,
+ * and a nonzero f is unchanged by either. So the bits are heat_row_body's (`test_heat` compares
+ * this loop with the device bodies' node-by-node formula, `device_emulated` with the CPU run).
+ * The first row of each call forms its low faces as heat_row_body does. */
+static inline __attribute__((always_inline)) void
+heat_row_vec_y(const double *restrict gk, const double *restrict gu, const double *restrict src,
+               double q, double *restrict out, long o, heat_v *xp, const size_t sd[3],
+               const double c[3], const int has_src, const int first, heat_v yin,
+               double *restrict yout)
+{
+  const size_t s1 = sd[1], s2 = sd[2];
+  const heat_v ki = HEAT_LD(gk + o), ui = HEAT_LD(gu + o);
+  const heat_v x = (ki + HEAT_LD(gk + o + 1)) * (HEAT_LD(gu + o + 1) - ui);
+  const heat_v y = (ki + HEAT_LD(gk + o + s1)) * (HEAT_LD(gu + o + s1) - ui);
+  heat_v fi = (heat_v){0};
+  fi += c[0] * (x - HEAT_UP(*xp, x));
+  if (first)
+    fi += c[1] * ((ki + HEAT_LD(gk + o - s1)) * (HEAT_LD(gu + o - s1) - ui) + y);
+  else
+    fi += c[1] * (y - yin);
+  fi += c[2] * ((ki + HEAT_LD(gk + o - s2)) * (HEAT_LD(gu + o - s2) - ui) +
+                (ki + HEAT_LD(gk + o + s2)) * (HEAT_LD(gu + o + s2) - ui));
+  *(heat_vu *)(out + o) = has_src ? fi + q * HEAT_LD(src + o) : fi;
+  *(heat_vu *)yout = y;
+  *xp = x;
+}
+
+/* One row of m >= HEAT_VW nodes as heat_row_run's 3-D loop, its high y faces into fy[0, m) and,
+ * unless first, its low ones from there (the previous row's). The last vector, computed again
+ * where m is not a multiple of HEAT_VW, takes the previous row's faces read before the row
+ * overwrote them. */
+static inline __attribute__((always_inline)) void
+heat_row_run_y(const double *restrict gk, const double *restrict gu, const double *restrict src,
+               double q, double *restrict out, long m, const size_t sd[3], const double c[3],
+               const int has_src, const int first, double *restrict fy)
+{
+  const heat_v tail = first ? (heat_v){0} : HEAT_LD(fy + m - HEAT_VW);
+  heat_v xp;
+  heat_face_below(gk, gu, 0, &xp);
+  long o = 0;
+  for (; o + HEAT_VW <= m; o += HEAT_VW)
+    heat_row_vec_y(gk, gu, src, q, out, o, &xp, sd, c, has_src, first,
+                   first ? (heat_v){0} : HEAT_LD(fy + o), fy + o);
+  if (o < m) {
+    o = m - HEAT_VW;
+    heat_face_below(gk, gu, o, &xp);
+    heat_row_vec_y(gk, gu, src, q, out, o, &xp, sd, c, has_src, first, tail, fy + o);
+  }
+}
+
+/* Rows [0, nj) of one layer of a 3-D box (row j at gk + j sd[1] and out + j os), m nodes each,
+ * by heat_row_run_y in runs of up to HEAT_FY nodes along x (the last run takes up to HEAT_VW
+ * more, so no run is shorter than a vector). */
+#define HEAT_FY 512
+RW_SIMD_CLONES static void heat_layer3(const double *restrict gk, const double *restrict gu,
+                                       const double *restrict src, double q, double *restrict out,
+                                       long m, long nj, long os, const size_t sd[3],
+                                       const double c[3])
+{
+  if (m < HEAT_VW || nj < 2) {
+    for (long j = 0; j < nj; j++)
+      heat_row3(gk + j * sd[1], gu + j * sd[1], src ? src + j * os : NULL, q, out + j * os, m, sd,
+                c);
+    return;
+  }
+  double fy[HEAT_FY + HEAT_VW];
+  for (long x0 = 0; x0 < m;) {
+    const long mc = m - x0 <= HEAT_FY + HEAT_VW ? m - x0 : HEAT_FY;
+    for (long j = 0; j < nj; j++) {
+      const double *k = gk + x0 + j * sd[1], *u = gu + x0 + j * sd[1];
+      const double *sr = src ? src + x0 + j * os : NULL;
+      double *f = out + x0 + j * os;
+      if (j == 0 && src)
+        heat_row_run_y(k, u, sr, q, f, mc, sd, c, 1, 1, fy);
+      else if (j == 0)
+        heat_row_run_y(k, u, NULL, q, f, mc, sd, c, 0, 1, fy);
+      else if (src)
+        heat_row_run_y(k, u, sr, q, f, mc, sd, c, 1, 0, fy);
+      else
+        heat_row_run_y(k, u, NULL, q, f, mc, sd, c, 0, 0, fy);
+    }
+    x0 += mc;
+  }
+}
+
 /* The source parameter's VJP sum_i w_i s_i on the CPU, in one order for every path (the plain
  * VJP, the combined one, the conductivity's sweep, which adds it while w's row is in cache, and
  * the adjoint wave, which visits the rows tile by tile): node i of an owned row with middle
@@ -318,15 +409,20 @@ static int heat_diffuse(const heat *H, const double *gk, const double *gu, const
 {
   const int D = H->dim;
   if (H->dev) return heat_dev_box(H, RW_BODY_HEAT_DIFFUSE, gk, gu, src, q, out, lo, hi);
-  for (long k = lo[2]; k < hi[2]; k++)
+  for (long k = lo[2]; k < hi[2]; k++) {
+    if (D == 3) { /* a layer's rows at once: their y faces shared */
+      size_t x = rw_grid_gidx(H->gn, 1, D, lo[0], lo[1], k, 1, 0);
+      size_t o = (size_t)((k * H->cnt[1] + lo[1]) * H->cnt[0] + lo[0]);
+      heat_layer3(gk + x, gu + x, src ? src + o : NULL, q, out + o, hi[0] - lo[0], hi[1] - lo[1],
+                  H->cnt[0], H->sd, H->c);
+      continue;
+    }
     for (long j = lo[1]; j < hi[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, lo[0], j, k, 1, 0);
       size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0] + lo[0]);
-      if (D == 3)
-        heat_row3(gk + x, gu + x, src ? src + o : NULL, q, out + o, hi[0] - lo[0], H->sd, H->c);
-      else
-        heat_row2(gk + x, gu + x, src ? src + o : NULL, q, out + o, hi[0] - lo[0], H->sd, H->c);
+      heat_row2(gk + x, gu + x, src ? src + o : NULL, q, out + o, hi[0] - lo[0], H->sd, H->c);
     }
+  }
   return 0;
 }
 
