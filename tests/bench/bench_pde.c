@@ -82,6 +82,8 @@ typedef struct {
   long wave_rows;             /* --wave-rows R: rows per tile of the wave (0: by bytes) */
   long wave_layers;           /* --wave-layers W: layers per window of the wave (0: by bytes) */
   int disk_sync;              /* --disk-sync 1: the disk tier's device copies synchronous */
+  double host_cost;           /* --host-cost: a host copy's cost in steps (-1: measured) */
+  double disk_cost;           /* --disk-cost: a disk copy's cost in steps (-1: measured) */
   char ckpt_dir[512];         /* --checkpoint-dir (disk tier) */
 } bench_opts;
 
@@ -114,6 +116,10 @@ static void usage(FILE *f, const char *prog)
           "  --disk-slots D       a disk tier (HDF5 files in --checkpoint-dir, default .), disk\n"
           "                       costs measured at start-up\n"
           "  --checkpoint-dir DIR directory of the disk tier's files\n"
+          "  --host-cost C, --disk-cost C\n"
+          "                       the tier's write and read costs in steps, given instead of\n"
+          "                       measured (so the schedule does not depend on the machine's\n"
+          "                       speed)\n"
           "  --host-sync 0|1      1: the host tier's copies synchronous (no staging, no\n"
           "                       read-ahead), to measure what overlapping them gains\n"
           "  --disk-sync 0|1      1: the disk tier's copies from device memory synchronous (no\n"
@@ -144,6 +150,7 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
   o->steps = 1000;
   o->slots = 20;
   o->repeat = 1;
+  o->host_cost = o->disk_cost = -1.0;
   o->wave = 1;
   o->max_store_bytes = (size_t)6 << 30;
   for (int i = 1; i < argc; i++) {
@@ -152,14 +159,14 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
       if (rank == 0) usage(stdout, argv[0]);
       return 1;
     }
-    int known = !strcmp(a, "--problem") || !strcmp(a, "--n") || !strcmp(a, "--steps") ||
-                !strcmp(a, "--slots") || !strcmp(a, "--max-store-bytes") ||
-                !strcmp(a, "--repeat") || !strcmp(a, "--dt") || !strcmp(a, "--stage") ||
-                !strcmp(a, "--device") || !strcmp(a, "--host-slots") ||
-                !strcmp(a, "--disk-slots") || !strcmp(a, "--checkpoint-dir") ||
-                !strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync") ||
-                !strcmp(a, "--flush-subnormals") || !strcmp(a, "--wave") ||
-                !strcmp(a, "--wave-rows") || !strcmp(a, "--wave-layers");
+    int known =
+        !strcmp(a, "--problem") || !strcmp(a, "--n") || !strcmp(a, "--steps") ||
+        !strcmp(a, "--slots") || !strcmp(a, "--max-store-bytes") || !strcmp(a, "--repeat") ||
+        !strcmp(a, "--dt") || !strcmp(a, "--stage") || !strcmp(a, "--device") ||
+        !strcmp(a, "--host-slots") || !strcmp(a, "--disk-slots") ||
+        !strcmp(a, "--checkpoint-dir") || !strcmp(a, "--host-sync") || !strcmp(a, "--disk-sync") ||
+        !strcmp(a, "--flush-subnormals") || !strcmp(a, "--wave") || !strcmp(a, "--wave-rows") ||
+        !strcmp(a, "--wave-layers") || !strcmp(a, "--host-cost") || !strcmp(a, "--disk-cost");
     if (!known) {
       if (rank == 0) {
         fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
@@ -218,6 +225,9 @@ static int parse_args(int argc, char **argv, int rank, bench_opts *o)
       else
         o->disk_slots = (int)n;
       expected = "an integer from 0 to 1000000";
+    } else if (!strcmp(a, "--host-cost") || !strcmp(a, "--disk-cost")) {
+      bad = parse_double(v, !strcmp(a, "--host-cost") ? &o->host_cost : &o->disk_cost);
+      expected = "a positive finite number of steps";
     } else if (!strcmp(a, "--checkpoint-dir")) {
       bad = strlen(v) >= sizeof o->ckpt_dir;
       snprintf(o->ckpt_dir, sizeof o->ckpt_dir, "%s", v);
@@ -370,8 +380,8 @@ static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
     opt.disk_slots = o->disk_slots;
     opt.disk_dir = o->ckpt_dir[0] ? o->ckpt_dir : ".";
     opt.run_id = "bench-pde";
-    opt.host_write_cost = opt.host_read_cost = -1.0; /* measured at start-up */
-    opt.write_cost = opt.read_cost = -1.0;
+    opt.host_write_cost = opt.host_read_cost = o->host_cost; /* -1: measured at start-up */
+    opt.write_cost = opt.read_cost = o->disk_cost;
   }
   MPI_Comm comm = rw_context_comm(rw_problem_context(S->prob));
   N_Vector fadj = rw_problem_field_adjoint(S->prob);
@@ -928,21 +938,22 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
            field ? ", dJ/dkappa" : "");
     if (tiered)
       printf("tiers: %d fast slots; host %d slots, %ld writes, %ld reads (%ld read ahead, %ld from "
-             "the staging copy; copies %s; %.3f s, %.3f s), costs %.3g / %.3g steps (measured); "
+             "the staging copy; copies %s; %.3f s, %.3f s), costs %.3g / %.3g steps (%s); "
              "disk %d slots, %ld "
              "writes, %ld reads (%.3f s, %.3f s; copies from the device %s), "
-             "costs %.3g / %.3g steps (measured); schedule cost %.6g = the tiered optimum %.6g "
+             "costs %.3g / %.3g steps (%s); schedule cost %.6g = the tiered optimum %.6g "
              "(t(l,c) with the fast slots alone: %lld); 'advances' above is checked against the "
              "tiered optimum\n",
              o->slots, o->host_slots, bi->stats.host_writes, bi->stats.host_reads,
              bi->stats.host_prefetched, bi->stats.host_from_staging,
              bi->stats.host_staging_bytes ? "asynchronous" : "synchronous",
              bi->stats.time_host_write, bi->stats.time_host_read, bi->stats.host_write_cost,
-             bi->stats.host_read_cost, o->disk_slots, bi->stats.disk_writes, bi->stats.disk_reads,
-             bi->stats.time_disk_write, bi->stats.time_disk_read,
+             bi->stats.host_read_cost, o->host_cost < 0.0 ? "measured" : "given", o->disk_slots,
+             bi->stats.disk_writes, bi->stats.disk_reads, bi->stats.time_disk_write,
+             bi->stats.time_disk_read,
              bi->stats.disk_staging_bytes ? "asynchronous" : "synchronous", bi->stats.write_cost,
-             bi->stats.read_cost, bi->stats.schedule_cost, tc.cost,
-             (long long)bi->stats.optimal_advances);
+             bi->stats.read_cost, o->disk_cost < 0.0 ? "measured" : "given",
+             bi->stats.schedule_cost, tc.cost, (long long)bi->stats.optimal_advances);
     printf("forward: %.3f ms per step; adjoint/forward: binomial %.3f",
            1e3 * fw->t_total / (double)N, bi->t_total / fw->t_total);
     if (sv->ran)
