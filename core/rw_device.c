@@ -2,7 +2,7 @@
  * memory, over a backend table (the emulated device here, CUDA in solvers/cuda/rw_cuda.cu).
  * The element formulas and the reduction order are shared with the GPU kernels through
  * rw_kernels.h. */
-#define _DEFAULT_SOURCE
+#define _GNU_SOURCE
 #include "rewind/rw_error.h"
 #include "rw_device_impl.h"
 
@@ -12,6 +12,9 @@
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h> /* MPIX_Query_cuda_support */
 #endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +33,14 @@ static size_t rw_emu_round(size_t bytes)
 }
 
 /* The device memory is one reserved range (RW_EMU_RESERVE bytes of address space, nothing
- * committed until written), handed out in page-rounded blocks; a freed block's pages are
- * given back (MADV_DONTNEED, so they read as zeros when reused) and the block is reused by
- * the next allocation of its size. Opening or closing all of it is one mprotect call. */
+ * committed until written) of an anonymous memory file, handed out in page-rounded blocks.
+ * It is mapped twice: the view whose addresses are handed out (d->arena) is PROT_NONE
+ * except inside host scopes, and the emulator's own view (d->alias) is always open. A
+ * kernel works on the emulator's view of the addresses it is given, so it opens and closes
+ * nothing, and host code that touches the handed-out addresses faults where it does. A
+ * freed block's pages are given back (a hole punched in the file, so they read as zeros
+ * when reused) and the block is reused by the next allocation of its size. Opening or
+ * closing all of the handed-out view for a host scope is one mprotect call. */
 #define RW_EMU_RESERVE ((size_t)1 << 36)
 
 static int rw_emu_protect_all(rw_device d, int prot)
@@ -54,6 +62,31 @@ void rw_device_host_end(rw_device d)
   if (--d->open == 0 && rw_emu_protect_all(d, PROT_NONE) != 0) abort();
 }
 
+static int rw_emu_reserve(rw_device d)
+{
+  int fd = memfd_create("rewind-emulated-device", MFD_CLOEXEC);
+  RW_CHECK(fd >= 0, RW_ERR_MEM, "emulated device: cannot create its memory file: %s",
+           strerror(errno));
+  void *m = MAP_FAILED, *a = MAP_FAILED;
+  if (ftruncate(fd, (off_t)RW_EMU_RESERVE) == 0) {
+    m = mmap(NULL, RW_EMU_RESERVE, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    a = mmap(NULL, RW_EMU_RESERVE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  }
+  int err = errno;
+  if (m == MAP_FAILED || a == MAP_FAILED) {
+    if (m != MAP_FAILED) munmap(m, RW_EMU_RESERVE);
+    if (a != MAP_FAILED) munmap(a, RW_EMU_RESERVE);
+    close(fd);
+    return RW_ERROR(RW_ERR_MEM,
+                    "emulated device: cannot reserve its %zu bytes of address space: %s",
+                    RW_EMU_RESERVE, strerror(err));
+  }
+  d->arena = m;
+  d->alias = a;
+  d->arena_fd = fd;
+  return 0;
+}
+
 static int rw_emu_alloc(rw_device d, size_t bytes, void **p)
 {
   *p = NULL;
@@ -62,12 +95,7 @@ static int rw_emu_alloc(rw_device d, size_t bytes, void **p)
   for (int i = 0; i < d->nblocks && !blk; i++)
     if (!d->blocks[i].used && d->blocks[i].len == len) blk = &d->blocks[i];
   if (!blk) {
-    if (!d->arena) {
-      void *m =
-          mmap(NULL, RW_EMU_RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      RW_CHECK(m != MAP_FAILED, RW_ERR_MEM, "emulated device: cannot reserve its address range");
-      d->arena = m;
-    }
+    if (!d->arena) RW_CALL(rw_emu_reserve(d));
     RW_CHECK(d->arena_top + len <= RW_EMU_RESERVE, RW_ERR_MEM,
              "emulated device: %zu bytes asked for, beyond its %zu bytes of address space", len,
              RW_EMU_RESERVE);
@@ -95,74 +123,51 @@ static void rw_emu_release(rw_device d, void *p, size_t bytes)
   (void)bytes;
   for (int i = 0; i < d->nblocks; i++)
     if (d->blocks[i].p == p) {
-      madvise(p, d->blocks[i].len, MADV_DONTNEED);
+      off_t off = (off_t)((char *)p - (char *)d->arena);
+      if (fallocate(d->arena_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
+                    (off_t)d->blocks[i].len) != 0)
+        memset((char *)d->alias + off, 0, d->blocks[i].len); /* reused blocks read as zeros */
       d->blocks[i].used = 0;
       return;
     }
 }
 
-/* An emulated kernel: only the blocks it touches are opened while it runs (one mprotect per
- * block each way instead of one per block of the device), unless a host scope holds all
- * open already. */
-typedef struct {
-  rw_device d;
-  int n;
-  rw_emu_block *b[RW_LINCOMB_MAX + 2];
-} rw_emu_kernel;
-
-static void rw_emu_touch(rw_emu_kernel *k, const void *ptr)
+/* The emulator's view of an address: a device address maps to the always-open view, any
+ * other (host memory) to itself. */
+static void *rw_emu_at(rw_device d, const void *p)
 {
-  if (!ptr || k->d->open) return;
-  const char *q = ptr;
-  for (int i = 0; i < k->d->nblocks; i++) {
-    rw_emu_block *b = &k->d->blocks[i];
-    if (q >= (const char *)b->p && q < (const char *)b->p + b->len) {
-      for (int j = 0; j < k->n; j++)
-        if (k->b[j] == b) return;
-      if (mprotect(b->p, b->len, PROT_READ | PROT_WRITE) != 0) abort();
-      k->b[k->n++] = b;
-      return;
-    }
-  }
-}
-
-static void rw_emu_done(rw_emu_kernel *k)
-{
-  for (int j = 0; j < k->n; j++)
-    if (mprotect(k->b[j]->p, k->b[j]->len, PROT_NONE) != 0) abort();
+  const char *q = p, *base = d->arena;
+  if (!q || !base || q < base || q >= base + d->arena_top) return (void *)(uintptr_t)p;
+  return (char *)d->alias + (q - base);
 }
 
 static int rw_emu_copy(rw_device d, void *dst, const void *src, size_t bytes, int dir)
 {
-  rw_emu_kernel k = {d, 0, {0}};
-  if (dir != RW_COPY_D2H) rw_emu_touch(&k, dst);
-  if (dir != RW_COPY_H2D) rw_emu_touch(&k, src);
+  if (dir != RW_COPY_D2H) dst = rw_emu_at(d, dst);
+  if (dir != RW_COPY_H2D) src = rw_emu_at(d, src);
   memmove(dst, src, bytes);
-  rw_emu_done(&k);
   return 0;
 }
 
 static int rw_emu_lincomb(rw_device d, int n, const double *c, const double *const *x, double *z,
                           long len)
 {
-  rw_emu_kernel k = {d, 0, {0}};
+  const double *xs[RW_LINCOMB_MAX];
+  if (n > RW_LINCOMB_MAX) return RW_ERROR(RW_ERR_INTERNAL, "emulated lincomb of %d vectors", n);
   for (int j = 0; j < n; j++)
-    rw_emu_touch(&k, x[j]);
-  rw_emu_touch(&k, z);
+    xs[j] = rw_emu_at(d, x[j]);
+  z = rw_emu_at(d, z);
   for (long i = 0; i < len; i++)
-    z[i] = rw_dk_lincomb(n, c, x, i);
-  rw_emu_done(&k);
+    z[i] = rw_dk_lincomb(n, c, xs, i);
   return 0;
 }
 
 static int rw_emu_map(rw_device d, int op, double a, const double *x, const double *y, double *z,
                       long len)
 {
-  rw_emu_kernel k = {d, 0, {0}};
-  rw_emu_touch(&k, x), rw_emu_touch(&k, y), rw_emu_touch(&k, z);
+  x = rw_emu_at(d, x), y = rw_emu_at(d, y), z = rw_emu_at(d, z);
   for (long i = 0; i < len; i++)
     z[i] = rw_dk_map(op, a, x, y, i);
-  rw_emu_done(&k);
   return 0;
 }
 
@@ -171,8 +176,7 @@ static int rw_emu_reduce(rw_device d, int op, const double *x, const double *y, 
                          double *partials)
 {
   double a[RW_DK_RED_THREADS];
-  rw_emu_kernel k = {d, 0, {0}};
-  rw_emu_touch(&k, x), rw_emu_touch(&k, y);
+  x = rw_emu_at(d, x), y = rw_emu_at(d, y);
   for (long p = 0; p < rw_device_chunks(len); p++) {
     for (int t = 0; t < RW_DK_RED_THREADS; t++)
       a[t] = rw_dk_red_thread(op, x, y, len, p, t);
@@ -181,7 +185,6 @@ static int rw_emu_reduce(rw_device d, int op, const double *x, const double *y, 
         a[t] = rw_dk_red_combine(op, a[t], a[t + s]);
     partials[p] = a[0];
   }
-  rw_emu_done(&k);
   return 0;
 }
 
@@ -212,23 +215,23 @@ static int rw_emu_copy_wait(rw_device d, long ticket)
   return 0;
 }
 
-/* The host BLAS with the three operands' blocks open (as a GPU's cuBLAS call reads them). */
+/* The host BLAS on the emulator's view of the three operands (as a GPU's cuBLAS call reads
+ * them). */
 static int rw_emu_gemm(rw_device d, int ta, int tb, int M, int N, int K, double alpha,
                        const double *A, int lda, const double *B, int ldb, double beta, double *C,
                        int ldc)
 {
-  rw_emu_kernel k = {d, 0, {0}};
-  rw_emu_touch(&k, A), rw_emu_touch(&k, B), rw_emu_touch(&k, C);
+  A = rw_emu_at(d, A), B = rw_emu_at(d, B), C = rw_emu_at(d, C);
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
               K, alpha, A, lda, B, ldb, beta, C, ldc);
-  rw_emu_done(&k);
   return 0;
 }
 
 static void rw_emu_close(rw_device d)
 {
-  if (d->arena) munmap(d->arena, RW_EMU_RESERVE);
-  d->arena = NULL;
+  if (d->arena) munmap(d->arena, RW_EMU_RESERVE), munmap(d->alias, RW_EMU_RESERVE);
+  if (d->arena) close(d->arena_fd);
+  d->arena = d->alias = NULL;
   d->arena_top = 0;
   free(d->blocks);
   d->blocks = NULL;
@@ -341,6 +344,26 @@ int rw_device_run(rw_device d, int id, const void *params, size_t psize, long n,
   if (n <= 0) return 0;
   if (d->be->run) {
     RW_CALL(d->be->run(d, id, params, psize, n));
+    return 0;
+  }
+  if (d->kind == RW_DEVICE_EMULATED) {
+    /* The kernel reaches device memory only through the pointers in its parameters (as a
+     * GPU kernel does): each word of them that is a device address is moved to the
+     * emulator's view. A parameter that is not a pointer cannot be one: no double or
+     * count has the bits of an address in the reserved range. */
+    union {
+      max_align_t align;
+      unsigned char b[RW_BODY_PARAMS_MAX_BYTES];
+    } local;
+    memcpy(local.b, params, psize);
+    for (size_t w = 0; w + sizeof(void *) <= psize; w += sizeof(void *)) {
+      void *q;
+      memcpy(&q, local.b + w, sizeof q);
+      q = rw_emu_at(d, q);
+      memcpy(local.b + w, &q, sizeof q);
+    }
+    for (long i = 0; i < n; i++)
+      host(id, local.b, i);
     return 0;
   }
   rw_device_host_begin(d);

@@ -83,8 +83,10 @@ struct rw_device_s {
   /* host scratch for reduction partials */
   double *partials;
   long partials_cap;
-  /* emulated: the reserved range, its blocks and the depth of open host scopes */
-  void *arena;
+  /* emulated: the reserved range (the handed-out view, the emulator's own view and the
+   * memory file behind both), its blocks and the depth of open host scopes */
+  void *arena, *alias;
+  int arena_fd;
   size_t arena_top;
   rw_emu_block *blocks;
   int nblocks, cap_blocks, open;

@@ -11,10 +11,11 @@
  *    process sees). Only when the build has CUDA (rw_cuda_built) and a device is present.
  *  - RW_DEVICE_EMULATED: the same vector implementation run on the CPU, with the same
  *    element formulas and the same fixed reduction order as the GPU kernels (rw_kernels.h),
- *    so its results are the GPU's bit for bit. Its memory is mapped inaccessible
- *    (PROT_NONE) except while one of its operations runs, so any host code that reads or
- *    writes device data outside a vector op, a problem op or an explicit copy faults at once:
- *    the test that a code path is ready for a GPU, on a machine without one.
+ *    so its results are the GPU's bit for bit. The addresses it hands out are mapped
+ *    inaccessible (PROT_NONE) except inside host scopes, and its operations work on a second
+ *    view of the same memory, so any host code that reads or writes device data outside a
+ *    vector op, a problem op or an explicit copy faults at once: the test that a code path
+ *    is ready for a GPU, on a machine without one.
  *
  * A context given a device (rw_context_set_device) makes every vector it creates a device
  * vector; clones of a device vector are device vectors of the same device. Device vector
