@@ -1101,7 +1101,9 @@ static int rw_h5_open(rw_store st, const rw_store_hdf5_options *opt)
              strerror(errno));
   RW_CHECK(access(h->path, F_OK) != 0, RW_ERR_IO,
            "checkpoint file '%s' already exists: a run with the same deck and decomposition "
-           "stopped early and left it (restart from it with -restart_from %s, or remove it)",
+           "stopped early and left it (restart from it with -restart_from %s, or remove it), "
+           "or one is running in this checkpoint_dir now (give this run a checkpoint_dir of "
+           "its own)",
            h->path, opt->dir);
   H5CHK(fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
   H5CHK(H5Pset_fapl_sec2(fapl), "H5Pset_fapl_sec2 failed");
