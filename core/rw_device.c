@@ -132,12 +132,12 @@ static void rw_emu_release(rw_device d, void *p, size_t bytes)
     }
 }
 
-/* The emulator's view of an address: a device address maps to the always-open view, any
- * other (host memory) to itself. */
+/* The emulator's view of an address: one in the reserved range (a device address, or one
+ * past a block's end) maps to the always-open view, any other (host memory) to itself. */
 static void *rw_emu_at(rw_device d, const void *p)
 {
   const char *q = p, *base = d->arena;
-  if (!q || !base || q < base || q >= base + d->arena_top) return (void *)(uintptr_t)p;
+  if (!q || !base || q < base || q >= base + RW_EMU_RESERVE) return (void *)(uintptr_t)p;
   return (char *)d->alias + (q - base);
 }
 
@@ -349,8 +349,9 @@ int rw_device_run(rw_device d, int id, const void *params, size_t psize, long n,
   if (d->kind == RW_DEVICE_EMULATED) {
     /* The kernel reaches device memory only through the pointers in its parameters (as a
      * GPU kernel does): each word of them that is a device address is moved to the
-     * emulator's view. A parameter that is not a pointer cannot be one: no double or
-     * count has the bits of an address in the reserved range. */
+     * emulator's view. A word that is not a pointer would have to be a subnormal double
+     * or a count near 2^47 to have the bits of an address in the reserved range; padding
+     * that does is moved too, and nothing reads it. */
     union {
       max_align_t align;
       unsigned char b[RW_BODY_PARAMS_MAX_BYTES];
