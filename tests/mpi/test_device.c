@@ -298,21 +298,33 @@ static void guard_tests(rw_device dev)
   sigemptyset(&sa.sa_mask);
   sigaction(SIGSEGV, &sa, &old_segv);
   sigaction(SIGBUS, &sa, &old_bus);
-  volatile int faulted = 0;
-  volatile double got = 0.0;
+  volatile int faulted = 0, wfaulted = 0, after = 0;
   if (sigsetjmp(guard_jmp, 1) == 0)
-    got = ((volatile double *)rw_vec_data(v))[3];
+    (void)((volatile double *)rw_vec_data(v))[3];
   else
     faulted = 1;
-  sigaction(SIGSEGV, &old_segv, NULL);
-  sigaction(SIGBUS, &old_bus, NULL);
+  if (sigsetjmp(guard_jmp, 1) == 0)
+    ((volatile double *)rw_vec_data(v))[5] = 7.0;
+  else
+    wfaulted = 1;
   rw_device_host_begin(dev);
   double inside = rw_vec_data(v)[3];
   rw_device_host_end(dev);
-  report(faulted && inside == 2.0,
-         "emulated device memory: a host read outside a device operation %s (read %g), inside a "
-         "host scope it reads %g",
-         faulted ? "faults" : "DOES NOT FAULT", got, inside);
+  N_VScale(3.0, v, v);              /* a kernel after the scope: it still reaches the data */
+  if (sigsetjmp(guard_jmp, 1) == 0) /* and the host, after the scope and the kernel, cannot */
+    (void)((volatile double *)rw_vec_data(v))[3];
+  else
+    after = 1;
+  sigaction(SIGSEGV, &old_segv, NULL);
+  sigaction(SIGBUS, &old_bus, NULL);
+  double h[16];
+  CHECK(rw_vec_to_host(v, h));
+  report(faulted && wfaulted && after && inside == 2.0 && h[3] == 6.0 && h[5] == 6.0,
+         "emulated device memory: a host read outside a device operation %s, a host write %s; "
+         "inside a host scope it reads %g; after the scope and a kernel a host read %s; the "
+         "kernel's result %g, the refused write's entry %g (6 expected)",
+         faulted ? "faults" : "DOES NOT FAULT", wfaulted ? "faults" : "DOES NOT FAULT", inside,
+         after ? "faults" : "DOES NOT FAULT", h[3], h[5]);
   rw_vec_destroy(&v);
 }
 
