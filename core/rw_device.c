@@ -229,8 +229,11 @@ static int rw_emu_gemm(rw_device d, int ta, int tb, int M, int N, int K, double 
 
 static void rw_emu_close(rw_device d)
 {
-  if (d->arena) munmap(d->arena, RW_EMU_RESERVE), munmap(d->alias, RW_EMU_RESERVE);
-  if (d->arena) close(d->arena_fd);
+  if (d->arena) {
+    munmap(d->arena, RW_EMU_RESERVE);
+    munmap(d->alias, RW_EMU_RESERVE);
+    close(d->arena_fd);
+  }
   d->arena = d->alias = NULL;
   d->arena_top = 0;
   free(d->blocks);
@@ -346,31 +349,24 @@ int rw_device_run(rw_device d, int id, const void *params, size_t psize, long n,
     RW_CALL(d->be->run(d, id, params, psize, n));
     return 0;
   }
-  if (d->kind == RW_DEVICE_EMULATED) {
-    /* The kernel reaches device memory only through the pointers in its parameters (as a
-     * GPU kernel does): each word of them that is a device address is moved to the
-     * emulator's view. A word that is not a pointer would have to be a subnormal double
-     * or a count near 2^47 to have the bits of an address in the reserved range; padding
-     * that does is moved too, and nothing reads it. */
-    union {
-      max_align_t align;
-      unsigned char b[RW_BODY_PARAMS_MAX_BYTES];
-    } local;
-    memcpy(local.b, params, psize);
-    for (size_t w = 0; w + sizeof(void *) <= psize; w += sizeof(void *)) {
-      void *q;
-      memcpy(&q, local.b + w, sizeof q);
-      q = rw_emu_at(d, q);
-      memcpy(local.b + w, &q, sizeof q);
-    }
-    for (long i = 0; i < n; i++)
-      host(id, local.b, i);
-    return 0;
+  /* The emulated device (no backend kernel). The kernel reaches device memory only through
+   * the pointers in its parameters (as a GPU kernel does): each word of them that is a device
+   * address is moved to the emulator's view. A word that is not a pointer would have to be a
+   * subnormal double or a count near 2^47 to have the bits of an address in the reserved
+   * range; padding that does is moved too, and nothing reads it. */
+  union {
+    max_align_t align;
+    unsigned char b[RW_BODY_PARAMS_MAX_BYTES];
+  } local;
+  memcpy(local.b, params, psize);
+  for (size_t w = 0; w + sizeof(void *) <= psize; w += sizeof(void *)) {
+    void *q;
+    memcpy(&q, local.b + w, sizeof q);
+    q = rw_emu_at(d, q);
+    memcpy(local.b + w, &q, sizeof q);
   }
-  rw_device_host_begin(d);
   for (long i = 0; i < n; i++)
-    host(id, params, i);
-  rw_device_host_end(d);
+    host(id, local.b, i);
   return 0;
 }
 
