@@ -78,6 +78,12 @@ struct rw_grid_s {
   long *wave_inj; /* the same for its injections */
   size_t wave_inj_len;
   const void *wave_cur; /* the wave in progress (rw_grid_wave_aux_layer) */
+  /* the wave's halo messages in flight (rw_grid_wave_halo): the receives of the layers below
+   * the block (waited for before the sweep starts), of those above it (waited for when the
+   * front first reaches them) and the sends (waited for when the sweep ends) */
+  MPI_Request whalo_lo[RW_WAVE_MAX_STAGES + 2], whalo_hi[RW_WAVE_MAX_STAGES + 2],
+      whalo_snd[2 * (RW_WAVE_MAX_STAGES + 2)];
+  int nwhalo_lo, nwhalo_hi, nwhalo_snd, nwhalo;
   long wave_layers, wave_rows, wave_runs;
   /* the choices made by measurement (rw_wave_tune_pick), per sweep kind and stage count; the
    * clock they read (rw_grid_set_wave_clock; NULL: MPI_Wtime); the last wave's rows per tile
@@ -1294,11 +1300,16 @@ static int rw_grid_wave_suits(rw_grid g, int s, int ext_ok, long W)
   return all;
 }
 
-/* y's layers s G deep past each side of D that has a neighbour, into lo_h / hi_h (owned
+/* y's layers H deep past each side of D that has a neighbour, into lo_h / hi_h (owned
  * layout): the neighbour's edge layers, or this rank's own far layers when D is periodic
- * over it. */
+ * over it. The messages are posted, not waited for (rw_grid_wave_halo_wait): a sweep reads
+ * the layers below its block at once, but those above only at its end, so their transfer
+ * (and a neighbour that is later than this rank) overlaps the sweep. sbuf (2 H Lo doubles,
+ * NULL: none) takes copies of y's edge layers to send from, for a sweep that overwrites y
+ * before the neighbours have read them (y stepped in place); otherwise y must stay as it is
+ * until the sends end. */
 static int rw_grid_wave_halo(rw_grid g, const double *y, long H, size_t Lo, double *lo_h,
-                             double *hi_h)
+                             double *hi_h, double *sbuf)
 {
   const int D = g->cfg.dim - 1;
   const long N = g->count[D];
@@ -1309,12 +1320,44 @@ static int rw_grid_wave_halo(rw_grid g, const double *y, long H, size_t Lo, doub
     return 0;
   }
   RW_CHECK(n <= (size_t)INT32_MAX, RW_ERR_ARG, "grid wave: %zu doubles in one message", n);
-  /* the low layers go down (they are the low neighbour's high halo), the high ones up */
-  RW_CALL_MPI(MPI_Sendrecv(y, (int)n, MPI_DOUBLE, g->nbr[D][0], 300, hi_h, (int)n, MPI_DOUBLE,
-                           g->nbr[D][1], 300, g->cart, MPI_STATUS_IGNORE));
-  RW_CALL_MPI(MPI_Sendrecv(y + (size_t)(N - H) * Lo, (int)n, MPI_DOUBLE, g->nbr[D][1], 301, lo_h,
-                           (int)n, MPI_DOUBLE, g->nbr[D][0], 301, g->cart, MPI_STATUS_IGNORE));
+  RW_CHECK(g->nwhalo < RW_WAVE_MAX_STAGES + 2, RW_ERR_INTERNAL,
+           "grid wave: more than %d halo exchanges in flight", RW_WAVE_MAX_STAGES + 2);
+  const double *sl = y, *sh = y + (size_t)(N - H) * Lo;
+  if (sbuf) {
+    memcpy(sbuf, sl, n * sizeof(double));
+    memcpy(sbuf + n, sh, n * sizeof(double));
+    sl = sbuf, sh = sbuf + n;
+  }
+  /* the low layers go down (they are the low neighbour's high halo), the high ones up; each
+   * exchange of a sweep its own pair of tags */
+  const int tag = 300 + 2 * g->nwhalo++, lo = g->nbr[D][0], hi = g->nbr[D][1];
+  RW_CALL_MPI(
+      MPI_Irecv(lo_h, (int)n, MPI_DOUBLE, lo, tag + 1, g->cart, &g->whalo_lo[g->nwhalo_lo++]));
+  RW_CALL_MPI(MPI_Irecv(hi_h, (int)n, MPI_DOUBLE, hi, tag, g->cart, &g->whalo_hi[g->nwhalo_hi++]));
+  RW_CALL_MPI(MPI_Isend(sl, (int)n, MPI_DOUBLE, lo, tag, g->cart, &g->whalo_snd[g->nwhalo_snd++]));
+  RW_CALL_MPI(
+      MPI_Isend(sh, (int)n, MPI_DOUBLE, hi, tag + 1, g->cart, &g->whalo_snd[g->nwhalo_snd++]));
   return 0;
+}
+
+/* Waits for the wave halo messages of one kind (rw_grid_wave_halo); none in flight: nothing. */
+static int rw_grid_wave_halo_wait(MPI_Request *r, int *n)
+{
+  if (*n == 0) return 0;
+  const int k = *n;
+  *n = 0;
+  RW_CALL_MPI(MPI_Waitall(k, r, MPI_STATUSES_IGNORE));
+  return 0;
+}
+
+/* The end of a sweep (also one that failed): every halo message it posted complete. */
+static int rw_grid_wave_halo_end(rw_grid g)
+{
+  int e = rw_grid_wave_halo_wait(g->whalo_lo, &g->nwhalo_lo);
+  const int e2 = rw_grid_wave_halo_wait(g->whalo_hi, &g->nwhalo_hi);
+  const int e3 = rw_grid_wave_halo_wait(g->whalo_snd, &g->nwhalo_snd);
+  g->nwhalo = 0;
+  return e ? e : e2 ? e2 : e3;
 }
 
 typedef struct {
@@ -1516,6 +1559,8 @@ static int rw_wave_advance(rw_wave *w, long f, rw_grid_kernel_fn kernel, void *c
   long *e = w->e, *yt = w->yt;
   const long *klo = w->klo, *khi = w->khi;
   const size_t tof = (size_t)w->j0 * w->row, tlen = (size_t)(w->j1 - w->j0) * w->row;
+  /* nothing read past f + G: the layers above the block once the front nears them */
+  if (g->nwhalo_hi && f + G >= vend) RW_CALL(rw_grid_wave_halo_wait(g->whalo_hi, &g->nwhalo_hi));
   for (int i = 0; i < s; i++) {
     long tgt = f - (long)i * G;
     if (tgt > khi[i]) tgt = khi[i];
@@ -1628,7 +1673,9 @@ int rw_grid_wave_field(rw_grid g, int s, N_Vector v, int ghosted, double *buf)
   double *halo = NULL;
   if (ext0 || ext1) {
     RW_CALL(rw_calloc(2 * (size_t)H * Lo, sizeof(double), "grid wave field halo", &halo));
-    int e = rw_grid_wave_halo(g, vd, H, Lo, halo, halo + (size_t)H * Lo);
+    int e = rw_grid_wave_halo(g, vd, H, Lo, halo, halo + (size_t)H * Lo, NULL);
+    const int e2 = rw_grid_wave_halo_end(g);
+    e = e ? e : e2;
     if (e) {
       rw_free(&halo);
       RW_CALL(e);
@@ -1745,17 +1792,19 @@ static void rw_wave_init(rw_wave *w, rw_grid g, const rw_stage_plan *P, long W, 
   w->capK = W + (long)(s + 1) * G + 1;
 }
 
-/* The doubles of w's stage buffers and rings and of y's halo. */
+/* The doubles of w's stage buffers and rings, of y's halo and of copies of y's edge layers to
+ * send. */
 static size_t rw_wave_need(const rw_wave *w)
 {
   const int G = w->g->cfg.ghost, s = w->P->s;
   const long capY = 2 * (w->W + 2 * G);
   return (size_t)s * ((size_t)capY * w->L + (size_t)w->capK * w->Lo) +
-         (w->ext[0] || w->ext[1] ? 2 * (size_t)w->H * w->Lo : 0);
+         (w->ext[0] || w->ext[1] ? 4 * (size_t)w->H * w->Lo : 0);
 }
 
-/* w's stage buffers and rings from *p on, y's halo exchanged (H layers deep) after them;
- * *p moves past them. Collective where D has a neighbour. */
+/* w's stage buffers and rings from *p on, y's halo (H layers deep) after them, its messages
+ * posted (rw_grid_wave_halo: y's edge layers sent from copies when y is stepped in place); *p
+ * moves past them. Collective where D has a neighbour. */
 static int rw_wave_place(rw_wave *w, N_Vector y, N_Vector y_out, double **p)
 {
   const int G = w->g->cfg.ghost, s = w->P->s;
@@ -1769,10 +1818,11 @@ static int rw_wave_place(rw_wave *w, N_Vector y, N_Vector y_out, double **p)
   for (int i = 0; i < s; i++)
     w->keep[i] = w->P->keep[i] ? rw_vec_data(w->P->keep[i]) : NULL;
   if (w->ext[0] || w->ext[1]) {
-    double *lo_h = *p, *hi_h = *p + (size_t)w->H * w->Lo;
-    RW_CALL(rw_grid_wave_halo(w->g, w->y, w->H, w->Lo, lo_h, hi_h));
+    const size_t n = (size_t)w->H * w->Lo;
+    double *lo_h = *p, *hi_h = *p + n, *sb = w->yo == w->y ? *p + 2 * n : NULL;
+    RW_CALL(rw_grid_wave_halo(w->g, w->y, w->H, w->Lo, lo_h, hi_h, sb));
     w->lo_h = lo_h, w->hi_h = hi_h;
-    *p += 2 * (size_t)w->H * w->Lo;
+    *p += 4 * n;
   }
   return 0;
 }
@@ -1837,8 +1887,9 @@ static int rw_wave_host(const rw_stage_plan *P, N_Vector y, N_Vector y_out)
   return !dev;
 }
 
-int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_out, int ext_ok,
-                     rw_grid_kernel_fn kernel, void *const *kctx, int *done)
+static int rw_grid_erk_wave_sweep(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_out,
+                                  int ext_ok, rw_grid_kernel_fn kernel, void *const *kctx,
+                                  int *done)
 {
   const int dim = g->cfg.dim, s = P->s;
   *done = 0;
@@ -1876,10 +1927,11 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
     if (!P->aux[i]) continue;
     w.aux[i] = rw_vec_data(P->aux[i]);
     if (!w.ext[0] && !w.ext[1]) continue;
-    RW_CALL(rw_grid_wave_halo(g, w.aux[i], w.H, w.Lo, p, p + (size_t)w.H * w.Lo));
+    RW_CALL(rw_grid_wave_halo(g, w.aux[i], w.H, w.Lo, p, p + (size_t)w.H * w.Lo, NULL));
     w.aux_lo[i] = p, w.aux_hi[i] = p + (size_t)w.H * w.Lo;
     p += 2 * (size_t)w.H * w.Lo;
   }
+  RW_CALL(rw_grid_wave_halo_wait(g->whalo_lo, &g->nwhalo_lo)); /* read at once */
   double *sv[2] = {p, p + keep};
   w.jsave = 0;
   RW_CALL(rw_wave_lists(&w));
@@ -1900,6 +1952,14 @@ int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_o
   g->wave_runs++;
   *done = 1;
   return 0;
+}
+
+int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *P, N_Vector y, N_Vector y_out, int ext_ok,
+                     rw_grid_kernel_fn kernel, void *const *kctx, int *done)
+{
+  const int e = rw_grid_erk_wave_sweep(g, P, y, y_out, ext_ok, kernel, kctx, done);
+  const int e2 = rw_grid_wave_halo_end(g);
+  return e ? e : e2;
 }
 
 /* --- A checkpointed backward step in one sweep (rw_grid_erk_wave_pair) -------------------
@@ -1934,9 +1994,9 @@ static int rw_grid_pair_tiled(rw_grid g, int s, long W)
   return g->cfg.dim == 3 && rw_grid_wave_rows(g, s, W) < g->count[1];
 }
 
-int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_grid_kernel_fn kf,
-                          void *const *kcf, const rw_stage_plan *Pa, N_Vector lambda,
-                          rw_grid_kernel_fn ka, void *const *kca, int *done)
+static int rw_grid_pair_sweep(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n,
+                              rw_grid_kernel_fn kf, void *const *kcf, const rw_stage_plan *Pa,
+                              N_Vector lambda, rw_grid_kernel_fn ka, void *const *kca, int *done)
 {
   const int G = g->cfg.ghost, dim = g->cfg.dim, s = Pa->s;
   *done = 0;
@@ -1967,6 +2027,7 @@ int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_g
   double *p = g->wave;
   RW_CALL(rw_wave_place(&wf, y_n, NULL, &p));
   RW_CALL(rw_wave_place(&wa, lambda, lambda, &p));
+  RW_CALL(rw_grid_wave_halo_wait(g->whalo_lo, &g->nwhalo_lo)); /* read at once */
   for (int i = 1; i < s; i++)
     wf.kring[i] = p, p += (size_t)wf.kcap * wf.Lo;
   wa.fw = &wf;
@@ -1999,6 +2060,15 @@ int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_g
   g->pair_runs++;
   *done = 1;
   return 0;
+}
+
+int rw_grid_erk_wave_pair(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n, rw_grid_kernel_fn kf,
+                          void *const *kcf, const rw_stage_plan *Pa, N_Vector lambda,
+                          rw_grid_kernel_fn ka, void *const *kca, int *done)
+{
+  const int e = rw_grid_pair_sweep(g, Pf, y_n, kf, kcf, Pa, lambda, ka, kca, done);
+  const int e2 = rw_grid_wave_halo_end(g);
+  return e ? e : e2;
 }
 
 int rw_grid_comb_inputs(rw_grid g, int *n, const double **c, N_Vector **X, N_Vector *keep)

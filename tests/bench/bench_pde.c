@@ -520,9 +520,11 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
   RW_TRY(rw_vec_clone(S->y0, &y));
   RW_TRY(rw_vec_clone(S->y0, &lam));
   /* a store-stages sweep of K steps: each step's start state and stages in vectors of their
-   * own, written by the forward steps that keep them and read back in reverse by the adjoint */
-  RW_TRY(rw_vec_clone_array(S->y0, (int)(K + 1), &ys));
-  RW_TRY(rw_vec_clone_array(S->y0, ns * (int)K, &stg));
+   * own, written by the forward steps that keep them and read back in reverse by the adjoint;
+   * allocated as the store mode's trajectory is (rw_vec_clone_array_slots: whole mappings,
+   * huge pages where the kernel gives them), so the adjoint reads them as a solve would */
+  RW_TRY(rw_vec_clone_array_slots(S->y0, (int)(K + 1), &ys));
+  RW_TRY(rw_vec_clone_array_slots(S->y0, ns * (int)K, &stg));
   size_t nb = rw_vec_bytes(y);
   const size_t len = nb / sizeof(double) + 8;
   if (dev) { /* the ring on the device, copied device to device */
