@@ -15,12 +15,13 @@
 #include <string.h>
 
 /* A choice made by measurement (rw_wave_tune_pick): a 3-D wave's rows per tile (the rule's
- * tiles or none) or a 2-D wave's layers per window. The two candidates, the best time of each
- * so far, the sweeps timed, the one chosen. */
+ * tiles, none, or tiles between the two) or a 2-D wave's layers per window. The nc candidates,
+ * the best time of each so far, the sweeps timed, the one chosen. */
+#define RW_WAVE_TUNE_MAX 3
 typedef struct {
-  long cand[2], chosen;
-  double best[2];
-  int runs;
+  long cand[RW_WAVE_TUNE_MAX], chosen;
+  double best[RW_WAVE_TUNE_MAX];
+  int runs, nc;
 } rw_wave_tuner;
 /* the sweeps measured apart: a plain step, one keeping or only recomputing its stages, an
  * adjoint step, a pair (rw_grid_erk_wave_pair) */
@@ -1225,10 +1226,12 @@ static long rw_grid_wave_rows(rw_grid g, int s, long W)
  * 128^3's forward step took 25 ms in the rule's 23-row tiles against 34-36 ms untiled (its live
  * layers in L3); on an AMD EPYC (Zen 5) VM, 1 MiB of L2 and a faster L3, 15.6-16.3 ms untiled
  * against 20.3-21.0 ms in those tiles, and untiled was as fast or faster at 64^3 to 160^3 on 1
- * and 2 ranks (docs/architecture.md, "Tiles chosen by measurement"). So where the rule would
- * tile and no rows are set, the grid times both: RW_WAVE_TUNE_ROUNDS waves of each candidate in
- * turn, per plan kind (a plain step, one keeping or recomputing its stages, an adjoint step:
- * their streams differ) and stage count, and keeps the one with the lower best time, measuring
+ * and 2 ranks (docs/architecture.md, "Tiles chosen by measurement"); on that VM at 128^3, two
+ * tiles of 64 rows beat both in most paired runs (rw_wave_rows_between). So where the rule
+ * would tile and no rows are set, the grid times the rule's tiles, none, and the tiles between
+ * the two where there are such: RW_WAVE_TUNE_ROUNDS waves of each candidate in turn, per plan
+ * kind (a plain step, one keeping or recomputing its stages, an adjoint step:
+ * their streams differ) and stage count, and keeps the one with the lowest best time, measuring
  * again after RW_WAVE_TUNE_AGAIN more waves (a machine whose speed drifted while it measured,
  * as these shared ones do, does not keep a wrong choice for the whole run). The rows change no
  * value (each tile forms its rows with the same operations), only the speed. Each rank decides
@@ -1237,23 +1240,42 @@ static long rw_grid_wave_rows(rw_grid g, int s, long W)
  * windows change no value either, and a rank's choice is its own (the halo exchange does not
  * depend on it). */
 #define RW_WAVE_TUNE_ROUNDS 4
-#define RW_WAVE_TUNE_AGAIN  1000 /* waves after a choice before it is measured again */
-static long rw_wave_tune_pick(rw_grid g, rw_wave_tuner *t, long rule, long all)
+/* The rows per tile of the tile count halfway (geometrically) between the rule's (rows T) and
+ * one: k = sqrt(n / T) rounded, at least 2, tiles of ceil(n / k) rows. Used as a candidate where
+ * it lies strictly between T and n. */
+static long rw_wave_rows_between(long T, long n)
+{
+  long k = lround(sqrt((double)n / (double)(T > 0 ? T : 1)));
+  if (k < 2) k = 2;
+  return (n + k - 1) / k;
+}
+#define RW_WAVE_TUNE_AGAIN 1000 /* waves after a choice before it is measured again */
+static long rw_wave_tune_pick(rw_grid g, rw_wave_tuner *t, int nc, const long *cand)
 {
   const long again = g->wave_again > 0 ? g->wave_again : RW_WAVE_TUNE_AGAIN;
-  if (t->cand[0] != rule || t->cand[1] != all || t->runs >= 2 * RW_WAVE_TUNE_ROUNDS + again) {
-    t->cand[0] = rule, t->cand[1] = all, t->chosen = 0, t->runs = 0; /* (again) from the start */
-    t->best[0] = t->best[1] = HUGE_VAL;
+  int same = t->nc == nc;
+  for (int i = 0; same && i < nc; i++)
+    same = t->cand[i] == cand[i];
+  if (!same || t->runs >= nc * RW_WAVE_TUNE_ROUNDS + again) { /* (again) from the start */
+    t->nc = nc, t->chosen = cand[0], t->runs = 0;
+    for (int i = 0; i < nc; i++)
+      t->cand[i] = cand[i], t->best[i] = HUGE_VAL;
   }
-  return t->runs < 2 * RW_WAVE_TUNE_ROUNDS ? t->cand[t->runs & 1] : t->chosen;
+  return t->runs < nc * RW_WAVE_TUNE_ROUNDS ? t->cand[t->runs % nc] : t->chosen;
 }
 
+/* A timed sweep of the candidate rw_wave_tune_pick returned; after the last round the one with
+ * the lowest best time is chosen (a tie: the earlier candidate, the rule's first). */
 static void rw_wave_tune_note(rw_wave_tuner *t, double secs)
 {
-  const int r = t->runs++;
-  if (r >= 2 * RW_WAVE_TUNE_ROUNDS) return;
-  if (secs < t->best[r & 1]) t->best[r & 1] = secs;
-  if (r + 1 == 2 * RW_WAVE_TUNE_ROUNDS) t->chosen = t->cand[t->best[1] < t->best[0]];
+  const int r = t->runs++, nc = t->nc;
+  if (r >= nc * RW_WAVE_TUNE_ROUNDS) return;
+  if (secs < t->best[r % nc]) t->best[r % nc] = secs;
+  if (r + 1 < nc * RW_WAVE_TUNE_ROUNDS) return;
+  int k = 0;
+  for (int i = 1; i < nc; i++)
+    k = t->best[i] < t->best[k] ? i : k;
+  t->chosen = t->cand[k];
 }
 
 static double rw_wave_clock(rw_grid g)
@@ -1279,7 +1301,8 @@ static long rw_grid_wave_window(rw_grid g, int s, long W, int kind, rw_wave_tune
   const long W2 = rw_grid_wave_layers_in(g, s, 2 * RW_WAVE_LIVE_BYTES);
   if (W2 <= W) return W;
   *tune = &g->wave_tune[kind][s];
-  return rw_wave_tune_pick(g, *tune, W, W2);
+  const long cand[2] = {W, W2};
+  return rw_wave_tune_pick(g, *tune, 2, cand);
 }
 
 /* Whether a wave of s stages runs on this grid (the same answer on every rank: one
@@ -1908,7 +1931,8 @@ static int rw_grid_erk_wave_sweep(rw_grid g, const rw_stage_plan *P, N_Vector y,
   long T = rw_grid_wave_rows(g, s, W);
   if (T < nrows && g->wave_rows <= 0) { /* the rule would tile and no rows are set */
     tune = &g->wave_tune[kind][s];
-    T = rw_wave_tune_pick(g, tune, T, nrows);
+    long cand[RW_WAVE_TUNE_MAX] = {T, nrows, rw_wave_rows_between(T, nrows)};
+    T = rw_wave_tune_pick(g, tune, cand[2] > T && cand[2] < nrows ? 3 : 2, cand);
   }
   w.tiled = T < nrows;
   g->wave_layers_used = W;

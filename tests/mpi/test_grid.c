@@ -14,8 +14,8 @@
  *    bit for bit (RK4, SSPRK3 and Euler, windows of 1-3 layers, in place or not, stages past the
  *    block's edge or not), and runs wherever one rank's block suits it;
  *  - a 3-D wave's rows per tile and a 2-D wave's layers per window, where none are set, chosen
- *    by measurement (a made-up clock): both candidates timed in turn, the faster kept, the
- *    values the same bits.
+ *    by measurement (a made-up clock): the candidates (3-D: the rule's tiles, none, the tiles
+ *    between) timed in turn, the fastest kept, the values the same bits.
  * Prints one line per configuration on rank 0; exits 1 on the first failure. */
 #include "rewind/rw_grid.h"
 #include "rw_mpi_test.h"
@@ -589,7 +589,8 @@ static void split_tests(rw_context ctx)
  * when it is the measurement's first candidate (the rule's tiles) and d[1] when the second
  * (none); they alternate while it measures. */
 typedef struct {
-  double t, d[2];
+  double t, d[3];
+  int nc; /* the candidates, timed in turn: wave w takes d[w % nc] */
   long calls;
 } fake_clock;
 
@@ -597,19 +598,19 @@ static double fake_clock_read(void *ctx)
 {
   fake_clock *c = ctx;
   const long k = c->calls++;
-  if (k & 1) c->t += c->d[(k / 2) & 1];
+  if (k & 1) c->t += c->d[(k / 2) % c->nc];
   return c->t;
 }
 
 /* 6. What a wave measures where it chooses (no rows or layers set): in 3-D its rows per tile
- * where the rule tiles (the rule's tiles or none), in 2-D its layers per window (as many as
- * keep its live layers within 768 KiB or within 1.5 MiB). The first 4 waves of each candidate
- * alternate, the rule's first, then the one with the lower best time stays: the other where a
- * made-up clock has it faster, the rule's where it has that faster; TUNE_AGAIN waves after a
- * choice (the default 1000 set lower here) the two are measured again; rows or layers set (5) are
- * used as set and nothing is timed. Every wave's y_out is the same bits whatever its tiles or
- * windows. RK4, 8 components (a row of 2 KiB: the rule's tiles are 7 rows; a 2-D layer of 8 KiB: 5
- * or 13 layers), split along the slowest dimension only. */
+ * where the rule tiles (the rule's tiles, none, or the tiles between: 7, 16 or 8 of 16 rows),
+ * in 2-D its layers per window (as many as keep its live layers within 768 KiB or within 1.5
+ * MiB). The first 4 waves of each candidate take turns, the rule's first, then the one with the
+ * lowest best time stays: the one a made-up clock has faster; TUNE_AGAIN waves after a choice
+ * (the default 1000 set lower here) they are measured again; rows or layers set (5) are used as
+ * set and nothing is timed. Every wave's y_out is the same bits whatever its tiles or windows.
+ * RK4, 8 components (a row of 2 KiB: the rule's tiles are 7 rows; a 2-D layer of 8 KiB: 5 or 13
+ * layers), split along the slowest dimension only. */
 #define TUNE_AGAIN 40 /* the waves after a choice before it is measured again (1000 by default) */
 static void tune_tests(rw_context ctx, int dim)
 {
@@ -653,43 +654,48 @@ static void tune_tests(rw_context ctx, int dim)
   void *kc[4] = {&wide, &wide, &wide, &wide};
   const char *what = dim == 3 ? "rows per tile" : "layers per window";
   if (dim == 3) rw_grid_set_wave(g, 1);
-  /* faster: 0 the rule's, 1 the other; then 2: rows or layers set (5), nothing timed */
-  for (int faster = 0; faster < 3; faster++) {
-    fake_clock fc = {0.0, {faster == 0 ? 1.0 : 2.0, faster == 0 ? 2.0 : 1.0}, 0};
+  /* faster: 0 the rule's, 1 none (3-D) or twice the layers (2-D), 3 the tiles between (3-D);
+   * 2: rows or layers set (5), nothing timed */
+  const int nc = dim == 3 ? 3 : 2, nw = 4 * nc + 4; /* candidates; waves: 4 each, then 4 more */
+  for (int faster = 0; faster < (dim == 3 ? 4 : 3); faster++) {
+    const int fk = faster == 3 ? 2 : faster; /* the faster candidate's place */
+    fake_clock fc = {0.0, {fk == 0 ? 1.0 : 2.0, fk == 1 ? 1.0 : 2.0, fk == 2 ? 1.0 : 2.0}, nc, 0};
     rw_grid_set_wave_clock(g, fake_clock_read, &fc, TUNE_AGAIN);
     if (dim == 3)
       rw_grid_set_wave_rows(g, faster == 2 ? 5 : 0);
     else
       rw_grid_set_wave(g, faster == 2 ? 5 : 0);
-    long used[12];
+    long used[16];
     int bad = 0, done = 0;
-    for (int w = 0; w < 12; w++) {
+    for (int w = 0; w < nw; w++) {
       CHECK(rw_grid_erk_wave(g, &P, x, out, 1, lap, kc, &done));
       used[w] = dim == 3 ? rw_grid_wave_rows_used(g) : rw_grid_wave_layers_used(g);
       bad += !done;
       if (faster == 0 && w == 0) N_VScale(1.0, out, first);
       bad += memcmp(rw_vec_data(out), rw_vec_data(first), rw_vec_bytes(out)) != 0;
     }
-    /* what must happen: the rule's choice (used[0]) and the other (used[1]) differ, the waves
-     * 0-7 alternate, the lower one is kept; or, set, those and no reading */
+    /* what must happen: the rule's choice (used[0]), the other (used[1]) and in 3-D the tiles
+     * between (used[2]) differ, the first 4 nc waves take turns, the fastest is kept; or, set,
+     * those and no reading */
     const long other = used[1];
     int ok = !bad && done;
-    if (faster < 2) {
-      ok = ok && used[0] != other && fc.calls == 24 &&
-           (dim == 3 ? used[0] < cnt[1] && other == cnt[1] : used[0] < other);
-      for (int w = 0; w < 12; w++)
-        ok = ok && used[w] == (w < 8 ? (w & 1 ? other : used[0]) : faster ? other : used[0]);
+    if (faster != 2) {
+      ok = ok && used[0] != other && fc.calls == 2 * nw &&
+           (dim == 3 ? used[0] < used[2] && used[2] < cnt[1] && other == cnt[1] : used[0] < other);
+      for (int w = 0; w < nw; w++)
+        ok = ok && used[w] == (w < 4 * nc ? used[w % nc] : used[fk]);
     } else {
-      for (int w = 0; w < 12; w++)
+      for (int w = 0; w < nw; w++)
         ok = ok && used[w] == 5;
       ok = ok && fc.calls == 0;
     }
     long again[2] = {0, 0}; /* the other kept: after TUNE_AGAIN more waves measured again */
     if (faster == 1) {
-      for (int w = 12; w < 8 + TUNE_AGAIN + 2; w++) {
+      const int m = 4 * nc; /* the waves measured */
+      for (int w = nw; w < m + TUNE_AGAIN + 2; w++) {
         CHECK(rw_grid_erk_wave(g, &P, x, out, 1, lap, kc, &done));
-        if (w >= 8 + TUNE_AGAIN)
-          again[w - 8 - TUNE_AGAIN] =
+        if (w >= m + TUNE_AGAIN)
+          again[w - m - TUNE_AGAIN] =
               dim == 3 ? rw_grid_wave_rows_used(g) : rw_grid_wave_layers_used(g);
       }
       ok = ok && again[0] == used[0] && again[1] == other;
@@ -699,16 +705,25 @@ static void tune_tests(rw_context ctx, int dim)
     MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
     if (rw_context_rank(ctx) == 0 && faster == 1)
       printf("%d-D wave %s by measurement: waves %d and %d (measured again) %ld %ld\n", dim, what,
-             8 + TUNE_AGAIN, 9 + TUNE_AGAIN, again[0], again[1]);
-    if (rw_context_rank(ctx) == 0)
-      printf("%d-D wave %s by measurement (%s) on %d ranks: per wave %ld %ld %ld %ld %ld %ld "
-             "%ld %ld | %ld %ld %ld %ld, %ld clock readings, %d waves not run or differing: %s\n",
+             4 * nc + TUNE_AGAIN, 4 * nc + 1 + TUNE_AGAIN, again[0], again[1]);
+    if (rw_context_rank(ctx) == 0) {
+      char seq[256];
+      int at = 0;
+      for (int w = 0; w < nw && at < (int)sizeof seq - 24; w++)
+        at += snprintf(seq + at, sizeof seq - (size_t)at, "%s%ld",
+                       w == 4 * nc ? " | "
+                       : w         ? " "
+                                   : "",
+                       used[w]);
+      printf("%d-D wave %s by measurement (%s) on %d ranks: per wave %s, %ld clock readings, %d "
+             "waves not run or differing: %s\n",
              dim, what,
              faster == 0   ? "the rule's made faster"
              : faster == 1 ? "the other made faster"
+             : faster == 3 ? "the tiles between made faster"
                            : "5 set",
-             size, used[0], used[1], used[2], used[3], used[4], used[5], used[6], used[7], used[8],
-             used[9], used[10], used[11], fc.calls, bad, allok ? "ok" : "WRONG");
+             size, seq, fc.calls, bad, allok ? "ok" : "WRONG");
+    }
     if (!allok) fails++;
   }
   rw_grid_set_wave_clock(g, NULL, NULL, 0);
