@@ -16,6 +16,25 @@
 #include <sys/resource.h>
 #include <time.h>
 
+/* Under AddressSanitizer the blocks of a group (rw_calloc_whole_many) are fenced by hand: the
+ * headers and padding between them, and a block once freed, are poisoned, so that running off
+ * a slot or reading a freed one is reported as for a block of its own. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RW_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RW_ASAN 1
+#endif
+#endif
+#ifdef RW_ASAN
+#include <sanitizer/asan_interface.h>
+#define RW_POISON(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
+#define RW_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define RW_POISON(p, n)   ((void)(p), (void)(n))
+#define RW_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #define RW_MXCSR_FTZ 0x8000u /* flush to zero */
@@ -123,15 +142,19 @@ void rw_log(rw_context ctx, rw_log_level level, const char *fmt, ...)
 }
 
 /* Each block carries a header with its size, so frees are counted exactly, and how it was
- * allocated. The header is a max_align_t (32 bytes here), which keeps the payload aligned for
- * doubles and SIMD loads. */
+ * allocated. The header is 32 bytes (a max_align_t here), which keeps the payload aligned for
+ * doubles and SIMD loads. A block of a group (rw_calloc_whole_many) names its group's header,
+ * which counts the group's blocks not yet freed. */
 typedef union {
   struct {
     size_t bytes;
     size_t mapped; /* 0: calloc; else the length of its own mapping (rw_big_alloc) */
+    void *group;   /* NULL: a block of its own; else the header of the group it lies in */
+    size_t live;   /* a group's header: its blocks not yet freed */
   } b;
   max_align_t align;
 } rw_block_header;
+_Static_assert(sizeof(rw_block_header) == 32, "rw_block_header: 32 bytes");
 
 /* Blocks of RW_BIG_BYTES or more from rw_calloc_whole (checkpoint slots) get a mapping
  * of their own, aligned to 2 MiB and marked MADV_HUGEPAGE before anything touches it, so that
@@ -164,7 +187,7 @@ static rw_block_header *rw_big_alloc(size_t bytes)
   (void)madvise(p, len, MADV_HUGEPAGE); /* advice: refused where THP is off, harmless */
 #endif
   rw_block_header *h = (rw_block_header *)(void *)p;
-  h->b.mapped = len;
+  h->b.mapped = len, h->b.group = NULL;
   return h;
 #else
   (void)bytes;
@@ -189,7 +212,7 @@ static int rw_calloc_impl(size_t count, size_t size, const char *what, void *out
     return RW_ERROR(RW_ERR_MEM, "allocation of %zu bytes for %s failed (injected by test)", bytes,
                     what ? what : "?");
   rw_block_header *h = whole && bytes >= RW_BIG_BYTES ? rw_big_alloc(bytes) : NULL;
-  if (!h && (h = calloc(1, sizeof *h + bytes)) != NULL) h->b.mapped = 0;
+  if (!h && (h = calloc(1, sizeof *h + bytes)) != NULL) h->b.mapped = 0, h->b.group = NULL;
   if (!h)
     return RW_ERROR(RW_ERR_MEM, "out of memory allocating %zu bytes for %s", bytes,
                     what ? what : "?");
@@ -211,12 +234,66 @@ int rw_calloc_whole(size_t count, size_t size, const char *what, void *out_ptr)
   return rw_calloc_impl(count, size, what, out_ptr, 1);
 }
 
+/* The group's blocks lie in one mapping of rw_big_alloc: its header first, then block i's
+ * header and payload at 32 + i * stride (payloads 64-byte aligned: stride a multiple of 64). */
+int rw_calloc_whole_many(size_t n, size_t count, size_t size, const char *what, void **ptrs)
+{
+  for (size_t i = 0; i < n; i++)
+    ptrs[i] = NULL;
+  if (n == 0) return 0;
+  if (count && size > ((size_t)-1 - 2 * sizeof(rw_block_header) - 64) / count)
+    return RW_ERROR(RW_ERR_MEM, "allocation of %zu x %zu bytes for %s overflows", count, size,
+                    what ? what : "?");
+  const size_t bytes = count * size, hs = sizeof(rw_block_header);
+  const size_t stride = (hs + bytes + 63) / 64 * 64;
+  rw_block_header *g = NULL;
+  if (bytes < RW_BIG_BYTES && n > 1 && stride <= ((size_t)-1 - hs) / n &&
+      hs + n * stride >= RW_BIG_BYTES) {
+    if (rw_mem_fail_n > 0 && --rw_mem_fail_n == 0)
+      return RW_ERROR(RW_ERR_MEM, "allocation of %zu x %zu bytes for %s failed (injected by test)",
+                      n, bytes, what ? what : "?");
+    g = rw_big_alloc(n * stride); /* the group's header is rw_big_alloc's */
+  }
+  if (!g) { /* blocks of their own: small groups, large blocks, or no mapping to be had */
+    for (size_t i = 0; i < n; i++) {
+      const int e = rw_calloc_impl(count, size, what, &ptrs[i], 1);
+      if (e) {
+        for (size_t k = 0; k < i; k++)
+          rw_free(&ptrs[k]);
+        return e;
+      }
+    }
+    return 0;
+  }
+  g->b.bytes = 0, g->b.live = n;
+  for (size_t i = 0; i < n; i++) {
+    rw_block_header *h = (rw_block_header *)(void *)((char *)g + hs + i * stride);
+    h->b.bytes = bytes, h->b.mapped = 0, h->b.group = g, h->b.live = 0;
+    ptrs[i] = h + 1;
+    RW_POISON(h, hs); /* the header, and the padding after the payload */
+    RW_POISON((char *)(h + 1) + bytes, stride - hs - bytes);
+  }
+  rw_mem_cur += n * bytes;
+  if (rw_mem_cur > rw_mem_pk) rw_mem_pk = rw_mem_cur;
+  if (rw_mem_cur > rw_mem_wpk) rw_mem_wpk = rw_mem_cur;
+  return 0;
+}
+
 void rw_free(void *ptr_to_ptr)
 {
   void **pp = (void **)ptr_to_ptr;
   if (!pp || !*pp) return;
   rw_block_header *h = (rw_block_header *)*pp - 1;
+  RW_UNPOISON(h, sizeof *h);
   rw_mem_cur -= h->b.bytes;
+  if (h->b.group) { /* a group's block: the group goes when its last block does */
+    rw_block_header *g = h->b.group;
+    RW_POISON(h, sizeof *h + h->b.bytes); /* a read of the freed block is reported */
+    *pp = NULL;
+    if (--g->b.live > 0) return;
+    RW_UNPOISON(g, g->b.mapped); /* the mapping goes back clean */
+    h = g;
+  }
 #if defined(__linux__) && defined(MAP_ANONYMOUS)
   if (h->b.mapped) {
     munmap(h, h->b.mapped);

@@ -125,16 +125,12 @@ static int rw_vec_linear_combination(int n, sunrealtype *c, N_Vector *X, N_Vecto
 /* Rewind's operations in a vector's ops table (after SUNDIALS' fused ops are enabled). */
 static void rw_vec_set_ops(N_Vector v) { v->ops->nvlinearcombination = rw_vec_linear_combination; }
 
-static int rw_vec_make(MPI_Comm comm, SUNContext sunctx, sunindextype local_n,
-                       sunindextype global_n, int whole, N_Vector *out)
+/* A vector over data (rw_calloc'd, local_n + 1 doubles), which it owns from here on: freed
+ * with it, or here on failure. */
+static int rw_vec_adopt(MPI_Comm comm, SUNContext sunctx, sunindextype local_n,
+                        sunindextype global_n, double *data, N_Vector *out)
 {
-  double *data = NULL;
   *out = NULL;
-  /* One extra element keeps the pointer non-NULL for ranks that own no entries. */
-  if (whole)
-    RW_CALL(rw_calloc_whole((size_t)local_n + 1, sizeof(double), "checkpoint slot vector", &data));
-  else
-    RW_CALL(rw_calloc((size_t)local_n + 1, sizeof(double), "state vector", &data));
   N_Vector v = N_VMake_Parallel(comm, local_n, global_n, data, sunctx);
   if (!v) {
     rw_free(&data);
@@ -150,6 +146,19 @@ static int rw_vec_make(MPI_Comm comm, SUNContext sunctx, sunindextype local_n,
   rw_vec_set_ops(v);
   *out = v;
   return 0;
+}
+
+static int rw_vec_make(MPI_Comm comm, SUNContext sunctx, sunindextype local_n,
+                       sunindextype global_n, int whole, N_Vector *out)
+{
+  double *data = NULL;
+  *out = NULL;
+  /* One extra element keeps the pointer non-NULL for ranks that own no entries. */
+  if (whole)
+    RW_CALL(rw_calloc_whole((size_t)local_n + 1, sizeof(double), "checkpoint slot vector", &data));
+  else
+    RW_CALL(rw_calloc((size_t)local_n + 1, sizeof(double), "state vector", &data));
+  return rw_vec_adopt(comm, sunctx, local_n, global_n, data, out);
 }
 
 int rw_vec_create(rw_context ctx, sunindextype local_n, N_Vector *out)
@@ -239,13 +248,31 @@ static int rw_vec_clone_array_as(N_Vector tmpl, int n, int whole, N_Vector **out
   int ierr = 0;
   N_Vector *vs = NULL;
   *out = NULL;
+  void **data = NULL;
   if (n <= 0) return 0;
   RW_CALL(rw_calloc((size_t)n, sizeof *vs, "vector array", &vs));
+  if (whole && tmpl && !rw_dvec_is(tmpl)) { /* slots: their data as a group (huge pages) */
+    const sunindextype ln = NV_LOCLENGTH_P(tmpl);
+    RW_TRY(rw_calloc((size_t)n, sizeof *data, "slot data", &data));
+    RW_TRY(rw_calloc_whole_many((size_t)n, (size_t)ln + 1, sizeof(double), "checkpoint slot vector",
+                                data));
+    for (int i = 0; i < n; i++) {
+      double *d = data[i];
+      data[i] = NULL; /* the vector's from here on */
+      RW_TRY(rw_vec_adopt(NV_COMM_P(tmpl), tmpl->sunctx, ln, NV_GLOBLENGTH_P(tmpl), d, &vs[i]));
+    }
+    rw_free(&data);
+    *out = vs;
+    return 0;
+  }
   for (int i = 0; i < n; i++)
     RW_TRY(rw_vec_clone_as(tmpl, whole, &vs[i]));
   *out = vs;
   return 0;
 cleanup:
+  for (int i = 0; data && i < n; i++)
+    rw_free(&data[i]);
+  rw_free(&data);
   rw_vec_destroy_array(&vs, n);
   return ierr;
 }

@@ -77,6 +77,13 @@ int rw_calloc(size_t count, size_t size, const char *what, void *out_ptr);
  * pages, which a block touched only in part does not fill. Counted and freed as rw_calloc's. */
 int rw_calloc_whole(size_t count, size_t size, const char *what, void *out_ptr);
 
+/* n blocks of count x size bytes for rw_calloc_whole's use (ptrs[0 .. n), each freed with
+ * rw_free on its own). Blocks under 2 MiB that come to 2 MiB or more together share one mapping
+ * marked for huge pages, so that a store of many small slots (a trajectory of a small state)
+ * takes one page fault per 2 MiB too; the mapping goes back when its last block is freed.
+ * Otherwise each is rw_calloc_whole's. Counted as n blocks; on failure none is left. */
+int rw_calloc_whole_many(size_t n, size_t count, size_t size, const char *what, void **ptrs);
+
 /* Frees memory from rw_calloc and sets *ptr to NULL; accepts NULL. */
 void rw_free(void *ptr_to_ptr);
 

@@ -168,6 +168,63 @@ Test(store, calloc_whole_big_blocks)
   cr_assert_eq(rw_mem_current(), before, "freed exactly");
 }
 
+/* Blocks as a group (rw_calloc_whole_many): 40 blocks of 100 KiB + 8 bytes (4 MiB together)
+ * share one mapping advised for huge pages, each zeroed, 64-byte aligned, apart from the others
+ * and counted on its own; freed one by one in any order, the count comes back exactly (the
+ * mapping goes with the last, which a second group then reuses cleanly). A group under 2 MiB and
+ * a single block are blocks of their own; an injected failure leaves nothing. */
+Test(store, calloc_whole_many_groups)
+{
+  enum { NB = 40 };
+  const size_t m = 12801, bytes = m * sizeof(double); /* 100 KiB + 8 */
+  const size_t before = rw_mem_current();
+  for (int round = 0; round < 2; round++) {
+    double *p[NB];
+    RW_TEST_OK(rw_calloc_whole_many(NB, m, sizeof(double), "test group", (void **)p));
+    cr_assert_eq(rw_mem_current(), before + NB * bytes, "counted as %d blocks", NB);
+    for (int i = 0; i < NB; i++) {
+      cr_assert_not_null(p[i]);
+      cr_assert_eq((uintptr_t)p[i] % 64, 0, "block %d aligned to 64 bytes", i);
+      cr_assert(p[i][0] == 0.0 && p[i][m - 1] == 0.0 && !signbit(p[i][m / 2]), "block %d zeroed",
+                i);
+      if (i > 0)
+        cr_assert_geq((uintptr_t)p[i], (uintptr_t)(p[i - 1] + m), "block %d overlaps the last", i);
+      cr_assert_lt((uintptr_t)p[i] - (uintptr_t)p[0], (uintptr_t)NB * (bytes + 128),
+                   "block %d outside the group's mapping", i);
+    }
+    for (int i = 0; i < NB; i++) /* every entry writable, none shared */
+      for (size_t k = 0; k < m; k++)
+        p[i][k] = (double)i + 1e-6 * (double)k;
+    for (int i = 0; i < NB; i++)
+      cr_assert(p[i][0] == (double)i && p[i][m - 1] == (double)i + 1e-6 * (double)(m - 1));
+    if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) == 0) {
+      int hg = vma_flag(p[NB / 2], "hg");
+      if (hg >= 0) cr_assert_eq(hg, 1, "the group's mapping is not advised for huge pages");
+    }
+    for (int i = 0; i < NB; i += 2) /* the even blocks first, then the odd ones backwards */
+      rw_free(&p[i]);
+    cr_assert_eq(rw_mem_current(), before + NB / 2 * bytes);
+    for (int i = NB - 1; i > 0; i -= 2) {
+      rw_free(&p[i]);
+      cr_assert_null(p[i]);
+    }
+    cr_assert_eq(rw_mem_current(), before, "freed exactly (round %d)", round);
+  }
+  double *q[3] = {NULL, NULL, NULL}, *one = NULL;
+  RW_TEST_OK(rw_calloc_whole_many(3, m, sizeof(double), "small group", (void **)q));
+  RW_TEST_OK(rw_calloc_whole_many(1, m, sizeof(double), "one block", (void **)&one));
+  cr_assert_eq(rw_mem_current(), before + 4 * bytes);
+  rw_free(&q[1]), rw_free(&one), rw_free(&q[0]), rw_free(&q[2]);
+  cr_assert_eq(rw_mem_current(), before);
+  double *r[NB];
+  rw_mem_fail_after(1);
+  cr_assert_eq(rw_calloc_whole_many(NB, m, sizeof(double), "failed group", (void **)r), RW_ERR_MEM);
+  rw_mem_fail_after(0);
+  for (int i = 0; i < NB; i++)
+    cr_assert_null(r[i]);
+  cr_assert_eq(rw_mem_current(), before, "a failed group leaves nothing");
+}
+
 /* RAM store slots past 2 MiB (rw_vec_clone_array_slots): the same bits back, and every byte
  * counted while the store lives and released with it. */
 Test(store, ram_roundtrip_big_slots)
