@@ -27,7 +27,9 @@ function(rewind_unit_test name)
   target_link_libraries(${name} PRIVATE rewind PkgConfig::CRITERION rewind_flags ${T_LIBS})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   # Criterion needs MPI initialised in each test process: tests/rw_test_mpi.h does that.
-  add_test(NAME ${name} COMMAND ${name} --jobs 1 -q)
+  # Not -q: that hides the failed assertions too, and a test that fails once in CI then says
+  # nothing about why. Criterion's default prints failures, warnings and the synthesis only.
+  add_test(NAME ${name} COMMAND ${name} --jobs 1)
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${REWIND_TEST_ENV}" SKIP_RETURN_CODE 77
     TIMEOUT 600)
 endfunction()
