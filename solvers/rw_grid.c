@@ -11,6 +11,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#include <immintrin.h>
+#define RW_STREAM_WIDE 1
+#endif
 #include <stdio.h>
 #include <string.h>
 
@@ -1423,9 +1427,52 @@ typedef struct {
 /* dst = src (n doubles) with non-temporal stores where the ISA has them: the kept stages are
  * written once and read again only by the adjoint's later sweep, so they should not evict the
  * wave's live layers from the cache on their way to memory. rw_grid_erk_wave fences once at
- * the end. */
+ * the end. The widest store the CPU has (asked once): with AVX-512 one store writes a whole
+ * 64-byte line, so each write-combining buffer goes to memory full from one instruction instead
+ * of four 16-byte ones (on an AMD EPYC Zen 5 VM, a row of 1024 doubles streamed over 640 MiB:
+ * 15.9-17.6 GB/s against 13.8-15.7). dst is aligned first, node by node; the values are copies,
+ * the same bits whatever the width. */
+#if defined(RW_STREAM_WIDE)
+__attribute__((target("avx512f"))) static void
+rw_wave_stream512(double *restrict dst, const double *restrict src, size_t n)
+{
+  size_t k = 0;
+  for (; k < n && ((uintptr_t)(dst + k) & 63) != 0; k++)
+    dst[k] = src[k];
+  for (; k + 8 <= n; k += 8)
+    _mm512_stream_pd(dst + k, _mm512_loadu_pd(src + k));
+  for (; k < n; k++)
+    dst[k] = src[k];
+}
+
+__attribute__((target("avx"))) static void rw_wave_stream256(double *restrict dst,
+                                                             const double *restrict src, size_t n)
+{
+  size_t k = 0;
+  for (; k < n && ((uintptr_t)(dst + k) & 31) != 0; k++)
+    dst[k] = src[k];
+  for (; k + 4 <= n; k += 4)
+    _mm256_stream_pd(dst + k, _mm256_loadu_pd(src + k));
+  for (; k < n; k++)
+    dst[k] = src[k];
+}
+#endif
+
 static void rw_wave_stream(double *restrict dst, const double *restrict src, size_t n)
 {
+#if defined(RW_STREAM_WIDE)
+  static int width = 0; /* 512, 256 or 128 bits: the CPU's widest, asked once */
+  if (width == 0)
+    width = __builtin_cpu_supports("avx512f") ? 512 : __builtin_cpu_supports("avx") ? 256 : 128;
+  if (width == 512) {
+    rw_wave_stream512(dst, src, n);
+    return;
+  }
+  if (width == 256) {
+    rw_wave_stream256(dst, src, n);
+    return;
+  }
+#endif
 #if defined(__SSE2__)
   size_t k = 0;
   if (((uintptr_t)dst & 15) != 0 && n > 0) dst[0] = src[0], k = 1;
