@@ -1331,6 +1331,10 @@ done:
   rw_context_destroy(&app.ctx);
   rw_deck_destroy(&app.deck);
   rw_free(&keys);
+  if (rw_output_unsafe()) { /* see rw_output_unsafe: MPI_Finalize would crash in HDF5 */
+    fflush(NULL);
+    _exit(code ? code : 1);
+  }
   MPI_Finalize();
   return code;
 }

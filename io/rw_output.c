@@ -16,6 +16,7 @@
  *    temporal collection once one exists, so the gradient is visible next to the state. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* flock */
+#define _GNU_SOURCE     /* fallocate, FALLOC_FL_KEEP_SIZE */
 #include "rewind/rw_output.h"
 
 #include "rewind/rw_device.h"
@@ -61,6 +62,50 @@ struct rw_output_s {
       goto cleanup;                                                                                \
     }                                                                                              \
   } while (0)
+
+/* Room reserved ahead of every write. Closing an HDF5 file writes its cached metadata, and
+ * HDF5 1.10 does not survive that failing: alone, the file is left half closed and its own
+ * clean-up in MPI_Finalize closes it again and crashes (SIGSEGV in H5F__close_cb); on several
+ * ranks, a rank whose share of the collective flush failed leaves it for another barrier than
+ * the others (a hang). A free-space check before each write is not enough when something
+ * else fills the disk meanwhile. So rank 0 reserves the space instead: before each dataset
+ * (and after the file is created) it allocates the blocks from the file's end for the data
+ * about to be written plus RW_OUTPUT_RESERVE bytes (fallocate with FALLOC_FL_KEEP_SIZE: real
+ * blocks past the end, the size unchanged), so HDF5's writes land in blocks that are already
+ * the file's and cannot fail for want of space; HDF5 cuts the file to its last byte in use when
+ * it closes it. In parallel HDF5 dirty metadata is written at a sync point once it passes
+ * 256 KiB (the metadata cache's default dirty_bytes_threshold), so 1 MiB covers what a close
+ * writes. Where the file system cannot reserve (EOPNOTSUPP), a free-space check stands in. */
+#define RW_OUTPUT_RESERVE (1 << 20)
+
+/* HDF5's state after a close that failed anyway: set, the process must not let HDF5 close its
+ * files again (see rw_output_unsafe). */
+static int rw_output_broken = 0;
+
+int rw_output_unsafe(void) { return rw_output_broken; }
+
+static int rw_output_space(rw_output f, double bytes, const char *what);
+
+/* Rank 0: reserves `bytes` past the end of the partial file (held open as lockfd). 0, or the
+ * errno of fallocate (EOPNOTSUPP: this file system cannot). Not collective. */
+static int rw_output_prealloc(rw_output f, double bytes)
+{
+#if defined(__linux__) && defined(FALLOC_FL_KEEP_SIZE)
+  struct stat fs, ps;
+  if (f->lockfd < 0 || fstat(f->lockfd, &fs) != 0) return EOPNOTSUPP;
+  if (stat(f->partial, &ps) != 0 || ps.st_ino != fs.st_ino || ps.st_dev != fs.st_dev)
+    return EOPNOTSUPP; /* not the file HDF5 writes */
+  off_t end = fs.st_size;
+  hsize_t h5 = 0;
+  if (f->file >= 0 && H5Fget_filesize(f->file, &h5) >= 0 && (off_t)h5 > end) end = (off_t)h5;
+  if (fallocate(f->lockfd, FALLOC_FL_KEEP_SIZE, end, (off_t)bytes + RW_OUTPUT_RESERVE) != 0)
+    return errno == ENOSYS ? EOPNOTSUPP : errno;
+  return 0;
+#else
+  (void)f, (void)bytes;
+  return EOPNOTSUPP;
+#endif
+}
 
 /* Agree across ranks on failure: an I/O error on one rank becomes an error on all, so no
  * rank waits in a collective call that the others skipped. */
@@ -359,20 +404,32 @@ int rw_output_create(MPI_Comm comm, const char *given, rw_output *out)
     if (f->lockfd < 0) {
       locked_out = f->lockfd == -2;
       ierr = RW_ERROR(RW_ERR_IO, "%s", msg);
-      goto cleanup;
+    } else {
+      struct statvfs sv; /* the room its close needs (a full disk: before HDF5 writes) */
+      double avail = statvfs(dir, &sv) == 0 ? (double)sv.f_bavail * (double)sv.f_frsize : -1.0;
+      if (avail >= 0.0 && avail < RW_OUTPUT_RESERVE)
+        ierr = RW_ERROR(RW_ERR_IO,
+                        "not enough free space for '%s': a result needs at least %d KiB free "
+                        "besides its data (kept for closing the file cleanly), %.0f bytes are "
+                        "available on its file system",
+                        path, RW_OUTPUT_RESERVE >> 10, avail);
     }
   }
+  /* one rank's failure is every rank's before the collective create */
+  ierr = rw_output_agree(f, ierr);
+  if (ierr) goto cleanup;
   RW_H5(fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
   RW_H5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio failed");
   RW_H5(f->file = H5Fcreate(f->partial, H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
         "cannot create HDF5 file '%s' (check the path, permissions and free space)", f->partial);
+  ierr = rw_output_space(f, 0.0, "its first metadata"); /* the room its close needs */
 cleanup:
   if (fapl >= 0) H5Pclose(fapl);
   /* H5Fcreate is collective, but it can fail on some ranks only (a full or read-only file
    * system seen differently by the nodes): every rank must agree before using the file. */
   if (dir_ok) ierr = rw_output_agree(f, ierr);
   if (ierr) {
-    if (f->file >= 0) H5Fclose(f->file);
+    if (f->file >= 0 && H5Fclose(f->file) < 0) rw_output_broken = 1;
     if (dir_ok) {
       MPI_Barrier(comm);
       if (f->rank == 0 && !locked_out) remove(f->partial);
@@ -464,8 +521,10 @@ int rw_output_close(rw_output *pf, int success)
   if (f->file >= 0) {
     if (success && H5Fflush(f->file, H5F_SCOPE_GLOBAL) < 0)
       ierr = RW_ERROR(RW_ERR_IO, "flushing '%s' failed (disk full?)", f->partial);
-    if (H5Fclose(f->file) < 0 && !ierr)
-      ierr = RW_ERROR(RW_ERR_IO, "closing '%s' failed (disk full?)", f->partial);
+    if (H5Fclose(f->file) < 0) {
+      rw_output_broken = 1;
+      if (!ierr) ierr = RW_ERROR(RW_ERR_IO, "closing '%s' failed (disk full?)", f->partial);
+    }
     f->file = -1;
   }
   if (success) ierr = rw_output_agree(f, ierr);
@@ -562,17 +621,23 @@ cleanup:
  * the check and the write is not covered. Collective (rank 0 asks, everyone agrees). */
 static int rw_output_space(rw_output f, double bytes, const char *what)
 {
-  double avail = -1.0;
+  double st[2] = {0.0, -1.0}; /* fallocate's errno, the free bytes */
   if (f->rank == 0) {
+    st[0] = (double)rw_output_prealloc(f, 1.05 * bytes);
     struct statvfs sv;
-    if (statvfs(f->partial, &sv) == 0) avail = (double)sv.f_bavail * (double)sv.f_frsize;
+    if (st[0] != 0.0 && statvfs(f->partial, &sv) == 0)
+      st[1] = (double)sv.f_bavail * (double)sv.f_frsize;
   }
-  MPI_Bcast(&avail, 1, MPI_DOUBLE, 0, f->comm);
-  double need = 1.05 * bytes + 65536.0;
-  RW_CHECK(avail < 0.0 || avail >= need, RW_ERR_IO,
-           "not enough free space for '%s': writing %s needs about %.0f bytes, %.0f are "
-           "available on its file system",
-           f->path, what, need, avail);
+  RW_CALL_MPI(MPI_Bcast(st, 2, MPI_DOUBLE, 0, f->comm));
+  const int e = (int)st[0];
+  const double need = 1.05 * bytes + RW_OUTPUT_RESERVE, avail = st[1];
+  if (e == 0) return 0; /* reserved */
+  RW_CHECK(e == EOPNOTSUPP || e == ENOSPC || e == EDQUOT || e == EFBIG, RW_ERR_IO,
+           "output '%s': reserving %.0f bytes for %s failed: %s", f->path, need, what, strerror(e));
+  RW_CHECK(e == EOPNOTSUPP ? avail < 0.0 || avail >= need : 0, RW_ERR_IO,
+           "not enough free space for '%s': writing %s needs about %.0f bytes (%d KiB of them "
+           "kept free for closing the file cleanly), %.0f are available on its file system",
+           f->path, what, need, RW_OUTPUT_RESERVE >> 10, avail);
   return 0;
 }
 

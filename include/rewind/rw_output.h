@@ -48,6 +48,13 @@ int rw_output_check_path(MPI_Comm comm, const char *path);
  * success = 0: close and delete the partial file. Accepts NULL; sets *f to NULL. Collective. */
 int rw_output_close(rw_output *f, int success);
 
+/* Nonzero once closing a file failed even with the headroom kept for it (rw_output_create
+ * sets RW_OUTPUT_RESERVE bytes aside next to the result and removes them before the close):
+ * HDF5 1.10 then holds a half-closed file that its clean-up in MPI_Finalize would close again
+ * and crash on, so the caller ends the process without MPI_Finalize (rw_app_main does, with
+ * its error's exit code, after the message). */
+int rw_output_unsafe(void);
+
 /* Creates group `path` (and its parents). Collective. */
 int rw_output_group(rw_output f, const char *path);
 

@@ -5,3 +5,13 @@ add_test(NAME output_disk_full
           $<TARGET_FILE:rewind-grayscott> -N 128 -tf 30 -output_every 2)
 set_tests_properties(output_disk_full PROPERTIES ENVIRONMENT "${REWIND_TEST_ENV}"
   SKIP_RETURN_CODE 77 TIMEOUT 300 PROCESSORS 2)
+
+# A disk already full, and one that another writer fills while the result is written: exit 1
+# with a message on every rank, no crash, no hang, no partial file (skipped like the above).
+foreach(np 1 2)
+  add_test(NAME output_disk_fills_np${np}
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/disk_fills.sh ${MPIEXEC_EXECUTABLE} ${np}
+            $<TARGET_FILE:rewind-grayscott> -N 128 -tf 100 -output_every 1)
+  set_tests_properties(output_disk_fills_np${np} PROPERTIES ENVIRONMENT "${REWIND_TEST_ENV}"
+    SKIP_RETURN_CODE 77 TIMEOUT 600 PROCESSORS ${np})
+endforeach()
