@@ -808,6 +808,14 @@ static int ckpt_alloc(rw_state_source *src, N_Vector y)
   int cap = 0, dcap = 0;
   if (c->o.restart_dir) RW_CALL(ckpt_open_restart(c, y));
   RW_CALL(ckpt_make_schedule(c, &cap, &dcap));
+  if (!rw_vec_device(y)) { /* RAM slots larger than the node's memory: refused here */
+    char what[160];
+    snprintf(what, sizeof what, "checkpoint mode's %d RAM slots", cap > 0 ? cap : 1);
+    RW_CALL(rw_mem_check_available(
+        rw_vec_comm(y), (size_t)(cap > 0 ? cap : 1) * (size_t)c->per * rw_vec_bytes(y), what,
+        "give fewer slots or a smaller RAM budget (checkpoint_slots, checkpoint_ram), with disk "
+        "slots (checkpoint_disk_slots) for the rest"));
+  }
   RW_CALL(rw_store_create_ram(y, c->per, cap > 0 ? cap : 1, &c->stores[RW_LEVEL_RAM]));
   if (dcap > 0) RW_CALL(ckpt_create_disk(c, y, dcap));
   int hcap = 0;

@@ -2,6 +2,7 @@
  * store_stages, the stage inputs of every step), all allocated before the first step; the
  * backward sweep reads them back. No recomputation: the reference every other mode is
  * compared with. */
+#include "rewind/rw_device.h"
 #include "rw_adjoint_impl.h"
 
 typedef struct {
@@ -17,6 +18,14 @@ static int store_alloc(rw_state_source *src, N_Vector y)
   rw_store_source *m = (rw_store_source *)src;
   /* Every snapshot before the time loop: a budget problem shows at start-up. */
   m->nvec = (int)(src->N * m->per);
+  if (!rw_vec_device(y)) { /* a host trajectory larger than the node's memory: refused here */
+    char what[160];
+    snprintf(what, sizeof what, "store mode (every %s of %ld steps kept)",
+             m->per > 1 ? "stage input" : "state", src->N);
+    RW_CALL(rw_mem_check_available(rw_vec_comm(y), (size_t)m->nvec * rw_vec_bytes(y), what,
+                                   "use checkpoint mode (adjoint_mode checkpoint), whose RAM "
+                                   "budget (checkpoint_ram) bounds it"));
+  }
   RW_CALL(rw_vec_clone_array_slots(y, m->nvec, &m->traj)); /* each written whole */
   m->bytes = (size_t)m->per * rw_vec_bytes(y);
   return 0;

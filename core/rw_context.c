@@ -329,6 +329,63 @@ size_t rw_peak_rss(void)
   return (size_t)ru.ru_maxrss * 1024u; /* Linux reports KiB */
 }
 
+/* A number read from the first line of `path` (a cgroup file); -1 if absent or "max". */
+static double rw_read_number(const char *path)
+{
+  FILE *f = fopen(path, "r");
+  if (!f) return -1.0;
+  char buf[64] = "";
+  double v = -1.0;
+  if (fgets(buf, sizeof buf, f) && strncmp(buf, "max", 3) != 0) v = strtod(buf, NULL);
+  fclose(f);
+  return v;
+}
+
+size_t rw_mem_available(void)
+{
+  double avail = -1.0;
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (f) {
+    char line[256];
+    while (fgets(line, sizeof line, f))
+      if (strncmp(line, "MemAvailable:", 13) == 0) {
+        avail = strtod(line + 13, NULL) * 1024.0; /* kB */
+        break;
+      }
+    fclose(f);
+  }
+  const double max = rw_read_number("/sys/fs/cgroup/memory.max"),
+               cur = rw_read_number("/sys/fs/cgroup/memory.current");
+  if (max >= 0.0 && cur >= 0.0 && (avail < 0.0 || max - cur < avail))
+    avail = max > cur ? max - cur : 0.0;
+  return avail > 0.0 ? (size_t)avail : 0;
+}
+
+int rw_mem_check_available(MPI_Comm comm, size_t bytes, const char *what, const char *fix)
+{
+  MPI_Comm node = MPI_COMM_NULL;
+  RW_CALL_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  double mine = (double)bytes, sum = 0.0, avail = 0.0;
+  int nr = 1, nrank = 0, err = MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, node);
+  MPI_Comm_size(node, &nr);
+  MPI_Comm_rank(node, &nrank);
+  if (nrank == 0) avail = (double)rw_mem_available();
+  if (err == MPI_SUCCESS) err = MPI_Bcast(&avail, 1, MPI_DOUBLE, 0, node);
+  MPI_Comm_free(&node);
+  RW_CHECK(err == MPI_SUCCESS, RW_ERR_MPI, "checking the memory for %s: MPI failed", what);
+  /* every rank's answer, so that all refuse together */
+  double over = avail > 0.0 && sum > avail ? 1.0 : 0.0, any = 0.0;
+  RW_CALL_MPI(MPI_Allreduce(&over, &any, 1, MPI_DOUBLE, MPI_MAX, comm));
+  const double G = 1024.0 * 1024.0 * 1024.0;
+  RW_CHECK(over == 0.0, RW_ERR_BUDGET,
+           "not enough memory for %s: %.2f GiB on this rank, %.2f GiB for the %d rank(s) on "
+           "its node, and the node has %.2f GiB available; %s",
+           what, mine / G, sum / G, nr, avail / G, fix);
+  RW_CHECK(any == 0.0, RW_ERR_BUDGET, "not enough memory for %s on another rank's node; %s", what,
+           fix);
+  return 0;
+}
+
 uint64_t rw_fnv1a(uint64_t h, const void *data, size_t n)
 {
   const unsigned char *p = data;

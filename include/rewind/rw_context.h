@@ -100,6 +100,18 @@ void rw_mem_fail_after(long n);
 /* Peak resident set size of this process in bytes (from getrusage), 0 if unknown. */
 size_t rw_peak_rss(void);
 
+/* The memory a node can still give, in bytes: MemAvailable (/proc/meminfo), or less where the
+ * process's cgroup (v2) has a limit (memory.max less memory.current); 0 if unknown. */
+size_t rw_mem_available(void);
+
+/* Whether `bytes` more on this rank fit, with every rank of comm on the same node taking its
+ * own share at once, in the memory the node has available (rw_mem_available). Linux lends
+ * memory it does not have (an allocation succeeds, and the process is killed when it touches
+ * it), so a large preallocation asks first: RW_ERR_BUDGET with a message naming `what` and
+ * `fix` (what to change) and the sizes when it does not fit, the same answer on every rank; 0
+ * when it fits or the memory is unknown. Collective on comm. */
+int rw_mem_check_available(MPI_Comm comm, size_t bytes, const char *what, const char *fix);
+
 /* Monotonic wall-clock seconds. */
 double rw_wtime(void);
 

@@ -222,3 +222,12 @@ grayscott_bad(host_tier_online 2
   -checkpoint_ram 1MiB)
 grayscott_bad(host_tier_too_small 2 "checkpoint_ram \\(the host tier\\).*smaller than one snapshot"
   -N 32 -tf 2 -device emulated -adjoint_mode checkpoint -checkpoint_ram 1KiB)
+# A store or RAM budget larger than the node's memory is refused before anything is allocated,
+# on every rank, naming the mode and what to change (Linux lends memory it does not have: the
+# job was killed by the kernel, with no message, once it touched it).
+rewind_mpi_expect(grayscott_app_store_exceeds_memory NP 2 RC nonzero
+  REGEX "not enough memory for store mode \\(every state of 100000000 steps kept\\): .* GiB available; use checkpoint mode"
+  COMMAND ${GS} -output ${GS_OUT}/gs_store_huge.h5 -N 32 -tf 1e5 -dt 0.001 -adjoint_mode store)
+rewind_mpi_expect(grayscott_app_ram_slots_exceed_memory NP 2 RC nonzero
+  REGEX "not enough memory for checkpoint mode's 1000000 RAM slots: .* GiB available; give fewer slots"
+  COMMAND ${GS} -output ${GS_OUT}/gs_ram_huge.h5 -N 256 -dt 0.25 -tf 1e8 -checkpoint_ram 500TiB)

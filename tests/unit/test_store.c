@@ -597,3 +597,18 @@ Test(store, hdf5_restart_reopen_check_and_refuse)
   rw_error_clear();
   teardown(&f);
 }
+
+/* rw_mem_check_available: a request beyond the node's memory is refused with the sizes, the
+ * name and the fix; a small one passes. */
+Test(store, memory_check_refuses_what_does_not_fit)
+{
+  if (rw_mem_available() == 0) cr_skip_test("the available memory is unknown here");
+  RW_TEST_OK(rw_mem_check_available(MPI_COMM_WORLD, (size_t)1 << 20, "a small store", "fix"));
+  int e = rw_mem_check_available(MPI_COMM_WORLD, (size_t)1 << 60, "a huge store", "do less");
+  cr_assert_eq(e, RW_ERR_BUDGET, "got %d: %s", e, rw_error_message());
+  cr_expect(strstr(rw_error_message(), "not enough memory for a huge store: 1073741824.00 GiB on "
+                                       "this rank") &&
+                strstr(rw_error_message(), "available; do less"),
+            "%s", rw_error_message());
+  rw_error_clear();
+}
