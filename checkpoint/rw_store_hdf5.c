@@ -1110,6 +1110,14 @@ static int rw_h5_open(rw_store st, const rw_store_hdf5_options *opt)
   /* Large chunks on 4 KiB boundaries: whole file-system blocks per snapshot. */
   H5CHK(H5Pset_alignment(fapl, 65536, 4096), "H5Pset_alignment failed");
   h->file = H5Fcreate(h->path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+  if (h->file < 0) {
+    /* Not there just above, so an empty file there now is this call's (the file system filled
+     * before HDF5 wrote anything): removed, or the next run would take it for a stopped run's
+     * checkpoints and refuse to start. */
+    const int e = errno;
+    if (stat(h->path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0) unlink(h->path);
+    errno = e;
+  }
   H5CHK(h->file, "cannot create checkpoint file '%s' in checkpoint_dir '%s' (%s)", h->path,
         opt->dir, strerror(errno));
   h->created = 1;
@@ -1340,6 +1348,12 @@ static int rw_h5_reopen(rw_store st, const rw_store_hdf5_options *opt)
   int64_t *steps = NULL;
   double *tq = NULL;
   if (access(h->path, F_OK) != 0) return rw_h5_refuse(h, opt);
+  struct stat sb;
+  RW_CHECK(stat(h->path, &sb) != 0 || sb.st_size > 0, RW_ERR_IO,
+           "restart_from '%s': checkpoint file '%s' is empty (0 bytes): the run that made it "
+           "stopped before writing anything there (a full disk?), so there is nothing to restart "
+           "from; remove this run's rewind-ckpt-* files there and run again without restart_from",
+           opt->dir, h->path);
   H5CHK(fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
   H5CHK(H5Pset_fapl_sec2(fapl), "H5Pset_fapl_sec2 failed");
   { /* the system's reason when the file cannot be opened at all; HDF5 leaves errno stale */
@@ -1351,7 +1365,9 @@ static int rw_h5_reopen(rw_store st, const rw_store_hdf5_options *opt)
     }
     close(fd);
   }
-  h->file = H5Fopen(h->path, H5F_ACC_RDWR, fapl);
+  /* Read only until every check has passed: opened for writing, HDF5 marks the superblock,
+   * and a refused restart must leave the files as they were. */
+  h->file = H5Fopen(h->path, H5F_ACC_RDONLY, fapl);
   H5CHK(h->file,
         "cannot open checkpoint file '%s' for the restart: it is damaged or not an HDF5 file "
         "(HDF5 cannot read its superblock)",
@@ -1362,7 +1378,11 @@ static int rw_h5_reopen(rw_store st, const rw_store_hdf5_options *opt)
   long long want[6] = {RW_H5_VERSION, h->rank, h->nranks, st->nvec, (long long)h->nloc, st->nslots};
   RW_CHECK_GOTO(rw_h5_get_str(h->file, "format", str, sizeof str) == 0 &&
                     !strcmp(str, "rewind-checkpoint"),
-                RW_ERR_IO, "'%s' is not a Rewind checkpoint file (no format attribute)", h->path);
+                RW_ERR_IO,
+                "restart_from '%s': '%s' holds no Rewind checkpoint (no format attribute): the "
+                "run that created it stopped before it was set up (a full disk?), or it is "
+                "another file; remove it and run again without restart_from",
+                opt->dir, h->path);
   for (int i = 0; i < 6; i++) {
     RW_CHECK_GOTO(rw_h5_get_ll(h->file, names[i], &v[i]) == 0, RW_ERR_IO,
                   "checkpoint file '%s' has no attribute '%s'", h->path, names[i]);
@@ -1415,6 +1435,17 @@ static int rw_h5_reopen(rw_store st, const rw_store_hdf5_options *opt)
    * files left as they are. The steps' buffer is free again. */
   H5CHK(H5Dread(h->stamp, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps),
         "checkpoint file '%s' is damaged: its stamp table fails its checksum", h->path);
+  { /* checked: now for writing */
+    hid_t *ds[6] = {&h->snap, &h->step, &h->time, &h->dt, &h->qsum, &h->stamp};
+    const char *dn[6] = {"snapshots", "step", "time", "dt", "running_cost", "stamp"};
+    for (int i = 0; i < 6; i++)
+      H5Dclose(*ds[i]), *ds[i] = -1;
+    H5Fclose(h->file);
+    H5CHK(h->file = H5Fopen(h->path, H5F_ACC_RDWR, fapl),
+          "cannot open checkpoint file '%s' for writing the restart's checkpoints", h->path);
+    for (int i = 0; i < 6; i++)
+      H5CHK(*ds[i] = rw_h5_open_dataset(h->file, dn[i]), "%s ('%s')", what, h->path);
+  }
   h->created = 1;
 cleanup:
   if (fapl >= 0) H5Pclose(fapl);
