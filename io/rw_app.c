@@ -644,12 +644,13 @@ static int rw_app_read_common(rw_app *app)
              "that stopped did)",
              app->restart_from, rw_deck_source(deck, "restart_from"));
     struct stat sb;
-    int bad = !(stat(app->restart_from, &sb) == 0 && S_ISDIR(sb.st_mode));
+    int bad = stat(app->restart_from, &sb) != 0 ? 2 : !S_ISDIR(sb.st_mode);
     RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, rw_context_comm(app->ctx)));
     RW_CHECK(!bad, RW_ERR_DECK,
-             "key 'restart_from' = '%s' (from %s): no such directory; give the checkpoint_dir of "
-             "the run that stopped",
-             app->restart_from, rw_deck_source(deck, "restart_from"));
+             "key 'restart_from' = '%s' (from %s): %s; give the checkpoint_dir of the run that "
+             "stopped",
+             app->restart_from, rw_deck_source(deck, "restart_from"),
+             bad == 2 ? "no such directory" : "not a directory (a file is there)");
     RW_CHECK(opt->schedule == RW_SCHEDULE_BINOMIAL && !opt->adaptive, RW_ERR_DECK,
              "key 'restart_from' = '%s' (from %s): restarts continue runs under the binomial "
              "schedule with a fixed step (checkpoint_schedule: %s here)",

@@ -1250,7 +1250,9 @@ static int stage_cmdline(rw_deck d, int first, int argc, char **argv)
 /* ---------------------------------------------------------------------------------------- */
 
 /* The parsers below refuse text longer than their buffers (validate_key reports such values
- * first, naming the limit), so that a value is never read from a truncated copy. */
+ * first, naming the limit), so that a value is never read from a truncated copy. 0: parsed;
+ * 1: not a number of the type; 2 (parse_real, parse_long): a number, but beyond the type's
+ * range (range_word says which). */
 static int parse_real(const char *s, double *v)
 {
   char t[RW_DECK_MAX_VALUE + 1], *end = NULL;
@@ -1262,9 +1264,17 @@ static int parse_real(const char *s, double *v)
   errno = 0;
   double x = strtod(t, &end);
   if (*end || isnan(x)) return 1;
-  if (errno == ERANGE && fabs(x) > 1.0) return 1; /* overflow; underflow to tiny is fine */
+  if (errno == ERANGE && fabs(x) > 1.0) return 2; /* overflow; underflow to tiny is fine */
   *v = x;
   return 0;
+}
+
+static const char *range_word(int e, int integer)
+{
+  if (e == 2)
+    return integer ? "is beyond the range of an integer (|n| < 9.2e18)"
+                   : "is beyond the range of a real number (|x| <= 1.8e308)";
+  return integer ? "is not an integer" : "is not a real number";
 }
 
 static int parse_long(const char *s, long *v)
@@ -1281,8 +1291,12 @@ static int parse_long(const char *s, long *v)
     *v = x;
     return 0;
   }
-  double r = 0.0; /* 1e6, 2.5e3: integers written as reals */
-  if (parse_real(t, &r) || r != floor(r) || fabs(r) >= 9.2e18) return 1;
+  if (!*end) return 2; /* digits alone: beyond a long */
+  double r = 0.0;      /* 1e6, 2.5e3: integers written as reals */
+  const int e = parse_real(t, &r);
+  if (e) return e;
+  if (r != floor(r)) return 1;
+  if (fabs(r) >= 9.2e18) return 2;
   *v = (long)r;
   return 0;
 }
@@ -1567,6 +1581,7 @@ static int validate_key(rw_deck d, int ki)
   deck_value *v = &d->vals[ki];
   const char *src = src_name(d, v->src);
   char t[RW_DECK_MAX_VALUE + 1], rng[300];
+  int perr = 0;
   v->valid = 0;
   if (v->src == SRC_UNSET) return 0;
   trimmed(v->text, t, sizeof t);
@@ -1595,16 +1610,16 @@ static int validate_key(rw_deck d, int ki)
   case RW_KEY_STRING:
     break;
   case RW_KEY_REAL:
-    if (parse_real(v->text, &v->real))
-      return deck_problem(d, "%s = '%.100s' (from %s) is not a real number", k->name, t, src);
+    if ((perr = parse_real(v->text, &v->real)) != 0)
+      return deck_problem(d, "%s = '%.100s' (from %s) %s", k->name, t, src, range_word(perr, 0));
     if (!in_range(k, v->real)) {
       range_why(k, v->real, rng, sizeof rng);
       return deck_problem(d, "%s = %.100s (from %s) must be %s", k->name, t, src, rng);
     }
     break;
   case RW_KEY_INT:
-    if (parse_long(v->text, &v->integer))
-      return deck_problem(d, "%s = '%.100s' (from %s) is not an integer", k->name, t, src);
+    if ((perr = parse_long(v->text, &v->integer)) != 0)
+      return deck_problem(d, "%s = '%.100s' (from %s) %s", k->name, t, src, range_word(perr, 1));
     if (!in_range(k, (double)v->integer)) {
       range_why(k, (double)v->integer, rng, sizeof rng);
       return deck_problem(d, "%s = %.100s (from %s) must be %s", k->name, t, src, rng);
@@ -1682,9 +1697,10 @@ static int validate_key(rw_deck d, int ki)
                             k->name, t, src, i + 1, is, len, RW_DECK_MAX_VALUE);
       memcpy(item, is, len);
       item[len] = '\0';
-      if (parse_real(item, &v->array[i]))
-        return deck_problem(d, "%s = '%.100s' (from %s): entry %d '%.100s' is not a real number",
-                            k->name, t, src, i + 1, item);
+      const int pe = parse_real(item, &v->array[i]);
+      if (pe != 0)
+        return deck_problem(d, "%s = '%.100s' (from %s): entry %d '%.100s' %s", k->name, t, src,
+                            i + 1, item, range_word(pe, 0));
       if (!in_range(k, v->array[i])) {
         range_why(k, v->array[i], rng, sizeof rng);
         return deck_problem(d, "%s = '%.100s' (from %s): entry %d = %.100s must be %s", k->name, t,

@@ -47,6 +47,7 @@ expect_fail truncate "is damaged" "$work/ckpt" REWIND_FAULT_INJECT=truncate@2 "$
 expect_fail missing_dir "checkpoint_dir '$work/nope' does not exist" "" "${cmd[@]}" -checkpoint_dir "$work/nope"
 touch "$work/afile"
 expect_fail dir_is_file "checkpoint_dir '$work/afile' does not exist or is not a directory" "" "${cmd[@]}" -checkpoint_dir "$work/afile"
+expect_fail restart_from_file "restart_from' = '$work/afile' \\(from command line\\): not a directory" "" "${cmd[@]}" -checkpoint_dir "$work/ckpt" -restart_from "$work/afile"
 rm -f "$work/afile"
 expect_fail budget_below_snapshot "checkpoint_disk budget of 16 bytes is smaller than one snapshot" "$work/ckpt" "${cmd[@]}" -checkpoint_dir "$work/ckpt" -checkpoint_disk_slots 0 -checkpoint_disk 16
 # A run that keeps its files, then the same run again: refused, naming the file and how to

@@ -331,8 +331,29 @@ Test(deck, out_of_range)
   cr_expect(strstr(rw_error_message(), "weights = '1,2,3,4' (from command line) has 4 entries; "
                                        "at most 3 are allowed"),
             "%s", rw_error_message());
-  cr_expect(strstr(rw_error_message(), "tf = '1e999' (from command line) is not a real number"),
+  cr_expect(strstr(rw_error_message(), "tf = '1e999' (from command line) is beyond the range of "
+                                       "a real number (|x| <= 1.8e308)"),
             "%s", rw_error_message());
+}
+
+/* A number beyond its type's range is called that, not "not a number". */
+Test(deck, out_of_range_numbers_are_named_so)
+{
+  rw_deck base = NULL, deck = NULL; /* base keeps PETSc up between the two (see the top) */
+  RW_TEST_OK(make_deck(&base, NULL, NULL));
+  int ierr = make_deck(&deck, NULL, "-steps", "99999999999999999999", "-dt", "-1e400", NULL);
+  expect_deck_error(ierr,
+                    "steps = '99999999999999999999' (from command line) is beyond the range of "
+                    "an integer",
+                    "dt = '-1e400' (from command line) is beyond the range of a real number");
+  rw_deck_destroy(&deck);
+  rw_error_clear();
+  ierr = make_deck(&deck, NULL, "-steps", "1e30", "-weights", "1,1e999", NULL);
+  expect_deck_error(ierr, "steps = '1e30' (from command line) is beyond the range of an integer",
+                    "weights = '1,1e999' (from command line): entry 2 '1e999' is beyond the range");
+  rw_deck_destroy(&deck);
+  rw_error_clear();
+  RW_TEST_OK(rw_deck_destroy(&base));
 }
 
 /* Keys whose bounds are +-1e300 still refuse inf and 1e301, and the message says what is
