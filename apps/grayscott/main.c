@@ -132,14 +132,8 @@ static int run(rw_app *app)
   }
   for (int k = 0; k < rw_problem_nparams(prob); k++)
     RW_TRY(rw_deck_get_real(deck, rw_problem_param_name(prob, k), &rw_problem_params(prob)[k]));
-  RW_TRY(rw_app_noise(app, prob, &sde, &amp, &seed));
-  RW_TRY(rw_app_create_stepper(app, prob, &st));
-  RW_TRY(rw_problem_new_state(prob, &y));
-  RW_TRY(rw_problem_new_state(prob, &dJdy0));
-  RW_TRY(rw_gs_initial_state(prob, y));
-  rw_grid grid = rw_gs_grid(prob);
-  app->grid = grid;
-  /* Explicit stability, before anything is written (adaptive steps find their own size). */
+  /* Explicit stability, before the states are allocated and anything is written (adaptive
+   * steps find their own size): a deck's dt too large is told at once, also on a large grid. */
   RW_TRY(rw_deck_get_string(deck, "stability_check", smode, sizeof smode));
   RW_TRY(rw_gs_eigen_bound(prob, &rho));
   RW_TRY(rw_stability_check_dt(app->ctx, rw_app_stability_tableau(app), app->opt.dt,
@@ -149,6 +143,13 @@ static int run(rw_app *app)
                                : strcmp(smode, "warn") == 0                   ? RW_STABILITY_WARN
                                                                               : RW_STABILITY_ERROR,
                                &limit));
+  RW_TRY(rw_app_noise(app, prob, &sde, &amp, &seed));
+  RW_TRY(rw_app_create_stepper(app, prob, &st));
+  RW_TRY(rw_problem_new_state(prob, &y));
+  RW_TRY(rw_problem_new_state(prob, &dJdy0));
+  RW_TRY(rw_gs_initial_state(prob, y));
+  rw_grid grid = rw_gs_grid(prob);
+  app->grid = grid;
   RW_TRY(rw_state_max_abs(y, &y0max));
   long pt[3];
   rw_gs_point(prob, pt);
