@@ -1027,6 +1027,22 @@ static int ckpt_execute(rw_ckpt *c, const rw_action *a)
 }
 
 /* The forward sweep: the schedule's actions up to its first reversal (the last step). */
+/* The forward sweep failed on an I/O error (a full disk, a failed write) after disk
+ * checkpoints were written: they are kept, not removed with the store, and the message says
+ * how to continue from them (a restart checks each slot and skips one a failed write left
+ * incomplete). Returns ierr. */
+static int ckpt_keep_for_restart(rw_ckpt *c, int ierr)
+{
+  rw_store d = c->stores[RW_LEVEL_DISK];
+  if (ierr != RW_ERR_IO || !d || rw_store_peak_used(d) < 1) return ierr;
+  const char *dir = c->o.restart_dir ? c->o.restart_dir : c->o.disk_dir ? c->o.disk_dir : ".";
+  rw_store_hdf5_keep(d);
+  rw_error_note("; the disk checkpoints written so far are kept in checkpoint_dir '%s': once "
+                "the cause is fixed, run again with -restart_from %s to continue from them",
+                dir, dir);
+  return ierr;
+}
+
 static int ckpt_forward(rw_state_source *src, N_Vector y, double *q)
 {
   rw_ckpt *c = (rw_ckpt *)src;
@@ -1047,10 +1063,12 @@ static int ckpt_forward(rw_state_source *src, N_Vector y, double *q)
   }
   rw_action a;
   do {
-    RW_CALL(ckpt_next(c, &a));
+    int ierr = ckpt_next(c, &a);
+    if (ierr) return ckpt_keep_for_restart(c, rw_error_push(ierr, __func__, __FILE__, __LINE__));
     RW_CHECK(a.type != RW_ACTION_TERMINATE && a.type != RW_ACTION_REVERSE, RW_ERR_INTERNAL,
              "the schedule's first sweep ended without reversing the last step");
-    RW_CALL(ckpt_execute(c, &a));
+    ierr = ckpt_execute(c, &a);
+    if (ierr) return ckpt_keep_for_restart(c, rw_error_push(ierr, __func__, __FILE__, __LINE__));
   } while (a.type != RW_ACTION_FIRST_REVERSE);
   rw_vec_copy(c->ynext, y);
   return 0;

@@ -1668,6 +1668,13 @@ cleanup:
   return ierr;
 }
 
+void rw_store_hdf5_keep(rw_store st)
+{
+  if (!st || strcmp(rw_store_kind(st), "hdf5") != 0) return;
+  rw_h5store *h = st->content;
+  h->keep = h->keep_final = 1;
+}
+
 void rw_store_hdf5_finished(rw_store st)
 {
   if (!st || strcmp(rw_store_kind(st), "hdf5") != 0) return;

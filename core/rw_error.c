@@ -63,6 +63,23 @@ int rw_error_push(int code, const char *func, const char *file, int line)
   return code;
 }
 
+void rw_error_note(const char *fmt, ...)
+{
+  if (rw_errcode == 0) return;
+  char note[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(note, sizeof note, fmt, ap);
+  va_end(ap);
+  /* the message is the text before its first frame: the note goes in between */
+  char *frames = strstr(rw_errbuf, "\n  [");
+  size_t at = frames ? (size_t)(frames - rw_errbuf) : strlen(rw_errbuf);
+  size_t tail = strlen(rw_errbuf) - at, nl = strlen(note);
+  if (at + nl + tail >= RW_ERRBUF) nl = RW_ERRBUF - 1 - at - tail; /* the frames stay whole */
+  memmove(rw_errbuf + at + nl, rw_errbuf + at, tail + 1);
+  memcpy(rw_errbuf + at, note, nl);
+}
+
 const char *rw_error_message(void) { return rw_errbuf; }
 int rw_error_last(void) { return rw_errcode; }
 

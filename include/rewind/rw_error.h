@@ -57,6 +57,14 @@ int rw_error_set(int code, const char *func, const char *file, int line, const c
 /* Appends a call-site frame to the pending error and returns `code`. Not collective. */
 int rw_error_push(int code, const char *func, const char *file, int line);
 
+/* Adds printf-style text to the end of the pending error's message (before its frames); nothing
+ * when none is pending. Not collective. */
+void rw_error_note(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
 /* The pending error message with its frames ("" when none). Not collective. */
 const char *rw_error_message(void);
 

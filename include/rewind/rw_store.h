@@ -112,6 +112,11 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
  * stores. Not collective. */
 void rw_store_hdf5_finished(rw_store st);
 
+/* Keeps the store's files when it is destroyed (a run that failed on an I/O error after it
+ * wrote checkpoints: another run restarts from them). No-op for other stores. Not
+ * collective. */
+void rw_store_hdf5_keep(rw_store st);
+
 /* Restart: the record the run that wrote the files gave as `info` ("" when none), and the
  * slot count of the files (the earlier run's disk slots). Not collective. */
 const char *rw_store_hdf5_info(rw_store st);

@@ -97,9 +97,25 @@ if mount -t tmpfs -o size=256k tmpfs "$mnt" 2>/dev/null; then
   expect_fail budget_above_free_space "has [0-9]+ bytes free" "$mnt" "${cmd[@]}" -checkpoint_dir "$mnt" -checkpoint_disk_slots 0 -checkpoint_disk 1GiB
   umount "$mnt"
   mount -t tmpfs -o size=4m tmpfs "$mnt"
-  expect_fail disk_full "file system is full" "" REWIND_FAULT_INJECT=fill@2 "${cmd[@]}" -checkpoint_dir "$mnt"
+  # A disk that fills during the forward sweep: the checkpoints written so far are kept and the
+  # message says how to continue; with the space back, the restart gives the clean run's J.
+  expect_fail disk_full "file system is full.*kept in checkpoint_dir '$mnt'.*-restart_from $mnt" "" REWIND_FAULT_INJECT=fill@2 "${cmd[@]}" -checkpoint_dir "$mnt"
   rm -f "$mnt/rewind-fault-fill"
-  [ -z "$(ls -A "$mnt")" ] || { echo "FAIL [disk_full]: left in the tmpfs: $(ls "$mnt")"; fail=1; }
+  [ -n "$(ls "$mnt"/rewind-ckpt-* 2>/dev/null)" ] || { echo "FAIL [disk_full]: no checkpoints kept"; fail=1; }
+  jc=$("${cmd[@]}" -checkpoint_dir "$work/ckpt" 2>&1 | grep "objective J")
+  rm -f "$work"/out.h5 "$work"/out.xmf
+  o=$("${cmd[@]}" -checkpoint_dir "$mnt" -restart_from "$mnt" 2>&1)
+  rc=$?
+  rm -f "$work"/out.h5 "$work"/out.xmf
+  if [ $rc -ne 0 ] || ! echo "$o" | grep -q "resumed from the disk checkpoint" ||
+    [ -z "$jc" ] || [ "$(echo "$o" | grep "objective J")" != "$jc" ]; then
+    echo "$o" | tail -5
+    echo "FAIL [disk_full_restart]: exit $rc; J '$(echo "$o" | grep "objective J")', the clean run's '$jc'"
+    fail=1
+  else
+    echo "ok [disk_full_restart]: resumed, $jc as the clean run"
+  fi
+  [ -z "$(ls -A "$mnt")" ] || { echo "FAIL [disk_full]: left after the restart: $(ls "$mnt")"; fail=1; }
 else
   rmdir "$mnt"
   mnt=""
