@@ -87,7 +87,8 @@ int rw_output_unsafe(void) { return rw_output_broken; }
 static int rw_output_space(rw_output f, double bytes, const char *what);
 
 /* Rank 0: reserves `bytes` past the end of the partial file (held open as lockfd). 0, or the
- * errno of fallocate (EOPNOTSUPP: this file system cannot). Not collective. */
+ * errno of fallocate (EOPNOTSUPP: this file system cannot, or it is not the file HDF5 writes).
+ * Not collective. */
 static int rw_output_prealloc(rw_output f, double bytes)
 {
 #if defined(__linux__) && defined(FALLOC_FL_KEEP_SIZE)
@@ -613,12 +614,11 @@ cleanup:
   return rw_output_agree(f, ierr);
 }
 
-/* Checks, before HDF5 writes `bytes` more, that the file system holding the result has room
- * for them (plus a margin for chunk checksums and metadata). HDF5 1.10 over MPI-IO reports a
- * write that hits a full disk only when the file is closed, and then cannot close it cleanly
- * (seen here: a crash or a hang at MPI_Finalize), so running out of space is caught here,
- * before the write, with a message naming the file. A disk filled by someone else between
- * the check and the write is not covered. Collective (rank 0 asks, everyone agrees). */
+/* Before HDF5 writes `bytes` more: reserves them (plus 5 % for chunk checksums and metadata, and
+ * RW_OUTPUT_RESERVE for the close) past the file's end, so that no write HDF5 makes can find
+ * the disk full (see RW_OUTPUT_RESERVE); where the file system cannot reserve, checks its free
+ * space instead. Out of space: RW_ERR_IO with a message naming the file, before the write.
+ * Collective (rank 0 reserves, everyone agrees). */
 static int rw_output_space(rw_output f, double bytes, const char *what)
 {
   double st[2] = {0.0, -1.0}; /* fallocate's errno, the free bytes */
@@ -632,9 +632,10 @@ static int rw_output_space(rw_output f, double bytes, const char *what)
   const int e = (int)st[0];
   const double need = 1.05 * bytes + RW_OUTPUT_RESERVE, avail = st[1];
   if (e == 0) return 0; /* reserved */
-  RW_CHECK(e == EOPNOTSUPP || e == ENOSPC || e == EDQUOT || e == EFBIG, RW_ERR_IO,
-           "output '%s': reserving %.0f bytes for %s failed: %s", f->path, need, what, strerror(e));
-  RW_CHECK(e == EOPNOTSUPP ? avail < 0.0 || avail >= need : 0, RW_ERR_IO,
+  /* out of space: refused; any other failure (a file system that cannot reserve, whatever
+   * errno it says it with): the free-space check stands in */
+  const int full = e == ENOSPC || e == EDQUOT || e == EFBIG;
+  RW_CHECK(!full && (avail < 0.0 || avail >= need), RW_ERR_IO,
            "not enough free space for '%s': writing %s needs about %.0f bytes (%d KiB of them "
            "kept free for closing the file cleanly), %.0f are available on its file system",
            f->path, what, need, RW_OUTPUT_RESERVE >> 10, avail);
