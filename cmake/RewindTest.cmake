@@ -21,6 +21,41 @@ set(REWIND_TEST_ENV
   "REWIND_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
   "REWIND_SHARED_DIR=${PROJECT_SOURCE_DIR}/../shared")
 
+# Every test gets its own Open MPI session directory (orte_tmpdir_base). A program started
+# without mpiexec runs as an isolated singleton (ess_singleton_isolated above), and every such
+# singleton on a host takes the same name, [[0,1],0], so two running at once (ctest -j) share
+# <tmp>/ompi.<host>.<uid>/jf.0/1/0: the first to finish removes it while the other is creating
+# or using it, and the other's MPI_Init fails ("A call to mkdir was unable to create the
+# desired directory"). The root is short (Open MPI puts its shared-memory files there).
+string(LENGTH "${CMAKE_BINARY_DIR}" REWIND_BINARY_DIR_LENGTH)
+if(REWIND_BINARY_DIR_LENGTH LESS 100)
+  set(REWIND_TEST_SESSION_ROOT "${CMAKE_BINARY_DIR}/mpi-sessions")
+else()
+  string(MD5 REWIND_BINARY_DIR_HASH "${CMAKE_BINARY_DIR}")
+  string(SUBSTRING "${REWIND_BINARY_DIR_HASH}" 0 12 REWIND_BINARY_DIR_HASH)
+  set(REWIND_TEST_SESSION_ROOT "/tmp/rewind-mpi-sessions-${REWIND_BINARY_DIR_HASH}")
+endif()
+
+function(_rewind_isolate_mpi_sessions_now)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  get_property(n GLOBAL PROPERTY REWIND_TEST_SESSION_COUNT)
+  if("${n}" STREQUAL "")
+    set(n 0)
+  endif()
+  foreach(t IN LISTS tests)
+    math(EXPR n "${n} + 1")
+    set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT
+      "OMPI_MCA_orte_tmpdir_base=${REWIND_TEST_SESSION_ROOT}/${n}")
+  endforeach()
+  set_property(GLOBAL PROPERTY REWIND_TEST_SESSION_COUNT ${n})
+endfunction()
+
+# Called once at the top of each directory that registers tests: at the end of the directory
+# (after every add_test in it), gives each of its tests its own session directory.
+function(rewind_isolate_mpi_sessions)
+  cmake_language(DEFER DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} CALL _rewind_isolate_mpi_sessions_now)
+endfunction()
+
 function(rewind_unit_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
