@@ -9,6 +9,9 @@ if(NOT HDF5_IS_PARALLEL)
 endif()
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PETSC REQUIRED IMPORTED_TARGET PETSc)
+# libyaml, the parser under PETSc's YAML reader (petsc-dev depends on it): the deck reads each
+# YAML text with it first, for the line of a syntax error and the keys set twice.
+pkg_check_modules(YAML REQUIRED IMPORTED_TARGET yaml-0.1)
 # OpenBLAS for the neural-ODE MLP's matrix products (cblas_dgemm; Debian: libopenblas-dev).
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)

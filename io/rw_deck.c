@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yaml.h>
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers                                                                            */
@@ -654,396 +655,203 @@ static int seen_add(seen_list *l, const char *name, int line, int nested, const 
 }
 
 #define RW_YAML_NAME  512 /* PETSc's longest option name */
-#define RW_YAML_DEPTH 32  /* nested maps followed; deeper ones are not checked */
+#define RW_YAML_DEPTH 64  /* nested maps followed; deeper ones are not checked */
 
-/* The YAML key scanner. It follows the subset of YAML that decks use, on text PETSc's reader
- * has already accepted: block maps by indentation, flow maps and sequences (also over several
- * lines), plain and quoted scalars, comments, block scalars (| and >), anchors and tags before
- * a value, and documents (---). Keys flatten as PETSc flattens them: a nested map's keys are
- * prefixed with "key_", a merge key "<<" adds no prefix, "$$" keys are skipped. What it does
- * not follow (a complex "?" key, a sequence of maps, an alias) it skips, so it can miss a
- * repeat there but never reports one that is not. */
+/* The YAML text is loaded here a first time with libyaml (the parser PETSc's reader uses), for
+ * what PETSc's reader does not say: where a syntax error is (its message is "YAML parser
+ * loading error", without a line), and which key is set twice. The documents' maps are walked
+ * as PETSc flattens them (src/sys/objects/optionsyaml.c, PetscParseLayerYAML): a nested map's
+ * keys are prefixed with "key_", a merge key "<<" adds no prefix, "$$" keys are skipped with
+ * all they hold, a sequence's maps are prefixed with "key_". A map reached through an alias
+ * (a merge of an anchor defined earlier: defaults that later keys may override) is not
+ * walked again. */
 typedef struct {
   rw_deck d;
   const char *what; /* the text in messages: "deck file 'x.yaml'" */
   seen_list seen;
-  const char *p; /* cursor of the flow scanner */
-  int line;      /* its line (1-based) */
-} yaml_scan;
+  yaml_document_t *doc;
+  int bad; /* a structure PETSc's reader refuses was found */
+} yaml_walk;
 
-/* Records the key prefix + key (klen bytes) set on `line`, and a problem if it is a repeat. */
-static int yscan_key(yaml_scan *s, const char *prefix, const char *key, size_t klen, int line)
+/* Records the key prefix + key set on `line`, and a problem if it is a repeat. */
+static int ywalk_key(yaml_walk *w, const char *prefix, const char *key, int line)
 {
   char name[RW_YAML_NAME + 2];
   const seen_key *prev = NULL;
-  snprintf(name, sizeof name, "-%s%.*s", prefix, (int)klen, key);
+  snprintf(name, sizeof name, "-%s%s", prefix, key);
   const char *n = strip_dashes(name);
   if (!*n) return 0;
-  RW_CALL(seen_add(&s->seen, n, line, prefix[0] != '\0', &prev));
+  RW_CALL(seen_add(&w->seen, n, line, prefix[0] != '\0', &prev));
   if (!prev) return 0;
-  return deck_problem(s->d,
+  return deck_problem(w->d,
                       "%s sets key '%s' twice: on line %d and again on line %d%s. Set each key "
                       "once.",
-                      s->what, n, prev->line, line,
+                      w->what, n, prev->line, line,
                       prev->nested || prefix[0]
                           ? " (keys of a nested map join with '_', so both lines set this key)"
                           : "");
 }
 
-/* What a key does to the names under it: "<<" merges its map without a prefix, "$$" keys are
- * ignored with all they hold, any other key prefixes its map's keys with "key_". Returns 0
- * when the key itself is not an option (merge or "$$"), 1 otherwise. */
-static int yscan_child(const char *prefix, int ignore, const char *key, size_t klen, char *child,
-                       int *child_ignore)
+/* An alias's node is its anchor's, defined before the key that refers to it. */
+static int ywalk_alias(const yaml_node_t *key, const yaml_node_t *val)
 {
-  *child_ignore = ignore;
-  if (klen == 2 && key[0] == '<' && key[1] == '<') {
-    snprintf(child, RW_YAML_NAME, "%s", prefix);
-    return 0;
-  }
-  snprintf(child, RW_YAML_NAME, "%s%.*s_", prefix, (int)klen, key);
-  if (klen >= 2 && key[0] == '$' && key[1] == '$') {
-    *child_ignore = 1;
-    return 0;
-  }
-  return !ignore;
+  return val->start_mark.index < key->end_mark.index;
 }
 
-/* Flow context: skips white space, line breaks and comments. */
-static void yscan_ws(yaml_scan *s)
+static const char *ywalk_kind(yaml_node_type_t t)
 {
-  for (;;) {
-    if (*s->p == '\n') {
-      s->line++;
-      s->p++;
-    } else if (*s->p == ' ' || *s->p == '\t' || *s->p == '\r') {
-      s->p++;
-    } else if (*s->p == '#') {
-      while (*s->p && *s->p != '\n')
-        s->p++;
-    } else {
-      return;
-    }
-  }
+  return t == YAML_MAPPING_NODE ? "a map" : t == YAML_SEQUENCE_NODE ? "a list" : "a value";
 }
 
-/* Skips a quoted scalar starting at the cursor (its quote), escapes and line breaks included. */
-static void yscan_quoted(yaml_scan *s)
+static int ywalk_map(yaml_walk *w, yaml_node_t *map, const char *prefix, int depth)
 {
-  char q = *s->p++;
-  while (*s->p) {
-    if (*s->p == '\n') s->line++;
-    if (q == '"' && *s->p == '\\' && s->p[1]) {
-      if (s->p[1] == '\n') s->line++;
-      s->p += 2;
+  if (map->type == YAML_SCALAR_NODE && !map->data.scalar.value[0]) return 0; /* empty */
+  if (map->type != YAML_MAPPING_NODE) {
+    w->bad = 1;
+    return deck_problem(w->d, "%s line %lu: expected a map of `key: value` lines here, found %s",
+                        w->what, (unsigned long)map->start_mark.line + 1, ywalk_kind(map->type));
+  }
+  if (depth >= RW_YAML_DEPTH) return 0;
+  for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+       pr++) {
+    yaml_node_t *k = yaml_document_get_node(w->doc, pr->key);
+    yaml_node_t *v = yaml_document_get_node(w->doc, pr->value);
+    if (!k || !v) continue;
+    const int line = (int)k->start_mark.line + 1;
+    if (k->type != YAML_SCALAR_NODE) {
+      w->bad = 1;
+      RW_CALL(deck_problem(w->d, "%s line %d: a key must be a plain name, found %s", w->what, line,
+                           ywalk_kind(k->type)));
       continue;
     }
-    if (*s->p == q) {
-      s->p++;
-      if (q == '\'' && *s->p == '\'') {
-        s->p++;
-        continue;
-      }
-      return;
-    }
-    s->p++;
-  }
-}
-
-/* Skips anchors (&a) and tags (!t) in front of a node. */
-static void yscan_props(yaml_scan *s)
-{
-  while (*s->p == '&' || *s->p == '!') {
-    while (*s->p && !is_space((unsigned char)*s->p) && !strchr(",[]{}", *s->p))
-      s->p++;
-    yscan_ws(s);
-  }
-}
-
-/* Flow context: skips one node (a quoted or plain scalar, or a whole collection). */
-static void yscan_skip(yaml_scan *s)
-{
-  if (*s->p == '"' || *s->p == '\'') {
-    yscan_quoted(s);
-    return;
-  }
-  if (*s->p == '[' || *s->p == '{') {
-    int depth = 0;
-    while (*s->p) {
-      char c = *s->p;
-      if (c == '"' || c == '\'') {
-        yscan_quoted(s);
-        continue;
-      }
-      if (c == '\n') s->line++;
-      s->p++;
-      if (c == '[' || c == '{') depth++;
-      if ((c == ']' || c == '}') && --depth == 0) return;
-    }
-    return;
-  }
-  while (*s->p && !strchr(",[]{}", *s->p)) {
-    if (*s->p == '\n') s->line++;
-    if (*s->p == '#' && s->p[-1] == ' ') {
-      while (*s->p && *s->p != '\n')
-        s->p++;
-      continue;
-    }
-    s->p++;
-  }
-}
-
-/* Flow map at the cursor ('{'): records its keys under prefix; leaves the cursor after '}'. */
-static int yscan_flow_map(yaml_scan *s, const char *prefix, int ignore, int depth)
-{
-  char child[RW_YAML_NAME];
-  s->p++;
-  for (;;) {
-    yscan_ws(s);
-    if (!*s->p) return 0;
-    if (*s->p == '}') {
-      s->p++;
-      return 0;
-    }
-    if (*s->p == ',') {
-      s->p++;
-      continue;
-    }
-    int line = s->line;
-    const char *key = s->p;
-    size_t klen = 0;
-    if (*s->p == '"' || *s->p == '\'') {
-      yscan_quoted(s);
-      key++;
-      klen = s->p > key ? (size_t)(s->p - key - 1) : 0;
-    } else if (*s->p == '[' || *s->p == '{' || *s->p == '?') {
-      yscan_skip(s); /* a complex key: not an option name */
-      if (*s->p == '?') s->p++;
-      continue;
-    } else {
-      while (*s->p && !strchr(",:[]{}\n#", *s->p))
-        s->p++;
-      if (s->p == key && *s->p != ':') { /* stray punctuation: step over it */
-        s->p++;
-        continue;
-      }
-      klen = (size_t)(s->p - key);
-      while (klen && is_space((unsigned char)key[klen - 1]))
-        klen--;
-    }
-    yscan_ws(s);
-    int child_ignore = 0;
-    int is_opt = yscan_child(prefix, ignore, key, klen, child, &child_ignore);
-    if (*s->p != ':') { /* a key without a value: an option set to nothing */
-      if (is_opt) RW_CALL(yscan_key(s, prefix, key, klen, line));
-      continue;
-    }
-    s->p++;
-    yscan_ws(s);
-    yscan_props(s);
-    if (*s->p == '{' && depth < RW_YAML_DEPTH) {
-      RW_CALL(yscan_flow_map(s, child, child_ignore, depth + 1));
-    } else {
-      if (*s->p == '*') is_opt = 0; /* an alias: its keys are not followed */
-      yscan_skip(s);
-      if (is_opt) RW_CALL(yscan_key(s, prefix, key, klen, line));
-    }
-  }
-}
-
-/* Block context: the key of a "key: value" line starting at c (eol: its end). Returns the
- * position after the ':' and sets *key, *klen (the inside of quotes for a quoted key), or
- * NULL when the line holds no key. */
-static const char *yscan_block_key(const char *c, const char *eol, const char **key, size_t *klen)
-{
-  const char *q = c;
-  if (*c == '"' || *c == '\'') {
-    yaml_scan t;
-    memset(&t, 0, sizeof t);
-    t.p = c;
-    yscan_quoted(&t);
-    if (t.p > eol || t.p - c < 2) return NULL;
-    *key = c + 1;
-    *klen = (size_t)(t.p - c - 2);
-    q = t.p;
-    while (q < eol && (*q == ' ' || *q == '\t'))
-      q++;
-    if (q >= eol || *q != ':') return NULL;
-    return q + 1;
-  }
-  if (strchr("[]{}&*!|>%@`?#,", *c)) return NULL;
-  for (; q < eol; q++) {
-    if (*q == '#' && q > c && (q[-1] == ' ' || q[-1] == '\t')) return NULL;
-    if (*q == ':' && (q + 1 == eol || strchr(" \t\r", q[1]))) {
-      size_t n = (size_t)(q - c);
-      while (n && (c[n - 1] == ' ' || c[n - 1] == '\t'))
-        n--;
-      *key = c;
-      *klen = n;
-      return q + 1;
-    }
-  }
-  return NULL;
-}
-
-/* Lists the keys of a YAML text in s->seen, recording a problem for each repeat. */
-static int yscan_text(yaml_scan *s, const char *text)
-{
-  struct {
-    int indent, ignore;
-    char prefix[RW_YAML_NAME];
-  } lv[RW_YAML_DEPTH];
-  int depth = 0, line = 0;
-  int pending = 0, pend_indent = 0, pend_line = 0, pend_opt = 0, pend_ignore = 0;
-  const char *pend_key = NULL;
-  size_t pend_klen = 0;
-  char pend_child[RW_YAML_NAME] = "";
-  int skip_indent = -1, skip_dash = 0; /* lines deeper than skip_indent continue a value */
-  lv[0].indent = -1;
-  lv[0].ignore = 0;
-  lv[0].prefix[0] = '\0';
-  const char *p = text;
-  while (*p) {
-    const char *bol = p, *eol = strchr(p, '\n');
-    if (!eol) eol = p + strlen(p);
-    line++;
-    p = *eol ? eol + 1 : eol;
-    const char *c = bol;
-    while (c < eol && *c == ' ')
-      c++;
-    int ind = (int)(c - bol);
-    if (c == eol || *c == '\r' || *c == '#') continue; /* blank or comment */
-    int dash = *c == '-' && (c + 1 == eol || strchr(" \t\r", c[1]));
-    if (skip_indent >= 0) {
-      if (ind > skip_indent || (skip_dash && dash && ind == skip_indent)) continue;
-      skip_indent = -1;
-      skip_dash = 0;
-    }
-    int marker = ind == 0 && (strncmp(c, "---", 3) == 0 || strncmp(c, "...", 3) == 0) &&
-                 (c + 3 == eol || strchr(" \t\r", c[3]));
-    if (pending) {
-      pending = 0;
-      if (!marker && dash && ind >= pend_indent) { /* the key's value is a block sequence */
-        if (pend_opt) RW_CALL(yscan_key(s, lv[depth].prefix, pend_key, pend_klen, pend_line));
-        skip_indent = pend_indent;
-        skip_dash = 1;
-        continue;
-      }
-      if (!marker && ind > pend_indent && depth + 1 < RW_YAML_DEPTH) { /* its nested map */
-        depth++;
-        lv[depth].indent = ind;
-        lv[depth].ignore = pend_ignore;
-        snprintf(lv[depth].prefix, sizeof lv[depth].prefix, "%s", pend_child);
-      } else if (!marker && ind > pend_indent) { /* too deep to follow */
-        skip_indent = pend_indent;
-        continue;
-      } else if (pend_opt) { /* no value: an option set to nothing */
-        RW_CALL(yscan_key(s, lv[depth].prefix, pend_key, pend_klen, pend_line));
-      }
-    }
-    if (marker) { /* a new document */
-      depth = 0;
-      lv[0].indent = -1;
-      continue;
-    }
-    if (*c == '%') continue; /* a directive */
-    while (depth > 0 && lv[depth].indent > ind)
-      depth--;
-    if (lv[depth].indent < 0) lv[depth].indent = ind;
-    s->line = line;
-    s->p = c;
-    if (*c == '{') { /* a flow map as a whole document */
-      RW_CALL(yscan_flow_map(s, lv[depth].prefix, lv[depth].ignore, depth));
-    } else {
-      const char *key = NULL;
-      size_t klen = 0;
-      const char *v = dash ? NULL : yscan_block_key(c, eol, &key, &klen);
-      skip_indent = ind; /* deeper lines continue this line's value */
-      if (!v) continue;  /* a sequence item or a complex key: not followed */
-      char child[RW_YAML_NAME];
-      int child_ignore = 0;
-      int is_opt = yscan_child(lv[depth].prefix, lv[depth].ignore, key, klen, child, &child_ignore);
-      s->p = v;
-      while (*s->p == ' ' || *s->p == '\t')
-        s->p++;
-      yscan_props(s);
-      if (s->line != line) { /* props then a line break: the value is on the next lines */
-        s->p = eol;
-        s->line = line;
-      }
-      if (s->p >= eol || *s->p == '#' || *s->p == '\r') { /* the value is on the next lines */
-        skip_indent = -1;
-        pending = 1;
-        pend_indent = ind;
-        pend_line = line;
-        pend_key = key;
-        pend_klen = klen;
-        pend_opt = is_opt;
-        pend_ignore = child_ignore;
-        snprintf(pend_child, sizeof pend_child, "%s", child);
-        continue;
-      }
-      if (*s->p == '{' && depth + 1 < RW_YAML_DEPTH) {
-        RW_CALL(yscan_flow_map(s, child, child_ignore, depth + 1));
+    const char *key = (const char *)k->data.scalar.value;
+    char child[RW_YAML_NAME];
+    snprintf(child, sizeof child, "%s%s_", prefix, key);
+    if (!strcmp(key, "<<")) { /* merge: its maps' keys without a prefix */
+      if (ywalk_alias(k, v)) continue;
+      if (v->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+             it++) {
+          yaml_node_t *m = yaml_document_get_node(w->doc, *it);
+          if (m && !ywalk_alias(k, m)) RW_CALL(ywalk_map(w, m, prefix, depth + 1));
+        }
       } else {
-        if (*s->p == '*') is_opt = 0; /* an alias: its keys are not followed */
-        if (*s->p == '[' || *s->p == '{' || *s->p == '"' || *s->p == '\'') yscan_skip(s);
-        if (is_opt) RW_CALL(yscan_key(s, lv[depth].prefix, key, klen, line));
+        RW_CALL(ywalk_map(w, v, prefix, depth + 1));
       }
+      continue;
     }
-    /* Continue after what the flow scanner read (a flow node may span lines). */
-    if (s->line > line) {
-      const char *nl = strchr(s->p, '\n');
-      p = nl ? nl + 1 : s->p + strlen(s->p);
-      line = s->line;
+    if (key[0] == '$' && key[1] == '$') continue; /* PETSc's dummy keys (anchors, !include) */
+    if (v->type == YAML_MAPPING_NODE) {
+      if (!ywalk_alias(k, v)) RW_CALL(ywalk_map(w, v, child, depth + 1));
+      continue;
     }
+    RW_CALL(ywalk_key(w, prefix, key, line)); /* a value, or a list joined with ',' */
+    if (v->type == YAML_SEQUENCE_NODE && !ywalk_alias(k, v))
+      for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+           it++) {
+        yaml_node_t *m = yaml_document_get_node(w->doc, *it);
+        if (!m || m->type == YAML_SCALAR_NODE || ywalk_alias(k, m)) continue;
+        const long np = m->type == YAML_MAPPING_NODE
+                            ? (long)(m->data.mapping.pairs.top - m->data.mapping.pairs.start)
+                            : -1;
+        if (np > 1 || np < 0) { /* PETSc takes a list of values, or of one-key maps */
+          w->bad = 1;
+          RW_CALL(deck_problem(w->d,
+                               "%s line %lu: an item of list '%s' is %s; a list holds values "
+                               "(or maps of one `key: value` each)",
+                               w->what, (unsigned long)m->start_mark.line + 1, key,
+                               np < 0 ? "a list" : "a map of several keys"));
+          continue;
+        }
+        RW_CALL(ywalk_map(w, m, child, depth + 1));
+      }
   }
-  if (pending && pend_opt) RW_CALL(yscan_key(s, lv[depth].prefix, pend_key, pend_klen, pend_line));
   return 0;
 }
 
-/* Records a problem for every key that the YAML text sets twice. `what` names the text. */
-static int yaml_repeated_keys(rw_deck d, const char *text, const char *what)
+/* Loads the YAML text with libyaml: a syntax error is a problem naming its line and column,
+ * and so is every key the text sets twice and every structure PETSc's reader refuses (*bad is
+ * set for those and for a syntax error: PETSc's reader is then not run). Problems are
+ * collected (deck_problem); a nonzero return is a failure of its own (memory). */
+static int yaml_check(rw_deck d, const char *text, const char *what, int *bad)
 {
-  yaml_scan s;
-  memset(&s, 0, sizeof s);
-  s.d = d;
-  s.what = what;
-  int ierr = yscan_text(&s, text);
-  seen_free(&s.seen);
+  yaml_parser_t parser;
+  yaml_walk w;
+  int ierr = 0;
+  *bad = 0;
+  memset(&w, 0, sizeof w);
+  w.d = d;
+  w.what = what;
+  if (!yaml_parser_initialize(&parser))
+    return RW_ERROR(RW_ERR_MEM, "the YAML parser could not start (out of memory)");
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+  for (;;) {
+    yaml_document_t doc;
+    if (!yaml_parser_load(&parser, &doc) && parser.error == YAML_MEMORY_ERROR) {
+      ierr = RW_ERROR(RW_ERR_MEM, "out of memory while reading %s as YAML", what);
+      break;
+    }
+    if (parser.error != YAML_NO_ERROR) {
+      int tab = first_tab_indent(text);
+      char hint[96] = "", ctx[160] = "";
+      *bad = 1;
+      if (tab)
+        snprintf(hint, sizeof hint, " Line %d is indented with a tab; YAML needs spaces.", tab);
+      if (parser.context)
+        snprintf(ctx, sizeof ctx, " (%s, from line %lu column %lu)", parser.context,
+                 (unsigned long)parser.context_mark.line + 1,
+                 (unsigned long)parser.context_mark.column + 1);
+      ierr = deck_problem(d,
+                          "%s is not a valid deck: YAML error at line %lu, column %lu: %s%s.%s "
+                          "A deck is a YAML map of `key: value` lines (nested maps allowed); "
+                          "check the indentation, the ':' after each key and the quotes.",
+                          what, (unsigned long)parser.problem_mark.line + 1,
+                          (unsigned long)parser.problem_mark.column + 1,
+                          parser.problem ? parser.problem : "malformed text", ctx, hint);
+      break;
+    }
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (root) {
+      w.doc = &doc;
+      ierr = ywalk_map(&w, root, "", 0);
+      *bad |= w.bad;
+    }
+    yaml_document_delete(&doc);
+    if (!root || ierr) break;
+  }
+  yaml_parser_delete(&parser);
+  seen_free(&w.seen);
   return ierr;
 }
 
 /* Parses YAML text with PETSc's reader and merges its options as from source src. `what`
- * names the text in messages ("deck file 'x.yaml'"). */
+ * names the text in messages ("deck file 'x.yaml'"). libyaml reads it first (yaml_check), for
+ * the line of a syntax error and the keys set twice. */
 static int stage_yaml(rw_deck d, const char *text, int src, const char *what)
 {
   PetscOptions tmp = NULL;
   PetscInt n = 0;
   char **names = NULL, **values = NULL;
-  int ierr = 0;
+  int ierr = 0, bad = 0;
+  RW_CALL(yaml_check(d, text, what, &bad));
+  if (bad) return 0; /* the problem is recorded */
   if (PetscOptionsCreate(&tmp)) return RW_ERROR(RW_ERR_PETSC, "PetscOptionsCreate failed");
   rw_petsc_msg[0] = '\0';
   PetscPushErrorHandler(capture_handler, NULL);
   PetscErrorCode perr = PetscOptionsInsertStringYAML(tmp, text);
   PetscPopErrorHandler();
   if (perr) {
-    int tab = first_tab_indent(text);
-    char hint[96] = "";
-    if (tab)
-      snprintf(hint, sizeof hint, " Line %d is indented with a tab; YAML needs spaces.", tab);
     ierr = deck_problem(d,
-                        "%s is not a valid deck: %s.%s A deck is a YAML map of `key: value` "
-                        "lines (nested maps allowed); check the indentation, the ':' after each "
-                        "key and the quotes.",
-                        what, rw_petsc_msg[0] ? rw_petsc_msg : "YAML error", hint);
+                        "%s is not a valid deck: %s. A deck is a YAML map of `key: value` lines "
+                        "(nested maps allowed); check the indentation, the ':' after each key and "
+                        "the quotes.",
+                        what, rw_petsc_msg[0] ? rw_petsc_msg : "YAML error");
     goto cleanup;
   }
   if (PetscOptionsLeftGet(tmp, &n, &names, &values)) {
     ierr = RW_ERROR(RW_ERR_PETSC, "PetscOptionsLeftGet failed on %s", what);
     goto cleanup;
   }
-  RW_TRY(yaml_repeated_keys(d, text, what));
   for (PetscInt i = 0; i < n; i++) {
     const char *name = strip_dashes(names[i]);
     if (is_help_name(name)) continue; /* help is a command-line request only */

@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config ca-certificates
       openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
-      libsundials-dev petsc-dev libcriterion-dev libopenblas-dev libxsmm-dev
+      libsundials-dev petsc-dev libyaml-dev libcriterion-dev libopenblas-dev libxsmm-dev
       python3 python3-h5py python3-numpy python3-matplotlib libxml2-utils time)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -459,7 +459,42 @@ Test(deck, yaml_syntax_error_names_file)
   char want[4200];
   const char *path = deck_path("bad_syntax.yaml");
   snprintf(want, sizeof want, "deck file '%s' is not a valid deck", path);
-  expect_deck_error(make_deck(&deck, default_yaml, path, NULL), want, "YAML");
+  expect_deck_error(make_deck(&deck, default_yaml, path, NULL), want,
+                    "YAML error at line 3, column 10: mapping values are not allowed");
+}
+
+/* libyaml reads each YAML text before PETSc's reader (whose message has no line): a syntax
+ * error names its line and column, and a structure PETSc refuses names its line too. */
+Test(deck, yaml_problems_name_their_line)
+{
+  static const struct {
+    const char *yaml, *want;
+  } cases[] = {
+      {"N: 32\ndt: [1, 2\nsteps: 3\n", "YAML error at line 3, column 6: did not find expected ','"},
+      {"N: 32\n  dt: 1\n", "YAML error at line 2, column 5: mapping values are not allowed"},
+      {"label: \"open\nN: 2\n", "YAML error at line 3, column 1: found unexpected end of stream"},
+      {"N: 32\n---\n- N\n- dt\n",
+       "line 3: expected a map of `key: value` lines here, found a list"},
+      {"N: 32\nlist:\n  - {a: 1, b: 2}\n",
+       "line 3: an item of list 'list' is a map of several keys"},
+      {"N: 32\nlist:\n  - [1, 2]\n", "line 3: an item of list 'list' is a list"},
+      {"N: 32\n[a, b]: 1\n", "line 2: a key must be a plain name, found a list"},
+      {"N: 32\n<<: 3\n", "line 2: expected a map of `key: value` lines here, found a value"},
+  };
+  rw_deck base = NULL; /* keeps PETSc initialised between the cases */
+  RW_TEST_OK(make_deck(&base, NULL, NULL));
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    rw_deck deck = NULL;
+    int ierr = make_deck(&deck, cases[i].yaml, NULL);
+    const char *msg = ierr ? rw_error_message() : "(accepted)";
+    cr_expect(ierr == RW_ERR_DECK && strstr(msg, "the default deck") && strstr(msg, cases[i].want),
+              "case %zu: expected \"%s\", got: %s", i, cases[i].want, msg);
+    cr_expect(!strstr(msg, "YAML parser loading error") && !strstr(msg, "Unsupported YAML"),
+              "case %zu: PETSc's message instead of ours: %s", i, msg);
+    rw_deck_destroy(&deck);
+    rw_error_clear();
+  }
+  RW_TEST_OK(rw_deck_destroy(&base));
 }
 
 Test(deck, yaml_tab_indent_hint)
