@@ -4,13 +4,15 @@
  * keeps its own list of entries (name, raw value, source) and fills it in stages, lowest
  * precedence first: the embedded default YAML text, the deck file (argv[1]), then the
  * command line from left to right (a -options_file on the command line is a stage of its own
- * at its place). Each YAML text is parsed by PETSc into a scratch PetscOptions object whose
- * entries are then listed with PetscOptionsLeftGet (nothing has queried it, so every entry is
- * "left") and merged: a later stage replaces the value and the source of an earlier one.
- * Plain options files are tokenised here, following PETSc's rules (one "-key value" per line,
- * '#' starts a comment), because PETSc's reader fails on rank 0 only while the other ranks
- * wait in a broadcast: every file is read on rank 0 and broadcast, and every rank parses the
- * same text, so every rank finds the same problems and returns the same message.
+ * at its place). Each YAML text is loaded first with libyaml (yaml_check: syntax errors with
+ * their line and column, keys set twice), then parsed by PETSc into a scratch PetscOptions
+ * object whose entries are then listed with PetscOptionsLeftGet (nothing has queried it, so
+ * every entry is "left") and merged: a later stage replaces the value and the source of an
+ * earlier one. Plain options files are tokenised here, following PETSc's rules (one
+ * "-key value" per line, '#' starts a comment), because PETSc's reader fails on rank 0 only
+ * while the other ranks wait in a broadcast: every file is read on rank 0 and broadcast, and
+ * every rank parses the same text, so every rank finds the same problems and returns the same
+ * message.
  *
  * After the stages, every entry must be a known key or one of PETSc's own runtime options
  * (see rw_deck_petsc_names), and every known key's effective value (entry or table default)
