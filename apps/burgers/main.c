@@ -108,9 +108,7 @@ static int run(rw_app *app)
     ierr = rw_app_deck_error(app, "N,L,profile_width,process_grid");
     goto cleanup;
   }
-  RW_TRY(rw_stepper_create_erk(prob, rw_tableau_find(app->stepper), &st));
-  RW_TRY(rw_problem_new_state(prob, &y));
-  RW_TRY(rw_problem_new_state(prob, &dJdy0));
+  RW_TRY(rw_problem_new_state(prob, &y)); /* the stability check reads max|u0| */
   RW_TRY(rw_burgers_initial_state(prob, y));
   rw_grid grid = rw_burgers_grid(prob);
   app->grid = grid;
@@ -124,6 +122,8 @@ static int run(rw_app *app)
                                : strcmp(smode, "warn") == 0                   ? RW_STABILITY_WARN
                                                                               : RW_STABILITY_ERROR,
                                &limit));
+  RW_TRY(rw_stepper_create_erk(prob, rw_tableau_find(app->stepper), &st));
+  RW_TRY(rw_problem_new_state(prob, &dJdy0));
   RW_TRY(rw_state_max_abs(y, &y0max));
 
   /* Output opens before the run: an unwritable path fails in seconds, not after the run. */
