@@ -182,9 +182,9 @@ set_tests_properties(grayscott_app_default_snapshots PROPERTIES DEPENDS grayscot
 # Bad input: a clear message naming the key, non-zero exit, nothing left behind.
 function(grayscott_bad name np regex)
   rewind_mpi_expect(grayscott_bad_${name} NP ${np} RC nonzero REGEX "${regex}"
-    COMMAND ${GS} ${ARGN} -output ${GS_OUT}/bad_${name}.h5)
+    COMMAND ${GS} ${ARGN} -output ${GS_OUT}/grayscott_bad_${name}.h5)
   add_test(NAME grayscott_bad_${name}_no_output
-    COMMAND ${CMAKE_COMMAND} -DFILE=${GS_OUT}/bad_${name}.h5 -DEXPECT_MISSING=1
+    COMMAND ${CMAKE_COMMAND} -DFILE=${GS_OUT}/grayscott_bad_${name}.h5 -DEXPECT_MISSING=1
             -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_grayscott_h5.cmake)
   set_tests_properties(grayscott_bad_${name}_no_output PROPERTIES DEPENDS grayscott_bad_${name})
 endfunction()

@@ -47,9 +47,9 @@ set_tests_properties(heat_app_output_readable PROPERTIES DEPENDS heat_app_defaul
 # Bad input: a clear message, a non-zero exit, no output file left behind.
 function(heat_bad name regex)
   rewind_mpi_expect(heat_bad_${name} NP 2 RC nonzero REGEX "${regex}"
-    COMMAND ${HEAT} ${ARGN} -output ${HEAT_OUT}/bad_${name}.h5)
+    COMMAND ${HEAT} ${ARGN} -output ${HEAT_OUT}/heat_bad_${name}.h5)
   add_test(NAME heat_bad_${name}_no_output
-    COMMAND ${CMAKE_COMMAND} -DFILE=${HEAT_OUT}/bad_${name}.h5 -DEXPECT_MISSING=1
+    COMMAND ${CMAKE_COMMAND} -DFILE=${HEAT_OUT}/heat_bad_${name}.h5 -DEXPECT_MISSING=1
             -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
   set_tests_properties(heat_bad_${name}_no_output PROPERTIES DEPENDS heat_bad_${name})
 endfunction()

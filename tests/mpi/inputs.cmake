@@ -42,11 +42,11 @@ foreach(app IN LISTS IN_APPS)
     rewind_mpi_expect(inputs_${app}_repeated_yaml_np${np} NP ${np} RC nonzero
       REGEX "repeat_app.yaml' sets key 'N' twice: on line 2 and again on line 6.*repeat_app.yaml' sets key 'adjoint_mode' twice: on line 5 and again on line 7"
       FORBID "objective J|grid on"
-      COMMAND ${exe} ${IN_DECKS}/repeat_app.yaml -output ${IN_OUT}/${app}_repeated_yaml.h5)
+      COMMAND ${exe} ${IN_DECKS}/repeat_app.yaml -output ${IN_OUT}/${app}_repeated_yaml_np${np}.h5)
     rewind_mpi_expect(inputs_${app}_repeated_opts_np${np} NP ${np} RC nonzero
       REGEX "repeat_app.opts' sets key 'N' twice: on line 2 and again on line 4"
       FORBID "objective J|grid on"
-      COMMAND ${exe} ${IN_DECKS}/repeat_app.opts -output ${IN_OUT}/${app}_repeated_opts.h5)
+      COMMAND ${exe} ${IN_DECKS}/repeat_app.opts -output ${IN_OUT}/${app}_repeated_opts_np${np}.h5)
     # 3. dt above the stepper's explicit stability limit: refused at start-up naming dt, the
     # limit and the stepper; with stability_check: warn it runs, says by how much, and the
     # blow-up is caught after the first step; with off, an unstable run stops early (well
@@ -54,16 +54,16 @@ foreach(app IN LISTS IN_APPS)
     rewind_mpi_expect(inputs_${app}_dt_unstable_np${np} NP ${np} RC nonzero
       REGEX "dt = 1e\\+300 \\(from command line; one step of tf - t0 = [0-9.]+\\) exceeds the explicit stability limit [0-9.e+-]+ of stepper heun.*stability_check: warn.*invalid input deck"
       FORBID "objective J|grid on"
-      COMMAND ${exe} -N 16 -stepper heun -dt 1e300 -output ${IN_OUT}/${app}_dt_unstable.h5)
+      COMMAND ${exe} -N 16 -stepper heun -dt 1e300 -output ${IN_OUT}/${app}_dt_unstable_np${np}.h5)
     rewind_mpi_expect(inputs_${app}_dt_warn_np${np} NP ${np} RC nonzero
       REGEX "warning: dt = 1e\\+300; one step of tf - t0 = 1e\\+300 exceeds the explicit stability limit [0-9.e+-]+ of stepper rk4 by a factor [0-9.e+]+.*blew up at step 1 "
       FORBID "objective J"
-      COMMAND ${exe} -N 16 -dt 1e300 -tf 1e300 -stability_check warn -output ${IN_OUT}/${app}_dt_warn.h5)
+      COMMAND ${exe} -N 16 -dt 1e300 -tf 1e300 -stability_check warn -output ${IN_OUT}/${app}_dt_warn_np${np}.h5)
     rewind_mpi_expect(inputs_${app}_blowup_early_np${np} NP ${np} RC nonzero
       REGEX "blew up at step ([1-9]|[1-9][0-9]|[1-3][0-9][0-9]) \\(t = .*reduce dt"
       FORBID "objective J"
       COMMAND ${exe} ${IN_BLOWUP_${app}} -stability_check off -adjoint_mode store
-              -output ${IN_OUT}/${app}_blowup_early.h5)
+              -output ${IN_OUT}/${app}_blowup_early_np${np}.h5)
     foreach(t output_is_dir output_under_file output_missing_dir output_partial_blocked
               repeated_yaml repeated_opts dt_unstable dt_warn blowup_early)
       list(APPEND IN_REFUSED inputs_${app}_${t}_np${np})
@@ -78,8 +78,10 @@ string(APPEND absent "|${IN_OUT}/no_such_dir|${IN_OUT}/blocked.h5|${IN_OUT}/bloc
 string(APPEND absent "|${IN_OUT}/blocked.xmf.partial")
 foreach(app IN LISTS IN_APPS)
   foreach(t repeated_yaml repeated_opts dt_unstable dt_warn blowup_early)
-    string(APPEND absent "|${IN_OUT}/${app}_${t}.h5|${IN_OUT}/${app}_${t}.h5.partial")
-    string(APPEND absent "|${IN_OUT}/${app}_${t}.xmf")
+    foreach(np 1 2)
+      string(APPEND absent "|${IN_OUT}/${app}_${t}_np${np}.h5|${IN_OUT}/${app}_${t}_np${np}.h5.partial")
+      string(APPEND absent "|${IN_OUT}/${app}_${t}_np${np}.xmf")
+    endforeach()
   endforeach()
 endforeach()
 add_test(NAME inputs_nothing_left_behind

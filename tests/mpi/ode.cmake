@@ -52,9 +52,9 @@ ode_device(device_gbm 1 -problem gbm -stepper sheun -tf 1 -objective_running_wei
 # Bad input: a clear message naming the key/file, non-zero exit, nothing left behind.
 function(ode_bad name regex)
   rewind_mpi_expect(ode_bad_${name} NP 2 RC nonzero REGEX "${regex}"
-    COMMAND ${ODE} ${ARGN} -output ${OUTDIR}/bad_${name}.h5)
+    COMMAND ${ODE} ${ARGN} -output ${OUTDIR}/ode_bad_${name}.h5)
   add_test(NAME ode_bad_${name}_no_output
-    COMMAND ${CMAKE_COMMAND} -DFILE=${OUTDIR}/bad_${name}.h5 -DEXPECT_MISSING=1
+    COMMAND ${CMAKE_COMMAND} -DFILE=${OUTDIR}/ode_bad_${name}.h5 -DEXPECT_MISSING=1
             -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
   set_tests_properties(ode_bad_${name}_no_output PROPERTIES DEPENDS ode_bad_${name})
 endfunction()
