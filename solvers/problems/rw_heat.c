@@ -62,10 +62,11 @@ typedef struct {
   /* the source parameter's VJP: lane sets (heat_ws_row), HEAT_LANES per row index j, for
    * RW_WAVE_MAX_STAGES stages */
   double *lanes;
-  /* the adjoint wave's rows of the stored state: a row between its two ghosts (n0 + 2), then a
-   * row of the boundary value (n0) */
-  double *urow;
-  long nt; /* data: nt times, values[n * ns + s] */
+  /* the adjoint wave's rows of the stored state */
+  double *urow_mem; /* urow and brow's block */
+  double *urow;     /* the adjoint's copy of a stored row between two ghosts (urow + 1 aligned) */
+  double *brow;     /* a row of the boundary value (aligned) */
+  long nt;          /* data: nt times, values[n * ns + s] */
   double *dtimes, *dvals;
   int recording;
   long rcap, nrec;
@@ -1132,7 +1133,7 @@ static void heat_to_block(const heat *H, long v0, long j, long k, long *jb, long
 
 /* The stored state's row next to the block's row (jb, kb) along d (1: the middle dimension,
  * 2: the slowest, in 3-D), dir = -1 or +1: the owned row; outside the block the boundary value's
- * row (H->urow + n0 + 2) on the domain's Dirichlet side, or across the slowest dimension's edge
+ * row (H->brow) on the domain's Dirichlet side, or across the slowest dimension's edge
  * to a neighbour, that rank's, from the wave's copy of its layers (rw_grid_wave_aux_layer). */
 static const double *heat_u_row(const heat *H, const heat_actx *a, rw_grid gr, long v0, long jb,
                                 long kb, int d, long dir)
@@ -1142,7 +1143,7 @@ static const double *heat_u_row(const heat *H, const heat_actx *a, rw_grid gr, l
   const long n0 = H->cnt[0];
   if (r[d] >= 0 && r[d] < H->cnt[d]) return a->y + (r[2] * H->cnt[1] + r[1]) * n0;
   const int L = H->dim - 1, nb = r[d] < 0 ? H->st[d] > 0 : H->st[d] + H->cnt[d] < H->n[d];
-  if (d != L || !nb) return H->urow + n0 + 2;
+  if (d != L || !nb) return H->brow;
   const double *ly = rw_grid_wave_aux_layer(gr, a->stage, v0 + r[L]);
   return L == 2 ? ly + r[1] * n0 : ly;
 }
@@ -1450,7 +1451,7 @@ static void heat_destroy(void *content)
   rw_free(&H->sgv);
   rw_free(&H->soff);
   rw_free(&H->lanes);
-  rw_free(&H->urow);
+  rw_free(&H->urow_mem);
   rw_free(&H->dtimes);
   rw_free(&H->dvals);
   rw_free(&H->rtimes);
@@ -1605,9 +1606,14 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
     if (H->sloc[s] >= 0) H->slocal[H->nsl++] = H->sloc[s];
   RW_TRY(rw_calloc(heat_lanes_len(H) * RW_WAVE_MAX_STAGES, sizeof(double), "heat source VJP lanes",
                    &H->lanes));
-  RW_TRY(rw_calloc((size_t)(2 * H->cnt[0] + 2), sizeof(double), "heat adjoint rows", &H->urow));
-  for (long i = 0; i < 2 * H->cnt[0] + 2; i++)
-    H->urow[i] = H->ub;
+  { /* rw_calloc's blocks start on a cache line: so do urow + 1 and brow */
+    const size_t brow_at = ((size_t)H->cnt[0] + 2 + 7 + 7) / 8 * 8,
+                 len = brow_at + (size_t)H->cnt[0];
+    RW_TRY(rw_calloc(len, sizeof(double), "heat adjoint rows", &H->urow_mem));
+    for (size_t i = 0; i < len; i++)
+      H->urow_mem[i] = H->ub;
+    H->urow = H->urow_mem + 7, H->brow = H->urow_mem + brow_at;
+  }
   RW_TRY(rw_grid_new_field(H->ug, &H->shape));
   H->neumann = cfg->bc == RW_BC_NEUMANN;
   H->periodic = cfg->bc == RW_BC_PERIODIC;

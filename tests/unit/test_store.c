@@ -141,8 +141,8 @@ Test(store, calloc_whole_big_blocks)
   RW_TEST_OK(rw_calloc_whole(n, sizeof(double), "test block", &d));
   cr_assert_not_null(d);
   cr_assert_eq(rw_mem_current(), before + n * sizeof(double), "counted exactly");
-  cr_assert_eq((uintptr_t)d % 16, 0, "payload aligned for doubles and vectors");
-  cr_assert_lt((uintptr_t)d % ((uintptr_t)2 << 20), 64, "its mapping starts on 2 MiB, just below");
+  cr_assert_eq((uintptr_t)d % 64, 0, "payload on a cache line (512-bit loads never split)");
+  cr_assert_eq((uintptr_t)d % ((uintptr_t)2 << 20), 64, "its mapping starts on 2 MiB, just below");
   size_t nz = 0; /* zeroed (+0.0, all bits clear), every entry writable */
   while (nz < n && d[nz] == 0.0 && !signbit(d[nz]))
     nz++;
@@ -162,6 +162,14 @@ Test(store, calloc_whole_big_blocks)
   RW_TEST_OK(rw_calloc_whole(100, sizeof(double), "small block", &small)); /* calloc's path */
   cr_assert_eq(rw_mem_current(), before + (n + 100) * sizeof(double));
   cr_assert(small[99] == 0.0);
+  cr_assert_eq((uintptr_t)small % 64, 0, "a small block's payload on a cache line too");
+  for (size_t len = 1; len < 40; len += 7) { /* rw_calloc's, every size */
+    char *c = NULL;
+    RW_TEST_OK(rw_calloc(len, 1, "tiny block", &c));
+    cr_assert_eq((uintptr_t)c % 64, 0, "a %zu-byte block's payload not on a cache line", len);
+    cr_assert(c[len - 1] == 0);
+    rw_free(&c);
+  }
   rw_free(&d);
   cr_assert_null(d);
   rw_free(&small);
