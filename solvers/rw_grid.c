@@ -188,6 +188,13 @@ int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
     g->count[d] = q + (c < r ? 1 : 0);
     g->start[d] = c * q + (c < r ? c : r);
     g->gn[d] = g->count[d] + 2 * cfg->ghost;
+    if (d == 0) { /* rows of whole cache lines (rw_grid_ghosted_alloc) */
+      const long per = cfg->ncomp % 8 == 0   ? 1
+                       : cfg->ncomp % 4 == 0 ? 2
+                       : cfg->ncomp % 2 == 0 ? 4
+                                             : 8;
+      g->gn[0] = (g->gn[0] + per - 1) / per * per;
+    }
     MPI_Cart_shift(g->cart, d, 1, &g->nbr[d][0], &g->nbr[d][1]);
     g->self[d] = g->nbr[d][0] == rank && g->nbr[d][1] == rank;
   }
@@ -249,7 +256,7 @@ int rw_grid_destroy(rw_grid *pg)
     rw_device_free(g->dev, &g->drecv_all, bytes);
   }
   if (g->cart != MPI_COMM_NULL) MPI_Comm_free(&g->cart);
-  rw_free(&g->win);
+  rw_grid_ghosted_free(&g->win);
   rw_free(&g->wave);
   rw_free(&g->wave_cap);
   rw_free(&g->wave_inj);
@@ -304,6 +311,33 @@ void rw_grid_ghosted_dims(rw_grid g, long gn[3])
 }
 
 size_t rw_grid_ghosted_length(rw_grid g) { return g->glen; }
+
+/* The doubles from a cache line to a ghosted array's first entry that put every row's first
+ * owned entry on a line: a row is a whole number of lines (gn[0] rounded up), and the first
+ * owned entry of a row lies ghost ncomp entries into it. Under 8, so the line is the pointer
+ * rounded down (rw_grid_ghosted_free). */
+static size_t rw_grid_lead(rw_grid g)
+{
+  const size_t o = (size_t)g->cfg.ghost * (size_t)g->cfg.ncomp % 8;
+  return o ? 8 - o : 0;
+}
+
+int rw_grid_ghosted_alloc(rw_grid g, size_t len, const char *what, double **out)
+{
+  double *raw = NULL;
+  *out = NULL;
+  RW_CALL(rw_calloc(len + 8, sizeof(double), what, &raw)); /* on a cache line (rw_calloc) */
+  *out = raw + rw_grid_lead(g);
+  return 0;
+}
+
+void rw_grid_ghosted_free(double **p)
+{
+  if (!p || !*p) return;
+  double *raw = (double *)(void *)((uintptr_t)*p & ~(uintptr_t)63);
+  rw_free(&raw);
+  *p = NULL;
+}
 
 long rw_grid_local_index(rw_grid g, long gi, long gj, long gk)
 {
@@ -892,7 +926,7 @@ static int rw_grid_slabs_suit(const rw_grid_config *cfg, int size)
   if (size < 2 || D < 1) return 0;
   size_t lb = (size_t)cfg->ncomp * sizeof(double);
   for (int e = 0; e < D; e++)
-    lb *= (size_t)(cfg->n[e] + 2 * G);
+    lb *= (size_t)(cfg->n[e] + 2 * G); /* (without gn[0]'s padding: an estimate) */
   long W = (long)(RW_WINDOW_BYTES / lb) - 2 * G;
   if (W < 1) W = 1;
   const long N = cfg->n[D] / size; /* the thinnest slab */
@@ -974,9 +1008,9 @@ static int rw_grid_window_alloc(rw_grid g, long W)
 {
   const long need = W + 2 * g->cfg.ghost;
   if (g->win_cap >= need) return 0;
-  rw_free(&g->win);
+  rw_grid_ghosted_free(&g->win);
   g->win_cap = 0;
-  RW_CALL(rw_calloc((size_t)need * rw_grid_layer_len(g), sizeof(double), "grid window", &g->win));
+  RW_CALL(rw_grid_ghosted_alloc(g, (size_t)need * rw_grid_layer_len(g), "grid window", &g->win));
   g->win_cap = need;
   return 0;
 }
@@ -1868,7 +1902,7 @@ static size_t rw_wave_need(const rw_wave *w)
 {
   const int G = w->g->cfg.ghost, s = w->P->s;
   const long capY = 2 * (w->W + 2 * G);
-  return (size_t)s * ((size_t)capY * w->L + (size_t)w->capK * w->Lo) +
+  return (size_t)s * ((size_t)capY * w->L + 8 + (size_t)w->capK * w->Lo) +
          (w->ext[0] || w->ext[1] ? 4 * (size_t)w->H * w->Lo : 0);
 }
 
@@ -1879,8 +1913,9 @@ static int rw_wave_place(rw_wave *w, N_Vector y, N_Vector y_out, double **p)
 {
   const int G = w->g->cfg.ghost, s = w->P->s;
   const long capY = 2 * (w->W + 2 * G);
-  for (int i = 0; i < s; i++) {
-    w->Y[i].buf = *p, w->Y[i].cap = capY, w->Y[i].L = w->L, *p += (size_t)capY * w->L;
+  for (int i = 0; i < s; i++) { /* Y_i's rows on cache lines, as a ghosted array's */
+    w->Y[i].buf = *p + rw_grid_lead(w->g), w->Y[i].cap = capY, w->Y[i].L = w->L;
+    *p += (size_t)capY * w->L + 8;
     w->ring[i] = *p, *p += (size_t)w->capK * w->Lo;
   }
   w->y = rw_vec_data(y);

@@ -67,10 +67,18 @@ rw_context rw_grid_context(rw_grid g);
 /* A field (zeroed) with this grid's layout. Collective. */
 int rw_grid_new_field(rw_grid g, N_Vector *out);
 
-/* Ghosted array sizes: gn[d] = count[d] + 2 ghost (1 for the absent third dimension), and
- * the number of doubles of a ghosted array (gn[0] gn[1] gn[2] ncomp). */
+/* Ghosted array sizes: gn[d] = count[d] + 2 ghost (1 for the absent third dimension), gn[0]
+ * then rounded up so that a row (gn[0] ncomp doubles) is a whole number of 64-byte lines (the
+ * entries past the high ghosts are padding, never read); and the number of doubles of a ghosted
+ * array (gn[0] gn[1] gn[2] ncomp). */
 void rw_grid_ghosted_dims(rw_grid g, long gn[3]);
 size_t rw_grid_ghosted_length(rw_grid g);
+/* A zeroed host array of len doubles laid out as this grid's ghosted arrays (len: at least
+ * rw_grid_ghosted_length, or a run of whole layers), placed so that every row's first owned
+ * entry starts a 64-byte line: a 512-bit load of 8 owned entries from there never splits lines.
+ * Freed with rw_grid_ghosted_free (which needs no grid). */
+int rw_grid_ghosted_alloc(rw_grid g, size_t len, const char *what, double **out);
+void rw_grid_ghosted_free(double **p);
 /* Index of (i, j, k, c) in a ghosted array, with i, j, k LOCAL owned coordinates
  * (0 .. count-1; -ghost .. count-1+ghost reach the ghosts). */
 static inline size_t rw_grid_gidx(const long gn[3], int ghost, int dim, long i, long j, long k,

@@ -278,8 +278,8 @@ static void bg_destroy(void *content)
     rw_device_free(b->dev, &b->terms, (size_t)(b->nodes + 1) * sizeof(double));
   }
   rw_pdefer_free(&b->pd);
-  rw_free(&b->gA);
-  rw_free(&b->gB);
+  rw_grid_ghosted_free(&b->gA);
+  rw_grid_ghosted_free(&b->gB);
   rw_free(&b);
 }
 
@@ -357,8 +357,8 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
     RW_TRY(rw_device_alloc(b->dev, (size_t)(b->nodes + 1) * sizeof(double), &b->terms));
     RW_TRY(rw_pdefer_init(&b->pd, b->dev, 1));
   } else {
-    RW_TRY(rw_calloc(rw_grid_ghosted_length(b->g), sizeof(double), "burgers halo work", &b->gA));
-    RW_TRY(rw_calloc(rw_grid_ghosted_length(b->g), sizeof(double), "burgers halo work", &b->gB));
+    RW_TRY(rw_grid_ghosted_alloc(b->g, rw_grid_ghosted_length(b->g), "burgers halo work", &b->gA));
+    RW_TRY(rw_grid_ghosted_alloc(b->g, rw_grid_ghosted_length(b->g), "burgers halo work", &b->gB));
   }
   static const rw_problem_ops ops = {.rhs = bg_rhs,
                                      .rhs_comb = bg_rhs_comb,

@@ -955,8 +955,8 @@ static void gs_destroy(void *c)
     rw_device_free(s->dev, &s->terms, 4 * (size_t)s->nodes * sizeof(double));
   }
   rw_pdefer_free(&s->pd);
-  rw_free(&s->gy);
-  rw_free(&s->gv);
+  rw_grid_ghosted_free(&s->gy);
+  rw_grid_ghosted_free(&s->gv);
   rw_grid_destroy(&s->grid);
   rw_free(&s);
 }
@@ -1024,8 +1024,8 @@ int rw_gs_problem_create(rw_context ctx, const rw_gs_config *cfg, rw_problem *ou
     RW_TRY(rw_device_alloc(s->dev, 4 * (size_t)s->nodes * sizeof(double), &s->terms));
     RW_TRY(rw_pdefer_init(&s->pd, s->dev, 4));
   } else {
-    RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted state", &s->gy));
-    RW_TRY(rw_calloc(s->glen, sizeof(double), "Gray-Scott ghosted direction", &s->gv));
+    RW_TRY(rw_grid_ghosted_alloc(s->grid, s->glen, "Gray-Scott ghosted state", &s->gy));
+    RW_TRY(rw_grid_ghosted_alloc(s->grid, s->glen, "Gray-Scott ghosted direction", &s->gv));
   }
   s->noise = cfg->noise;
   s->nnoisy = cfg->noise == RW_GS_NOISE_UV ? 2 : 1;

@@ -548,9 +548,9 @@ static int heat_wave_fields(heat *H, int s)
   if (H->wave_s == s) return 0;
   size_t nk = rw_grid_wave_field_length(H->kg, s, 1), ns = rw_grid_wave_field_length(H->ug, s, 0);
   if (nk > H->wk_len) {
-    rw_free(&H->wk);
+    rw_grid_ghosted_free(&H->wk);
     H->wk_len = 0;
-    RW_CALL(rw_calloc(nk, sizeof(double), "heat wave conductivity", &H->wk));
+    RW_CALL(rw_grid_ghosted_alloc(H->kg, nk, "heat wave conductivity", &H->wk));
     H->wk_len = nk;
   }
   if (ns > H->wsh_len) {
@@ -1433,12 +1433,12 @@ static void heat_destroy(void *content)
     rw_device_free(H->dev, &H->terms, (size_t)(H->nodes + 1) * sizeof(double));
   }
   rw_pdefer_free(&H->pd);
-  rw_free(&H->gu);
-  rw_free(&H->gk);
-  rw_free(&H->wk);
+  rw_grid_ghosted_free(&H->gu);
+  rw_grid_ghosted_free(&H->gk);
+  rw_grid_ghosted_free(&H->wk);
   rw_free(&H->wsh);
-  rw_free(&H->ga);
-  rw_free(&H->gb);
+  rw_grid_ghosted_free(&H->ga);
+  rw_grid_ghosted_free(&H->gb);
   rw_vec_destroy(&H->shape);
   rw_vec_destroy(&H->vscr);
   rw_free(&H->snode);
@@ -1583,10 +1583,10 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
     RW_TRY(rw_device_alloc(H->dev, (size_t)(H->nodes + 1) * sizeof(double), &H->terms));
     RW_TRY(rw_pdefer_init(&H->pd, H->dev, 1));
   } else {
-    RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted state", &H->gu));
-    RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted kappa", &H->gk));
-    RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted state adjoint", &H->ga));
-    RW_TRY(rw_calloc(H->glen, sizeof(double), "heat ghosted kappa adjoint", &H->gb));
+    RW_TRY(rw_grid_ghosted_alloc(H->ug, H->glen, "heat ghosted state", &H->gu));
+    RW_TRY(rw_grid_ghosted_alloc(H->ug, H->glen, "heat ghosted kappa", &H->gk));
+    RW_TRY(rw_grid_ghosted_alloc(H->ug, H->glen, "heat ghosted state adjoint", &H->ga));
+    RW_TRY(rw_grid_ghosted_alloc(H->ug, H->glen, "heat ghosted kappa adjoint", &H->gb));
   }
   H->ns = cfg->nsensors;
   RW_TRY(rw_calloc((size_t)H->ns, sizeof *H->snode, "heat sensors", &H->snode));

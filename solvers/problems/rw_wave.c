@@ -306,7 +306,7 @@ static void wave_destroy(void *content)
   rw_free(&w->traces);
   rw_vec_destroy(&w->U);
   if (w->dev) rw_device_free(w->dev, &w->gU, w->glen * sizeof(double));
-  rw_free(&w->gU);
+  rw_grid_ghosted_free(&w->gU);
   rw_free(&w);
 }
 
@@ -396,7 +396,7 @@ int rw_wave_problem_create(rw_context ctx, const rw_wave_config *cfg, rw_problem
   if (w->dev)
     RW_TRY(rw_device_alloc(w->dev, w->glen * sizeof(double), &w->gU));
   else
-    RW_TRY(rw_calloc(w->glen, sizeof(double), "wave halo work", &w->gU));
+    RW_TRY(rw_grid_ghosted_alloc(w->gf, w->glen, "wave halo work", &w->gU));
   int on_dev = w->dev != NULL;
 
   static const rw_problem_ops ops = {.rhs = wave_rhs,
