@@ -142,8 +142,9 @@ void rw_log(rw_context ctx, rw_log_level level, const char *fmt, ...)
 }
 
 /* Each block carries a header with its size, so frees are counted exactly, and how it was
- * allocated. The header is 32 bytes (a max_align_t here) and sits RW_LEAD bytes into a 64-byte
- * aligned allocation, right before the payload, so every payload starts on a cache line: a
+ * allocated. The header is 32 bytes (a max_align_t here) and sits right before the payload, which
+ * starts on a cache line (RW_LEAD bytes into a mapping; within a calloc'd block, its lead from
+ * calloc's pointer kept in the header), so every payload is 64-byte aligned: a
  * 512-bit load of a vector's entries 8 i .. 8 i + 7 then never spans two lines (on the Zen 5 VM
  * a row kernel whose loads all split lines ran 1.3-1.5 x slower than with aligned ones). A
  * block of a group (rw_calloc_whole_many) names its group's header, which counts the group's
@@ -153,7 +154,7 @@ typedef union {
     size_t bytes;
     size_t mapped; /* 0: calloc; else the length of its own mapping (rw_big_alloc) */
     void *group;   /* NULL: a block of its own; else the header of the group it lies in */
-    size_t live;   /* a group's header: its blocks not yet freed */
+    size_t live;   /* a group's header: its blocks not yet freed; a calloc'd block: its lead */
   } b;
   max_align_t align;
 } rw_block_header;
@@ -209,7 +210,7 @@ static int rw_calloc_impl(size_t count, size_t size, const char *what, void *out
 {
   void **out = (void **)out_ptr;
   *out = NULL;
-  if (count && size > ((size_t)-1 - RW_ALIGN) / count)
+  if (count && size > ((size_t)-1 - 2 * RW_ALIGN) / count)
     return RW_ERROR(RW_ERR_MEM, "allocation of %zu x %zu bytes for %s overflows", count, size,
                     what ? what : "?");
   size_t bytes = count * size;
@@ -217,11 +218,12 @@ static int rw_calloc_impl(size_t count, size_t size, const char *what, void *out
     return RW_ERROR(RW_ERR_MEM, "allocation of %zu bytes for %s failed (injected by test)", bytes,
                     what ? what : "?");
   rw_block_header *h = whole && bytes >= RW_BIG_BYTES ? rw_big_alloc(bytes) : NULL;
-  void *raw = NULL;
-  if (!h && posix_memalign(&raw, RW_ALIGN, RW_ALIGN + bytes) == 0) {
-    memset(raw, 0, RW_ALIGN + bytes);
-    h = (rw_block_header *)(void *)((char *)raw + RW_LEAD);
-    h->b.mapped = 0, h->b.group = NULL;
+  char *raw = NULL; /* calloc, not posix_memalign + memset: a fresh mapping's zero pages are
+                     * left untouched (resident only once written), as with plain calloc */
+  if (!h && (raw = calloc(1, 2 * RW_ALIGN + bytes)) != NULL) {
+    const uintptr_t pay = ((uintptr_t)raw + RW_ALIGN + RW_ALIGN - 1) & ~(uintptr_t)(RW_ALIGN - 1);
+    h = (rw_block_header *)(void *)(pay - sizeof(rw_block_header));
+    h->b.mapped = 0, h->b.group = NULL, h->b.live = (size_t)((char *)h - raw);
   }
   if (!h)
     return RW_ERROR(RW_ERR_MEM, "out of memory allocating %zu bytes for %s", bytes,
@@ -312,7 +314,7 @@ void rw_free(void *ptr_to_ptr)
     return;
   }
 #endif
-  free((char *)h - RW_LEAD);
+  free((char *)h - h->b.live); /* a calloc'd block: live holds its lead */
   *pp = NULL;
 }
 
