@@ -16,11 +16,14 @@
  *  - a 3-D wave's rows per tile and a 2-D wave's layers per window, where none are set, chosen
  *    by measurement (a made-up clock): the candidates (3-D: the rule's tiles, none, the tiles
  *    between) timed in turn, the fastest kept, the values the same bits.
+ *  - the ghosted layout: a row is whole 64-byte lines, and rw_grid_ghosted_alloc puts every
+ *    owned row's first entry on a line (freed by rw_grid_ghosted_free without the grid).
  * Prints one line per configuration on rank 0; exits 1 on the first failure. */
 #include "rewind/rw_grid.h"
 #include "rw_mpi_test.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +379,22 @@ static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
   rw_grid_local_box(g, st, cnt);
   rw_grid_ghosted_dims(g, gn);
   size_t glen = rw_grid_ghosted_length(g);
+  { /* the layout: rows of whole 64-byte lines, and from rw_grid_ghosted_alloc every owned
+     * row's first entry on a line */
+    double *al = NULL;
+    CHECK(rw_grid_ghosted_alloc(g, glen, "test ghosted array", &al));
+    int lbad = (gn[0] * nc) % 8 != 0 || gn[0] < cnt[0] + 2 * G || al[glen - 1] != 0.0;
+    for (long k = 0; k < cnt[2]; k++)
+      for (long j = 0; j < cnt[1]; j++)
+        lbad += (uintptr_t)(al + rw_grid_gidx(gn, G, dim, 0, j, k, nc, 0)) % 64 != 0;
+    rw_grid_ghosted_free(&al);
+    lbad += al != NULL;
+    if (lbad) {
+      printf("rank %d: %dD ncomp %d ghost %d: gn[0] = %ld for %ld owned, %d rows off a line\n",
+             rank, dim, nc, G, gn[0], cnt[0], lbad);
+      fails++;
+    }
+  }
   N_Vector x, y, z;
   CHECK(rw_grid_new_field(g, &x));
   CHECK(rw_grid_new_field(g, &y));
