@@ -779,10 +779,13 @@ static int ckpt_create_disk(rw_ckpt *c, N_Vector y, int dcap)
   /* Fault injection for the tests (REWIND_FAULT_INJECT=kind@after, see rw_store.h). */
   const char *fault = getenv("REWIND_FAULT_INJECT");
   if (fault && *fault) {
-    char kind[16] = "";
-    long after = 0;
-    RW_CHECK(sscanf(fault, "%15[a-z]@%ld", kind, &after) == 2, RW_ERR_ARG,
-             "REWIND_FAULT_INJECT = '%s': expected kind@after, e.g. flip@2", fault);
+    char kind[40] = "";
+    long after = 0, leave = -1;
+    int got = sscanf(fault, "%15[a-z]@%ld:%ld", kind, &after, &leave);
+    RW_CHECK(got == 2 || (got == 3 && !strcmp(kind, "fill") && leave >= 0), RW_ERR_ARG,
+             "REWIND_FAULT_INJECT = '%s': expected kind@after, e.g. flip@2, or fill@after:bytes",
+             fault);
+    if (got == 3) snprintf(kind + strlen(kind), sizeof kind - strlen(kind), ":%ld", leave);
     RW_CALL(rw_store_inject_fault(c->stores[RW_LEVEL_DISK], kind, after));
     /* a test hook: a real run that inherits it by mistake must not lose its files silently */
     if (rw_context_rank(rw_problem_context(c->base.prob)) == 0)
@@ -1070,6 +1073,12 @@ static int ckpt_forward(rw_state_source *src, N_Vector y, double *q)
     ierr = ckpt_execute(c, &a);
     if (ierr) return ckpt_keep_for_restart(c, rw_error_push(ierr, __func__, __FILE__, __LINE__));
   } while (a.type != RW_ACTION_FIRST_REVERSE);
+  /* The sweep's disk writes are done and their errors known here, where a failed one keeps
+   * the files for a restart; found later by the backward sweep's first read, a full disk
+   * would have read as a damaged slot and the files been removed. Waits for at most the last
+   * write (write-behind): the reads the backward sweep queues next would wait for it too. */
+  int ierr = rw_store_sync(c->stores[RW_LEVEL_DISK]);
+  if (ierr) return ckpt_keep_for_restart(c, rw_error_push(ierr, __func__, __FILE__, __LINE__));
   rw_vec_copy(c->ynext, y);
   return 0;
 }

@@ -91,6 +91,8 @@ typedef struct {
   char dir[4096];
   hid_t file, snap, step, time, dt, qsum, stamp;
   int rfd;        /* the file, read-only, for the chunk reads (-1 until the first) */
+  int wfd;        /* the file, for reserving its blocks (-1 until the first write) */
+  int full;       /* a write found no room (I/O thread) */
   hsize_t nloc;   /* local length */
   hsize_t cn;     /* values per chunk; a vector is nchunk chunks (the last one zero-padded) */
   hsize_t nchunk; /* chunks per vector: the dataset's last dimension is nchunk * cn */
@@ -100,7 +102,9 @@ typedef struct {
   /* fault injection (I/O thread) */
   char fault[16];
   long fault_after, nwritten;
+  long fault_leave;      /* "fill": the bytes left free */
   long kill_after, nput; /* "kill": the put after which rank 0 dies (caller's thread) */
+  long fill_after;       /* "fill": the put after which rank 0 fills the disk (caller's) */
   /* the I/O thread and what it shares with the caller, under mu */
   pthread_t thread;
   pthread_mutex_t mu;
@@ -441,24 +445,31 @@ static int rw_h5_snapshot(rw_h5store *h, int slot, int64_t step, char *buf, int 
   return 0;
 }
 
+/* "fill": fills the file system of the checkpoint directory with rewind-fault-fill, leaving
+ * fault_leave bytes free. Rank 0, caller's thread (see rw_h5_queue_write). */
+static int rw_h5_fill(rw_h5store *h)
+{
+  char fill[4200];
+  snprintf(fill, sizeof fill, "%s/rewind-fault-fill", h->dir);
+  struct statvfs sv;
+  RW_CHECK(statvfs(h->dir, &sv) == 0 && (double)sv.f_blocks * sv.f_frsize < 4e9, RW_ERR_ARG,
+           "fault injection 'fill' refuses to fill '%s': not a small (test) file system", h->dir);
+  int fd = open(fill, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  RW_CHECK(fd >= 0, RW_ERR_IO, "fault injection: cannot create '%s'", fill);
+  static char block[65536];
+  while (write(fd, block, sizeof block) > 0) {
+  }
+  off_t end = lseek(fd, 0, SEEK_END), left = (off_t)h->fault_leave;
+  int ok = left == 0 || end < 0 || ftruncate(fd, end > left ? end - left : 0) == 0;
+  close(fd);
+  RW_CHECK(ok, RW_ERR_IO, "fault injection: cannot shorten '%s'", fill);
+  return 0;
+}
+
 /* Damages what the last write put on disk (see rw_store_inject_fault). I/O thread. */
 static int rw_h5_fault(rw_h5store *h, int slot)
 {
   int ierr = 0;
-  if (!strcmp(h->fault, "fill")) {
-    char fill[4200];
-    snprintf(fill, sizeof fill, "%s/rewind-fault-fill", h->dir);
-    struct statvfs sv;
-    RW_CHECK(statvfs(h->dir, &sv) == 0 && (double)sv.f_blocks * sv.f_frsize < 4e9, RW_ERR_ARG,
-             "fault injection 'fill' refuses to fill '%s': not a small (test) file system", h->dir);
-    int fd = open(fill, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    RW_CHECK(fd >= 0, RW_ERR_IO, "fault injection: cannot create '%s'", fill);
-    static char block[65536];
-    while (write(fd, block, sizeof block) > 0) {
-    }
-    close(fd);
-    return 0;
-  }
   if (!strcmp(h->fault, "term")) { /* every rank, as a batch system ends a job */
     raise(SIGTERM);
     return 0;
@@ -487,6 +498,52 @@ static int rw_h5_fault(rw_h5store *h, int slot)
   return ierr;
 }
 
+/* Room reserved ahead of every write, past what the write itself needs. HDF5 1.10 does not
+ * survive a failed write of its metadata: a write, flush or close that runs out of space
+ * halfway leaves the file's tables unreadable (a restart then finds the step table failing
+ * its checksum) and the file half closed (MPI_Finalize then crashes in HDF5's clean-up). So
+ * before each snapshot the I/O thread reserves real blocks past the file's end for the
+ * snapshot when its slot was never written (with its checksums and alignment), and this much
+ * more (fallocate, as the result file
+ * does, see rw_output.c): HDF5's writes land in blocks that are the file's already, and when
+ * the disk is full the reservation fails before HDF5 has written anything, with room kept for
+ * the flushes of the next frees and the close. Every flush writes a few KiB at most (the tag
+ * tables' chunks and the chunk index); rw_h5_space counts 1 MiB per rank over the slots. */
+#define RW_H5_RESERVE ((int64_t)256 << 10)
+
+/* Reserves the room for writing `slot` (see RW_H5_RESERVE); where the file system cannot
+ * reserve, the free space is checked instead. An error when there is no room (h->full set).
+ * I/O thread (under the HDF5 lock). */
+static int rw_h5_reserve(rw_h5store *h, int slot)
+{
+  /* A slot written before is written again in place (its chunks keep their size and
+   * address): only the metadata's room is reserved then, so a full set of slots (the budget
+   * rw_h5_space checked) needs no snapshot's worth of space beyond it. */
+  size_t chunks = (size_t)h->nvec * h->nchunk;
+  hsize_t at[3] = {(hsize_t)slot, 0, 0}, stored = 0;
+  haddr_t addr = HADDR_UNDEF;
+  unsigned mask = 0;
+  int64_t need = RW_H5_RESERVE;
+  if (H5Dget_chunk_info_by_coord(h->snap, at, &mask, &addr, &stored) < 0 || addr == HADDR_UNDEF) {
+    need += (int64_t)(chunks * ((size_t)h->cn * sizeof(double) + 4));
+    if (h->cn * sizeof(double) >= 65536) need += (int64_t)chunks * 4096; /* H5Pset_alignment */
+  }
+  int e = EOPNOTSUPP;
+  struct stat fs;
+  if (h->wfd < 0) h->wfd = open(h->path, O_WRONLY);
+  if (h->wfd >= 0 && fstat(h->wfd, &fs) == 0) {
+    hsize_t eof = 0;
+    int64_t end = (int64_t)fs.st_size;
+    if (H5Fget_filesize(h->file, &eof) >= 0 && (int64_t)eof > end) end = (int64_t)eof;
+    e = rw_file_reserve(h->wfd, end, need);
+  }
+  if (e == 0) return 0;
+  double avail = rw_free_bytes(h->dir);
+  h->full = e == ENOSPC || e == EDQUOT || e == EFBIG || (avail >= 0.0 && avail < (double)need);
+  RW_CHECK(!h->full, RW_ERR_IO, "no room for %lld bytes (%s)", (long long)need, strerror(e));
+  return 0;
+}
+
 /* Writes one snapshot from a staging buffer (nvec vectors of nloc values, one after the
  * other), its tag, and flushes. I/O thread (under the HDF5 lock). */
 static int rw_h5_write_slot(rw_h5store *h, int slot, const rw_snapshot_tag *tag, char *buf)
@@ -495,6 +552,7 @@ static int rw_h5_write_slot(rw_h5store *h, int slot, const rw_snapshot_tag *tag,
   int64_t step = tag->step;
   double t = tag->t, dt = tag->h, q = tag->q;
   uint64_t stamp = 0;
+  RW_TRY(rw_h5_reserve(h, slot));
   H5CHK(rw_h5_snapshot(h, slot, step, buf, 0, &stamp), "write failed");
   H5CHK(rw_h5_elem(h->step, H5T_NATIVE_INT64, slot, &step, 0), "write failed");
   H5CHK(rw_h5_elem(h->time, H5T_NATIVE_DOUBLE, slot, &t, 0), "write failed");
@@ -515,7 +573,7 @@ cleanup:
                     "writing checkpoint step %lld (slot %d, %zu bytes) to '%s' failed%s; free "
                     "space in checkpoint_dir '%s' or lower checkpoint_disk",
                     (long long)step, slot, h->snapshot_bytes, h->path,
-                    avail >= 0.0 && avail < (double)h->snapshot_bytes + 65536.0
+                    h->full || (avail >= 0.0 && avail < (double)h->snapshot_bytes + 65536.0)
                         ? ": the file system is full"
                         : "",
                     h->dir);
@@ -733,15 +791,18 @@ static void rw_h5_enqueue(rw_h5store *h, int type, int slot, const rw_snapshot_t
   pthread_cond_broadcast(&h->cv);
 }
 
-/* The first asynchronous error as a Rewind error on this rank (0 when none), then agreed
- * across ranks. Caller does not hold h->mu. */
+/* This rank's error, agreed across ranks. Caller does not hold h->mu. A failure the I/O
+ * thread kept (a write queued earlier) comes first: it is the cause of what the caller met
+ * since. A get of a slot whose write failed on a full disk finds the slot unreadable, and the
+ * message must say "the file system is full" and keep the files, not "damaged". */
 static int rw_h5_agree(rw_h5store *h, int ierr)
 {
-  if (!ierr) {
-    pthread_mutex_lock(&h->mu);
-    if (h->err) ierr = RW_ERROR(h->err, "%s", h->errmsg);
-    pthread_mutex_unlock(&h->mu);
+  pthread_mutex_lock(&h->mu);
+  if (h->err) {
+    rw_error_clear();
+    ierr = RW_ERROR(h->err, "%s", h->errmsg);
   }
+  pthread_mutex_unlock(&h->mu);
   return rw_error_agree(h->comm, ierr);
 }
 
@@ -770,16 +831,24 @@ static void rw_h5_forget_read(rw_h5store *h, int slot)
 static void rw_h5_queue_write(rw_h5store *h, int slot, const rw_snapshot_tag *tag, int b)
 {
   rw_h5_enqueue(h, RW_H5_WRITE, slot, tag, b);
-  if (h->kill_after > 0 && ++h->nput == h->kill_after) {
+  ++h->nput;
+  if ((h->kill_after > 0 && h->nput == h->kill_after) ||
+      (h->fill_after > 0 && h->nput == h->fill_after)) {
     /* "kill": once this snapshot is on disk on every rank, rank 0 dies (puts are collective,
      * so every rank is here); the others block in their next collective until the launcher
-     * ends them. Waiting makes the test's "resumed from this step" deterministic. */
+     * ends them. "fill": once it is on disk on every rank, rank 0 fills the disk, and every
+     * rank goes on when it is full. Waiting makes the tests deterministic: "resumed from this
+     * step", and the room left when each rank's next write comes (filled by every rank's
+     * I/O thread when it got there, the ranks raced, and one rank's first write could fail). */
     while (h->nq > 0 || h->busy)
       pthread_cond_wait(&h->cv, &h->mu);
     pthread_mutex_unlock(&h->mu);
     MPI_Barrier(h->comm);
-    if (h->rank == 0) raise(SIGKILL);
+    if (h->kill_after > 0 && h->rank == 0) raise(SIGKILL);
+    int e = h->rank == 0 ? rw_h5_fill(h) : 0;
+    MPI_Barrier(h->comm);
     pthread_mutex_lock(&h->mu);
+    if (e) rw_h5_keep_error(h, e);
   }
 }
 
@@ -863,7 +932,7 @@ static int rw_h5_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector
     }
     h->pend = 1, h->pend_slot = slot, h->pend_buf = b, h->pend_tag = *tag;
     /* a "kill" waits for this snapshot to be on disk: settled now */
-    if (h->kill_after > 0) ierr = rw_h5_settle(h);
+    if (h->kill_after > 0 || h->fill_after > 0) ierr = rw_h5_settle(h);
     return rw_h5_agree(h, ierr);
   }
   if (h->hostv) ierr = rw_h5_hostv_free(h); /* hostv is written below */
@@ -1015,6 +1084,13 @@ static int rw_h5_sync(rw_store st)
 static int rw_h5_inject(rw_store st, const char *kind, long after)
 {
   rw_h5store *h = st->content;
+  long leave = 0;
+  char tail = 0;
+  if (!strncmp(kind, "fill:", 5)) {
+    RW_CHECK(sscanf(kind + 5, "%ld%c", &leave, &tail) == 1 && leave >= 0, RW_ERR_ARG,
+             "fault injection '%s': expected fill:BYTES, the bytes to leave free", kind);
+    kind = "fill";
+  }
   RW_CHECK(!strcmp(kind, "flip") || !strcmp(kind, "truncate") || !strcmp(kind, "fill") ||
                !strcmp(kind, "kill") || !strcmp(kind, "term") || !strcmp(kind, "torn"),
            RW_ERR_ARG, "fault injection '%s': expected flip, truncate, fill, kill, term or torn",
@@ -1023,6 +1099,9 @@ static int rw_h5_inject(rw_store st, const char *kind, long after)
   pthread_mutex_lock(&h->mu);
   if (!strcmp(kind, "kill")) {
     h->kill_after = h->nput + after;
+  } else if (!strcmp(kind, "fill")) {
+    h->fill_after = h->nput + after;
+    h->fault_leave = leave;
   } else {
     snprintf(h->fault, sizeof h->fault, "%s", kind);
     h->fault_after = h->nwritten + after;
@@ -1039,10 +1118,13 @@ static void rw_h5_close(rw_h5store *h)
       H5Dclose(*ids[i]);
       *ids[i] = -1;
     }
-  if (h->file >= 0) H5Fclose(h->file);
+  /* a close that fails (it could not write the metadata) leaves HDF5 unsafe to finish */
+  if (h->file >= 0 && H5Fclose(h->file) < 0) rw_hdf5_mark_broken();
   h->file = -1;
   if (h->rfd >= 0) close(h->rfd);
   h->rfd = -1;
+  if (h->wfd >= 0) close(h->wfd);
+  h->wfd = -1;
 }
 
 static void rw_h5_destroy(rw_store st)
@@ -1630,6 +1712,7 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
   st->content = h;
   h->file = h->snap = h->step = h->time = h->dt = h->qsum = h->stamp = -1;
   h->rfd = -1;
+  h->wfd = -1;
   h->comm = comm;
   h->keep = opt->keep;
   h->nloc = (hsize_t)rw_vec_local_length(tmpl);

@@ -1,13 +1,15 @@
 /* Context, logging and the counting allocator. */
-#define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MADV_HUGEPAGE */
+#define _GNU_SOURCE /* MAP_ANONYMOUS, MADV_HUGEPAGE, fallocate, FALLOC_FL_KEEP_SIZE */
 #include "rewind/rw_context.h"
 
 #include "rewind/rw_device.h"
 #include "rewind/rw_error.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,3 +425,23 @@ void rw_hdf5_lock(void) { pthread_mutex_lock(&rw_hdf5_mutex); }
 
 /* Releases the process-wide HDF5 lock. Not collective. */
 void rw_hdf5_unlock(void) { pthread_mutex_unlock(&rw_hdf5_mutex); }
+
+static atomic_int rw_hdf5_is_broken = 0;
+
+/* See rw_context.h. Not collective. */
+void rw_hdf5_mark_broken(void) { atomic_store(&rw_hdf5_is_broken, 1); }
+
+int rw_hdf5_broken(void) { return atomic_load(&rw_hdf5_is_broken); }
+
+/* See rw_context.h. Not collective. */
+int rw_file_reserve(int fd, int64_t from, int64_t bytes)
+{
+#if defined(__linux__) && defined(FALLOC_FL_KEEP_SIZE)
+  if (fd < 0 || from < 0 || bytes <= 0) return EINVAL;
+  if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)bytes) == 0) return 0;
+  return errno == ENOSYS ? EOPNOTSUPP : errno;
+#else
+  (void)fd, (void)from, (void)bytes;
+  return EOPNOTSUPP;
+#endif
+}

@@ -16,7 +16,7 @@
  *    temporal collection once one exists, so the gradient is visible next to the state. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* flock */
-#define _GNU_SOURCE     /* fallocate, FALLOC_FL_KEEP_SIZE */
+#define _GNU_SOURCE     /* O_ flags, flock */
 #include "rewind/rw_output.h"
 
 #include "rewind/rw_device.h"
@@ -78,11 +78,9 @@ struct rw_output_s {
  * writes. Where the file system cannot reserve (EOPNOTSUPP), a free-space check stands in. */
 #define RW_OUTPUT_RESERVE (1 << 20)
 
-/* HDF5's state after a close that failed anyway: set, the process must not let HDF5 close its
- * files again (see rw_output_unsafe). */
-static int rw_output_broken = 0;
-
-int rw_output_unsafe(void) { return rw_output_broken; }
+/* HDF5's state after a close that failed anyway: the process must not let HDF5 close its
+ * files again (rw_hdf5_mark_broken; the checkpoint store marks it too). */
+int rw_output_unsafe(void) { return rw_hdf5_broken(); }
 
 static int rw_output_space(rw_output f, double bytes, const char *what);
 
@@ -91,7 +89,6 @@ static int rw_output_space(rw_output f, double bytes, const char *what);
  * Not collective. */
 static int rw_output_prealloc(rw_output f, double bytes)
 {
-#if defined(__linux__) && defined(FALLOC_FL_KEEP_SIZE)
   struct stat fs, ps;
   if (f->lockfd < 0 || fstat(f->lockfd, &fs) != 0) return EOPNOTSUPP;
   if (stat(f->partial, &ps) != 0 || ps.st_ino != fs.st_ino || ps.st_dev != fs.st_dev)
@@ -99,13 +96,7 @@ static int rw_output_prealloc(rw_output f, double bytes)
   off_t end = fs.st_size;
   hsize_t h5 = 0;
   if (f->file >= 0 && H5Fget_filesize(f->file, &h5) >= 0 && (off_t)h5 > end) end = (off_t)h5;
-  if (fallocate(f->lockfd, FALLOC_FL_KEEP_SIZE, end, (off_t)bytes + RW_OUTPUT_RESERVE) != 0)
-    return errno == ENOSYS ? EOPNOTSUPP : errno;
-  return 0;
-#else
-  (void)f, (void)bytes;
-  return EOPNOTSUPP;
-#endif
+  return rw_file_reserve(f->lockfd, (int64_t)end, (int64_t)bytes + RW_OUTPUT_RESERVE);
 }
 
 /* Agree across ranks on failure: an I/O error on one rank becomes an error on all, so no
@@ -430,7 +421,7 @@ cleanup:
    * system seen differently by the nodes): every rank must agree before using the file. */
   if (dir_ok) ierr = rw_output_agree(f, ierr);
   if (ierr) {
-    if (f->file >= 0 && H5Fclose(f->file) < 0) rw_output_broken = 1;
+    if (f->file >= 0 && H5Fclose(f->file) < 0) rw_hdf5_mark_broken();
     if (dir_ok) {
       MPI_Barrier(comm);
       if (f->rank == 0 && !locked_out) remove(f->partial);
@@ -523,7 +514,7 @@ int rw_output_close(rw_output *pf, int success)
     if (success && H5Fflush(f->file, H5F_SCOPE_GLOBAL) < 0)
       ierr = RW_ERROR(RW_ERR_IO, "flushing '%s' failed (disk full?)", f->partial);
     if (H5Fclose(f->file) < 0) {
-      rw_output_broken = 1;
+      rw_hdf5_mark_broken();
       if (!ierr) ierr = RW_ERROR(RW_ERR_IO, "closing '%s' failed (disk full?)", f->partial);
     }
     f->file = -1;

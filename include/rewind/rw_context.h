@@ -133,6 +133,19 @@ int rw_error_agree(MPI_Comm comm, int ierr);
 void rw_hdf5_lock(void);
 void rw_hdf5_unlock(void);
 
+/* An HDF5 file failed to close (it could not write its metadata: a full disk). HDF5 1.10
+ * leaves such a file half closed, and its own clean-up in MPI_Finalize closes it again and
+ * crashes (SIGSEGV in H5F__close_cb), so once this is marked the apps end with _exit instead
+ * of MPI_Finalize. Not collective. */
+void rw_hdf5_mark_broken(void);
+int rw_hdf5_broken(void);
+
+/* Reserves real blocks for `bytes` bytes of the open file `fd` from offset `from`, without
+ * changing its size (fallocate with FALLOC_FL_KEEP_SIZE), so writes there cannot fail for
+ * want of space. Returns 0, or the errno: ENOSPC (or EDQUOT, EFBIG) when there is no room,
+ * EOPNOTSUPP where the file system (or the platform) cannot reserve. Not collective. */
+int rw_file_reserve(int fd, int64_t from, int64_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

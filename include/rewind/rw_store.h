@@ -182,16 +182,18 @@ const char *rw_store_path(rw_store st);
 /* Fault injection for tests (after Lua's ltests: every error path gets run). After the
  * `after`-th successful write, the HDF5 store damages what it just wrote, as failing
  * hardware or another process would: "flip" flips one byte inside the snapshot's data on
- * disk, "truncate" truncates the file in the middle of it, "fill" fills the file system of
- * the checkpoint directory with a file named rewind-fault-fill (the test removes it), "kill"
+ * disk, "truncate" truncates the file in the middle of it, "fill" (once that write is on
+ * disk on every rank) has rank 0 fill the file system of the checkpoint directory with a file
+ * named rewind-fault-fill (the test removes it; "fill:N" leaves N bytes of it free, so a test
+ * can put the end of the room anywhere), "kill"
  * kills rank 0 with SIGKILL once that write is on disk on every rank (a crash or a lost
  * node; the other ranks block in their next collective until the MPI launcher ends them),
  * "term" sends SIGTERM to every rank after its write (a batch system ending the job),
  * "torn" flips a byte of the snapshot on rank 0 and then kills it (a write the crash
  * interrupted). The adjoint driver (rw_adjoint_solve, and so every app and every program that
  * uses it with a disk tier) sets it from the environment variable REWIND_FAULT_INJECT=kind@after
- * (e.g. flip@2): never set that variable outside tests. Returns RW_ERR_ARG for an unknown kind
- * or a RAM store. Not collective. */
+ * (e.g. flip@2, or fill@2:8192 for "fill:8192"): never set that variable outside tests.
+ * Returns RW_ERR_ARG for an unknown kind or a RAM store. Not collective. */
 int rw_store_inject_fault(rw_store st, const char *kind, long after);
 
 #ifdef __cplusplus

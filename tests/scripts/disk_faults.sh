@@ -99,23 +99,32 @@ if mount -t tmpfs -o size=256k tmpfs "$mnt" 2>/dev/null; then
   mount -t tmpfs -o size=4m tmpfs "$mnt"
   # A disk that fills during the forward sweep: the checkpoints written so far are kept and the
   # message says how to continue; with the space back, the restart gives the clean run's J.
-  expect_fail disk_full "file system is full.*kept in checkpoint_dir '$mnt'.*-restart_from $mnt" "" REWIND_FAULT_INJECT=fill@2 "${cmd[@]}" -checkpoint_dir "$mnt"
-  rm -f "$mnt/rewind-fault-fill"
-  [ -n "$(ls "$mnt"/rewind-ckpt-* 2>/dev/null)" ] || { echo "FAIL [disk_full]: no checkpoints kept"; fail=1; }
+  # The disk is filled leaving 0, 8 and 12 KiB free, so that the room runs out at another
+  # write each time: in a snapshot's data, in a tag table's flush, or a write later. (HDF5
+  # 1.10 does not survive a metadata write that fails halfway: without the room each write
+  # reserves, the file was left with an unreadable step table that the restart refused, or
+  # half closed, and the run crashed in MPI_Finalize. And a failed write found first by the
+  # backward sweep was reported as a damaged slot and the files removed.)
   jc=$("${cmd[@]}" -checkpoint_dir "$work/ckpt" 2>&1 | grep "objective J")
   rm -f "$work"/out.h5 "$work"/out.xmf
-  o=$("${cmd[@]}" -checkpoint_dir "$mnt" -restart_from "$mnt" 2>&1)
-  rc=$?
-  rm -f "$work"/out.h5 "$work"/out.xmf
-  if [ $rc -ne 0 ] || ! echo "$o" | grep -q "resumed from the disk checkpoint" ||
-    [ -z "$jc" ] || [ "$(echo "$o" | grep "objective J")" != "$jc" ]; then
-    echo "$o" | tail -5
-    echo "FAIL [disk_full_restart]: exit $rc; J '$(echo "$o" | grep "objective J")', the clean run's '$jc'"
-    fail=1
-  else
-    echo "ok [disk_full_restart]: resumed, $jc as the clean run"
-  fi
-  [ -z "$(ls -A "$mnt")" ] || { echo "FAIL [disk_full]: left after the restart: $(ls "$mnt")"; fail=1; }
+  for leave in 0 8192 12288; do
+    expect_fail "disk_full:$leave" "file system is full.*kept in checkpoint_dir '$mnt'.*-restart_from $mnt" "" REWIND_FAULT_INJECT=fill@2:$leave "${cmd[@]}" -checkpoint_dir "$mnt"
+    rm -f "$mnt/rewind-fault-fill"
+    [ -n "$(ls "$mnt"/rewind-ckpt-* 2>/dev/null)" ] || { echo "FAIL [disk_full:$leave]: no checkpoints kept"; fail=1; }
+    o=$("${cmd[@]}" -checkpoint_dir "$mnt" -restart_from "$mnt" 2>&1)
+    rc=$?
+    rm -f "$work"/out.h5 "$work"/out.xmf
+    if [ $rc -ne 0 ] || ! echo "$o" | grep -q "resumed from the disk checkpoint" ||
+      [ -z "$jc" ] || [ "$(echo "$o" | grep "objective J")" != "$jc" ]; then
+      echo "$o" | grep -v "^  from" | head -5
+      echo "FAIL [disk_full_restart:$leave]: exit $rc; J '$(echo "$o" | grep "objective J")', the clean run's '$jc'"
+      fail=1
+    else
+      echo "ok [disk_full_restart:$leave]: $(echo "$o" | grep -o "resumed from the disk checkpoint of step [0-9]*"), $jc as the clean run"
+    fi
+    [ -z "$(ls -A "$mnt")" ] || { echo "FAIL [disk_full:$leave]: left after the restart: $(ls "$mnt")"; fail=1; }
+    rm -f "$mnt"/*
+  done
 else
   rmdir "$mnt"
   mnt=""
