@@ -9,10 +9,12 @@
 
 #include <hdf5.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -399,6 +401,43 @@ static void fault_case(const char *kind, long n)
   cr_assert_eq(ierr, RW_ERR_IO, "a %s snapshot was read back without an error", kind);
   cr_assert(strstr(rw_error_message(), "is damaged") && strstr(rw_error_message(), "step 1"), "%s",
             rw_error_message());
+  rw_store_destroy(&st);
+  teardown(&f);
+}
+
+/* A write that fails (here the file may not grow: RLIMIT_FSIZE, as a quota or a full disk) is
+ * reported as that write's failure by the next call, also when the call is a get of the slot
+ * the write left unreadable: the get's own error ("damaged") was reported instead, and the
+ * app then removed the checkpoint files a restart needed. */
+Test(store, hdf5_failed_write_reported_before_its_slot_is_read)
+{
+  fixture f;
+  setup(&f, 5000);
+  rw_store st = NULL;
+  rw_store_hdf5_options o = h5opt(&f, "fsize", 0);
+  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 3, &o, &st));
+  fill(&f, 0);
+  rw_snapshot_tag t0 = {.step = 0}, t1 = {.step = 1};
+  RW_TEST_OK(rw_store_put(st, 0, &t0, f.v));
+  RW_TEST_OK(rw_store_sync(st));
+  struct stat sb;
+  cr_assert_eq(stat(rw_store_path(st), &sb), 0);
+  struct rlimit old, lim;
+  cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+  void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+  lim = old;
+  lim.rlim_cur = (rlim_t)sb.st_size;
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  fill(&f, 1);
+  int ierr = rw_store_put(st, 1, &t1, f.v); /* the write is queued: its error comes later */
+  if (!ierr) ierr = rw_store_get(st, 1, &t1, f.w);
+  char msg[4096];
+  snprintf(msg, sizeof msg, "%s", rw_error_message());
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+  signal(SIGXFSZ, was);
+  cr_assert_eq(ierr, RW_ERR_IO, "the failed write went unreported");
+  cr_assert(strstr(msg, "writing checkpoint step 1") && !strstr(msg, "damaged"),
+            "not the write's failure: %s", msg);
   rw_store_destroy(&st);
   teardown(&f);
 }
