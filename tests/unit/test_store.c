@@ -267,6 +267,16 @@ static rw_store_hdf5_options h5opt(fixture *f, const char *id, int keep)
   return o;
 }
 
+/* The fixture with n values per vector and an HDF5 store of two vectors in `slots` slots. */
+static rw_store h5store(fixture *f, long n, const char *id, int slots)
+{
+  setup(f, n);
+  rw_store st = NULL;
+  rw_store_hdf5_options o = h5opt(f, id, 0);
+  RW_TEST_OK(rw_store_create_hdf5(f->v[0], 2, slots, &o, &st));
+  return st;
+}
+
 Test(store, hdf5_roundtrip_and_file)
 {
   fixture f;
@@ -384,10 +394,7 @@ Test(store, hdf5_budget_above_free_space)
 static void fault_case(const char *kind, long n)
 {
   fixture f;
-  setup(&f, n);
-  rw_store st = NULL;
-  rw_store_hdf5_options o = h5opt(&f, kind, 0);
-  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 3, &o, &st));
+  rw_store st = h5store(&f, n, kind, 3);
   RW_TEST_OK(rw_store_inject_fault(st, kind, 2));
   for (int s = 0; s < 3; s++) {
     fill(&f, s);
@@ -412,10 +419,7 @@ static void fault_case(const char *kind, long n)
 Test(store, hdf5_failed_write_reported_before_its_slot_is_read)
 {
   fixture f;
-  setup(&f, 5000);
-  rw_store st = NULL;
-  rw_store_hdf5_options o = h5opt(&f, "fsize", 0);
-  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 3, &o, &st));
+  rw_store st = h5store(&f, 5000, "fsize", 3);
   fill(&f, 0);
   rw_snapshot_tag t0 = {.step = 0}, t1 = {.step = 1};
   RW_TEST_OK(rw_store_put(st, 0, &t0, f.v));
@@ -452,10 +456,7 @@ Test(store, hdf5_detects_truncation_in_pieces) { fault_case("truncate", 300001);
 Test(store, hdf5_prefetch)
 {
   fixture f;
-  setup(&f, 4000);
-  rw_store st = NULL;
-  rw_store_hdf5_options o = h5opt(&f, "pre", 0);
-  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 2, &o, &st));
+  rw_store st = h5store(&f, 4000, "pre", 2);
   for (int s = 0; s < 2; s++) {
     fill(&f, s);
     rw_snapshot_tag tg = {.step = s, .t = 0, .h = 0};
