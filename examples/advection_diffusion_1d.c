@@ -58,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------------------------
  * 1. The problem
@@ -818,6 +819,11 @@ cleanup:
   rw_problem_destroy(&prob);
   rw_context_destroy(&ctx);
   free(rec.t);
+  if (rw_hdf5_broken()) { /* a checkpoint file failed to close (a full disk): HDF5's clean-up
+                           * in MPI_Finalize would crash on it (see rw_context.h) */
+    fflush(NULL);
+    _exit(2);
+  }
   MPI_Finalize();
   return ierr ? 2 : all_ok ? 0 : 1;
 }
