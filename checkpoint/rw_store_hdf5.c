@@ -504,11 +504,11 @@ static int rw_h5_fault(rw_h5store *h, int slot)
  * its checksum) and the file half closed (MPI_Finalize then crashes in HDF5's clean-up). So
  * before each snapshot the I/O thread reserves real blocks past the file's end for the
  * snapshot when its slot was never written (with its checksums and alignment), and this much
- * more (fallocate, as the result file
- * does, see rw_output.c): HDF5's writes land in blocks that are the file's already, and when
- * the disk is full the reservation fails before HDF5 has written anything, with room kept for
- * the flushes of the next frees and the close. Every flush writes a few KiB at most (the tag
- * tables' chunks and the chunk index); rw_h5_space counts 1 MiB per rank over the slots. */
+ * more (fallocate, as the result file does, see rw_output.c): HDF5's writes land in blocks
+ * that are the file's already, and when the disk is full the reservation fails before HDF5
+ * has written anything, with room kept for the flushes of the next frees and the close. Every
+ * flush writes a few KiB at most (the tag tables' chunks and the chunk index); rw_h5_space
+ * counts 1 MiB per rank over the slots. */
 #define RW_H5_RESERVE ((int64_t)256 << 10)
 
 /* Reserves the room for writing `slot` (see RW_H5_RESERVE); where the file system cannot
@@ -842,11 +842,15 @@ static void rw_h5_queue_write(rw_h5store *h, int slot, const rw_snapshot_tag *ta
      * I/O thread when it got there, the ranks raced, and one rank's first write could fail). */
     while (h->nq > 0 || h->busy)
       pthread_cond_wait(&h->cv, &h->mu);
+    const int kill = h->kill_after > 0 && h->nput == h->kill_after;
     pthread_mutex_unlock(&h->mu);
     MPI_Barrier(h->comm);
-    if (h->kill_after > 0 && h->rank == 0) raise(SIGKILL);
-    int e = h->rank == 0 ? rw_h5_fill(h) : 0;
-    MPI_Barrier(h->comm);
+    if (kill && h->rank == 0) raise(SIGKILL);
+    int e = 0;
+    if (!kill) {
+      e = h->rank == 0 ? rw_h5_fill(h) : 0;
+      MPI_Barrier(h->comm);
+    }
     pthread_mutex_lock(&h->mu);
     if (e) rw_h5_keep_error(h, e);
   }
