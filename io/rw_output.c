@@ -16,7 +16,6 @@
  *    temporal collection once one exists, so the gradient is visible next to the state. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* flock */
-#define _GNU_SOURCE     /* O_ flags, flock */
 #include "rewind/rw_output.h"
 
 #include "rewind/rw_device.h"
