@@ -56,7 +56,7 @@ typedef struct {
   double *sval, *scap;
   /* an adjoint wave's running-cost gradient: per stage and sensor (sgv, RW_WAVE_MAX_STAGES x
    * ns; every rank's where the stages run past the block) and the wave's injections (sinj:
-   * values per stage, soff: offsets from the block's layer 0) */
+   * values per stage, soff: offsets from the block's layer 0; up to HEAT_INJ_COPIES a sensor) */
   double *sinj, *sgv;
   long *soff;
   /* the source parameter's VJP: lane sets (heat_ws_row), HEAT_LANES per row index j, for
@@ -1133,16 +1133,25 @@ static void heat_to_block(const heat *H, long v0, long j, long k, long *jb, long
 
 /* The stored state's row next to the block's row (jb, kb) along d (1: the middle dimension,
  * 2: the slowest, in 3-D), dir = -1 or +1: the owned row; outside the block the boundary value's
- * row (H->brow) on the domain's Dirichlet side, or across the slowest dimension's edge
- * to a neighbour, that rank's, from the wave's copy of its layers (rw_grid_wave_aux_layer). */
+ * row (H->brow) on the domain's Dirichlet side, the row at the block's other end along a
+ * periodic dimension below the slowest (the wave's dimensions below it are never split, so the
+ * block spans them), or across the slowest dimension's edge to a neighbour (another rank, or
+ * this one where it is periodic over one rank), that rank's, from the wave's copy of its layers
+ * (rw_grid_wave_aux_layer). */
 static const double *heat_u_row(const heat *H, const heat_actx *a, rw_grid gr, long v0, long jb,
                                 long kb, int d, long dir)
 {
   long r[3] = {0, jb, kb};
   r[d] += dir;
   const long n0 = H->cnt[0];
+  const int L = H->dim - 1;
+  if (H->periodic && d != L) r[d] = (r[d] + H->cnt[d]) % H->cnt[d];
   if (r[d] >= 0 && r[d] < H->cnt[d]) return a->y + (r[2] * H->cnt[1] + r[1]) * n0;
-  const int L = H->dim - 1, nb = r[d] < 0 ? H->st[d] > 0 : H->st[d] + H->cnt[d] < H->n[d];
+  const int nb = H->periodic || (r[d] < 0 ? H->st[d] > 0 : H->st[d] + H->cnt[d] < H->n[d]);
+  if (H->neumann && (d != L || !nb)) { /* the ghost mirrors the row one layer inside */
+    r[d] = r[d] < 0 ? 1 : H->cnt[d] - 2;
+    return a->y + (r[2] * H->cnt[1] + r[1]) * n0;
+  }
   if (d != L || !nb) return H->brow;
   const double *ly = rw_grid_wave_aux_layer(gr, a->stage, v0 + r[L]);
   return L == 2 ? ly + r[1] * n0 : ly;
@@ -1150,13 +1159,15 @@ static const double *heat_u_row(const heat *H, const heat_actx *a, rw_grid gr, l
 
 /* After the row's own gradient (block row jb, kb): the terms of the domain's boundary faces
  * one layer away that heat_vjp_comb_field's last loop gives to this row's nodes, in its order
- * (dimension, then low side before high): a face node's c_d w (u_b - u) goes to the node one
- * layer inside, whose conductivity the ghost's mirrors. The face's w and u are the row's
- * neighbours' (or, along the row, its end nodes). */
+ * (dimension, then low side before high): a face node's c_d w (u_g - u) goes to the node one
+ * layer inside, whose conductivity the ghost's mirrors, u_g the ghost's state: the boundary
+ * value on a Dirichlet side, that inside node's own on a Neumann side. The face's w and u are
+ * the row's neighbours' (or, along the row, its end nodes). */
 static void heat_adj_row_faces(const heat *H, const double *gw, const double *const u[5],
                                double *fo, long jb, long kb)
 {
   const long q[3] = {0, jb, kb}, n0 = H->cnt[0];
+  if (H->periodic) return; /* no boundary faces */
   for (int d = 0; d < H->dim; d++)
     for (int side = 0; side < 2; side++) {
       if (side == 0 ? H->st[d] != 0 : H->st[d] + H->cnt[d] != H->n[d]) continue;
@@ -1164,14 +1175,58 @@ static void heat_adj_row_faces(const heat *H, const double *gw, const double *co
       if (tgt < 0 || tgt >= H->cnt[d]) continue;
       const double cd = H->c[d], ub = H->ub;
       if (d == 0) {
-        fo[tgt] += cd * gw[src] * (ub - u[0][src]);
+        fo[tgt] += cd * gw[src] * ((H->neumann ? u[0][tgt] : ub) - u[0][src]);
         continue;
       }
       if (q[d] != tgt) continue;
       const ptrdiff_t s = (side == 0 ? -1 : 1) * (ptrdiff_t)H->sd[d];
       const double *w = gw + s, *uf = u[2 * d - 1 + side]; /* um1, up1, um2, up2 */
-      for (long i = 0; i < n0; i++)
-        fo[i] += cd * w[i] * (ub - uf[i]);
+      if (H->neumann)                                      /* the ghost's u mirrors this row's */
+        for (long i = 0; i < n0; i++)
+          fo[i] += cd * w[i] * (u[0][i] - uf[i]);
+      else
+        for (long i = 0; i < n0; i++)
+          fo[i] += cd * w[i] * (ub - uf[i]);
+    }
+}
+
+/* Neumann sides in an adjoint wave, which runs on the grid with zero ghosts (zg), as
+ * heat_vjp_comb does: after the box's rows, heat_neumann_ghosts' term of each face node is
+ * added to the node one layer inside it, c_d (k_b + k_g) w_b, with heat_neumann_ghosts'
+ * operations, per dimension and side in its order (so every node adds its terms in the same
+ * order, each after its own row's VJP and before the wave's injections, as the stage-by-stage
+ * step adds them after the whole VJP and before the running cost's gradient). Along the slowest
+ * dimension the faces are the domain's first and last layers, wherever the wave computes the
+ * layer inside them (a neighbour's layers too, which its owner computes the same way). gk and
+ * gw at the wave's coordinates; the box holds whole rows. */
+static void heat_neumann_box(const heat *H, rw_grid g, const double *gk, const double *gw,
+                             double *out, const long lo[3], const long hi[3])
+{
+  const int D = H->dim;
+  const long n0 = H->cnt[0], n1 = H->cnt[1], v0 = rw_grid_wave_layer0(g);
+  const double c0 = H->c[0];
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++) {
+      long jb, kb;
+      heat_to_block(H, v0, j, k, &jb, &kb);
+      const long q[3] = {0, jb, kb};
+      double *o = out + (size_t)((k * n1 + j) * n0);
+      const ptrdiff_t x = (ptrdiff_t)rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
+      if (n0 >= 2) { /* along the row: its end nodes are faces */
+        o[1] += c0 * (gk[x] + gk[x - 1]) * gw[x];
+        const ptrdiff_t xf = x + (ptrdiff_t)n0 - 1;
+        o[n0 - 2] += c0 * (gk[xf] + gk[xf + 1]) * gw[xf];
+      }
+      for (int d = 1; d < D; d++) {
+        const long at = H->st[d] + q[d]; /* this row's index along d in the domain */
+        const ptrdiff_t s = (ptrdiff_t)H->sd[d];
+        for (int side = 0; side < 2; side++) {
+          if (at != (side == 0 ? 1 : H->n[d] - 2)) continue;
+          const ptrdiff_t xf = side == 0 ? x - s : x + s, xg = side == 0 ? xf - s : xf + s;
+          for (long i = 0; i < n0; i++)
+            o[i] += H->c[d] * (gk[xf + i] + gk[xg + i]) * gw[xf + i];
+        }
+      }
     }
 }
 
@@ -1187,6 +1242,7 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
   const heat *H = a->k.H;
   if (!a->fo) {
     heat_kernel(kc, g, gw, out, lo, hi);
+    if (H->neumann) heat_neumann_box(H, g, a->k.gk, gw, out, lo, hi);
     return;
   }
   const int D = H->dim;
@@ -1213,6 +1269,10 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
         continue;
       }
       memcpy(uc + 1, a->y + ob, (size_t)n0 * sizeof(double)); /* between the row's ghosts */
+      if (H->periodic) /* the ghosts wrap (mirror, hold the boundary value) */
+        uc[0] = a->y[ob + (size_t)n0 - 1], uc[n0 + 1] = a->y[ob];
+      else if (H->neumann)
+        uc[0] = a->y[ob + 1], uc[n0 + 1] = a->y[ob + (size_t)n0 - 2];
       double *lanes = a->lanes ? a->lanes + (size_t)jb * HEAT_LANES : NULL;
       const double *y = a->y + ob, *u[5] = {uc + 1, NULL, NULL, NULL, NULL};
       const long nl = D == 3 ? n0 * n1 : n0; /* a layer's nodes */
@@ -1226,6 +1286,7 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
                    a->fo + ob, n0, H->sd, H->c, D == 3);
       heat_adj_row_faces(H, gw + x, u, a->fo + ob, jb, kb);
     }
+  if (H->neumann) heat_neumann_box(H, g, gk, gw, out, lo, hi);
 }
 
 /* The side kernel when only the source parameter is differentiated: its lanes at every node of
@@ -1256,17 +1317,23 @@ static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, co
  * owner alone: the same bits), in sensor order. */
 /* Whether sensor sn lies where an adjoint wave of s stages reaches (owned, or within s G = s
  * layers past a block edge that has a neighbour when `reach`), and its offset from the block's
- * layer 0 there. */
-static int heat_inj_offset(const heat *H, int sn, int s, int reach, long *off)
+ * layer 0 there; its copy w = 1 (2) the domain's length along the slowest dimension below
+ * (above) it, where that dimension is periodic (a sensor near one end of the domain lies past
+ * the block's edge at the other end too, on one rank as on several). */
+#define HEAT_INJ_COPIES 3
+static int heat_inj_offset(const heat *H, int sn, int w, int s, int reach, long *off)
 {
   const int L = H->dim - 1;
+  if (w > 0 && !H->periodic) return 0;
   long l[3];
   int in = 1;
   for (int d = 0; d < 3; d++)
     l[d] = H->snode[sn][d] - H->st[d], in = in && (d == L || (l[d] >= 0 && l[d] < H->cnt[d]));
+  l[L] += w == 1 ? -H->n[L] : w == 2 ? H->n[L] : 0;
   const long lD = l[L], N = H->cnt[L];
-  const int ok = (lD >= 0 && lD < N) || (reach && lD < 0 && lD >= -s && H->st[L] > 0) ||
-                 (reach && lD >= N && lD < N + s && H->st[L] + N < H->n[L]);
+  const int nlo = H->periodic || H->st[L] > 0, nhi = H->periodic || H->st[L] + N < H->n[L];
+  const int ok = (lD >= 0 && lD < N) || (reach && lD < 0 && lD >= -s && nlo) ||
+                 (reach && lD >= N && lD < N + s && nhi);
   *off = (l[2] * H->cnt[1] + l[1]) * H->cnt[0] + l[0];
   return in && ok;
 }
@@ -1290,13 +1357,15 @@ static int heat_adjoint_injections(heat *H, const double *t, const rw_stage_plan
   int ne = 0;
   long off;
   for (int sn = 0; sn < H->ns; sn++) /* the entries, in sensor order */
-    if (heat_inj_offset(H, sn, s, reach, &off)) H->soff[ne++] = off;
+    for (int w = 0; w < HEAT_INJ_COPIES; w++)
+      if (heat_inj_offset(H, sn, w, s, reach, &off)) H->soff[ne++] = off;
   for (int sn = 0, e = 0; sn < H->ns; sn++) /* their values, ne per stage */
-    if (heat_inj_offset(H, sn, s, reach, &off)) {
-      for (int k = 0; k < s; k++)
-        H->sinj[(size_t)k * (size_t)ne + (size_t)e] = H->sgv[(size_t)k * ns + (size_t)sn];
-      e++;
-    }
+    for (int w = 0; w < HEAT_INJ_COPIES; w++)
+      if (heat_inj_offset(H, sn, w, s, reach, &off)) {
+        for (int k = 0; k < s; k++)
+          H->sinj[(size_t)k * (size_t)ne + (size_t)e] = H->sgv[(size_t)k * ns + (size_t)sn];
+        e++;
+      }
   P->ninj = ne, P->inj = H->soff, P->injv = H->sinj;
   return 0;
 }
@@ -1308,12 +1377,13 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
   heat *H = content;
   (void)p, (void)field;
   *done = 0;
-  const int s = plan->s, running = H->nt > 0 && !H->recording, reach = rw_grid_wave_reaches(H->lg);
-  if (H->dev || !H->gk_ready || H->neumann || H->periodic || s > RW_WAVE_MAX_STAGES) return 0;
+  rw_grid ag = H->neumann ? H->zg : H->lg; /* the VJP's grid, as heat_vjp_comb's */
+  const int s = plan->s, running = H->nt > 0 && !H->recording, reach = rw_grid_wave_reaches(ag);
+  if (H->dev || !H->gk_ready || s > RW_WAVE_MAX_STAGES) return 0;
   for (int k = 0; running && k < s; k++)
     if (hb[k] == 0.0) return 0; /* a stage without the running term: not injected (all ranks) */
-  rw_grid_copy_wave_settings(H->lg, H->ug);
-  if (!rw_grid_wave_ready(H->lg, s, 1)) return 0;
+  rw_grid_copy_wave_settings(ag, H->ug);
+  if (!rw_grid_wave_ready(ag, s, 1)) return 0;
   rw_stage_plan P = *plan;
   if (running) RW_CALL(heat_adjoint_injections(H, t, plan, hb, reach, &P));
   if (reach) RW_CALL(heat_wave_fields(H, s)); /* the conductivity past the block */
@@ -1331,7 +1401,7 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
   }
   P.side = !field_bar && out_p ? heat_adj_side : NULL;
   P.aux_ahead = field_bar != NULL; /* only the conductivity's gradient reads the stored state */
-  RW_CALL(rw_grid_erk_wave(H->lg, &P, lambda, lambda, 1, heat_adj_kernel, kc, done));
+  RW_CALL(rw_grid_erk_wave(ag, &P, lambda, lambda, 1, heat_adj_kernel, kc, done));
   for (int k = 0; k < s; k++)
     RW_CALL(ac[k].k.err);
   for (int k = 0; *done && out_p && k < s; k++) /* vjp_comb's sums, in stage order */
@@ -1597,11 +1667,11 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
   RW_TRY(rw_calloc((size_t)H->ns + 1, sizeof *H->sval, "heat sensors", &H->sval));
   RW_TRY(
       rw_calloc((size_t)H->ns * RW_WAVE_MAX_STAGES + 1, sizeof *H->scap, "heat sensors", &H->scap));
-  RW_TRY(
-      rw_calloc((size_t)H->ns * RW_WAVE_MAX_STAGES + 1, sizeof *H->sinj, "heat sensors", &H->sinj));
+  RW_TRY(rw_calloc((size_t)H->ns * HEAT_INJ_COPIES * RW_WAVE_MAX_STAGES + 1, sizeof *H->sinj,
+                   "heat sensors", &H->sinj));
   RW_TRY(
       rw_calloc((size_t)H->ns * RW_WAVE_MAX_STAGES + 1, sizeof *H->sgv, "heat sensors", &H->sgv));
-  RW_TRY(rw_calloc((size_t)H->ns + 1, sizeof *H->soff, "heat sensors", &H->soff));
+  RW_TRY(rw_calloc((size_t)H->ns * HEAT_INJ_COPIES + 1, sizeof *H->soff, "heat sensors", &H->soff));
   for (int s = 0; s < H->ns; s++)
     if (H->sloc[s] >= 0) H->slocal[H->nsl++] = H->sloc[s];
   RW_TRY(rw_calloc(heat_lanes_len(H) * RW_WAVE_MAX_STAGES, sizeof(double), "heat source VJP lanes",
@@ -1662,7 +1732,7 @@ rw_grid rw_heat_grid(rw_problem prob)
 rw_grid rw_heat_adjoint_grid(rw_problem prob)
 {
   heat *H = heat_of(prob);
-  return H ? H->lg : NULL;
+  return H ? (H->neumann ? H->zg : H->lg) : NULL;
 }
 
 int rw_heat_fill_gaussian(rw_problem prob, N_Vector v, double background, double amplitude,
