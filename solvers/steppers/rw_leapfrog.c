@@ -13,6 +13,7 @@
 #include "../../core/rw_device_impl.h"
 #include "../rw_dev_bodies.h"
 #include "../rw_stepper_impl.h"
+#include "rewind/rw_kernels.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -53,6 +54,29 @@ static inline double rw_leapfrog_incr(const rw_leapfrog *lf, double h2a)
   return lf->scale > 0.0 ? nearbyint(h2a * lf->scale) * lf->inv : h2a;
 }
 
+/* The plain leapfrog's update of nn nodes, built for three ISAs: rw_leapfrog_update's
+ * operations, so the same bits. In place (o == y, each node's pair read before it is written)
+ * through one pointer, so that the compiler sees that the loop carries nothing. */
+RW_SIMD_CLONES static void rw_leapfrog_plain(const double *y, const double *restrict a, double *o,
+                                             double h2, long nn)
+{
+  if (o == y) {
+    for (long i = 0; i < nn; i++) {
+      const double u = o[2 * i], v = o[2 * i + 1];
+      o[2 * i] = (2.0 * u - v) + h2 * a[2 * i];
+      o[2 * i + 1] = u;
+    }
+    return;
+  }
+  const double *restrict yr = y;
+  double *restrict orr = o;
+  for (long i = 0; i < nn; i++) {
+    const double u = yr[2 * i], v = yr[2 * i + 1];
+    orr[2 * i] = (2.0 * u - v) + h2 * a[2 * i];
+    orr[2 * i + 1] = u;
+  }
+}
+
 /* y_out = (2 u - v + h^2 a, u) with a = F's first component. y_out may alias y_in: each node's
  * pair is read before it is written. This is the single code path of forward steps and
  * adjoint recomputation (bitwise deterministic). *bigp: the largest |u^{n+1}| here (on a
@@ -71,13 +95,16 @@ static int rw_leapfrog_update(const rw_leapfrog *lf, double h, N_Vector y_in, N_
     *bigp = big;
     return 0;
   }
-  for (sunindextype i = 0; i < nn; i++) {
-    double u = y[2 * i], v = y[2 * i + 1];
-    double un = (2.0 * u - v) + rw_leapfrog_incr(lf, h2 * a[2 * i]);
-    o[2 * i] = un;
-    o[2 * i + 1] = u;
-    big = fmax(big, fabs(un));
-  }
+  if (lf->scale > 0.0) /* the exact variant: the increment rounded, the range watched */
+    for (sunindextype i = 0; i < nn; i++) {
+      double u = y[2 * i], v = y[2 * i + 1];
+      double un = (2.0 * u - v) + rw_leapfrog_incr(lf, h2 * a[2 * i]);
+      o[2 * i] = un;
+      o[2 * i + 1] = u;
+      big = fmax(big, fabs(un));
+    }
+  else /* the plain one: nothing else a node (a call to fmax per node was 11 % of rewind-wave) */
+    rw_leapfrog_plain(y, a, o, h2, (long)nn);
   *bigp = big;
   return 0;
 }
