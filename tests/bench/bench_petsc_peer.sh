@@ -366,7 +366,8 @@ for np in $ranks; do
       "$(mb "$(awk -v b="${R[p_rss.$np]:-0}" 'BEGIN { printf "%.0f", b / 30 }')") MB"
   [ -n "${R[mfloor.$np]:-}" ] &&
     echo "np $np: floor: a process that only runs MPI_Init + MPI_Finalize (no PETSc, no HDF5)" \
-      "peaks at $(mb "${R[mfloor.$np]}") MB"
+      "peaks at $(mb "${R[mfloor.$np]}") MB$(awk -v f="${R[mfloor.$np]}" -v b="${R[p_rss.$np]:-0}" \
+        'BEGIN { if (b + 0 > 0 && f + 0 > b / 30) printf ", above that 1/30 too: no MPI program meets the strict line here" }')"
 done
 
 # --- goals ----------------------------------------------------------------------------------
