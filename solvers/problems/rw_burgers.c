@@ -231,6 +231,28 @@ static int bg_rhs_comb(void *content, double t, const double *p, int n, const do
   return 0;
 }
 
+/* A whole RK step as one sweep (rw_grid_erk_wave, see docs/architecture.md) where the grid suits
+ * it: the stages' slopes by bg_kernel's BG_RHS rows, which read nothing but the halo copy, so
+ * the stages may run past the block's edge (ext_ok: a neighbour's layers, or the far layers
+ * where the slowest dimension is periodic over one rank). The same bits as the stage-by-stage
+ * step. CPU only (a device keeps the stage-by-stage step). */
+static int bg_step_wave(void *content, const double *t, const double *p,
+                        const struct rw_stage_plan_s *plan, N_Vector y, N_Vector y_out, double *q,
+                        int *done)
+{
+  rw_burgers *b = content;
+  (void)t;
+  *done = 0;
+  if (b->dev || q) return 0; /* no running cost here: the stepper passes none */
+  bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, 0.0};
+  void *kc[RW_WAVE_MAX_STAGES];
+  for (int i = 0; i < plan->s && i < RW_WAVE_MAX_STAGES; i++)
+    kc[i] = &k;
+  if (plan->s > RW_WAVE_MAX_STAGES) return 0;
+  RW_CALL(rw_grid_erk_wave(b->g, plan, y, y_out, 1, bg_kernel, kc, done));
+  return 0;
+}
+
 /* out_y = (df/dy)^T w (overwritten) with w = sum_j c[j] W[j] formed in the halo copy (in
  * windows on large CPU blocks), and out_p[0] += the nu VJP sum_m w_m (L u)_m in the same pass,
  * the state's halo copy made first (one grid, one exchange in flight). The same bits as the
@@ -444,6 +466,7 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
   rw_problem_ops dops = ops;
   int on_dev = b->dev != NULL;
   if (!on_dev) dops.vjp_comb = bg_vjp_comb; /* a device takes the generic adjoint stage */
+  if (!on_dev) dops.step_wave = bg_step_wave;
   RW_TRY(rw_problem_create(ctx, "burgers", &dops, b, rw_grid_local_length(b->g), 1, names, &prob));
   if (on_dev) rw_problem_set_device_ready(prob);
   rw_problem_params(prob)[0] = cfg->nu;

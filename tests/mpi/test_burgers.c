@@ -10,7 +10,9 @@
  *     bit for bit;
  *  4. rank 0 repeats the solve alone (MPI_COMM_SELF): dJ/du0 agrees to 1e-12 relative (it is
  *     bitwise equal: every node's adjoint is the same gather-stencil arithmetic whatever the
- *     decomposition), J and dJ/dnu to 1e-12 (global sums grouped by rank).
+ *     decomposition), J and dJ/dnu to 1e-12 (global sums grouped by rank);
+ *  5. whole RK steps as one sweep (rw_grid_erk_wave) against the stage-by-stage steps, bit for
+ *     bit (rk4 and ssprk3).
  * Prints one line per check on rank 0; exits 1 if any fails. */
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_burgers.h"
@@ -316,6 +318,63 @@ static void test_ranks(bg_fx *f, const char *method)
   free(gy);
 }
 
+/* 5. A whole RK step as one sweep (rw_grid_erk_wave, windows of 1 to 3 layers and the
+ * default; the stages past the block's edge on the periodic wrap or a neighbour's layers)
+ * against the stage-by-stage step (the wave off): the step in place, the step keeping its
+ * stages (each stage) and the adjoint step that recomputes them (lambda and dJ/dnu), bit for
+ * bit. On one rank the set windows must run as sweeps (3 per case: the step, the step keeping
+ * its stages, the adjoint's recomputation). */
+static void test_wave(bg_fx *f)
+{
+  const int ns = rw_stepper_num_stage_vectors(f->st);
+  const double t = 0.01;
+  int size = 1;
+  MPI_Comm_size(rw_context_comm(f->ctx), &size);
+  N_Vector y, w, v[2][3], *sv[2] = {NULL, NULL}; /* v[on]: y in place, y kept, lambda */
+  CHECK(rw_problem_new_state(f->prob, &y));
+  CHECK(rw_problem_new_state(f->prob, &w));
+  for (int on = 0; on < 2; on++) {
+    for (int k = 0; k < 3; k++)
+      CHECK(rw_problem_new_state(f->prob, &v[on][k]));
+    CHECK(rw_vec_clone_array(y, ns, &sv[on]));
+  }
+  rw_test_fill(f->g, y, 0.5, 0.5, 11);
+  rw_test_fill(f->g, w, 0.0, 1.0, 12);
+  for (long win = 0; win <= 3; win++) {
+    double pq[2] = {0.25, 0.25};
+    long runs = 0;
+    for (int on = 0; on < 2; on++) {
+      rw_grid_set_wave(f->g, on ? win : -1);
+      const long r0 = rw_grid_waves(f->g);
+      rw_vec_copy(y, v[on][0]);
+      CHECK(rw_stepper_step(f->st, t, DT, v[on][0], v[on][0], NULL, NULL));
+      CHECK(rw_stepper_step(f->st, t, DT, y, v[on][1], sv[on], NULL));
+      rw_vec_copy(w, v[on][2]);
+      CHECK(rw_stepper_adjoint_step(f->st, t, DT, y, NULL, v[on][2], &pq[on]));
+      runs += on ? rw_grid_waves(f->g) - r0 : 0;
+    }
+    rw_grid_set_wave(f->g, 0);
+    int same = pq[0] == pq[1] && pq[0] != 0.25;
+    for (int k = 0; k < 3; k++)
+      same = same && memcmp(rw_vec_data(v[0][k]), rw_vec_data(v[1][k]), rw_vec_bytes(y)) == 0;
+    for (int i = 0; i < ns; i++)
+      same = same && memcmp(rw_vec_data(sv[0][i]), rw_vec_data(sv[1][i]), rw_vec_bytes(y)) == 0;
+    int ok = same && (size > 1 || win == 0 || runs == 3);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, rw_context_comm(f->ctx));
+    char what[96];
+    snprintf(what, sizeof what, "RK step as one sweep (window %ld, %ld sweeps) vs stage by stage",
+             win, runs);
+    report(what, ok ? 0.0 : 1.0, 0.0, ok);
+  }
+  for (int on = 0; on < 2; on++) {
+    for (int k = 0; k < 3; k++)
+      rw_vec_destroy(&v[on][k]);
+    rw_vec_destroy_array(&sv[on], ns);
+  }
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&w);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -332,9 +391,11 @@ int main(int argc, char **argv)
     test_taylor(&f);
     test_checkpoint(&f);
     test_ranks(&f, "rk4");
+    test_wave(&f);
     fx_destroy(&f);
     fx_create(&f, MPI_COMM_WORLD, "ssprk3");
     test_ranks(&f, "ssprk3");
+    test_wave(&f);
     fx_destroy(&f);
   }
   size_t mem1 = rw_mem_current();
