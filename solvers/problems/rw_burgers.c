@@ -30,7 +30,11 @@ typedef struct {
    * (rw_dev_bodies.h) */
   rw_device dev;
   double *terms; /* per-node terms of the nu VJP and the misfit */
-  rw_pdefer pd;  /* the nu VJP's sum held on the device while the driver defers pbar */
+  /* CPU: the nu VJP's sums per owned row (bg_rows_total), RW_WAVE_MAX_STAGES sets of count[1]
+   * (set k: an adjoint wave's plan stage k; set 0 the stage-by-stage ops'), and the stored
+   * state's row between its two ghosts for the adjoint wave (urow + 1 on a cache line) */
+  double *rows, *urow_mem, *urow;
+  rw_pdefer pd; /* the nu VJP's sum held on the device while the driver defers pbar */
   long nodes;
   int dev_err;
 } rw_burgers;
@@ -44,7 +48,7 @@ typedef struct {
   const double *u;  /* BG_VJPY: the state (owned layout) */
   const double *gu; /* BG_JVP, BG_VJPC (with the nu sum): the ghosted state */
   const double *w;  /* BG_NU: the cotangent (owned layout) */
-  double sum;       /* BG_NU: local sum of w L u */
+  double *rows;     /* BG_NU, BG_VJPC with the sum: each owned row's sum of w L u (CPU) */
 } bg_kctx;
 
 /* bg_kernel's modes BG_RHS, BG_VJPY and BG_NU (per-node terms into b->terms) as a device body
@@ -156,7 +160,12 @@ RW_SIMD_CLONES static void bg_row_jvp(const bg_coef *k, const double *restrict g
  *  BG_VJPC: out = 0 + (BG_VJPY's terms), and sum += gv L gu when gu is not NULL: the adjoint
  *           stage (gv = the combination w, gu = the ghosted state), with the operations,
  *           their order and the sum's node order of BG_VJPY into a zeroed out and BG_NU
- * Row by row (bg_row_*), the rows in pieces of at most BG_PIECE nodes for the sums' terms. */
+ * Row by row (bg_row_*), the rows in pieces of at most BG_PIECE nodes for the sums' terms; the
+ * sum of w L u is kept per owned row j (k->rows[j], its nodes in the order the kernel visits
+ * them: whole rows in order wherever x is not split), and bg_rows_total adds the rows in order.
+ * So the adjoint wave, which visits the rows layer by layer, stage by stage, gives the
+ * stage-by-stage sum bit for bit (one sum over the block in visiting order did not: the
+ * stage-by-stage ops visit the interior rows before the frame's where y is split). */
 #define BG_PIECE 512
 static void bg_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
                       const long hi[3])
@@ -197,16 +206,147 @@ static void bg_kernel(void *kc, rw_grid g, const double *gv, double *out, const 
         bg_row_jvp(&c, gv + s, k->gu + s, out + m, mm);
         break;
       }
-      for (long i = 0; sum && i < mm; i++) /* in node order, as the scalar loop added them */
-        k->sum += terms[i];
+      if (sum) { /* the row's sum, its nodes in order */
+        double r = k->rows[j];
+        for (long i = 0; i < mm; i++)
+          r += terms[i];
+        k->rows[j] = r;
+      }
     }
+}
+
+/* The nu VJP's local sum: each owned row's sum (bg_kernel), added in row order. */
+static double bg_rows_total(const rw_burgers *b, const double *rows)
+{
+  double s = 0.0;
+  for (long j = 0; j < b->count[1]; j++)
+    s += rows[j];
+  return s;
+}
+
+/* The nu VJP's terms w L u of a row (bg_row_vjpc's), u given as its own row between two ghosts
+ * (uc) and its neighbours' rows along y (um, up): the same operations in the same order as
+ * BG_LAP on the halo copy. */
+RW_SIMD_CLONES static void bg_row_nuw(const bg_coef *k, const double *restrict w,
+                                      const double *restrict uc, const double *restrict um,
+                                      const double *restrict up, double *restrict terms, long m)
+{
+  const bg_coef c = *k;
+  for (long i = 0; i < m; i++)
+    terms[i] = w[i] * ((((uc[i - 1] - 2.0 * uc[i]) + uc[i + 1]) * c.ihx2) +
+                       (((um[i] - 2.0 * uc[i]) + up[i]) * c.ihy2));
+}
+
+/* The adjoint step as one sweep (rw_grid_erk_wave with the adjoint's plan, rw_problem_ops'
+ * adjoint_wave; in a pair, backward_wave): plan stage k's kernel is vjp_comb's rows
+ * (bg_row_vjpc, out = 0 + the VJP) with u the stored stage state's row from the plan's aux
+ * vectors (rw_grid_wave_aux_layer: past the block's edge too, so ext_ok), and, on owned rows
+ * with nu differentiated, the row's sum of w L u into set k of b->rows (u's row copied between
+ * its two periodic ghosts, the rows above and below from the aux layers), folded after the
+ * sweep in stage order as the stage-by-stage adjoint adds its vjp_comb sums. */
+typedef struct {
+  const rw_burgers *b;
+  int stage;
+  double nu;
+  double *rows; /* this stage's row sums (NULL: nu frozen) */
+} bg_actx;
+
+static void bg_adj_wave_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
+                               const long hi[3])
+{
+  const bg_actx *a = kc;
+  const rw_burgers *b = a->b;
+  const bg_coef c = {
+      b->ihx2, b->ihy2, b->i4hx, b->i4hy, b->i2hx, b->i2hy, a->nu, 0.0, (ptrdiff_t)b->gn[0]};
+  const long nx = b->count[0], N = b->count[1], v0 = rw_grid_wave_layer0(g);
+  double terms[BG_PIECE], *uc = b->urow;
+  for (long j = lo[1]; j < hi[1]; j++) {
+    const double *u = rw_grid_wave_aux_layer(g, a->stage, j);
+    const long l = j - v0;
+    const int own = a->rows && l >= 0 && l < N && lo[0] == 0 && hi[0] == nx;
+    const double *um = own ? rw_grid_wave_aux_layer(g, a->stage, j - 1) : NULL,
+                 *up = own ? rw_grid_wave_aux_layer(g, a->stage, j + 1) : NULL;
+    if (own) { /* the row between its periodic ghosts (x is never split in a wave) */
+      memcpy(uc + 1, u, (size_t)nx * sizeof(double));
+      uc[0] = u[nx - 1], uc[nx + 1] = u[0];
+    }
+    double r = 0.0;
+    for (long i0 = lo[0]; i0 < hi[0]; i0 += BG_PIECE) {
+      const long mm = hi[0] - i0 < BG_PIECE ? hi[0] - i0 : BG_PIECE;
+      const size_t s = rw_grid_gidx(b->gn, 1, 2, i0, j, 0, 1, 0);
+      bg_row_vjpc(&c, gv + s, u + i0, NULL, out + j * nx + i0, terms, mm);
+      if (!own) continue;
+      bg_row_nuw(&c, gv + s, uc + 1 + i0, um + i0, up + i0, terms, mm);
+      for (long i = 0; i < mm; i++)
+        r += terms[i];
+    }
+    if (own) a->rows[l] = r;
+  }
+}
+
+/* The adjoint wave's kernel contexts for s stages, a set of row sums each when nu is
+ * differentiated. */
+static void bg_adjoint_ctx(rw_burgers *b, const double *p, int s, const double *out_p, bg_actx *ac,
+                           void **kc)
+{
+  for (int k = 0; k < s; k++) {
+    ac[k].b = b, ac[k].stage = k, ac[k].nu = p[0];
+    ac[k].rows = out_p ? b->rows + (size_t)k * (size_t)b->count[1] : NULL;
+    kc[k] = &ac[k];
+  }
+}
+
+static int bg_adjoint_wave(void *content, const double *t, const double *p,
+                           const struct rw_stage_plan_s *plan, const double *hb, N_Vector lambda,
+                           double *out_p, N_Vector field, N_Vector field_bar, int *done)
+{
+  rw_burgers *b = content;
+  (void)t, (void)hb, (void)field;
+  *done = 0;
+  if (b->dev || field_bar || plan->s > RW_WAVE_MAX_STAGES) return 0;
+  for (int i = 0; i < plan->s; i++)
+    if (!plan->aux[i]) return 0;
+  bg_actx ac[RW_WAVE_MAX_STAGES];
+  void *kc[RW_WAVE_MAX_STAGES];
+  bg_adjoint_ctx(b, p, plan->s, out_p, ac, kc);
+  rw_stage_plan P = *plan;
+  P.aux_ahead = 1; /* the VJP reads the stored state at every node */
+  RW_CALL(rw_grid_erk_wave(b->g, &P, lambda, lambda, 1, bg_adj_wave_kernel, kc, done));
+  for (int k = 0; *done && out_p && k < plan->s; k++) /* vjp_comb's sums, in stage order */
+    out_p[0] += bg_rows_total(b, ac[k].rows);
+  return 0;
+}
+
+/* The checkpointed backward step as one sweep (rw_grid_erk_wave_pair): bg_step_wave's
+ * recomputation and bg_adjoint_wave's adjoint, whose kernel reads the stage states from the
+ * recomputation's rings. */
+static int bg_backward_wave(void *content, const double *tf, const double *ta, const double *p,
+                            const struct rw_stage_plan_s *pf, N_Vector y_n,
+                            const struct rw_stage_plan_s *pa, const double *hb, N_Vector lambda,
+                            double *out_p, N_Vector field, N_Vector field_bar, int *done)
+{
+  rw_burgers *b = content;
+  (void)tf, (void)ta, (void)hb, (void)field;
+  *done = 0;
+  if (b->dev || field_bar || pa->s > RW_WAVE_MAX_STAGES || pf->s > RW_WAVE_MAX_STAGES) return 0;
+  bg_actx ac[RW_WAVE_MAX_STAGES];
+  void *kc[RW_WAVE_MAX_STAGES], *kf[RW_WAVE_MAX_STAGES];
+  bg_adjoint_ctx(b, p, pa->s, out_p, ac, kc);
+  bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, NULL};
+  for (int i = 0; i < pf->s; i++)
+    kf[i] = &k;
+  RW_CALL(rw_grid_erk_wave_pair(b->g, pf, y_n, bg_kernel, kf, pa, lambda, bg_adj_wave_kernel, kc,
+                                done));
+  for (int i = 0; *done && out_p && i < pa->s; i++) /* vjp_comb's sums, in stage order */
+    out_p[0] += bg_rows_total(b, ac[i].rows);
+  return 0;
 }
 
 static int bg_rhs(void *content, double t, N_Vector y, const double *p, N_Vector f)
 {
   (void)t;
   rw_burgers *b = content;
-  bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, 0.0};
+  bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, NULL};
   RW_CALL(rw_grid_apply(b->g, y, b->gA, f, bg_kernel, &k));
   RW_CALL(bg_dev_error(b));
   return 0;
@@ -222,7 +362,7 @@ static int bg_rhs_comb(void *content, double t, const double *p, int n, const do
 {
   (void)t;
   rw_burgers *b = content;
-  bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, 0.0};
+  bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, NULL};
   if (b->dev)
     RW_CALL(rw_grid_apply_comb(b->g, n, c, X, keep, b->gA, f, bg_kernel, &k));
   else
@@ -244,7 +384,7 @@ static int bg_step_wave(void *content, const double *t, const double *p,
   (void)t;
   *done = 0;
   if (b->dev || q) return 0; /* no running cost here: the stepper passes none */
-  bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, 0.0};
+  bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, NULL};
   void *kc[RW_WAVE_MAX_STAGES];
   for (int i = 0; i < plan->s && i < RW_WAVE_MAX_STAGES; i++)
     kc[i] = &k;
@@ -267,9 +407,10 @@ static int bg_vjp_comb(void *content, double t, N_Vector y, const double *p, int
     RW_CALL(rw_grid_exchange_begin(b->g, y, b->gB));
     RW_CALL(rw_grid_exchange_end(b->g, b->gB));
   }
-  bg_kctx k = {b, BG_VJPC, p[0], 0.0, rw_vec_data(y), out_p ? b->gB : NULL, NULL, 0.0};
+  bg_kctx k = {b, BG_VJPC, p[0], 0.0, rw_vec_data(y), out_p ? b->gB : NULL, NULL, b->rows};
+  if (out_p) memset(b->rows, 0, (size_t)b->count[1] * sizeof(double));
   RW_CALL(rw_grid_apply_comb_fused(b->g, n, c, W, NULL, b->gA, out_y, bg_kernel, &k));
-  if (out_p) out_p[0] += k.sum;
+  if (out_p) out_p[0] += bg_rows_total(b, b->rows);
   return 0;
 }
 
@@ -277,7 +418,7 @@ static int bg_vjp_y(void *content, double t, N_Vector y, const double *p, N_Vect
 {
   (void)t;
   rw_burgers *b = content;
-  bg_kctx k = {b, BG_VJPY, p[0], 0.0, rw_vec_data(y), NULL, NULL, 0.0};
+  bg_kctx k = {b, BG_VJPY, p[0], 0.0, rw_vec_data(y), NULL, NULL, NULL};
   RW_CALL(rw_grid_apply(b->g, w, b->gA, out, bg_kernel, &k));
   RW_CALL(bg_dev_error(b));
   return 0;
@@ -287,13 +428,14 @@ static int bg_vjp_p(void *content, double t, N_Vector y, const double *p, N_Vect
 {
   (void)t;
   rw_burgers *b = content;
-  bg_kctx k = {b, BG_NU, p[0], 0.0, NULL, NULL, rw_vec_data(w), 0.0};
+  bg_kctx k = {b, BG_NU, p[0], 0.0, NULL, NULL, rw_vec_data(w), b->rows};
+  if (!b->dev) memset(b->rows, 0, (size_t)b->count[1] * sizeof(double));
   /* `out` of the kernel is unused in BG_NU; w is passed as a harmless target. */
   RW_CALL(rw_grid_apply(b->g, y, b->gA, w, bg_kernel, &k));
   RW_CALL(bg_dev_error(b));
   if (b->dev) /* the per-node terms, summed in the device's order (held there when deferred) */
     return rw_pdefer_sum(&b->pd, out, 0, b->terms, b->nodes);
-  out[0] += k.sum;
+  out[0] += bg_rows_total(b, b->rows);
   return 0;
 }
 
@@ -304,7 +446,7 @@ static int bg_jvp(void *content, double t, N_Vector y, const double *p, N_Vector
   rw_burgers *b = content;
   RW_CALL(rw_grid_exchange_begin(b->g, y, b->gB));
   RW_CALL(rw_grid_exchange_end(b->g, b->gB));
-  bg_kctx k = {b, BG_JVP, p[0], dp ? dp[0] : 0.0, NULL, b->gB, NULL, 0.0};
+  bg_kctx k = {b, BG_JVP, p[0], dp ? dp[0] : 0.0, NULL, b->gB, NULL, NULL};
   RW_CALL(rw_grid_apply(b->g, v, b->gA, out, bg_kernel, &k));
   RW_CALL(bg_dev_error(b));
   return 0;
@@ -372,6 +514,8 @@ static void bg_destroy(void *content)
   rw_pdefer_free(&b->pd);
   rw_grid_ghosted_free(&b->gA);
   rw_grid_ghosted_free(&b->gB);
+  rw_free(&b->rows);
+  rw_free(&b->urow_mem);
   rw_free(&b);
 }
 
@@ -451,6 +595,10 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
   } else {
     RW_TRY(rw_grid_ghosted_alloc(b->g, rw_grid_ghosted_length(b->g), "burgers halo work", &b->gA));
     RW_TRY(rw_grid_ghosted_alloc(b->g, rw_grid_ghosted_length(b->g), "burgers halo work", &b->gB));
+    RW_TRY(rw_calloc((size_t)RW_WAVE_MAX_STAGES * (size_t)b->count[1], sizeof(double),
+                     "burgers nu VJP row sums", &b->rows));
+    RW_TRY(rw_calloc((size_t)b->count[0] + 9, sizeof(double), "burgers adjoint row", &b->urow_mem));
+    b->urow = b->urow_mem + 7; /* urow + 1 on a cache line, as rw_calloc's block starts */
   }
   static const rw_problem_ops ops = {.rhs = bg_rhs,
                                      .rhs_comb = bg_rhs_comb,
@@ -466,7 +614,11 @@ int rw_burgers_problem_create(rw_context ctx, const rw_burgers_config *cfg, rw_p
   rw_problem_ops dops = ops;
   int on_dev = b->dev != NULL;
   if (!on_dev) dops.vjp_comb = bg_vjp_comb; /* a device takes the generic adjoint stage */
-  if (!on_dev) dops.step_wave = bg_step_wave;
+  if (!on_dev) {
+    dops.step_wave = bg_step_wave;
+    dops.adjoint_wave = bg_adjoint_wave;
+    dops.backward_wave = bg_backward_wave;
+  }
   RW_TRY(rw_problem_create(ctx, "burgers", &dops, b, rw_grid_local_length(b->g), 1, names, &prob));
   if (on_dev) rw_problem_set_device_ready(prob);
   rw_problem_params(prob)[0] = cfg->nu;

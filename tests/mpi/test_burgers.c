@@ -318,30 +318,34 @@ static void test_ranks(bg_fx *f, const char *method)
   free(gy);
 }
 
-/* 5. A whole RK step as one sweep (rw_grid_erk_wave, windows of 1 to 3 layers and the
- * default; the stages past the block's edge on the periodic wrap or a neighbour's layers)
- * against the stage-by-stage step (the wave off): the step in place, the step keeping its
- * stages (each stage) and the adjoint step that recomputes them (lambda and dJ/dnu), bit for
- * bit. On one rank the set windows must run as sweeps (3 per case: the step, the step keeping
- * its stages, the adjoint's recomputation). */
+/* 5. Whole RK steps as one sweep (rw_grid_erk_wave, windows of 1 to 3 layers and the default;
+ * the stages past the block's edge on the periodic wrap or a neighbour's layers) against the
+ * stage-by-stage steps (the wave off), bit for bit: the step in place, the step keeping its
+ * stages (each stage), the adjoint step from those stages (lambda and dJ/dnu; with nu
+ * differentiated and frozen) and the adjoint step that recomputes them (its recomputation and
+ * its adjoint in one sweep, rw_grid_erk_wave_pair). On one rank the set windows must run as
+ * sweeps: 6 a case (the step, the step keeping its stages, the two adjoint steps from stored
+ * stages, the pair's two). */
 static void test_wave(bg_fx *f)
 {
   const int ns = rw_stepper_num_stage_vectors(f->st);
   const double t = 0.01;
   int size = 1;
   MPI_Comm_size(rw_context_comm(f->ctx), &size);
-  N_Vector y, w, v[2][3], *sv[2] = {NULL, NULL}; /* v[on]: y in place, y kept, lambda */
+  /* v[on]: y in place, y kept, lambda from the stored stages with nu differentiated and frozen,
+   * lambda recomputing them */
+  N_Vector y, w, v[2][5], *sv[2] = {NULL, NULL};
   CHECK(rw_problem_new_state(f->prob, &y));
   CHECK(rw_problem_new_state(f->prob, &w));
   for (int on = 0; on < 2; on++) {
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 5; k++)
       CHECK(rw_problem_new_state(f->prob, &v[on][k]));
     CHECK(rw_vec_clone_array(y, ns, &sv[on]));
   }
   rw_test_fill(f->g, y, 0.5, 0.5, 11);
   rw_test_fill(f->g, w, 0.0, 1.0, 12);
   for (long win = 0; win <= 3; win++) {
-    double pq[2] = {0.25, 0.25};
+    double pq[2][3] = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}}; /* a sum from 0: every term in it */
     long runs = 0;
     for (int on = 0; on < 2; on++) {
       rw_grid_set_wave(f->g, on ? win : -1);
@@ -349,17 +353,24 @@ static void test_wave(bg_fx *f)
       rw_vec_copy(y, v[on][0]);
       CHECK(rw_stepper_step(f->st, t, DT, v[on][0], v[on][0], NULL, NULL));
       CHECK(rw_stepper_step(f->st, t, DT, y, v[on][1], sv[on], NULL));
-      rw_vec_copy(w, v[on][2]);
-      CHECK(rw_stepper_adjoint_step(f->st, t, DT, y, NULL, v[on][2], &pq[on]));
+      for (int frozen = 0; frozen < 2; frozen++) {
+        rw_problem_set_active(f->prob, !frozen, 1);
+        rw_vec_copy(w, v[on][2 + frozen]);
+        CHECK(rw_stepper_adjoint_step(f->st, t, DT, y, sv[on], v[on][2 + frozen], &pq[on][frozen]));
+      }
+      rw_problem_set_active(f->prob, 1, 1);
+      rw_vec_copy(w, v[on][4]);
+      CHECK(rw_stepper_adjoint_step(f->st, t, DT, y, NULL, v[on][4], &pq[on][2]));
       runs += on ? rw_grid_waves(f->g) - r0 : 0;
     }
     rw_grid_set_wave(f->g, 0);
-    int same = pq[0] == pq[1] && pq[0] != 0.25;
-    for (int k = 0; k < 3; k++)
+    int same = memcmp(pq[0], pq[1], sizeof pq[0]) == 0 && pq[0][0] != 0.0 && pq[0][1] == 0.0 &&
+               pq[0][2] != 0.0;
+    for (int k = 0; k < 5; k++)
       same = same && memcmp(rw_vec_data(v[0][k]), rw_vec_data(v[1][k]), rw_vec_bytes(y)) == 0;
     for (int i = 0; i < ns; i++)
       same = same && memcmp(rw_vec_data(sv[0][i]), rw_vec_data(sv[1][i]), rw_vec_bytes(y)) == 0;
-    int ok = same && (size > 1 || win == 0 || runs == 3);
+    int ok = same && (size > 1 || win == 0 || runs == 6);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, rw_context_comm(f->ctx));
     char what[96];
     snprintf(what, sizeof what, "RK step as one sweep (window %ld, %ld sweeps) vs stage by stage",
@@ -367,7 +378,7 @@ static void test_wave(bg_fx *f)
     report(what, ok ? 0.0 : 1.0, 0.0, ok);
   }
   for (int on = 0; on < 2; on++) {
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 5; k++)
       rw_vec_destroy(&v[on][k]);
     rw_vec_destroy_array(&sv[on], ns);
   }
