@@ -90,8 +90,8 @@ typedef struct {
  * (RW_SIMD_CLONES) so that the compiler vectorises it. Every node keeps bg_kernel's operations
  * in their order (the expressions below are the scalar form's, and a vector lane rounds as the
  * scalar does), so every width gives the same bits. The nu VJP's terms go to `terms`, which the
- * caller adds up in node order: the ordered sum of the scalar loop. The kernel ran as one scalar
- * loop with the mode switched per node: 64 % of `rewind-burgers -N 512`'s time. */
+ * caller adds up into the row's sum in node order. The kernel ran as one scalar loop with the
+ * mode switched per node: 64 % of `rewind-burgers -N 512`'s time. */
 #define BG_LAP(a, x, c)                                                                            \
   ((((a)[(x)-1] - 2.0 * (a)[x]) + (a)[(x) + 1]) * (c)->ihx2 +                                      \
    (((a)[(x) - (c)->gx] - 2.0 * (a)[x]) + (a)[(x) + (c)->gx]) * (c)->ihy2)
