@@ -344,8 +344,19 @@ static void test_wave(bg_fx *f)
   }
   rw_test_fill(f->g, y, 0.5, 0.5, 11);
   rw_test_fill(f->g, w, 0.0, 1.0, 12);
+  /* dJ/dnu starts at nearly minus what one stage-by-stage adjoint step adds to it, so that the
+   * result is mostly the rounding of the partial sums (of the rows, of the stages), which any
+   * other order of adding them changes (from 0 or 0.25, the four stage sums added in reverse
+   * gave the same bits) */
+  double start = 0.0;
+  rw_grid_set_wave(f->g, -1);
+  CHECK(rw_stepper_step(f->st, t, DT, y, v[0][1], sv[0], NULL));
+  rw_vec_copy(w, v[0][2]);
+  CHECK(rw_stepper_adjoint_step(f->st, t, DT, y, sv[0], v[0][2], &start));
+  rw_grid_set_wave(f->g, 0);
+  start *= -(1.0 - 0x1p-20);
   for (long win = 0; win <= 3; win++) {
-    double pq[2][3] = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}}; /* a sum from 0: every term in it */
+    double pq[2][3] = {{start, start, start}, {start, start, start}};
     long runs = 0;
     for (int on = 0; on < 2; on++) {
       rw_grid_set_wave(f->g, on ? win : -1);
@@ -364,8 +375,8 @@ static void test_wave(bg_fx *f)
       runs += on ? rw_grid_waves(f->g) - r0 : 0;
     }
     rw_grid_set_wave(f->g, 0);
-    int same = memcmp(pq[0], pq[1], sizeof pq[0]) == 0 && pq[0][0] != 0.0 && pq[0][1] == 0.0 &&
-               pq[0][2] != 0.0;
+    int same = memcmp(pq[0], pq[1], sizeof pq[0]) == 0 && pq[0][0] != start && pq[0][1] == start &&
+               pq[0][2] != start;
     for (int k = 0; k < 5; k++)
       same = same && memcmp(rw_vec_data(v[0][k]), rw_vec_data(v[1][k]), rw_vec_bytes(y)) == 0;
     for (int i = 0; i < ns; i++)
