@@ -457,6 +457,16 @@ static int rw_grid_dev_bc(rw_grid g, int d, int s, double *gv, int adjoint)
   return 0;
 }
 
+/* gv's owned part row by row from fill (rw_grid_apply_fill). */
+static void rw_grid_fill_owned(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv)
+{
+  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
+  size_t row = (size_t)g->count[0] * (size_t)nc, o = 0;
+  for (long k = 0; k < g->count[2]; k++)
+    for (long j = 0; j < g->count[1]; j++, o += row)
+      fill(fctx, o, gv + rw_grid_gidx(g->gn, G, dim, 0, j, k, nc, 0), row);
+}
+
 static void rw_grid_copy_owned(rw_grid g, const double *v, double *gv, int add_to_v)
 {
   const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
@@ -852,8 +862,10 @@ static void rw_grid_interior(rw_grid g, long ilo[3], long ihi[3])
   }
 }
 
+/* fill (rw_grid_apply_fill), else the combination (c), else X[0] copied. */
 static int rw_grid_apply_impl(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
-                              double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
+                              rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
+                              rw_grid_kernel_fn kernel, void *kctx)
 {
   const int G = g->cfg.ghost, dim = g->cfg.dim;
   double *o = rw_vec_data(out);
@@ -861,10 +873,15 @@ static int rw_grid_apply_impl(rw_grid g, int n, const double *c, N_Vector *X, N_
   int overlap = 1;
   for (int d = 0; d < dim; d++)
     overlap = overlap && g->count[d] > 2 * G;
-  if (c)
+  if (fill) {
+    g->on_dev = 0;
+    rw_grid_fill_owned(g, fill, fctx, gv);
+    RW_CALL(rw_grid_post(g, gv));
+  } else if (c) {
     RW_CALL(rw_grid_exchange_begin_comb(g, n, c, X, gv, keep));
-  else
+  } else {
     RW_CALL(rw_grid_exchange_begin(g, X[0], gv));
+  }
   if (!overlap) {
     RW_CALL(rw_grid_exchange_end(g, gv));
     kernel(kctx, g, gv, o, all_lo, all_hi);
@@ -882,14 +899,23 @@ static int rw_grid_apply_impl(rw_grid g, int n, const double *c, N_Vector *X, N_
 int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kernel_fn kernel,
                   void *kctx)
 {
-  RW_CALL(rw_grid_apply_impl(g, 1, NULL, &v, NULL, gv, out, kernel, kctx));
+  RW_CALL(rw_grid_apply_impl(g, 1, NULL, &v, NULL, NULL, NULL, gv, out, kernel, kctx));
+  return 0;
+}
+
+int rw_grid_apply_fill(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
+                       rw_grid_kernel_fn kernel, void *kctx)
+{
+  RW_CHECK(fill && !rw_vec_device(out), RW_ERR_ARG,
+           "rw_grid_apply_fill: needs a fill function and a CPU output vector");
+  RW_CALL(rw_grid_apply_impl(g, 1, NULL, NULL, NULL, fill, fctx, gv, out, kernel, kctx));
   return 0;
 }
 
 int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep, double *gv,
                        N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
 {
-  RW_CALL(rw_grid_apply_impl(g, n, c, X, keep, gv, out, kernel, kctx));
+  RW_CALL(rw_grid_apply_impl(g, n, c, X, keep, NULL, NULL, gv, out, kernel, kctx));
   return 0;
 }
 

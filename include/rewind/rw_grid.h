@@ -119,6 +119,16 @@ typedef void (*rw_grid_kernel_fn)(void *kctx, rw_grid g, const double *gv, doubl
 int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kernel_fn kernel,
                   void *kctx);
 
+/* rw_grid_apply with gv's owned values written by `fill` instead of copied from a vector, so
+ * that a problem whose stencil reads a function of its state (one component of interleaved
+ * pairs, a product with a field) writes that function straight into the ghosted array, with no
+ * owned vector of its own written and read again: fill(fctx, o, row, len) writes the len values
+ * of the owned row that starts at entry o of the owned layout (ncomp entries a node) into row.
+ * CPU vectors only (`out` must not be on a device). Collective. */
+typedef void (*rw_grid_fill_fn)(void *fctx, size_t o, double *row, size_t len);
+int rw_grid_apply_fill(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
+                       rw_grid_kernel_fn kernel, void *kctx);
+
 /* rw_grid_apply on the combination sum_j c[j] X[j] (rw_grid_exchange_begin_comb; `keep` may
  * be NULL). */
 int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep, double *gv,

@@ -36,7 +36,7 @@ typedef struct {
   double t0, dt;
   long nsteps;
   double *traces; /* [nrec][nsteps + 1] */
-  N_Vector U;     /* scalar work field */
+  N_Vector U;     /* scalar work field (on a device only) */
   double *gU;     /* its ghosted copy */
   /* on a device (rw_device.h): gU is device memory, the loops device bodies
    * (rw_dev_bodies.h); sources and receivers are read and written an entry at a time */
@@ -180,15 +180,40 @@ static void wave_kernel(void *kc, rw_grid g, const double *gv, double *out, cons
   }
 }
 
-/* U = the first component of the state v. */
-static int wave_first_component(rw_wave *w, N_Vector v)
+/* The Laplacian's input written straight into the ghosted array's rows (rw_grid_apply_fill) on
+ * the CPU: u = the first component of the interleaved state x, or c^2 times it (the state
+ * VJP's). Extracting it into U first and copying U into the ghosted array made two passes of
+ * their own (memmove 18 % of `rewind-wave -nx 801 -ny 801`). The same values, so the same bits
+ * as through U. */
+typedef struct {
+  const double *x, *c; /* c NULL: u itself */
+} wave_fill_ctx;
+
+static void wave_fill(void *fctx, size_t o, double *restrict row, size_t len)
 {
-  const double *x = rw_vec_data(v);
-  double *u = rw_vec_data(w->U);
-  if (w->dev) return wave_dev(w, RW_WAVE_FIRST, NULL, NULL, NULL, x, u, NULL, NULL);
-  sunindextype nn = rw_vec_local_length(w->U);
-  for (sunindextype m = 0; m < nn; m++)
-    u[m] = x[2 * m];
+  const wave_fill_ctx *f = fctx;
+  const double *restrict x = f->x + 2 * o, *restrict c = f->c ? f->c + o : NULL;
+  if (c)
+    for (size_t m = 0; m < len; m++)
+      row[m] = (c[m] * c[m]) * x[2 * m];
+  else
+    for (size_t m = 0; m < len; m++)
+      row[m] = x[2 * m];
+}
+
+/* out = the wave kernel on u of the state v (c2: on c^2 u); on a device through U (u or
+ * c^2 u formed there by the device bodies). */
+static int wave_apply_u(rw_wave *w, N_Vector v, const double *c2, N_Vector out, wave_kctx *k)
+{
+  if (!w->dev) {
+    wave_fill_ctx f = {rw_vec_data(v), c2};
+    RW_CALL(rw_grid_apply_fill(w->gf, wave_fill, &f, w->gU, out, wave_kernel, k));
+    return 0;
+  }
+  RW_CALL(wave_dev(w, c2 ? RW_WAVE_C2X : RW_WAVE_FIRST, NULL, c2, NULL, rw_vec_data(v),
+                   rw_vec_data(w->U), NULL, NULL));
+  RW_CALL(rw_grid_apply(w->gf, w->U, w->gU, out, wave_kernel, k));
+  RW_CALL(wave_dev_error(w));
   return 0;
 }
 
@@ -203,9 +228,7 @@ static int wave_rhs(void *content, double t, N_Vector y, const double *p, N_Vect
 {
   rw_wave *w = content;
   wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL};
-  RW_CALL(wave_first_component(w, y));
-  RW_CALL(rw_grid_apply(w->gf, w->U, w->gU, f, wave_kernel, &k));
-  RW_CALL(wave_dev_error(w));
+  RW_CALL(wave_apply_u(w, y, NULL, f, &k));
   double *fo = rw_vec_data(f), s = p[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy);
   for (int q = 0; q < w->nsrc; q++)
     if (w->src_loc[q] >= 0) RW_CALL(wave_add_entry(w, fo, 2 * w->src_loc[q], s));
@@ -217,15 +240,8 @@ static int wave_vjp_y(void *content, double t, N_Vector y, const double *p, N_Ve
 {
   (void)t, (void)y, (void)p;
   rw_wave *w = content;
-  const double *c = rw_vec_data(rw_problem_field(w->prob)), *x = rw_vec_data(wv);
-  double *z = rw_vec_data(w->U);
-  sunindextype nn = rw_vec_local_length(w->U);
-  if (w->dev) RW_CALL(wave_dev(w, RW_WAVE_C2X, NULL, c, NULL, x, z, NULL, NULL));
-  for (sunindextype m = 0; !w->dev && m < nn; m++)
-    z[m] = (c[m] * c[m]) * x[2 * m];
   wave_kctx k = {w, WAVE_ADD, NULL, NULL};
-  RW_CALL(rw_grid_apply(w->gf, w->U, w->gU, out, wave_kernel, &k));
-  RW_CALL(wave_dev_error(w));
+  RW_CALL(wave_apply_u(w, wv, rw_vec_data(rw_problem_field(w->prob)), out, &k));
   return 0;
 }
 
@@ -251,9 +267,7 @@ static int wave_vjp_field(void *content, double t, N_Vector y, const double *p, 
   (void)t, (void)p;
   rw_wave *w = content;
   wave_kctx k = {w, WAVE_FIELD, rw_vec_data(field), rw_vec_data(wv)};
-  RW_CALL(wave_first_component(w, y));
-  RW_CALL(rw_grid_apply(w->gf, w->U, w->gU, out, wave_kernel, &k));
-  RW_CALL(wave_dev_error(w));
+  RW_CALL(wave_apply_u(w, y, NULL, out, &k));
   return 0;
 }
 
@@ -263,9 +277,7 @@ static int wave_jvp(void *content, double t, N_Vector y, const double *p, N_Vect
   (void)y, (void)p;
   rw_wave *w = content;
   wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL};
-  RW_CALL(wave_first_component(w, v));
-  RW_CALL(rw_grid_apply(w->gf, w->U, w->gU, out, wave_kernel, &k));
-  RW_CALL(wave_dev_error(w));
+  RW_CALL(wave_apply_u(w, v, NULL, out, &k));
   if (dp) {
     double *o = rw_vec_data(out), s = dp[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy);
     for (int q = 0; q < w->nsrc; q++)
@@ -422,9 +434,9 @@ int rw_wave_problem_create(rw_context ctx, const rw_wave_config *cfg, rw_problem
     RW_TRY(wave_node(cfg, w, "receiver", k, cfg->rec + 2 * k, w->rec_ij + 2 * k, &w->rec_loc[k]));
   RW_TRY(rw_calloc((size_t)w->nrec * (size_t)(w->nsteps + 1), sizeof(double), "receiver traces",
                    &w->traces));
-  RW_TRY(rw_grid_new_field(w->gf, &w->U));
   w->glen = rw_grid_ghosted_length(w->gf);
   w->dev = rw_context_device(ctx);
+  if (w->dev) RW_TRY(rw_grid_new_field(w->gf, &w->U)); /* the CPU fills gU directly */
   if (w->dev)
     RW_TRY(rw_device_alloc(w->dev, w->glen * sizeof(double), &w->gU));
   else
