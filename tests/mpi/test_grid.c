@@ -106,6 +106,23 @@ static void lap(void *kc, rw_grid g, const double *gv, double *out, const long l
         }
 }
 
+/* rw_grid_apply_fill's test map: a function of the value and of its owned index, so that a row
+ * filled from the wrong place shows. */
+static double fill_map(double v, size_t i) { return 3.0 * v - 0.25 * (double)(i % 7); }
+
+typedef struct {
+  const double *x;
+  size_t filled; /* values written so far */
+} fill_ctx;
+
+static void fill_rows(void *fctx, size_t o, double *row, size_t len)
+{
+  fill_ctx *f = fctx;
+  for (size_t m = 0; m < len; m++)
+    row[m] = fill_map(f->x[o + m], o + m);
+  f->filled += len;
+}
+
 /* The side kernel of the wave's extras test: at every node of the box, per component,
  * acc = 0.75 acc + K + Y - Y G below along dimension 0 + Y G above along 1 (+ Y G below and
  * above along 2 in 3-D): the stages' order at a node, each node once per stage, and Y's
@@ -456,6 +473,34 @@ static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
   long zlo[3] = {0, 0, 0};
   lap(&lc, g, gv, rw_vec_data(z), zlo, cnt);
   int same = memcmp(rw_vec_data(y), rw_vec_data(z), rw_vec_bytes(y)) == 0;
+  /* 3b. apply with the owned values written by a fill function (rw_grid_apply_fill: a map of
+   * x, every node's own value, written row by row) == apply on a vector that holds them: out
+   * and the whole ghosted array bit for bit; the fill's rows must tile the owned layout */
+  {
+    N_Vector fx, o2;
+    double *gf = calloc(glen, sizeof(double));
+    CHECK(rw_grid_new_field(g, &fx));
+    CHECK(rw_grid_new_field(g, &o2));
+    const double *xo = rw_vec_data(x);
+    for (sunindextype i = 0; i < rw_vec_local_length(fx); i++)
+      rw_vec_data(fx)[i] = fill_map(xo[i], (size_t)i);
+    CHECK(rw_grid_apply(g, fx, gf, z, lap, &lc));
+    fill_ctx fc = {xo, 0};
+    N_VConst(-7.0, o2);
+    CHECK(rw_grid_apply_fill(g, fill_rows, &fc, gv, o2, lap, &lc));
+    const size_t ln = (size_t)rw_vec_local_length(fx);
+    int eq = memcmp(rw_vec_data(o2), rw_vec_data(z), rw_vec_bytes(z)) == 0 &&
+             memcmp(gv, gf, glen * sizeof(double)) == 0 && fc.filled == ln;
+    if (!eq) {
+      printf("rank %d: %dD ncomp %d ghost %d: apply_fill differs from apply on the filled "
+             "vector (%zu of %zu owned values filled)\n",
+             rank, dim, nc, G, fc.filled, ln);
+      same = 0;
+    }
+    free(gf);
+    rw_vec_destroy(&fx);
+    rw_vec_destroy(&o2);
+  }
   /* 4. apply on a combination (a stage) == the combination formed as a vector, exchanged,
    * then the kernel on everything: out, keep and the whole ghosted array bit for bit */
   {
