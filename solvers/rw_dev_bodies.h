@@ -735,8 +735,7 @@ static inline RW_HD void rw_body_ens_run(const rw_body_ens *b, long e)
 
 enum {
   RW_LF_UPDATE,  /* o = (2 u - v + incr(h^2 a), u), |u^{n+1}| into big */
-  RW_LF_ADJ_WC,  /* wc = (h^2 l_u, 0) */
-  RW_LF_ADJ_L,   /* l = ((2 l_u + l_v) + g_u, -l_u + g_v) */
+  RW_LF_ADJ,     /* wc = (h^2 l_u, 0), l = (2 l_u + l_v, -l_u): the VJP then adds g to l */
   RW_LF_SWAP,    /* z = (y_v, y_u) */
   RW_LF_REVERSE, /* o = (y_v, (2 y_v - y_u) + incr(h^2 a)) */
   RW_LF_ROUND    /* entry i: o_i rounded to the fixed-point grid */
@@ -745,7 +744,7 @@ enum {
 typedef struct {
   int mode;
   double h2, scale, inv; /* scale 0: plain leapfrog */
-  const double *y, *a, *g;
+  const double *y, *a;
   double *o, *big, *l, *wc, *z;
 } rw_body_lf;
 
@@ -768,14 +767,12 @@ static inline RW_HD void rw_body_lf_run(const rw_body_lf *p, long i)
     if (p->big) p->big[i] = fabs(un);
     break;
   }
-  case RW_LF_ADJ_WC:
-    p->wc[2 * i] = p->h2 * p->l[2 * i];
-    p->wc[2 * i + 1] = 0.0;
-    break;
-  case RW_LF_ADJ_L: {
+  case RW_LF_ADJ: {
     const double lu = p->l[2 * i], lv = p->l[2 * i + 1];
-    p->l[2 * i] = (2.0 * lu + lv) + p->g[2 * i];
-    p->l[2 * i + 1] = -lu + p->g[2 * i + 1];
+    p->wc[2 * i] = p->h2 * lu;
+    p->wc[2 * i + 1] = 0.0;
+    p->l[2 * i] = 2.0 * lu + lv;
+    p->l[2 * i + 1] = -lu;
     break;
   }
   case RW_LF_SWAP:
