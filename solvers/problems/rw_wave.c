@@ -189,16 +189,26 @@ typedef struct {
   const double *x, *c; /* c NULL: u itself */
 } wave_fill_ctx;
 
+RW_SIMD_CLONES static void wave_fill_u(const double *restrict x, double *restrict row, long len)
+{
+  for (long m = 0; m < len; m++)
+    row[m] = x[2 * m];
+}
+
+RW_SIMD_CLONES static void wave_fill_c2(const double *restrict x, const double *restrict c,
+                                        double *restrict row, long len)
+{
+  for (long m = 0; m < len; m++)
+    row[m] = (c[m] * c[m]) * x[2 * m];
+}
+
 static void wave_fill(void *fctx, size_t o, double *restrict row, size_t len)
 {
   const wave_fill_ctx *f = fctx;
-  const double *restrict x = f->x + 2 * o, *restrict c = f->c ? f->c + o : NULL;
-  if (c)
-    for (size_t m = 0; m < len; m++)
-      row[m] = (c[m] * c[m]) * x[2 * m];
+  if (f->c)
+    wave_fill_c2(f->x + 2 * o, f->c + o, row, (long)len);
   else
-    for (size_t m = 0; m < len; m++)
-      row[m] = x[2 * m];
+    wave_fill_u(f->x + 2 * o, row, (long)len);
 }
 
 /* out = the wave kernel on u of the state v (c2: on c^2 u); on a device through U (u or
