@@ -26,6 +26,7 @@
 #include "rewind/rw_kernels.h"
 #include "rewind/rw_rng.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,6 +67,7 @@ typedef struct {
   double *urow_mem; /* urow and brow's block */
   double *urow;     /* the adjoint's copy of a stored row between two ghosts (urow + 1 aligned) */
   double *brow;     /* a row of the boundary value (aligned) */
+  double *yq, *yb;  /* the adjoint wave's y faces of the last row (heat_adj_vec; aligned) */
   long nt;          /* data: nt times, values[n * ns + s] */
   double *dtimes, *dvals;
   int recording;
@@ -870,13 +872,22 @@ heat_adj_node(const double *restrict gk, const double *restrict gw, const double
  * from g = +0, which gives +0 either way; so f and g keep heat_adj_node's bits. The low face of
  * the row's first node comes from its ghosts; the vector of low faces is the vector of high
  * faces moved up one lane, the last lane of the previous one moved in. */
+/* The y faces the same way, through two row buffers (shy; heat_row_vec_y's scheme): node i's
+ * high y face Q1 = (k_i + k_{i+s}) (w_{i+s} - w_i) and B1 = (w_{i+s} - w_i) (u_{i+s} - u_i) go
+ * to fq and fb, where the next row (one layer up along y) reads them as its low faces: its
+ * B-term (w_{i-s} - w_i) (u_{i-s} - u_i) is the previous row's B1 bit for bit (both factors
+ * negated), its f-term (k_i + k_{i-s}) (w_{i-s} - w_i) is -Q1 but for the sign of a zero, which
+ * changes the y sum only when that sum is zero, a zero then added to an f that holds no -0 after
+ * its x term (as above): the same bits. Without shy the low faces are formed from the rows (the
+ * first row of a run); the high faces are stored either way. */
 _Static_assert(HEAT_LANES == HEAT_VW, "heat_adj_vec's vectors are the lane sets");
 static inline __attribute__((always_inline)) long
 heat_adj_vec(const double *restrict gk, const double *restrict gw, const double *restrict uc,
              const double *restrict um1, const double *restrict up1, const double *restrict um2,
              const double *restrict up2, const double *restrict sh, double *restrict acc,
-             double *restrict out, double *restrict fo, long m, const size_t sd[3],
-             const double c[3], const int three, const int ws)
+             double *restrict out, double *restrict fo, double *restrict fq, double *restrict fb,
+             long m, const size_t sd[3], const double c[3], const int three, const int ws,
+             const int shy)
 {
   const size_t s1 = sd[1], s2 = sd[2];
   const double c0 = c[0], c1 = c[1], c2 = c[2];
@@ -892,12 +903,24 @@ heat_adj_vec(const double *restrict gk, const double *restrict gw, const double 
     const heat_v dp0 = HEAT_LD(gw + i + 1) - wi;
     const heat_v q = (ki + HEAT_LD(gk + i + 1)) * dp0, bb = dp0 * (HEAT_LD(uc + i + 1) - ui);
     const heat_v qm = HEAT_UP(qp, q), am = HEAT_UP(bp, bb);
-    const heat_v dm1 = HEAT_LD(gw + i - s1) - wi, dp1 = HEAT_LD(gw + i + s1) - wi;
+    const heat_v dp1 = HEAT_LD(gw + i + s1) - wi;
+    const heat_v q1 = (ki + HEAT_LD(gk + i + s1)) * dp1, b1 = dp1 * (HEAT_LD(up1 + i) - ui);
     heat_v fi = (heat_v){0}, g = (heat_v){0};
     fi += c0 * (q - qm);
-    fi += c1 * ((ki + HEAT_LD(gk + i - s1)) * dm1 + (ki + HEAT_LD(gk + i + s1)) * dp1);
+    if (shy) {
+      fi += c1 * (q1 - HEAT_LD(fq + i));
+    } else {
+      const heat_v dm1 = HEAT_LD(gw + i - s1) - wi;
+      fi += c1 * ((ki + HEAT_LD(gk + i - s1)) * dm1 + q1);
+    }
     g -= c0 * (am + bb);
-    g -= c1 * (dm1 * (HEAT_LD(um1 + i) - ui) + dp1 * (HEAT_LD(up1 + i) - ui));
+    if (shy) {
+      g -= c1 * (HEAT_LD(fb + i) + b1);
+    } else {
+      const heat_v dm1 = HEAT_LD(gw + i - s1) - wi;
+      g -= c1 * (dm1 * (HEAT_LD(um1 + i) - ui) + b1);
+    }
+    *(heat_vu *)(fq + i) = q1, *(heat_vu *)(fb + i) = b1;
     if (three) {
       const heat_v dm2 = HEAT_LD(gw + i - s2) - wi, dp2 = HEAT_LD(gw + i + s2) - wi;
       fi += c2 * ((ki + HEAT_LD(gk + i - s2)) * dm2 + (ki + HEAT_LD(gk + i + s2)) * dp2);
@@ -920,14 +943,15 @@ static inline __attribute__((always_inline)) void
 heat_adj_body(const double *restrict gk, const double *restrict gw, const double *restrict uc,
               const double *restrict um1, const double *restrict up1, const double *restrict um2,
               const double *restrict up2, const double *restrict sh, double *restrict lanes,
-              double *restrict out, double *restrict fo, long m, const size_t sd[3],
-              const double c[3], const int three, const int ws)
+              double *restrict out, double *restrict fo, double *restrict fq, double *restrict fb,
+              long m, const size_t sd[3], const double c[3], const int three, const int ws,
+              const int shy)
 {
   double acc[HEAT_LANES];
   for (int l = 0; ws && l < HEAT_LANES; l++)
     acc[l] = lanes[l];
-  const long b =
-      heat_adj_vec(gk, gw, uc, um1, up1, um2, up2, sh, acc, out, fo, m, sd, c, three, ws);
+  const long b = heat_adj_vec(gk, gw, uc, um1, up1, um2, up2, sh, acc, out, fo, fq, fb, m, sd, c,
+                              three, ws, shy);
   if (!ws) {
     for (long i = b; i < m; i++)
       heat_adj_node(gk, gw, uc, um1, up1, um2, up2, out, fo, i, sd, c, three);
@@ -941,24 +965,28 @@ heat_adj_body(const double *restrict gk, const double *restrict gw, const double
     lanes[l] = acc[l];
 }
 
-/* One row (three: 3-D), the variants chosen once per row. */
-RW_SIMD_CLONES static void heat_adj_row(const double *restrict gk, const double *restrict gw,
-                                        const double *restrict uc, const double *restrict um1,
-                                        const double *restrict up1, const double *restrict um2,
-                                        const double *restrict up2, const double *restrict sh,
-                                        double *restrict lanes, double *restrict out,
-                                        double *restrict fo, long m, const size_t sd[3],
-                                        const double c[3], int three)
+/* One row (three: 3-D; shy: the low y faces from fq and fb, the previous row's high ones), the
+ * variants chosen once per row. */
+#define HEAT_ADJ_BODY(three, ws, shy)                                                              \
+  heat_adj_body(gk, gw, uc, um1, up1, (three) ? um2 : NULL, (three) ? up2 : NULL,                  \
+                (ws) ? sh : NULL, (ws) ? lanes : NULL, out, fo, fq, fb, m, sd, c, three, ws, shy)
+RW_SIMD_CLONES static void
+heat_adj_row(const double *restrict gk, const double *restrict gw, const double *restrict uc,
+             const double *restrict um1, const double *restrict up1, const double *restrict um2,
+             const double *restrict up2, const double *restrict sh, double *restrict lanes,
+             double *restrict out, double *restrict fo, double *restrict fq, double *restrict fb,
+             long m, const size_t sd[3], const double c[3], int three, int shy)
 {
   if (three && lanes)
-    heat_adj_body(gk, gw, uc, um1, up1, um2, up2, sh, lanes, out, fo, m, sd, c, 1, 1);
+    shy ? HEAT_ADJ_BODY(1, 1, 1) : HEAT_ADJ_BODY(1, 1, 0);
   else if (three)
-    heat_adj_body(gk, gw, uc, um1, up1, um2, up2, NULL, NULL, out, fo, m, sd, c, 1, 0);
+    shy ? HEAT_ADJ_BODY(1, 0, 1) : HEAT_ADJ_BODY(1, 0, 0);
   else if (lanes)
-    heat_adj_body(gk, gw, uc, um1, up1, NULL, NULL, sh, lanes, out, fo, m, sd, c, 0, 1);
+    shy ? HEAT_ADJ_BODY(0, 1, 1) : HEAT_ADJ_BODY(0, 1, 0);
   else
-    heat_adj_body(gk, gw, uc, um1, up1, NULL, NULL, NULL, NULL, out, fo, m, sd, c, 0, 0);
+    shy ? HEAT_ADJ_BODY(0, 0, 1) : HEAT_ADJ_BODY(0, 0, 0);
 }
+#undef HEAT_ADJ_BODY
 
 /* vjp_comb and the conductivity's VJP in one sweep (every kind of side): w's halo
  * copy is the one vjp_comb forms (zero ghosts on a Dirichlet side), u's is exchanged meanwhile
@@ -1253,6 +1281,7 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
   const double *sh = rw_vec_data(H->shape);
   long j0 = 0, j1 = n1; /* 3-D: the tile's own rows (in 2-D j is the layer) */
   if (D == 3) rw_grid_wave_tile(g, &j0, &j1);
+  long pj = LONG_MIN, pk = LONG_MIN; /* the last row through heat_adj_row: its y faces kept */
   for (long k = lo[2]; k < hi[2]; k++)
     for (long j = lo[1]; j < hi[1]; j++) {
       long jb, kb;
@@ -1282,8 +1311,10 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
         u[3] = kb > 0 ? y - nl : heat_u_row(H, a, g, v0, jb, kb, 2, -1);
         u[4] = kb < N - 1 ? y + nl : heat_u_row(H, a, g, v0, jb, kb, 2, 1);
       }
+      const int shy = pj == j - 1 && pk == k;
       heat_adj_row(gk + x, gw + x, u[0], u[1], u[2], u[3], u[4], sh + ob, lanes, out + o,
-                   a->fo + ob, n0, H->sd, H->c, D == 3);
+                   a->fo + ob, H->yq, H->yb, n0, H->sd, H->c, D == 3, shy);
+      pj = j, pk = k;
       heat_adj_row_faces(H, gw + x, u, a->fo + ob, jb, kb);
     }
   if (H->neumann) heat_neumann_box(H, g, gk, gw, out, lo, hi);
@@ -1678,11 +1709,12 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
                    &H->lanes));
   { /* rw_calloc's blocks start on a cache line: so do urow + 1 and brow */
     const size_t brow_at = ((size_t)H->cnt[0] + 2 + 7 + 7) / 8 * 8,
-                 len = brow_at + (size_t)H->cnt[0];
+                 rl = ((size_t)H->cnt[0] + 7) / 8 * 8, len = brow_at + 3 * rl;
     RW_TRY(rw_calloc(len, sizeof(double), "heat adjoint rows", &H->urow_mem));
-    for (size_t i = 0; i < len; i++)
+    for (size_t i = 0; i < brow_at + rl; i++)
       H->urow_mem[i] = H->ub;
     H->urow = H->urow_mem + 7, H->brow = H->urow_mem + brow_at;
+    H->yq = H->brow + rl, H->yb = H->yq + rl;
   }
   RW_TRY(rw_grid_new_field(H->ug, &H->shape));
   H->neumann = cfg->bc == RW_BC_NEUMANN;
