@@ -504,6 +504,20 @@ static void rw_grid_comb_box(rw_grid g, int n, const double *c, N_Vector *X, dou
     }
 }
 
+/* The box's rows from fill (rw_grid_apply_fill) instead of a combination. */
+static void rw_grid_fill_box(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv,
+                             const long lo[3], const long hi[3])
+{
+  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
+  const size_t row = (size_t)(hi[0] - lo[0]) * (size_t)nc;
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++) {
+      size_t gx = rw_grid_gidx(g->gn, G, dim, lo[0], j, k, nc, 0);
+      size_t o = (size_t)((k * g->count[1] + j) * g->count[0] + lo[0]) * (size_t)nc;
+      fill(fctx, o, gv + gx, row);
+    }
+}
+
 static void rw_grid_comb_owned(rw_grid g, int n, const double *c, N_Vector *X, double *gv,
                                double *keep)
 {
@@ -912,6 +926,20 @@ int rw_grid_apply_fill(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv, 
   return 0;
 }
 
+static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
+                                rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
+                                rw_grid_kernel_fn kernel, void *kctx, int *done);
+
+int rw_grid_apply_fill_fused(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv,
+                             N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
+{
+  RW_CHECK(fill && !rw_vec_device(out), RW_ERR_ARG,
+           "rw_grid_apply_fill_fused: needs a fill function and a CPU output vector");
+  int done = 0;
+  RW_CALL(rw_grid_apply_window(g, 1, NULL, NULL, NULL, fill, fctx, gv, out, kernel, kctx, &done));
+  return done ? 0 : rw_grid_apply_fill(g, fill, fctx, gv, out, kernel, kctx);
+}
+
 int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep, double *gv,
                        N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
 {
@@ -1044,14 +1072,14 @@ static int rw_grid_window_alloc(rw_grid g, long W)
 /* rw_grid_apply_comb_fused on CPU vectors (above); *done = 0 when the block or the layers do
  * not suit it (the caller runs rw_grid_apply_comb). */
 static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
-                                double *gv, N_Vector out, rw_grid_kernel_fn kernel, void *kctx,
-                                int *done)
+                                rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
+                                rw_grid_kernel_fn kernel, void *kctx, int *done)
 {
   const int G = g->cfg.ghost, dim = g->cfg.dim, D = dim - 1;
   const size_t L = rw_grid_layer_len(g);
   const long W = rw_grid_window_layers(g);
   *done = 0;
-  if (!(W > 0 && c != NULL && n >= 1 && n <= RW_LINCOMB_MAX)) return 0;
+  if (!(W > 0 && (fill || (c != NULL && n >= 1 && n <= RW_LINCOMB_MAX)))) return 0;
   RW_CALL(rw_grid_window_alloc(g, W));
   double *kp = keep ? rw_vec_data(keep) : NULL, *o = rw_vec_data(out), *buf = g->win;
   /* the shell: slabs 2G thick at both ends of D and of every dimension with messages */
@@ -1061,7 +1089,10 @@ static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, 
       long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
       lo[d] = s == 0 ? 0 : g->count[d] - 2 * G;
       hi[d] = s == 0 ? 2 * G : g->count[d];
-      rw_grid_comb_box(g, n, c, X, gv, kp, lo, hi);
+      if (fill)
+        rw_grid_fill_box(g, fill, fctx, gv, lo, hi);
+      else
+        rw_grid_comb_box(g, n, c, X, gv, kp, lo, hi);
     }
   }
   g->on_dev = 0;
@@ -1085,7 +1116,10 @@ static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, 
       }
       long lo[3] = {0, 0, 0}, hi[3] = {g->count[0], g->count[1], g->count[2]};
       lo[D] = l, hi[D] = l + 1;
-      rw_grid_comb_box(g, n, c, X, gw, kp, lo, hi);
+      if (fill)
+        rw_grid_fill_box(g, fill, fctx, gw, lo, hi);
+      else
+        rw_grid_comb_box(g, n, c, X, gw, kp, lo, hi);
       rw_grid_layer_ghosts(g, gw, l, 0, 0, g->count[1]);
     }
     have1 = b + G;
@@ -1112,7 +1146,7 @@ int rw_grid_apply_comb_fused(rw_grid g, int n, const double *c, N_Vector *X, N_V
   rw_device dev = rw_vec_device(X[0]);
   if (!dev) {
     int done = 0;
-    RW_CALL(rw_grid_apply_window(g, n, c, X, keep, gv, out, kernel, kctx, &done));
+    RW_CALL(rw_grid_apply_window(g, n, c, X, keep, NULL, NULL, gv, out, kernel, kctx, &done));
     return done ? 0 : rw_grid_apply_comb(g, n, c, X, keep, gv, out, kernel, kctx);
   }
   int ok = c != NULL && n >= 1 && n <= RW_FUSE_MAX;

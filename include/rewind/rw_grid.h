@@ -128,6 +128,14 @@ int rw_grid_apply(rw_grid g, N_Vector v, double *gv, N_Vector out, rw_grid_kerne
 typedef void (*rw_grid_fill_fn)(void *fctx, size_t o, double *row, size_t len);
 int rw_grid_apply_fill(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
                        rw_grid_kernel_fn kernel, void *kctx);
+/* The same in one pass over memory, as rw_grid_apply_comb_fused on CPU vectors: fill writes
+ * only the owned shell into gv, and the interior's layers window by window into a small buffer
+ * just before the kernel reads them (the kernel then gets gv shifted into that buffer). Every
+ * row is filled once, before the kernel of any node that reads it: a kernel may overwrite
+ * what fill reads at its own nodes (an update in place). The same bits as rw_grid_apply_fill,
+ * to which it falls back where the windows do not apply (rw_grid_apply_comb_fused's rules). */
+int rw_grid_apply_fill_fused(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv,
+                             N_Vector out, rw_grid_kernel_fn kernel, void *kctx);
 
 /* rw_grid_apply on the combination sum_j c[j] X[j] (rw_grid_exchange_begin_comb; `keep` may
  * be NULL). */

@@ -38,6 +38,7 @@ typedef struct {
   double *traces; /* [nrec][nsteps + 1] */
   N_Vector U;     /* scalar work field (on a device only) */
   double *gU;     /* its ghosted copy */
+  double *arow;   /* a row of the acceleration (wave_leapfrog_step) */
   /* on a device (rw_device.h): gU is device memory, the loops device bodies
    * (rw_dev_bodies.h); sources and receivers are read and written an entry at a time */
   rw_device dev;
@@ -45,13 +46,14 @@ typedef struct {
   size_t glen; /* gU's length */
 } rw_wave;
 
-typedef enum { WAVE_SET, WAVE_ADD, WAVE_FIELD } wave_mode;
+typedef enum { WAVE_SET, WAVE_ADD, WAVE_FIELD, WAVE_LF } wave_mode;
 
 typedef struct {
   const rw_wave *w;
   wave_mode mode;
-  const double *c;  /* field (WAVE_SET, WAVE_FIELD) */
-  const double *wv; /* cotangent (WAVE_FIELD) */
+  const double *c;  /* field (WAVE_SET, WAVE_FIELD, WAVE_LF) */
+  const double *wv; /* cotangent (WAVE_FIELD); WAVE_LF: the state y_n */
+  double h2, s;     /* WAVE_LF: the step's h^2 and the sources' value */
 } wave_kctx;
 
 /* A wave device body: over the box [lo, hi) for the Laplacian's modes, over every owned node
@@ -141,11 +143,44 @@ RW_SIMD_CLONES static void wave_row_field(const double *restrict gv, const doubl
     out[i] += 2.0 * c[i] * WAVE_LAP(gv, i, gx, ax, ay) * wv[2 * i];
 }
 
+/* The leapfrog step's rows (wave_leapfrog_step): the acceleration a = c^2 L into a row of its
+ * own (wave_row_set's expression), then the update of rw_leapfrog.c's plain loop,
+ * o = ((2 u - v) + h2 a, u), in place or not (each node's pair read before it is written). */
+RW_SIMD_CLONES static void wave_row_acc(const double *restrict gv, const double *restrict c,
+                                        double *restrict a, long m, ptrdiff_t gx, double ax,
+                                        double ay)
+{
+  for (long i = 0; i < m; i++)
+    a[i] = (c[i] * c[i]) * WAVE_LAP(gv, i, gx, ax, ay);
+}
+
+RW_SIMD_CLONES static void wave_row_lf(const double *y, const double *restrict a, double *o,
+                                       double h2, long m)
+{
+  if (o == y) {
+    for (long i = 0; i < m; i++) {
+      const double u = o[2 * i], v = o[2 * i + 1];
+      o[2 * i] = (2.0 * u - v) + h2 * a[i];
+      o[2 * i + 1] = u;
+    }
+    return;
+  }
+  const double *restrict yr = y;
+  double *restrict orr = o;
+  for (long i = 0; i < m; i++) {
+    const double u = yr[2 * i], v = yr[2 * i + 1];
+    orr[2 * i] = (2.0 * u - v) + h2 * a[i];
+    orr[2 * i + 1] = u;
+  }
+}
+
 /* The 5-point Laplacian of the ghosted scalar gv at the nodes of [lo, hi), row by row
  * (wave_row_*):
  *  WAVE_SET:   out[2m] = c_m^2 L_m,  out[2m+1] = 0    (out: a state vector)
  *  WAVE_ADD:   out[2m] += L_m                          (out: a state vector)
- *  WAVE_FIELD: out[m] += 2 c_m L_m wv[2m]             (out: a field vector) */
+ *  WAVE_FIELD: out[m] += 2 c_m L_m wv[2m]             (out: a field vector)
+ *  WAVE_LF:    out = the leapfrog step of the state y_n = wv with a_m = c_m^2 L_m, plus the
+ *              sources' value s at their nodes, in source order (wave_rhs's sums) */
 static void wave_kernel(void *kc, rw_grid g, const double *gv, double *out, const long lo[3],
                         const long hi[3])
 {
@@ -175,6 +210,12 @@ static void wave_kernel(void *kc, rw_grid g, const double *gv, double *out, cons
       break;
     case WAVE_FIELD:
       wave_row_field(gv + s, k->c + o, k->wv + 2 * o, out + o, m, gx, ax, ay);
+      break;
+    case WAVE_LF:
+      wave_row_acc(gv + s, k->c + o, w->arow, m, gx, ax, ay);
+      for (int q = 0; q < w->nsrc; q++)
+        if (w->src_loc[q] >= o && w->src_loc[q] < o + m) w->arow[w->src_loc[q] - o] += k->s;
+      wave_row_lf(k->wv + 2 * o, w->arow, out + 2 * o, k->h2, m);
       break;
     }
   }
@@ -217,7 +258,7 @@ static int wave_apply_u(rw_wave *w, N_Vector v, const double *c2, N_Vector out, 
 {
   if (!w->dev) {
     wave_fill_ctx f = {rw_vec_data(v), c2};
-    RW_CALL(rw_grid_apply_fill(w->gf, wave_fill, &f, w->gU, out, wave_kernel, k));
+    RW_CALL(rw_grid_apply_fill_fused(w->gf, wave_fill, &f, w->gU, out, wave_kernel, k));
     return 0;
   }
   RW_CALL(wave_dev(w, c2 ? RW_WAVE_C2X : RW_WAVE_FIRST, NULL, c2, NULL, rw_vec_data(v),
@@ -237,11 +278,29 @@ double rw_wave_ricker(double f, double t)
 static int wave_rhs(void *content, double t, N_Vector y, const double *p, N_Vector f)
 {
   rw_wave *w = content;
-  wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL};
+  wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL, 0.0, 0.0};
   RW_CALL(wave_apply_u(w, y, NULL, f, &k));
   double *fo = rw_vec_data(f), s = p[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy);
   for (int q = 0; q < w->nsrc; q++)
     if (w->src_loc[q] >= 0) RW_CALL(wave_add_entry(w, fo, 2 * w->src_loc[q], s));
+  return 0;
+}
+
+/* The plain leapfrog's step in one sweep on the CPU (rw_problem_ops.leapfrog_step): u written
+ * into the halo array (wave_fill), then per row the acceleration and the update (WAVE_LF), so
+ * that the acceleration is never a state vector of its own (wave_rhs writes (a, 0) and the
+ * stepper reads it back): the same values, so the same bits. */
+static int wave_leapfrog_step(void *content, double t, const double *p, double h2, N_Vector y,
+                              N_Vector y_out, int *done)
+{
+  rw_wave *w = content;
+  *done = 0;
+  if (w->dev) return 0;
+  wave_kctx k = {w, WAVE_LF, rw_vec_data(rw_problem_field(w->prob)), rw_vec_data(y), h2,
+                 p[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy)};
+  wave_fill_ctx f = {rw_vec_data(y), NULL};
+  RW_CALL(rw_grid_apply_fill_fused(w->gf, wave_fill, &f, w->gU, y_out, wave_kernel, &k));
+  *done = 1;
   return 0;
 }
 
@@ -250,7 +309,7 @@ static int wave_vjp_y(void *content, double t, N_Vector y, const double *p, N_Ve
 {
   (void)t, (void)y, (void)p;
   rw_wave *w = content;
-  wave_kctx k = {w, WAVE_ADD, NULL, NULL};
+  wave_kctx k = {w, WAVE_ADD, NULL, NULL, 0.0, 0.0};
   RW_CALL(wave_apply_u(w, wv, rw_vec_data(rw_problem_field(w->prob)), out, &k));
   return 0;
 }
@@ -276,7 +335,7 @@ static int wave_vjp_field(void *content, double t, N_Vector y, const double *p, 
 {
   (void)t, (void)p;
   rw_wave *w = content;
-  wave_kctx k = {w, WAVE_FIELD, rw_vec_data(field), rw_vec_data(wv)};
+  wave_kctx k = {w, WAVE_FIELD, rw_vec_data(field), rw_vec_data(wv), 0.0, 0.0};
   RW_CALL(wave_apply_u(w, y, NULL, out, &k));
   return 0;
 }
@@ -286,7 +345,7 @@ static int wave_jvp(void *content, double t, N_Vector y, const double *p, N_Vect
 {
   (void)y, (void)p;
   rw_wave *w = content;
-  wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL};
+  wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL, 0.0, 0.0};
   RW_CALL(wave_apply_u(w, v, NULL, out, &k));
   if (dp) {
     double *o = rw_vec_data(out), s = dp[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy);
@@ -358,6 +417,7 @@ static void wave_destroy(void *content)
   rw_free(&w->src_loc);
   rw_free(&w->rec_loc);
   rw_free(&w->traces);
+  rw_free(&w->arow);
   rw_vec_destroy(&w->U);
   if (w->dev) rw_device_free(w->dev, &w->gU, w->glen * sizeof(double));
   rw_grid_ghosted_free(&w->gU);
@@ -451,6 +511,8 @@ int rw_wave_problem_create(rw_context ctx, const rw_wave_config *cfg, rw_problem
     RW_TRY(rw_device_alloc(w->dev, w->glen * sizeof(double), &w->gU));
   else
     RW_TRY(rw_grid_ghosted_alloc(w->gf, w->glen, "wave halo work", &w->gU));
+  if (!w->dev)
+    RW_TRY(rw_calloc((size_t)w->count[0], sizeof(double), "wave acceleration row", &w->arow));
   int on_dev = w->dev != NULL;
 
   static const rw_problem_ops ops = {.rhs = wave_rhs,
@@ -460,6 +522,7 @@ int rw_wave_problem_create(rw_context ctx, const rw_wave_config *cfg, rw_problem
                                      .running = wave_running,
                                      .running_grad = wave_running_grad,
                                      .vjp_field = wave_vjp_field,
+                                     .leapfrog_step = wave_leapfrog_step,
                                      .destroy = wave_destroy};
   static const char *const names[] = {"amplitude"};
   RW_TRY(rw_problem_create(ctx, "wave", &ops, w, rw_grid_local_length(w->gs), 1, names, &prob));

@@ -137,15 +137,29 @@ static int rw_leapfrog_check_range(const rw_leapfrog *lf, double big, double t)
   return 0;
 }
 
+/* y_out = the step from y_in: the problem's one-sweep leapfrog_step for the plain variant on the
+ * CPU where it has one, else its rhs into F and the update (check: the exact variant's range
+ * check on the new state). */
+static int rw_leapfrog_advance(rw_stepper st, rw_leapfrog *lf, double t, double h, N_Vector y_in,
+                               N_Vector y_out, int check)
+{
+  int done = 0;
+  if (lf->scale <= 0.0 && !lf->dev)
+    RW_CALL(rw_problem_leapfrog_step(st->prob, t, h * h, y_in, y_out, &done));
+  if (done) return 0;
+  RW_CALL(rw_problem_rhs(st->prob, t, y_in, lf->F));
+  double big = 0.0;
+  RW_CALL(rw_leapfrog_update(lf, h, y_in, lf->F, y_out, &big));
+  if (check) RW_CALL(rw_leapfrog_check_range(lf, big, t + h));
+  return 0;
+}
+
 static int rw_leapfrog_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y_out,
                             N_Vector *stages, double *q)
 {
   rw_leapfrog *lf = st->content;
   if (stages) rw_vec_copy(y_in, stages[0]);
-  RW_CALL(rw_problem_rhs(st->prob, t, y_in, lf->F));
-  double big = 0.0;
-  RW_CALL(rw_leapfrog_update(lf, h, y_in, lf->F, y_out, &big));
-  RW_CALL(rw_leapfrog_check_range(lf, big, t + h));
+  RW_CALL(rw_leapfrog_advance(st, lf, t, h, y_in, y_out, 1));
   if (q && rw_problem_has_running(st->prob)) {
     double r = 0.0;
     RW_CALL(rw_problem_running_local(st->prob, t + h, y_out, &r));
@@ -162,9 +176,8 @@ static int rw_leapfrog_adjoint_step(rw_stepper st, double t, double h, N_Vector 
   /* The running cost of this step was evaluated on y_{n+1}: recompute it (same code as the
    * forward step) and add its gradient to the incoming adjoint. */
   if (rw_problem_has_running(st->prob)) {
-    RW_CALL(rw_problem_rhs(st->prob, t, y_n, lf->F));
-    double big = 0.0; /* not checked: the forward step checked this state */
-    RW_CALL(rw_leapfrog_update(lf, h, y_n, lf->F, lf->W, &big));
+    /* not checked: the forward step checked this state */
+    RW_CALL(rw_leapfrog_advance(st, lf, t, h, y_n, lf->W, 0));
     RW_CALL(rw_problem_running_grad(st->prob, t + h, lf->W, h, lambda, pbar));
   }
   /* One pass forms the cotangent wc = (h^2 lu, 0) and overwrites lambda with its own part of
