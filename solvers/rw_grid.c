@@ -930,8 +930,8 @@ static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, 
                                 rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
                                 rw_grid_kernel_fn kernel, void *kctx, int *done);
 
-int rw_grid_apply_fill_fused(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv,
-                             N_Vector out, rw_grid_kernel_fn kernel, void *kctx)
+int rw_grid_apply_fill_fused(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
+                             rw_grid_kernel_fn kernel, void *kctx)
 {
   RW_CHECK(fill && !rw_vec_device(out), RW_ERR_ARG,
            "rw_grid_apply_fill_fused: needs a fill function and a CPU output vector");

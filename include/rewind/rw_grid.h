@@ -134,8 +134,8 @@ int rw_grid_apply_fill(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv, 
  * row is filled once, before the kernel of any node that reads it: a kernel may overwrite
  * what fill reads at its own nodes (an update in place). The same bits as rw_grid_apply_fill,
  * to which it falls back where the windows do not apply (rw_grid_apply_comb_fused's rules). */
-int rw_grid_apply_fill_fused(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv,
-                             N_Vector out, rw_grid_kernel_fn kernel, void *kctx);
+int rw_grid_apply_fill_fused(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
+                             rw_grid_kernel_fn kernel, void *kctx);
 
 /* rw_grid_apply on the combination sum_j c[j] X[j] (rw_grid_exchange_begin_comb; `keep` may
  * be NULL). */

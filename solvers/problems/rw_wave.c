@@ -296,7 +296,11 @@ static int wave_leapfrog_step(void *content, double t, const double *p, double h
   rw_wave *w = content;
   *done = 0;
   if (w->dev) return 0;
-  wave_kctx k = {w, WAVE_LF, rw_vec_data(rw_problem_field(w->prob)), rw_vec_data(y), h2,
+  wave_kctx k = {w,
+                 WAVE_LF,
+                 rw_vec_data(rw_problem_field(w->prob)),
+                 rw_vec_data(y),
+                 h2,
                  p[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy)};
   wave_fill_ctx f = {rw_vec_data(y), NULL};
   RW_CALL(rw_grid_apply_fill_fused(w->gf, wave_fill, &f, w->gU, y_out, wave_kernel, &k));
