@@ -17,6 +17,7 @@
 
 #include "../../core/rw_device_impl.h"
 #include "../rw_dev_bodies.h"
+#include "../rw_leapfrog_update.h"
 #include "rewind/rw_kernels.h"
 
 #include <math.h>
@@ -144,8 +145,8 @@ RW_SIMD_CLONES static void wave_row_field(const double *restrict gv, const doubl
 }
 
 /* The leapfrog step's rows (wave_leapfrog_step): the acceleration a = c^2 L into a row of its
- * own (wave_row_set's expression), then the update of rw_leapfrog.c's plain loop,
- * o = ((2 u - v) + h2 a, u), in place or not (each node's pair read before it is written). */
+ * own (wave_row_set's expression), then the stepper's own update (rw_leapfrog_update_run),
+ * o = ((2 u - v) + h2 a, u), in place or not. */
 RW_SIMD_CLONES static void wave_row_acc(const double *restrict gv, const double *restrict c,
                                         double *restrict a, long m, ptrdiff_t gx, double ax,
                                         double ay)
@@ -157,21 +158,7 @@ RW_SIMD_CLONES static void wave_row_acc(const double *restrict gv, const double 
 RW_SIMD_CLONES static void wave_row_lf(const double *y, const double *restrict a, double *o,
                                        double h2, long m)
 {
-  if (o == y) {
-    for (long i = 0; i < m; i++) {
-      const double u = o[2 * i], v = o[2 * i + 1];
-      o[2 * i] = (2.0 * u - v) + h2 * a[i];
-      o[2 * i + 1] = u;
-    }
-    return;
-  }
-  const double *restrict yr = y;
-  double *restrict orr = o;
-  for (long i = 0; i < m; i++) {
-    const double u = yr[2 * i], v = yr[2 * i + 1];
-    orr[2 * i] = (2.0 * u - v) + h2 * a[i];
-    orr[2 * i + 1] = u;
-  }
+  rw_leapfrog_update_run(y, a, 1, o, h2, m);
 }
 
 /* The 5-point Laplacian of the ghosted scalar gv at the nodes of [lo, hi), row by row

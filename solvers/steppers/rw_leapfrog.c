@@ -13,6 +13,7 @@
 
 #include "../../core/rw_device_impl.h"
 #include "../rw_dev_bodies.h"
+#include "../rw_leapfrog_update.h"
 #include "../rw_stepper_impl.h"
 #include "rewind/rw_kernels.h"
 
@@ -55,27 +56,12 @@ static inline double rw_leapfrog_incr(const rw_leapfrog *lf, double h2a)
   return lf->scale > 0.0 ? nearbyint(h2a * lf->scale) * lf->inv : h2a;
 }
 
-/* The plain leapfrog's update of nn nodes, built for three ISAs: rw_leapfrog_update's
- * operations, so the same bits. In place (o == y, each node's pair read before it is written)
- * through one pointer, so that the compiler sees that the loop carries nothing. */
+/* The plain leapfrog's update of nn nodes (rw_leapfrog_update_run, a = F's first component),
+ * built for three ISAs: rw_leapfrog_update's operations, so the same bits. */
 RW_SIMD_CLONES static void rw_leapfrog_plain(const double *y, const double *restrict a, double *o,
                                              double h2, long nn)
 {
-  if (o == y) {
-    for (long i = 0; i < nn; i++) {
-      const double u = o[2 * i], v = o[2 * i + 1];
-      o[2 * i] = (2.0 * u - v) + h2 * a[2 * i];
-      o[2 * i + 1] = u;
-    }
-    return;
-  }
-  const double *restrict yr = y;
-  double *restrict orr = o;
-  for (long i = 0; i < nn; i++) {
-    const double u = yr[2 * i], v = yr[2 * i + 1];
-    orr[2 * i] = (2.0 * u - v) + h2 * a[2 * i];
-    orr[2 * i + 1] = u;
-  }
+  rw_leapfrog_update_run(y, a, 2, o, h2, nn);
 }
 
 /* The adjoint step's pass before its VJP (rw_leapfrog_adjoint_step), built for three ISAs. */
