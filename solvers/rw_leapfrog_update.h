@@ -30,4 +30,28 @@ static inline __attribute__((always_inline)) void rw_leapfrog_update_run(const d
   }
 }
 
+/* The plain inverse step's update (rw_leapfrog.h): from y = (u^{n+1}, u^n) and a = a(t, u^n),
+ * o = (u^n, (2 u^n - u^{n+1}) + h2 a); in place or not, as above. */
+static inline __attribute__((always_inline)) void rw_leapfrog_reverse_run(const double *y,
+                                                                          const double *restrict a,
+                                                                          long as, double *o,
+                                                                          double h2, long n)
+{
+  if (o == y) {
+    for (long i = 0; i < n; i++) {
+      const double un = o[2 * i + 1], u1 = o[2 * i];
+      o[2 * i] = un;
+      o[2 * i + 1] = (2.0 * un - u1) + h2 * a[as * i];
+    }
+    return;
+  }
+  const double *restrict yr = y;
+  double *restrict orr = o;
+  for (long i = 0; i < n; i++) {
+    const double un = yr[2 * i + 1], u1 = yr[2 * i];
+    orr[2 * i] = un;
+    orr[2 * i + 1] = (2.0 * un - u1) + h2 * a[as * i];
+  }
+}
+
 #endif

@@ -259,12 +259,12 @@ int rw_problem_step_wave(rw_problem prob, const double *t, const rw_stage_plan *
   return 0;
 }
 
-int rw_problem_leapfrog_step(rw_problem prob, double t, double h2, N_Vector y, N_Vector y_out,
-                             int *done)
+int rw_problem_leapfrog_step(rw_problem prob, double t, double h2, int reverse, N_Vector y,
+                             N_Vector y_out, int *done)
 {
   *done = 0;
   if (!prob->ops.leapfrog_step) return 0;
-  RW_OP_CALL(prob->ops.leapfrog_step(prob->content, t, prob->p, h2, y, y_out, done));
+  RW_OP_CALL(prob->ops.leapfrog_step(prob->content, t, prob->p, h2, reverse, y, y_out, done));
   if (*done) prob->counts.rhs++;
   return 0;
 }

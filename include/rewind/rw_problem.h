@@ -148,9 +148,11 @@ typedef struct {
                        double *out_p, N_Vector field, N_Vector field_bar, int *done);
   /* One plain leapfrog step (rw_leapfrog.h's layout and update) in one sweep instead of rhs
    * then the update: y_out = ((2 u - v) + h2 a, u) at every node, a = the first component of
-   * rhs(t, y), each a and each update rounded as the rhs and the stepper's loop round them (the
-   * same bits). y_out may be y. *done = 0 when it does not apply (nothing computed). Optional. */
-  int (*leapfrog_step)(void *content, double t, const double *p, double h2, N_Vector y,
+   * rhs(t, y); with `reverse` the inverse step from y = (u^{n+1}, u^n): y_out = (u^n, (2 u^n -
+   * u^{n+1}) + h2 a), a = a(t, u^n). Each a and each update rounded as the rhs and the
+   * stepper's loops round them (the same bits). y_out may be y. *done = 0 when it does not
+   * apply (nothing computed). Optional. */
+  int (*leapfrog_step)(void *content, double t, const double *p, double h2, int reverse, N_Vector y,
                        N_Vector y_out, int *done);
   /* Releases the content. Optional. */
   void (*destroy)(void *content);
@@ -264,11 +266,11 @@ int rw_problem_rhs_comb(rw_problem prob, double t, int n, const double *c, N_Vec
 int rw_problem_has_step_wave(rw_problem prob);
 int rw_problem_step_wave(rw_problem prob, const double *t, const struct rw_stage_plan_s *plan,
                          N_Vector y, N_Vector y_out, double *q, int *done);
-/* One plain leapfrog step through the problem's leapfrog_step (see rw_problem_ops): *done = 1
- * when it ran (counted as one rhs evaluation), 0 when the problem has none or declines (nothing
- * computed; the stepper evaluates the rhs and updates). Collective. */
-int rw_problem_leapfrog_step(rw_problem prob, double t, double h2, N_Vector y, N_Vector y_out,
-                             int *done);
+/* One plain leapfrog step (reverse: its inverse) through the problem's leapfrog_step (see
+ * rw_problem_ops): *done = 1 when it ran (counted as one rhs evaluation), 0 when the problem has
+ * none or declines (nothing computed; the stepper evaluates the rhs and updates). Collective. */
+int rw_problem_leapfrog_step(rw_problem prob, double t, double h2, int reverse, N_Vector y,
+                             N_Vector y_out, int *done);
 /* An adjoint step of an explicit RK method through the problem's adjoint_wave (see
  * rw_problem_ops), with the parameters and the field that are not frozen: *done = 1 when it ran
  * (counted as plan->s VJPs and one running-cost gradient per nonzero hb[k]), 0 when the problem

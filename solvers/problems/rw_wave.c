@@ -55,6 +55,7 @@ typedef struct {
   const double *c;  /* field (WAVE_SET, WAVE_FIELD, WAVE_LF) */
   const double *wv; /* cotangent (WAVE_FIELD); WAVE_LF: the state y_n */
   double h2, s;     /* WAVE_LF: the step's h^2 and the sources' value */
+  int reverse;      /* WAVE_LF: the inverse step (u^n is y's second component) */
 } wave_kctx;
 
 /* A wave device body: over the box [lo, hi) for the Laplacian's modes, over every owned node
@@ -156,9 +157,12 @@ RW_SIMD_CLONES static void wave_row_acc(const double *restrict gv, const double 
 }
 
 RW_SIMD_CLONES static void wave_row_lf(const double *y, const double *restrict a, double *o,
-                                       double h2, long m)
+                                       double h2, long m, int reverse)
 {
-  rw_leapfrog_update_run(y, a, 1, o, h2, m);
+  if (reverse)
+    rw_leapfrog_reverse_run(y, a, 1, o, h2, m);
+  else
+    rw_leapfrog_update_run(y, a, 1, o, h2, m);
 }
 
 /* The 5-point Laplacian of the ghosted scalar gv at the nodes of [lo, hi), row by row
@@ -202,7 +206,7 @@ static void wave_kernel(void *kc, rw_grid g, const double *gv, double *out, cons
       wave_row_acc(gv + s, k->c + o, w->arow, m, gx, ax, ay);
       for (int q = 0; q < w->nsrc; q++)
         if (w->src_loc[q] >= o && w->src_loc[q] < o + m) w->arow[w->src_loc[q] - o] += k->s;
-      wave_row_lf(k->wv + 2 * o, w->arow, out + 2 * o, k->h2, m);
+      wave_row_lf(k->wv + 2 * o, w->arow, out + 2 * o, k->h2, m, k->reverse);
       break;
     }
   }
@@ -265,7 +269,7 @@ double rw_wave_ricker(double f, double t)
 static int wave_rhs(void *content, double t, N_Vector y, const double *p, N_Vector f)
 {
   rw_wave *w = content;
-  wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL, 0.0, 0.0};
+  wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL, 0.0, 0.0, 0};
   RW_CALL(wave_apply_u(w, y, NULL, f, &k));
   double *fo = rw_vec_data(f), s = p[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy);
   for (int q = 0; q < w->nsrc; q++)
@@ -276,20 +280,18 @@ static int wave_rhs(void *content, double t, N_Vector y, const double *p, N_Vect
 /* The plain leapfrog's step in one sweep on the CPU (rw_problem_ops.leapfrog_step): u written
  * into the halo array (wave_fill), then per row the acceleration and the update (WAVE_LF), so
  * that the acceleration is never a state vector of its own (wave_rhs writes (a, 0) and the
- * stepper reads it back): the same values, so the same bits. */
-static int wave_leapfrog_step(void *content, double t, const double *p, double h2, N_Vector y,
-                              N_Vector y_out, int *done)
+ * stepper reads it back): the same values, so the same bits. The inverse step (reverse) reads
+ * u^n from y's second component, as the stepper's swapped state hands it to wave_rhs. */
+static int wave_leapfrog_step(void *content, double t, const double *p, double h2, int reverse,
+                              N_Vector y, N_Vector y_out, int *done)
 {
   rw_wave *w = content;
   *done = 0;
   if (w->dev) return 0;
-  wave_kctx k = {w,
-                 WAVE_LF,
-                 rw_vec_data(rw_problem_field(w->prob)),
-                 rw_vec_data(y),
-                 h2,
-                 p[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy)};
-  wave_fill_ctx f = {rw_vec_data(y), NULL};
+  const double s = p[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy);
+  wave_kctx k = {w, WAVE_LF, rw_vec_data(rw_problem_field(w->prob)), rw_vec_data(y), h2,
+                 s, reverse};
+  wave_fill_ctx f = {rw_vec_data(y) + (reverse ? 1 : 0), NULL};
   RW_CALL(rw_grid_apply_fill_fused(w->gf, wave_fill, &f, w->gU, y_out, wave_kernel, &k));
   *done = 1;
   return 0;
@@ -300,7 +302,7 @@ static int wave_vjp_y(void *content, double t, N_Vector y, const double *p, N_Ve
 {
   (void)t, (void)y, (void)p;
   rw_wave *w = content;
-  wave_kctx k = {w, WAVE_ADD, NULL, NULL, 0.0, 0.0};
+  wave_kctx k = {w, WAVE_ADD, NULL, NULL, 0.0, 0.0, 0};
   RW_CALL(wave_apply_u(w, wv, rw_vec_data(rw_problem_field(w->prob)), out, &k));
   return 0;
 }
@@ -326,7 +328,7 @@ static int wave_vjp_field(void *content, double t, N_Vector y, const double *p, 
 {
   (void)t, (void)p;
   rw_wave *w = content;
-  wave_kctx k = {w, WAVE_FIELD, rw_vec_data(field), rw_vec_data(wv), 0.0, 0.0};
+  wave_kctx k = {w, WAVE_FIELD, rw_vec_data(field), rw_vec_data(wv), 0.0, 0.0, 0};
   RW_CALL(wave_apply_u(w, y, NULL, out, &k));
   return 0;
 }
@@ -336,7 +338,7 @@ static int wave_jvp(void *content, double t, N_Vector y, const double *p, N_Vect
 {
   (void)y, (void)p;
   rw_wave *w = content;
-  wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL, 0.0, 0.0};
+  wave_kctx k = {w, WAVE_SET, rw_vec_data(rw_problem_field(w->prob)), NULL, 0.0, 0.0, 0};
   RW_CALL(wave_apply_u(w, v, NULL, out, &k));
   if (dp) {
     double *o = rw_vec_data(out), s = dp[0] * rw_wave_ricker(w->freq, t) / (w->hx * w->hy);

@@ -64,6 +64,13 @@ RW_SIMD_CLONES static void rw_leapfrog_plain(const double *y, const double *rest
   rw_leapfrog_update_run(y, a, 2, o, h2, nn);
 }
 
+/* The plain inverse step's update (rw_leapfrog_reverse_run, a = F's first component). */
+RW_SIMD_CLONES static void rw_leapfrog_reverse_plain(const double *y, const double *restrict a,
+                                                     double *o, double h2, long nn)
+{
+  rw_leapfrog_reverse_run(y, a, 2, o, h2, nn);
+}
+
 /* The adjoint step's pass before its VJP (rw_leapfrog_adjoint_step), built for three ISAs. */
 RW_SIMD_CLONES static void rw_leapfrog_adj_pre(double *restrict l, double *restrict wc, double h2,
                                                long nn)
@@ -131,7 +138,7 @@ static int rw_leapfrog_advance(rw_stepper st, rw_leapfrog *lf, double t, double 
 {
   int done = 0;
   if (lf->scale <= 0.0 && !lf->dev)
-    RW_CALL(rw_problem_leapfrog_step(st->prob, t, h * h, y_in, y_out, &done));
+    RW_CALL(rw_problem_leapfrog_step(st->prob, t, h * h, 0, y_in, y_out, &done));
   if (done) return 0;
   RW_CALL(rw_problem_rhs(st->prob, t, y_in, lf->F));
   double big = 0.0;
@@ -195,6 +202,10 @@ static int rw_leapfrog_reverse(rw_stepper st, double t, double h, N_Vector y_nex
   const double *y = rw_vec_data(y_next);
   double *z = rw_vec_data(lf->W), h2 = h * h;
   sunindextype nn = rw_vec_local_length(y_next) / 2;
+  int done = 0; /* the plain variant on the CPU: the problem's one sweep where it has one */
+  if (lf->scale <= 0.0 && !lf->dev)
+    RW_CALL(rw_problem_leapfrog_step(st->prob, t, h2, 1, y_next, y_prev, &done));
+  if (done) return 0;
   if (lf->dev) {
     rw_body_lf b = {RW_LF_SWAP, h2, 0.0, 0.0, y, NULL, NULL, NULL, NULL, NULL, z};
     RW_CALL(rw_leapfrog_dev(lf, &b, (long)nn));
@@ -210,6 +221,10 @@ static int rw_leapfrog_reverse(rw_stepper st, double t, double h, N_Vector y_nex
   RW_CALL(rw_problem_rhs(st->prob, t, lf->W, lf->F));
   const double *a = rw_vec_data(lf->F);
   double *o = rw_vec_data(y_prev);
+  if (lf->scale <= 0.0) { /* plain: the shared loop (rw_leapfrog_reverse_run), vectorised */
+    rw_leapfrog_reverse_plain(y, a, o, h2, (long)nn);
+    return 0;
+  }
   for (sunindextype i = 0; i < nn; i++) {
     double un = y[2 * i + 1], u1 = y[2 * i];
     o[2 * i] = un;
