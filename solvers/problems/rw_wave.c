@@ -160,9 +160,9 @@ RW_SIMD_CLONES static void wave_row_lf(const double *y, const double *restrict a
                                        double h2, long m, int reverse)
 {
   if (reverse)
-    rw_leapfrog_reverse_run(y, a, 1, o, h2, m);
+    rw_leapfrog_update_run(y, a, 1, o, h2, m, 1);
   else
-    rw_leapfrog_update_run(y, a, 1, o, h2, m);
+    rw_leapfrog_update_run(y, a, 1, o, h2, m, 0);
 }
 
 /* The 5-point Laplacian of the ghosted scalar gv at the nodes of [lo, hi), row by row

@@ -61,14 +61,14 @@ static inline double rw_leapfrog_incr(const rw_leapfrog *lf, double h2a)
 RW_SIMD_CLONES static void rw_leapfrog_plain(const double *y, const double *restrict a, double *o,
                                              double h2, long nn)
 {
-  rw_leapfrog_update_run(y, a, 2, o, h2, nn);
+  rw_leapfrog_update_run(y, a, 2, o, h2, nn, 0);
 }
 
-/* The plain inverse step's update (rw_leapfrog_reverse_run, a = F's first component). */
+/* The plain inverse step's update (rw_leapfrog_update_run's rev, a = F's first component). */
 RW_SIMD_CLONES static void rw_leapfrog_reverse_plain(const double *y, const double *restrict a,
                                                      double *o, double h2, long nn)
 {
-  rw_leapfrog_reverse_run(y, a, 2, o, h2, nn);
+  rw_leapfrog_update_run(y, a, 2, o, h2, nn, 1);
 }
 
 /* The adjoint step's pass before its VJP (rw_leapfrog_adjoint_step), built for three ISAs. */
@@ -221,7 +221,7 @@ static int rw_leapfrog_reverse(rw_stepper st, double t, double h, N_Vector y_nex
   RW_CALL(rw_problem_rhs(st->prob, t, lf->W, lf->F));
   const double *a = rw_vec_data(lf->F);
   double *o = rw_vec_data(y_prev);
-  if (lf->scale <= 0.0) { /* plain: the shared loop (rw_leapfrog_reverse_run), vectorised */
+  if (lf->scale <= 0.0) { /* plain: the shared loop (rw_leapfrog_update_run), vectorised */
     rw_leapfrog_reverse_plain(y, a, o, h2, (long)nn);
     return 0;
   }
