@@ -457,14 +457,19 @@ static int rw_grid_dev_bc(rw_grid g, int d, int s, double *gv, int adjoint)
   return 0;
 }
 
-/* gv's owned part row by row from fill (rw_grid_apply_fill). */
-static void rw_grid_fill_owned(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv)
+/* gv's rows of the owned box [lo, hi) from fill (rw_grid_apply_fill), each row's offset o in
+ * the owned layout. */
+static void rw_grid_fill_box(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv,
+                             const long lo[3], const long hi[3])
 {
   const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
-  size_t row = (size_t)g->count[0] * (size_t)nc, o = 0;
-  for (long k = 0; k < g->count[2]; k++)
-    for (long j = 0; j < g->count[1]; j++, o += row)
-      fill(fctx, o, gv + rw_grid_gidx(g->gn, G, dim, 0, j, k, nc, 0), row);
+  const size_t row = (size_t)(hi[0] - lo[0]) * (size_t)nc;
+  for (long k = lo[2]; k < hi[2]; k++)
+    for (long j = lo[1]; j < hi[1]; j++) {
+      size_t gx = rw_grid_gidx(g->gn, G, dim, lo[0], j, k, nc, 0);
+      size_t o = (size_t)((k * g->count[1] + j) * g->count[0] + lo[0]) * (size_t)nc;
+      fill(fctx, o, gv + gx, row);
+    }
 }
 
 static void rw_grid_copy_owned(rw_grid g, const double *v, double *gv, int add_to_v)
@@ -501,20 +506,6 @@ static void rw_grid_comb_box(rw_grid g, int n, const double *c, N_Vector *X, dou
         x[m] = rw_vec_data(X[m]) + o;
       rw_lincomb(n, c, x, gv + gx, (long)row);
       if (keep) memcpy(keep + o, gv + gx, row * sizeof(double));
-    }
-}
-
-/* The box's rows from fill (rw_grid_apply_fill) instead of a combination. */
-static void rw_grid_fill_box(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv,
-                             const long lo[3], const long hi[3])
-{
-  const int nc = g->cfg.ncomp, G = g->cfg.ghost, dim = g->cfg.dim;
-  const size_t row = (size_t)(hi[0] - lo[0]) * (size_t)nc;
-  for (long k = lo[2]; k < hi[2]; k++)
-    for (long j = lo[1]; j < hi[1]; j++) {
-      size_t gx = rw_grid_gidx(g->gn, G, dim, lo[0], j, k, nc, 0);
-      size_t o = (size_t)((k * g->count[1] + j) * g->count[0] + lo[0]) * (size_t)nc;
-      fill(fctx, o, gv + gx, row);
     }
 }
 
@@ -889,7 +880,7 @@ static int rw_grid_apply_impl(rw_grid g, int n, const double *c, N_Vector *X, N_
     overlap = overlap && g->count[d] > 2 * G;
   if (fill) {
     g->on_dev = 0;
-    rw_grid_fill_owned(g, fill, fctx, gv);
+    rw_grid_fill_box(g, fill, fctx, gv, all_lo, all_hi);
     RW_CALL(rw_grid_post(g, gv));
   } else if (c) {
     RW_CALL(rw_grid_exchange_begin_comb(g, n, c, X, gv, keep));
@@ -924,20 +915,6 @@ int rw_grid_apply_fill(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv, 
            "rw_grid_apply_fill: needs a fill function and a CPU output vector");
   RW_CALL(rw_grid_apply_impl(g, 1, NULL, NULL, NULL, fill, fctx, gv, out, kernel, kctx));
   return 0;
-}
-
-static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep,
-                                rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
-                                rw_grid_kernel_fn kernel, void *kctx, int *done);
-
-int rw_grid_apply_fill_fused(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
-                             rw_grid_kernel_fn kernel, void *kctx)
-{
-  RW_CHECK(fill && !rw_vec_device(out), RW_ERR_ARG,
-           "rw_grid_apply_fill_fused: needs a fill function and a CPU output vector");
-  int done = 0;
-  RW_CALL(rw_grid_apply_window(g, 1, NULL, NULL, NULL, fill, fctx, gv, out, kernel, kctx, &done));
-  return done ? 0 : rw_grid_apply_fill(g, fill, fctx, gv, out, kernel, kctx);
 }
 
 int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector keep, double *gv,
@@ -1132,6 +1109,16 @@ static int rw_grid_apply_window(rw_grid g, int n, const double *c, N_Vector *X, 
   rw_grid_frame(g, gv, o, ilo, ihi, kernel, kctx);
   *done = 1;
   return 0;
+}
+
+int rw_grid_apply_fill_fused(rw_grid g, rw_grid_fill_fn fill, void *fctx, double *gv, N_Vector out,
+                             rw_grid_kernel_fn kernel, void *kctx)
+{
+  RW_CHECK(fill && !rw_vec_device(out), RW_ERR_ARG,
+           "rw_grid_apply_fill_fused: needs a fill function and a CPU output vector");
+  int done = 0;
+  RW_CALL(rw_grid_apply_window(g, 1, NULL, NULL, NULL, fill, fctx, gv, out, kernel, kctx, &done));
+  return done ? 0 : rw_grid_apply_fill(g, fill, fctx, gv, out, kernel, kctx);
 }
 
 /* The fused stage on a device (rw_grid.h): the combination filled into gv (and keep) only on
