@@ -404,11 +404,15 @@ static int gs_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, co
 /* The parameter VJP by the symmetry of the periodic Laplacian: sum_x w_u (L u)(x) =
  * sum_x u (L w_u)(x), so with L w, which the state VJP gathers anyway, the four sums
  *   D_u: sum u (L w_u),  D_v: sum v (L w_v),  gamma: sum w_u (1 - u) - w_v v,  kappa: -sum w_v v
- * need neither a ghosted copy of y nor a pass of their own. Each sum is kept in GS_LANES
- * lane partial sums (node m of a row block adds to lane m mod GS_LANES), folded by a fixed tree
- * at the end (gs_lanes_fold), so every SIMD width gives the same bits. */
+ * need neither a ghosted copy of y nor a pass of their own. Four sums are kept: S_Du, S_Dv,
+ * S_g = sum w_u (1 - u) and S_k = sum w_v (0 - v); then gamma is S_g + S_k and kappa S_k. The
+ * last two are one vector expression on the interleaved pairs, w * ((1, 0) - y), two operations
+ * a vector where the combined gamma term took six (shuffles included): on Gray-Scott 512^2 the
+ * sums had made the every-gradient adjoint step about 20 % dearer than the dJ/dy0 one. Each sum
+ * is kept in GS_LANES lane partial sums (node m of a row block adds to lane m mod GS_LANES),
+ * folded by a fixed tree at the end (gs_rows_fold), so every SIMD width gives the same bits. */
 #define GS_LANES  8
-#define GS_ROWACC (4 * GS_LANES) /* the lane sums of one row: GS_LANES per parameter */
+#define GS_ROWACC (4 * GS_LANES) /* the lane sums of one row: GS_LANES per sum */
 
 /* One row of out += (df/dy)^T w, or out = when add is 0: y the owned state row, gw the ghosted
  * w at the row's first node, q the owned output row (NULL: not written), acc the lane sums of
@@ -442,7 +446,7 @@ gs_vjp_node(const gs_coef *k, const double *restrict y, const double *restrict g
  * built once per row (gs_vjp_k): built from gs_coef in the loop, the compiler reloaded and
  * rebuilt them for every vector, the stores to q possibly aliasing them for it. */
 typedef struct {
-  gs_v yy, L, yv, wu, wv;
+  gs_v x, yy, L, yv, wu, wv;
 } gs_vjp_in;
 
 typedef struct {
@@ -471,7 +475,11 @@ static inline __attribute__((always_inline)) gs_vjp_in gs_vjp_load(const gs_vjp_
   const gs_v x = GS_LD(gw + i), yy = GS_LD(y + i);
   gs_v t = GS_LD(gw + i - 2) + GS_LD(gw + i + 2) + GS_LD(gw + i - sy) + GS_LD(gw + i + sy);
   if (three) t += GS_LD(gw + i - sz) + GS_LD(gw + i + sz);
-  const gs_vjp_in in = {yy, (t - k->ND * x) * k->IH, GS_SHUF(yy, yy, 1, 1), GS_SHUF(x, x, 0, 0),
+  const gs_vjp_in in = {x,
+                        yy,
+                        (t - k->ND * x) * k->IH,
+                        GS_SHUF(yy, yy, 1, 1),
+                        GS_SHUF(x, x, 0, 0),
                         GS_SHUF(x, x, 1, 1)};
   return in;
 }
@@ -489,8 +497,8 @@ gs_vjp_store(const gs_vjp_k *k, const gs_vjp_in *in, double *restrict q, long i,
  * (vv wv - (vv + ga) wu in a u lane, (uv2 - gk) wv - uv2 wu in a v lane) is one expression with P =
  * (v v | 2u v) per lane, its constants +0 / -0 where the scalar form has none (x - 0 and x + (-0)
  * are x exactly). With acc the parameter VJP's lane sums (node m of a block of GS_LANES adds to
- * lane m: u lu, v lv, wu (1 - u) - wv v and -wv v) are carried in vectors of (D_u, D_v) and (gamma,
- * kappa) pairs for a block of 8 nodes (two vectors of each), loaded from acc at the row's start and
+ * lane m: u lu, v lv, wu (1 - u) and wv (0 - v)) are carried in vectors of (S_Du, S_Dv) and (S_g,
+ * S_k) pairs for a block of 8 nodes (two vectors of each), loaded from acc at the row's start and
  * stored back before the scalar tail, so every sum adds the same terms in the same order as node by
  * node. pf (NULL: none) is the state row the caller reads next: a line of it is prefetched to
  * L2 per vector. In a sweep the stored stage state comes from memory (4 x 4 MB a step at
@@ -504,7 +512,7 @@ gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict g
             const double *pf)
 {
   const gs_vjp_k kv = gs_vjp_coefs(k);
-  const gs_v NZ = GS_SPLAT(-0.0);
+  const gs_v E1 = GS_PAIR(1.0, 0.0);
   enum { NPV = GS_W / 2, NV = GS_LANES / NPV }; /* nodes per vector, vectors per block */
   gs_v A[NV], B[NV];
   if (acc)
@@ -522,10 +530,8 @@ gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict g
       const gs_vjp_in in = gs_vjp_load(&kv, y, gw, i, three);
       if (q) gs_vjp_store(&kv, &in, q, i, add);
       if (acc) {
-        const gs_v yu = GS_SHUF(in.yy, in.yy, 0, 0), zu = in.wu * (1.0 - yu);
-        const gs_v z = GS_SHUF(zu, NZ, 0, GS_W + 1);
         A[v] += in.yy * in.L;
-        B[v] += z - in.wv * in.yv;
+        B[v] += in.x * (E1 - in.yy);
       }
     }
   /* q = f alone (no lane sums, nothing added): the rest of the row in vectors too, the last
@@ -554,8 +560,8 @@ gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict g
       const double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1];
       acc[l] += u * lu;
       acc[GS_LANES + l] += v * lv;
-      acc[2 * GS_LANES + l] += wu * (1.0 - u) - wv * v;
-      acc[3 * GS_LANES + l] -= wv * v;
+      acc[2 * GS_LANES + l] += wu * (1.0 - u);
+      acc[3 * GS_LANES + l] += wv * (0.0 - v);
     }
   }
 }
@@ -721,11 +727,12 @@ static int gs_backward_wave(void *c, const double *tf, const double *ta, const d
   return 0;
 }
 
-/* out[c] += the sum over the owned rows, in (k, j) order, of each row's lane sums of
- * parameter c folded by a fixed tree; the sums are zeroed. A row's lanes hold its nodes in
- * order (its pieces in the order they came, where another rank's messages split it), so the
- * result does not depend on the order in which the rows were visited: the stage-by-stage VJP
- * (interior box, then frame) and the adjoint wave (layer by layer, tile by tile) agree. */
+/* out[c] += parameter c's sum: over the owned rows, in (k, j) order, each row's lane sums of
+ * S_Du, S_Dv, S_g and S_k folded by a fixed tree, gamma S_g + S_k; the sums are zeroed. A row's
+ * lanes hold its nodes in order (its pieces in the order they came, where another rank's messages
+ * split it), so the result does not depend on the order in which the rows were visited: the
+ * stage-by-stage VJP (interior box, then frame) and the adjoint wave (layer by layer, tile by tile)
+ * agree. */
 static void gs_rows_fold(const rw_gs *s, double *acc, double *out)
 {
   double tot[4] = {0.0, 0.0, 0.0, 0.0};
@@ -736,8 +743,9 @@ static void gs_rows_fold(const rw_gs *s, double *acc, double *out)
       for (int l = 0; l < GS_LANES; l++)
         a[l] = 0.0;
     }
-  for (int c = 0; c < 4; c++)
-    out[c] += tot[c];
+  out[0] += tot[0], out[1] += tot[1];
+  out[2] += tot[2] + tot[3]; /* gamma: sum w_u (1 - u), then sum -w_v v */
+  out[3] += tot[3];
 }
 
 /* The kernel for rw_grid_apply when only the parameter VJP is wanted: out is not written. */
