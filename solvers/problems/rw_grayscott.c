@@ -413,6 +413,13 @@ static int gs_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, co
  * folded by a fixed tree at the end (gs_rows_fold), so every SIMD width gives the same bits. */
 #define GS_LANES  8
 #define GS_ROWACC (4 * GS_LANES) /* the lane sums of one row: GS_LANES per sum */
+/* Where lane l of sum c (0 D_u, 1 D_v, 2 S_g, 3 S_k) lies in a row's set: as gs_vjp_rowv's
+ * vectors hold them (pairs (D_u, D_v) then (S_g, S_k), a vector per GS_W / 2 nodes, the two
+ * sums of a node side by side), so a row loads and stores its sums as whole vectors. */
+static inline size_t gs_lane_at(int c, int l)
+{
+  return (size_t)((c >> 1) * 2 * GS_LANES + l / (GS_W / 2) * GS_W + 2 * (l % (GS_W / 2)) + (c & 1));
+}
 
 /* One row of out += (df/dy)^T w, or out = when add is 0: y the owned state row, gw the ghosted
  * w at the row's first node, q the owned output row (NULL: not written), acc the lane sums of
@@ -514,14 +521,11 @@ gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict g
   const gs_vjp_k kv = gs_vjp_coefs(k);
   const gs_v E1 = GS_PAIR(1.0, 0.0);
   enum { NPV = GS_W / 2, NV = GS_LANES / NPV }; /* nodes per vector, vectors per block */
+  _Static_assert(2 * GS_LANES == NV * GS_W, "a pair of sums is NV vectors");
   gs_v A[NV], B[NV];
   if (acc)
     for (int v = 0; v < NV; v++)
-      for (int n = 0; n < NPV; n++) {
-        const int l = NPV * v + n;
-        A[v][2 * n] = acc[l], A[v][2 * n + 1] = acc[GS_LANES + l];
-        B[v][2 * n] = acc[2 * GS_LANES + l], B[v][2 * n + 1] = acc[3 * GS_LANES + l];
-      }
+      A[v] = GS_LD(acc + v * GS_W), B[v] = GS_LD(acc + 2 * GS_LANES + v * GS_W);
   long mv = m / GS_LANES * GS_LANES; /* nodes in whole blocks */
   for (long b = 0; b < mv; b += GS_LANES)
     for (int v = 0; v < NV; v++) {
@@ -547,21 +551,17 @@ gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict g
   }
   if (acc)
     for (int v = 0; v < NV; v++)
-      for (int n = 0; n < NPV; n++) {
-        const int l = NPV * v + n;
-        acc[l] = A[v][2 * n], acc[GS_LANES + l] = A[v][2 * n + 1];
-        acc[2 * GS_LANES + l] = B[v][2 * n], acc[3 * GS_LANES + l] = B[v][2 * n + 1];
-      }
+      *(gs_vu *)(acc + v * GS_W) = A[v], *(gs_vu *)(acc + 2 * GS_LANES + v * GS_W) = B[v];
   double lu, lv;
   for (long l = 0; mv + l < m; l++) { /* the last, partial block node by node */
     const long i = 2 * (mv + l);
     gs_vjp_node(k, y, gw, q, i, add, three, &lu, &lv);
     if (acc) {
       const double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1];
-      acc[l] += u * lu;
-      acc[GS_LANES + l] += v * lv;
-      acc[2 * GS_LANES + l] += wu * (1.0 - u);
-      acc[3 * GS_LANES + l] += wv * (0.0 - v);
+      acc[gs_lane_at(0, (int)l)] += u * lu;
+      acc[gs_lane_at(1, (int)l)] += v * lv;
+      acc[gs_lane_at(2, (int)l)] += wu * (1.0 - u);
+      acc[gs_lane_at(3, (int)l)] += wv * (0.0 - v);
     }
   }
 }
@@ -738,11 +738,12 @@ static void gs_rows_fold(const rw_gs *s, double *acc, double *out)
   double tot[4] = {0.0, 0.0, 0.0, 0.0};
   for (long r = 0; r < s->nrows; r++)
     for (int c = 0; c < 4; c++) {
-      double *a = acc + (size_t)r * GS_ROWACC + c * GS_LANES;
-      tot[c] += ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+      double a[GS_LANES], *set = acc + (size_t)r * GS_ROWACC;
       for (int l = 0; l < GS_LANES; l++)
-        a[l] = 0.0;
+        a[l] = set[gs_lane_at(c, l)];
+      tot[c] += ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
     }
+  memset(acc, 0, (size_t)s->nrows * GS_ROWACC * sizeof(double));
   out[0] += tot[0], out[1] += tot[1];
   out[2] += tot[2] + tot[3]; /* gamma: sum w_u (1 - u), then sum -w_v v */
   out[3] += tot[3];
