@@ -571,6 +571,13 @@ typedef struct {
   int dstaging_slots;   /* device slots given to the disk tier's staging snapshot */
   long idx;             /* actions executed */
   N_Vector cur, ynext, *stages;
+  /* A restore from RAM lends the slot's vector (rw_store_view) instead of copying it into cur:
+   * view is that vector (NULL: cur holds the state), at (view_level, view_slot). The next step
+   * reads it where it lies and writes cur; the adjoint step reads it (fetch); anything else that
+   * needs cur, or a put into that slot, copies it first (ckpt_settle). */
+  N_Vector view;
+  int view_slot;
+  rw_storage_level view_level;
   rw_time_record rec;
   double *q; /* the driver's running-cost accumulator (the snapshots' tags record it) */
   int told;  /* the schedule knows the length */
@@ -920,10 +927,21 @@ static int ckpt_adaptive_step(rw_ckpt *c, int64_t i, N_Vector *capture)
   return 0;
 }
 
-/* ADVANCE: first sweep (running cost, monitor, progress) or recomputation (replay). */
+/* cur made to hold the state: the lent slot's vector copied into it (see rw_ckpt's view). */
+static void ckpt_settle(rw_ckpt *c)
+{
+  if (!c->view) return;
+  rw_vec_copy(c->view, c->cur);
+  c->view = NULL;
+}
+
+/* ADVANCE: first sweep (running cost, monitor, progress) or recomputation (replay). The first
+ * step after a restore from RAM reads the slot's vector and writes cur (a step out of place is
+ * the same arithmetic as in place): the restore's copy is saved. */
 static int ckpt_advance(rw_ckpt *c, const rw_action *a)
 {
   rw_adjoint_options *opt = &c->o;
+  if (opt->adaptive && a->first_sweep) ckpt_settle(c);
   for (int64_t i = a->step; i < a->to; i++) {
     N_Vector *capture = (c->pend_slot >= 0 && i == c->pend_step) ? c->stages : NULL;
     if (opt->adaptive && a->first_sweep) {
@@ -934,8 +952,9 @@ static int ckpt_advance(rw_ckpt *c, const rw_action *a)
     double t, h;
     rw_source_step(&c->base, (long)i, &t, &h);
     rw_stepper_set_step_index(c->base.st, (long)i);
-    RW_CALL(
-        rw_stepper_step(c->base.st, t, h, c->cur, c->cur, capture, a->first_sweep ? c->q : NULL));
+    N_Vector in = c->view ? c->view : c->cur;
+    c->view = NULL;
+    RW_CALL(rw_stepper_step(c->base.st, t, h, in, c->cur, capture, a->first_sweep ? c->q : NULL));
     if (capture) RW_CALL(ckpt_put_pending(c));
     if (a->first_sweep && opt->monitor) RW_CALL(rw_call_monitor(opt, (long)(i + 1), t + h, c->cur));
     if (!a->first_sweep) c->base.recomputed++;
@@ -950,7 +969,8 @@ static int ckpt_store(rw_ckpt *c, const rw_action *a)
   if (c->per == 1) {
     rw_snapshot_tag tg = rw_tag(&c->o, c->base.N, c->rec.t, c->rec.n, a->step);
     tg.q = *c->q; /* the running cost so far (meaningful in the first sweep: restarts) */
-    RW_CALL(rw_store_put(c->stores[a->level], a->slot, &tg, &c->cur));
+    if (c->view && a->level == c->view_level && a->slot == c->view_slot) ckpt_settle(c);
+    RW_CALL(rw_store_put(c->stores[a->level], a->slot, &tg, c->view ? &c->view : &c->cur));
     return 0;
   }
   c->pend_q = *c->q;
@@ -963,8 +983,15 @@ static int ckpt_store(rw_ckpt *c, const rw_action *a)
 static int ckpt_restore(rw_ckpt *c, const rw_action *a)
 {
   rw_snapshot_tag tag = {.step = -1};
+  c->view = NULL; /* cur is overwritten, or a new slot lent */
   if (c->per == 1) {
-    RW_CALL(rw_store_get(c->stores[a->level], a->slot, &tag, &c->cur));
+    int viewed = 0;
+    N_Vector v = NULL;
+    RW_CALL(rw_store_view(c->stores[a->level], a->slot, &tag, &v, &viewed));
+    if (viewed)
+      c->view = v, c->view_level = a->level, c->view_slot = a->slot;
+    else
+      RW_CALL(rw_store_get(c->stores[a->level], a->slot, &tag, &c->cur));
   } else {
     RW_CALL(rw_store_get(c->stores[a->level], a->slot, &tag, c->stages));
     rw_vec_copy(c->stages[0], c->cur);
@@ -981,6 +1008,7 @@ static int ckpt_restore(rw_ckpt *c, const rw_action *a)
 static int ckpt_last_step(rw_ckpt *c, const rw_action *a)
 {
   rw_adjoint_options *opt = &c->o;
+  ckpt_settle(c);
   long N = c->base.N;
   double t = rw_grid_t(opt, N, a->step), tend = rw_grid_end(opt, N);
   double h = tend - t;
@@ -1103,6 +1131,8 @@ static int ckpt_fetch(rw_state_source *src, long n, rw_adjoint_state *adj, rw_fe
   } while (a.type != RW_ACTION_REVERSE);
   RW_CHECK(a.step == n, RW_ERR_INTERNAL, "the schedule reverses step %lld, expected %ld",
            (long long)a.step, n);
+  /* the slot's vector where the restore lent it: the adjoint step reads y_n, never writes it */
+  out->y = c->view ? c->view : c->cur;
   out->stages = c->have == a.step ? c->stages : NULL;
   return 0;
 }

@@ -69,6 +69,14 @@ static int rw_store_ram_get(rw_store st, int slot, const rw_snapshot_tag *tag, N
   return 0;
 }
 
+static int rw_store_ram_view(rw_store st, int slot, N_Vector *v)
+{
+  N_Vector *vecs = st->content;
+  for (int k = 0; k < st->nvec; k++)
+    v[k] = vecs[slot * st->nvec + k];
+  return 0;
+}
+
 static void rw_store_ram_destroy(rw_store st)
 {
   N_Vector *vecs = st->content;
@@ -79,8 +87,8 @@ static void rw_store_ram_destroy(rw_store st)
 /* Creates a RAM store with every slot allocated now (see rw_store.h). Not collective. */
 int rw_store_create_ram(N_Vector tmpl, int nvec, int slots, rw_store *out)
 {
-  static const rw_store_ops ops = {rw_store_ram_put,    rw_store_ram_get, NULL, NULL, NULL, NULL,
-                                   rw_store_ram_destroy};
+  static const rw_store_ops ops = {rw_store_ram_put,     rw_store_ram_get, NULL, NULL, NULL, NULL,
+                                   rw_store_ram_destroy, rw_store_ram_view};
   int ierr = 0;
   rw_store st = NULL;
   RW_CHECK(tmpl && out && nvec >= 1 && slots >= 1, RW_ERR_ARG,
@@ -219,8 +227,8 @@ static void rw_store_host_destroy(rw_store st)
 static int rw_store_host_make(N_Vector tmpl, int nvec, int slots, int sync, rw_store *out)
 {
   static const rw_store_ops ops = {
-      rw_store_host_put,  rw_store_host_get,    NULL, NULL, rw_store_host_prefetch,
-      rw_store_host_sync, rw_store_host_destroy};
+      rw_store_host_put,  rw_store_host_get,     NULL, NULL, rw_store_host_prefetch,
+      rw_store_host_sync, rw_store_host_destroy, NULL};
   int ierr = 0;
   rw_store st = NULL;
   rw_host_slots *h = NULL;
@@ -321,6 +329,21 @@ int rw_store_get(rw_store st, int slot, rw_snapshot_tag *tag, N_Vector *v)
   st->read_time += rw_wtime() - t0;
   st->reads++;
   if (tag) *tag = st->tag[slot];
+  return 0;
+}
+
+/* The slot's vectors, lent (see rw_store.h). */
+int rw_store_view(rw_store st, int slot, rw_snapshot_tag *tag, N_Vector *v, int *viewed)
+{
+  RW_CHECK(st && v && viewed, RW_ERR_ARG, "rw_store_view: NULL argument");
+  *viewed = 0;
+  if (!st->ops.view) return 0;
+  RW_CHECK(slot >= 0 && slot < st->nslots && st->tag[slot].step >= 0, RW_ERR_INTERNAL,
+           "%s checkpoint slot %d is empty or out of range", st->kind, slot);
+  RW_CALL(st->ops.view(st, slot, v));
+  st->reads++;
+  if (tag) *tag = st->tag[slot];
+  *viewed = 1;
   return 0;
 }
 

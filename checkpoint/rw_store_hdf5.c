@@ -1677,7 +1677,7 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
                          rw_store *out)
 {
   static const rw_store_ops ops = {rw_h5_put,      rw_h5_get,  rw_h5_release, rw_h5_inject,
-                                   rw_h5_prefetch, rw_h5_sync, rw_h5_destroy};
+                                   rw_h5_prefetch, rw_h5_sync, rw_h5_destroy, NULL};
   int ierr = 0, rank = 0, nranks = 1;
   rw_store st = NULL;
   rw_h5store *h = NULL;

@@ -7,7 +7,8 @@
 
 /* put/get move the data of one slot (the generic layer has checked the slot and its tag);
  * release, inject, prefetch and sync are optional (NULL: nothing to do); destroy frees the
- * content (may be NULL). */
+ * content (may be NULL); view (optional, NULL: the store has no slot vectors to lend) gives the
+ * slot's own vectors (rw_store_view). */
 typedef struct {
   int (*put)(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v);
   int (*get)(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v);
@@ -16,6 +17,7 @@ typedef struct {
   int (*prefetch)(rw_store st, int slot, int64_t step); /* optional */
   int (*sync)(rw_store st);                             /* optional */
   void (*destroy)(rw_store st);
+  int (*view)(rw_store st, int slot, N_Vector *v); /* optional: the slot's own vectors */
 } rw_store_ops;
 
 struct rw_store_s {

@@ -277,6 +277,61 @@ static rw_store h5store(fixture *f, long n, const char *id, int slots)
   return st;
 }
 
+/* rw_store_view: a RAM slot lent as its own vectors (what was written, the slot's tag, a read
+ * counted; the same vectors every time, not copies), an empty or out-of-range slot refused; an
+ * HDF5 store lends nothing and leaves v alone. */
+Test(store, ram_view_lends_the_slot)
+{
+  fixture f;
+  setup(&f, 1000);
+  rw_store st = NULL;
+  RW_TEST_OK(rw_store_create_ram(f.v[0], 2, 3, &st));
+  for (int s = 0; s < 3; s++) {
+    fill(&f, 7.0 * s);
+    rw_snapshot_tag tg = {.step = 5 * s + 1, .t = 0.25 * s, .h = 0.5};
+    RW_TEST_OK(rw_store_put(st, s, &tg, f.v));
+  }
+  for (int s = 2; s >= 0; s--) {
+    N_Vector lent[2] = {NULL, NULL}, again[2] = {NULL, NULL};
+    rw_snapshot_tag tg = {.step = -1};
+    int viewed = 0;
+    RW_TEST_OK(rw_store_view(st, s, &tg, lent, &viewed));
+    cr_assert_eq(viewed, 1);
+    cr_assert_eq(tg.step, 5 * s + 1);
+    cr_assert_eq(tg.t, 0.25 * s);
+    fill(&f, 7.0 * s);
+    for (int k = 0; k < 2; k++) {
+      cr_assert(lent[k] && lent[k] != f.v[k] && lent[k] != f.w[k]);
+      cr_assert(memcmp(rw_vec_data(lent[k]), rw_vec_data(f.v[k]), rw_vec_bytes(f.v[k])) == 0,
+                "slot %d, vector %d: not what was written", s, k);
+    }
+    RW_TEST_OK(rw_store_view(st, s, NULL, again, &viewed));
+    cr_assert(again[0] == lent[0] && again[1] == lent[1], "slot %d lent a copy", s);
+  }
+  cr_assert_eq(rw_store_reads(st), 6);
+  RW_TEST_OK(rw_store_release(st, 1));
+  N_Vector none[2] = {NULL, NULL};
+  int viewed = 1;
+  cr_assert_eq(rw_store_view(st, 1, NULL, none, &viewed), RW_ERR_INTERNAL);
+  cr_assert_eq(rw_store_view(st, 3, NULL, none, &viewed), RW_ERR_INTERNAL);
+  cr_assert_eq(rw_store_view(st, -1, NULL, none, &viewed), RW_ERR_INTERNAL);
+  cr_assert_eq(viewed, 0);
+  rw_store_destroy(&st);
+
+  rw_store_hdf5_options o = h5opt(&f, "view1", 0);
+  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 2, &o, &st));
+  fill(&f, 1.0);
+  rw_snapshot_tag tg = {.step = 4, .t = 1.0, .h = 0.5};
+  RW_TEST_OK(rw_store_put(st, 0, &tg, f.v));
+  viewed = 1;
+  RW_TEST_OK(rw_store_view(st, 0, NULL, none, &viewed));
+  cr_assert_eq(viewed, 0);
+  cr_assert(none[0] == NULL && none[1] == NULL, "a store without slot vectors set v");
+  cr_assert_eq(rw_store_reads(st), 0);
+  rw_store_destroy(&st);
+  teardown(&f);
+}
+
 Test(store, hdf5_roundtrip_and_file)
 {
   fixture f;
