@@ -574,9 +574,12 @@ typedef struct {
   /* A restore from RAM lends the slot's vector (rw_store_view) instead of copying it into cur:
    * view is that vector (NULL: cur holds the state), at (view_level, view_slot). The next step
    * reads it where it lies and writes cur; the adjoint step reads it (fetch); anything else that
-   * needs cur, or a put into that slot, copies it first (ckpt_settle). */
+   * needs cur, or the slot's release, copies it first (ckpt_settle). Once the adjoint step has
+   * read it (rev), the slot's release drops it instead: the state of a reversed step is not
+   * used again until a RESTORE (dead: cur holds none, and an action that would read it is an
+   * internal error rather than a silent wrong state). */
   N_Vector view;
-  int view_slot;
+  int view_slot, view_rev, dead;
   rw_storage_level view_level;
   rw_time_record rec;
   double *q; /* the driver's running-cost accumulator (the snapshots' tags record it) */
@@ -935,12 +938,23 @@ static void ckpt_settle(rw_ckpt *c)
   c->view = NULL;
 }
 
+/* An action that reads the current state: none after its step was reversed (see rw_ckpt). */
+static int ckpt_live(const rw_ckpt *c, const char *what)
+{
+  RW_CHECK(!c->dead, RW_ERR_INTERNAL,
+           "checkpoint schedule: %s after the current state's step was reversed and its slot "
+           "freed, with no restore between",
+           what);
+  return 0;
+}
+
 /* ADVANCE: first sweep (running cost, monitor, progress) or recomputation (replay). The first
  * step after a restore from RAM reads the slot's vector and writes cur (a step out of place is
  * the same arithmetic as in place): the restore's copy is saved. */
 static int ckpt_advance(rw_ckpt *c, const rw_action *a)
 {
   rw_adjoint_options *opt = &c->o;
+  if (a->to > a->step) RW_CALL(ckpt_live(c, "an advance"));
   if (opt->adaptive && a->first_sweep) ckpt_settle(c);
   for (int64_t i = a->step; i < a->to; i++) {
     N_Vector *capture = (c->pend_slot >= 0 && i == c->pend_step) ? c->stages : NULL;
@@ -969,7 +983,7 @@ static int ckpt_store(rw_ckpt *c, const rw_action *a)
   if (c->per == 1) {
     rw_snapshot_tag tg = rw_tag(&c->o, c->base.N, c->rec.t, c->rec.n, a->step);
     tg.q = *c->q; /* the running cost so far (meaningful in the first sweep: restarts) */
-    if (c->view && a->level == c->view_level && a->slot == c->view_slot) ckpt_settle(c);
+    RW_CALL(ckpt_live(c, "a store"));
     RW_CALL(rw_store_put(c->stores[a->level], a->slot, &tg, c->view ? &c->view : &c->cur));
     return 0;
   }
@@ -983,7 +997,7 @@ static int ckpt_store(rw_ckpt *c, const rw_action *a)
 static int ckpt_restore(rw_ckpt *c, const rw_action *a)
 {
   rw_snapshot_tag tag = {.step = -1};
-  c->view = NULL; /* cur is overwritten, or a new slot lent */
+  c->view = NULL, c->view_rev = 0, c->dead = 0; /* cur is overwritten, or a new slot lent */
   if (c->per == 1) {
     int viewed = 0;
     N_Vector v = NULL;
@@ -1008,6 +1022,7 @@ static int ckpt_restore(rw_ckpt *c, const rw_action *a)
 static int ckpt_last_step(rw_ckpt *c, const rw_action *a)
 {
   rw_adjoint_options *opt = &c->o;
+  RW_CALL(ckpt_live(c, "the last step"));
   ckpt_settle(c);
   long N = c->base.N;
   double t = rw_grid_t(opt, N, a->step), tend = rw_grid_end(opt, N);
@@ -1034,7 +1049,13 @@ static int ckpt_execute(rw_ckpt *c, const rw_action *a)
   case RW_ACTION_RESTORE:
     RW_CALL(ckpt_restore(c, a));
     break;
-  case RW_ACTION_FREE:
+  case RW_ACTION_FREE: /* a lent slot is lent until its release (rw_store_view) */
+    if (c->view && a->level == c->view_level && a->slot == c->view_slot) {
+      if (c->view_rev)
+        c->view = NULL, c->dead = 1;
+      else
+        ckpt_settle(c);
+    }
     RW_CALL(rw_store_release(c->stores[a->level], a->slot));
     break;
   case RW_ACTION_FIRST_REVERSE:
@@ -1132,7 +1153,9 @@ static int ckpt_fetch(rw_state_source *src, long n, rw_adjoint_state *adj, rw_fe
   RW_CHECK(a.step == n, RW_ERR_INTERNAL, "the schedule reverses step %lld, expected %ld",
            (long long)a.step, n);
   /* the slot's vector where the restore lent it: the adjoint step reads y_n, never writes it */
+  RW_CALL(ckpt_live(c, "a reversal"));
   out->y = c->view ? c->view : c->cur;
+  if (c->view) c->view_rev = 1;
   out->stages = c->have == a.step ? c->stages : NULL;
   return 0;
 }

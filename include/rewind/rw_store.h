@@ -144,7 +144,7 @@ int rw_store_put(rw_store st, int slot, const rw_snapshot_tag *tag, N_Vector *v)
 int rw_store_get(rw_store st, int slot, rw_snapshot_tag *tag, N_Vector *v);
 /* The slot's own vectors instead of a copy, where the store keeps them as vectors (RAM): on
  * success *viewed is 1, v[0..nvec-1] are the slot's vectors, to be read only and only until the
- * next put, release or destroy of the store, and the read is counted as rw_store_get counts it;
+ * slot's release or the store's destruction, and the read is counted as rw_store_get counts it;
  * *tag (may be NULL) receives the slot's tag. A store without such vectors (HDF5, host) sets
  * *viewed to 0 and leaves v alone: the caller then copies with rw_store_get. Reading an empty
  * slot is RW_ERR_INTERNAL. Not collective. */
