@@ -887,7 +887,7 @@ heat_adj_vec(const double *restrict gk, const double *restrict gw, const double 
              const double *restrict up2, const double *restrict sh, double *restrict acc,
              double *restrict out, double *restrict fo, double *restrict fq, double *restrict fb,
              long m, const size_t sd[3], const double c[3], const int three, const int ws,
-             const int shy)
+             const int shy, const double ulo, const double uhi, const int ghu)
 {
   const size_t s1 = sd[1], s2 = sd[2];
   const double c0 = c[0], c1 = c[1], c2 = c[2];
@@ -896,12 +896,16 @@ heat_adj_vec(const double *restrict gk, const double *restrict gw, const double 
   heat_v qp = (heat_v){0}, bp = (heat_v){0}, A = ws ? HEAT_LD(acc) : (heat_v){0};
   { /* the first node's low face, as node -1 would form it (its only lane read) */
     const double d = gw[0] - gw[-1];
-    qp[HEAT_LANES - 1] = (gk[-1] + gk[0]) * d, bp[HEAT_LANES - 1] = d * (uc[0] - uc[-1]);
+    qp[HEAT_LANES - 1] = (gk[-1] + gk[0]) * d, bp[HEAT_LANES - 1] = d * (uc[0] - ulo);
   }
   for (long i = 0; i < mv; i += HEAT_LANES) {
     const heat_v wi = HEAT_LD(gw + i), ki = HEAT_LD(gk + i), ui = HEAT_LD(uc + i);
     const heat_v dp0 = HEAT_LD(gw + i + 1) - wi;
-    const heat_v q = (ki + HEAT_LD(gk + i + 1)) * dp0, bb = dp0 * (HEAT_LD(uc + i + 1) - ui);
+    /* u_{i+1}: with ghu the row has no ghosts, and its last node's high neighbour is uhi */
+    const heat_v un = ghu && i + HEAT_LANES == m
+                          ? __builtin_shufflevector(ui, (heat_v){0} + uhi, 1, 2, 3, 4, 5, 6, 7, 8)
+                          : HEAT_LD(uc + i + 1);
+    const heat_v q = (ki + HEAT_LD(gk + i + 1)) * dp0, bb = dp0 * (un - ui);
     const heat_v qm = HEAT_UP(qp, q), am = HEAT_UP(bp, bb);
     const heat_v dp1 = HEAT_LD(gw + i + s1) - wi;
     const heat_v q1 = (ki + HEAT_LD(gk + i + s1)) * dp1, b1 = dp1 * (HEAT_LD(up1 + i) - ui);
@@ -945,13 +949,13 @@ heat_adj_body(const double *restrict gk, const double *restrict gw, const double
               const double *restrict up2, const double *restrict sh, double *restrict lanes,
               double *restrict out, double *restrict fo, double *restrict fq, double *restrict fb,
               long m, const size_t sd[3], const double c[3], const int three, const int ws,
-              const int shy)
+              const int shy, const double ulo, const double uhi, const int ghu)
 {
   double acc[HEAT_LANES];
   for (int l = 0; ws && l < HEAT_LANES; l++)
     acc[l] = lanes[l];
   const long b = heat_adj_vec(gk, gw, uc, um1, up1, um2, up2, sh, acc, out, fo, fq, fb, m, sd, c,
-                              three, ws, shy);
+                              three, ws, shy, ulo, uhi, ghu);
   if (!ws) {
     for (long i = b; i < m; i++)
       heat_adj_node(gk, gw, uc, um1, up1, um2, up2, out, fo, i, sd, c, three);
@@ -969,13 +973,15 @@ heat_adj_body(const double *restrict gk, const double *restrict gw, const double
  * variants chosen once per row. */
 #define HEAT_ADJ_BODY(three, ws, shy)                                                              \
   heat_adj_body(gk, gw, uc, um1, up1, (three) ? um2 : NULL, (three) ? up2 : NULL,                  \
-                (ws) ? sh : NULL, (ws) ? lanes : NULL, out, fo, fq, fb, m, sd, c, three, ws, shy)
+                (ws) ? sh : NULL, (ws) ? lanes : NULL, out, fo, fq, fb, m, sd, c, three, ws, shy,  \
+                ulo, uhi, ghu)
 RW_SIMD_CLONES static void
 heat_adj_row(const double *restrict gk, const double *restrict gw, const double *restrict uc,
              const double *restrict um1, const double *restrict up1, const double *restrict um2,
              const double *restrict up2, const double *restrict sh, double *restrict lanes,
              double *restrict out, double *restrict fo, double *restrict fq, double *restrict fb,
-             long m, const size_t sd[3], const double c[3], int three, int shy)
+             long m, const size_t sd[3], const double c[3], int three, int shy, double ulo,
+             double uhi, int ghu)
 {
   if (three && lanes)
     shy ? HEAT_ADJ_BODY(1, 1, 1) : HEAT_ADJ_BODY(1, 1, 0);
@@ -1260,8 +1266,13 @@ static void heat_neumann_box(const heat *H, rw_grid g, const double *gk, const d
 
 /* The stage's kernel: the VJP on the box's rows (heat_kernel's rows with no source), and with
  * the conductivity differentiated its gradient too on the rows of owned layers the wave's tile
- * owns, in the same loop (heat_adj_body), the stored state's row copied between its two ghosts
- * (the boundary value: the fastest dimension is never split). gw, gk and out at the wave's
+ * owns, in the same loop (heat_adj_body). The stored state's row is read where it lies when the
+ * row is whole vectors (n0 a multiple of HEAT_LANES), its two ghosts (the boundary value, or
+ * the wrapped or mirrored node: the fastest dimension is never split) given as values
+ * (heat_adj_vec's ghu); otherwise, for the node loop's remainder, it is copied between them.
+ * The copy took 2 % of heat 128^3's every-gradient adjoint step in `perf`; without it, 6 rounds
+ * of the stage bench alternated with the build before: 26.0 against 27.8 ms (medians), paired
+ * adjoint / forward 1.65 against 1.73. gw, gk and out at the wave's
  * coordinates, the stored state and the gradient at the block's. In 3-D the stored state's row
  * that the next row reads first (layer k + 1, row j + 1: every other row it reads, this row or
  * an earlier one has read) is prefetched to L1 before the row runs. A profile of heat 128^3's
@@ -1304,13 +1315,21 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
           heat_row2(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
         continue;
       }
-      memcpy(uc + 1, a->y + ob, (size_t)n0 * sizeof(double)); /* between the row's ghosts */
-      if (H->periodic) /* the ghosts wrap (mirror, hold the boundary value) */
-        uc[0] = a->y[ob + (size_t)n0 - 1], uc[n0 + 1] = a->y[ob];
-      else if (H->neumann)
-        uc[0] = a->y[ob + 1], uc[n0 + 1] = a->y[ob + (size_t)n0 - 2];
+      const double *y = a->y + ob;
+      /* the row's ghosts: they wrap, mirror or hold the boundary value */
+      const double ulo = H->periodic  ? y[n0 - 1]
+                         : H->neumann ? y[1]
+                                      : H->ub,
+                   uhi = H->periodic  ? y[0]
+                         : H->neumann ? y[n0 - 2]
+                                      : H->ub;
+      const int ghu = n0 % HEAT_LANES == 0; /* whole vectors: the row read where it lies */
+      if (!ghu) { /* the node loop reads the row's ghosts: a copy between them */
+        memcpy(uc + 1, y, (size_t)n0 * sizeof(double));
+        uc[0] = ulo, uc[n0 + 1] = uhi;
+      }
       double *lanes = a->lanes ? a->lanes + (size_t)jb * HEAT_LANES : NULL;
-      const double *y = a->y + ob, *u[5] = {uc + 1, NULL, NULL, NULL, NULL};
+      const double *u[5] = {ghu ? y : uc + 1, NULL, NULL, NULL, NULL};
       const long nl = D == 3 ? n0 * n1 : n0; /* a layer's nodes */
       u[1] = jb > 0 ? y - n0 : heat_u_row(H, a, g, v0, jb, kb, 1, -1);
       u[2] = jb < n1 - 1 ? y + n0 : heat_u_row(H, a, g, v0, jb, kb, 1, 1);
@@ -1323,7 +1342,7 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
         for (long q = 0; q < n0; q += 8)
           __builtin_prefetch(y + nl + n0 + q, 0, 3);
       heat_adj_row(gk + x, gw + x, u[0], u[1], u[2], u[3], u[4], sh + ob, lanes, out + o,
-                   a->fo + ob, H->yq, H->yb, n0, H->sd, H->c, D == 3, shy);
+                   a->fo + ob, H->yq, H->yb, n0, H->sd, H->c, D == 3, shy, ulo, uhi, ghu);
       pj = j, pk = k;
       heat_adj_row_faces(H, gw + x, u, a->fo + ob, jb, kb);
     }
