@@ -501,6 +501,9 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
   N_Vector y = NULL, lam = NULL, fill = NULL, *stg = NULL, *ys = NULL, *dring = NULL;
   double *ring = NULL, *fh = NULL, pbar[MAX_PARAMS];
   double *rall = NULL, *ry0 = NULL; /* each round's adjoint / forward ratios (the goal lines) */
+  /* and every gradient's adjoint over that round's forward step keeping its stages: the forward
+   * step of the sweep whose stages the adjoint reads (the store-stages mode's own pair) */
+  double *rst = NULL;
   rw_device dev = rw_vec_device(S->y0);
   const int reps = o->repeat < 5 ? 5 : o->repeat, ns = rw_stepper_num_stage_vectors(st);
   const long K = o->stage;
@@ -552,6 +555,7 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
   double tf_r = 0.0; /* this round's forward step, to pair the round's adjoint steps with */
   RW_TRY(rw_calloc((size_t)reps, sizeof(double), "ratios", &rall));
   RW_TRY(rw_calloc((size_t)reps, sizeof(double), "ratios", &ry0));
+  RW_TRY(rw_calloc((size_t)reps, sizeof(double), "ratios", &rst));
   rw_grid sg = o->problem == PROB_GRAYSCOTT ? rw_gs_grid(S->prob) : rw_heat_grid(S->prob);
   /* the rows per tile (3-D) and layers per window (2-D) of the last round's forward and adjoint
    * (every gradient) waves: chosen by measurement unless --wave-rows / --wave-layers set them */
@@ -598,7 +602,8 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
     for (long k = 0; k < K; k++)
       RW_TRY(rw_stepper_step(st, (double)k * S->dt, S->dt, ys[k], ys[k + 1], stg + k * ns, NULL));
     RW_TRY(rw_device_sync(dev));
-    tfwd_st = fmin(tfwd_st, time_max(comm, t0) / (double)K);
+    const double tfs_r = time_max(comm, t0) / (double)K;
+    tfwd_st = fmin(tfwd_st, tfs_r);
     for (int frozen = 0; frozen < 2; frozen++) { /* adjoint steps from those stages, backward */
       rw_problem_set_active(S->prob, !frozen, !frozen);
       rw_vec_copy(start, lam);
@@ -614,7 +619,7 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
       if (frozen)
         tadj_y0 = fmin(tadj_y0, t), ry0[r] = t / tf_r;
       else
-        tadj_all = fmin(tadj_all, t), rall[r] = t / tf_r;
+        tadj_all = fmin(tadj_all, t), rall[r] = t / tf_r, rst[r] = t / tfs_r;
     }
     for (int frozen = 0; frozen < 2; frozen++) { /* as a checkpointed sweep: each adjoint step */
       rw_problem_set_active(S->prob, !frozen, !frozen); /* right after its step's recomputation */
@@ -697,10 +702,15 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
            pairs ? "one sweep / two =" : "no pair ran (both timings are two sweeps), their ratio",
            tback / tback2, (tfwd_st + trec_all) / tfwd);
     const double mall = median(rall, reps), my0 = median(ry0, reps); /* sorts them */
+    const double mst = median(rst, reps);
     printf("  the same goal lines paired within each round (adjoint step / that round's forward "
            "step), median (min - max) of %d: every gradient %.2f (%.2f - %.2f), dJ/dy0 only "
            "%.2f (%.2f - %.2f)\n",
            reps, mall, rall[0], rall[reps - 1], my0, ry0[0], ry0[reps - 1]);
+    printf("  every gradient's adjoint step over that round's forward step keeping its stages "
+           "(the store-stages sweep's own forward step), median (min - max) of %d: %.2f (%.2f - "
+           "%.2f)\n",
+           reps, mst, rst[0], rst[reps - 1]);
     printf("BENCH_JSON "
            "{\"bench\":\"pde_stage\",\"device\":\"%s\",\"problem\":\"%s\",\"n\":%ld,\"ranks\":%d,"
            "\"vector_bytes\":%zu,\"copy_bw\":%.6e,\"t_step\":%.6e,\"t_bound\":%.6e,"
@@ -708,15 +718,17 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
            "\"t_adjoint_all_recomputed\":%.6e,\"t_adjoint_y0_recomputed\":%.6e,"
            "\"t_backward_step\":%.6e,\"t_backward_two_sweeps\":%.6e,\"pairs\":%ld,"
            "\"waves\":%ld,\"r_adjoint_all_median\":%.4f,\"r_adjoint_y0_median\":%.4f,"
+           "\"r_adjoint_all_stages_median\":%.4f,"
            "\"rows_forward\":%ld,\"rows_adjoint\":%ld,\"layers_forward\":%ld,"
            "\"layers_adjoint\":%ld}\n",
            dev ? rw_device_name(dev) : "cpu", o->problem == PROB_HEAT3D ? "heat3d" : "grayscott",
            o->n, size, vb, bw, tfwd, tbound, tfwd_st, tadj_all, tadj_y0, trec_all, trec_y0, tback,
-           tback2, pairs, waves, mall, my0, rows_f, rows_a, lay_f, lay_a);
+           tback2, pairs, waves, mall, my0, mst, rows_f, rows_a, lay_f, lay_a);
   }
 cleanup:
   rw_free(&rall);
   rw_free(&ry0);
+  rw_free(&rst);
   rw_free(&ring);
   rw_free(&fh);
   rw_vec_destroy_array(&dring, RING);
