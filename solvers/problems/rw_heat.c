@@ -1280,7 +1280,15 @@ static void heat_neumann_box(const heat *H, rw_grid g, const double *gk, const d
  * samples on one load), the wave's L2 prefetch of the stage's next layer notwithstanding;
  * with the prefetch the step took 26.9 against 29.9 ms (the stage bench, 5 runs alternated
  * with the build before; medians), its paired adjoint / forward 1.70 (1.59-1.73) against
- * 1.92 (1.81-1.97). The prefetch changes no value. */
+ * 1.92 (1.81-1.97). The wave's leading stage (the plan's stage 0, the first to reach a layer)
+ * also prefetches, to L2, the rows of the next layer that the fields stream from memory once a
+ * step: the gradient's (read and written), the source shape's and the conductivity's. With the
+ * stored state and the gradient and source read from one cached row instead (timing only), the
+ * step took 21.3 against 28-29.7 ms, the fields' rows alone 22.4-23.7: those streams, not the
+ * arithmetic, held a quarter of it. The prefetch, 7 rounds of the stage bench alternated with
+ * the build without it: 24.8 against 26.0 ms (medians), paired adjoint / forward 1.61 against
+ * 1.68; the gradient's and source's rows alone gave no clear change. No prefetch changes a
+ * value. */
 static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, const long lo[3],
                             const long hi[3])
 {
@@ -1341,6 +1349,12 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
       if (D == 3 && ob + (size_t)(nl + n0) < (size_t)(N * nl)) /* the next row's leading row */
         for (long q = 0; q < n0; q += 8)
           __builtin_prefetch(y + nl + n0 + q, 0, 3);
+      if (a->stage == 0 && D == 3 && ob + (size_t)nl < (size_t)(N * nl))
+        for (long q = 0; q < n0; q += 8) { /* the fields' streams, a layer ahead (see above) */
+          __builtin_prefetch(a->fo + ob + nl + q, 1, 2);
+          __builtin_prefetch(sh + ob + nl + q, 0, 2);
+          __builtin_prefetch(gk + x + H->sd[2] + q, 0, 2);
+        }
       heat_adj_row(gk + x, gw + x, u[0], u[1], u[2], u[3], u[4], sh + ob, lanes, out + o,
                    a->fo + ob, H->yq, H->yb, n0, H->sd, H->c, D == 3, shy, ulo, uhi, ghu);
       pj = j, pk = k;
