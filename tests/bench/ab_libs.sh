@@ -54,17 +54,12 @@ if [ "$ndirs" -lt 2 ] || [ $# -lt 2 ]; then
   exit 2
 fi
 shift
-case "$rounds" in
-'' | *[!0-9]* | 0) echo "ab_libs.sh: -n '$rounds': the rounds must be a whole number >= 1" >&2; exit 2 ;;
-esac
+. "$(dirname "$0")/bench_common.sh"
+bench_rounds ab_libs.sh "$rounds"
 case "$np" in
 *[!0-9]*) echo "ab_libs.sh: -p '$np': a rank count" >&2; exit 2 ;;
 esac
-command -v python3 >/dev/null 2>&1 || { echo "ab_libs.sh: python3 needed" >&2; exit 2; }
-mpiexec=${MPIEXEC:-mpiexec}
-flags=${MPIEXEC_FLAGS---bind-to none}
-[ -n "$logdir" ] || logdir=$(mktemp -d "${TMPDIR:-/tmp}/ab_libs.XXXXXX")
-mkdir -p "$logdir"
+bench_setup ab_libs.sh "$logdir"
 
 k=1
 while [ "$k" -le "$rounds" ]; do

@@ -122,23 +122,25 @@ set_tests_properties(bench_pde_scaling_smoke PROPERTIES LABELS "bench;smoke" TIM
 # ab_libs.sh (builds of librewind alternated on one benchmark) on a tiny stage bench, the
 # build's own library as both builds, as a singleton and on two ranks: the script keeps working
 # (each key's median per build and the second build's ratio to the first, paired by round).
-add_test(NAME bench_ab_libs_smoke
-  COMMAND ${PROJECT_SOURCE_DIR}/tests/bench/ab_libs.sh -n 2 -o ${CMAKE_CURRENT_BINARY_DIR}/ab_libs_smoke
-          $<TARGET_FILE_DIR:rewind> $<TARGET_FILE_DIR:rewind>
-          -- $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --stage 2)
-set_tests_properties(bench_ab_libs_smoke PROPERTIES LABELS "bench;smoke" TIMEOUT 120
-  ENVIRONMENT "${REWIND_TEST_ENV}"
-  PASS_REGULAR_EXPRESSION "library 1: .*r_adjoint_all_median +[0-9.e+-]+ \\([0-9.e+-]+ - [0-9.e+-]+\\)   / library 0's, paired by round: [0-9.e+-]+ .*AB_JSON .*\"rounds\": 2"
-  FAIL_REGULAR_EXPRESSION "ab_libs.sh:")
-add_test(NAME bench_ab_libs_smoke_mpi
-  COMMAND ${PROJECT_SOURCE_DIR}/tests/bench/ab_libs.sh -n 2 -p 2 -k t_step,t_adjoint_all
-          -o ${CMAKE_CURRENT_BINARY_DIR}/ab_libs_smoke_mpi
-          $<TARGET_FILE_DIR:rewind> $<TARGET_FILE_DIR:rewind>
-          -- $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --stage 2)
-set_tests_properties(bench_ab_libs_smoke_mpi PROPERTIES LABELS "bench;smoke" TIMEOUT 120
-  ENVIRONMENT "${REWIND_TEST_ENV};MPIEXEC=${MPIEXEC_EXECUTABLE}"
-  PASS_REGULAR_EXPRESSION "library 1: .*t_adjoint_all +[0-9.e+-]+ \\([0-9.e+-]+ - [0-9.e+-]+\\)   / library 0's, paired by round: [0-9.e+-]+ .*AB_JSON .*\"rounds\": 2"
-  FAIL_REGULAR_EXPRESSION "ab_libs.sh:")
+foreach(np 1 2)
+  if(np EQUAL 1)
+    set(name bench_ab_libs_smoke)
+    set(how "")
+    set(key r_adjoint_all_median)
+  else()
+    set(name bench_ab_libs_smoke_mpi)
+    set(how -p 2 -k t_step,t_adjoint_all)
+    set(key t_adjoint_all)
+  endif()
+  add_test(NAME ${name}
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/bench/ab_libs.sh -n 2 ${how}
+            -o ${CMAKE_CURRENT_BINARY_DIR}/${name} $<TARGET_FILE_DIR:rewind>
+            $<TARGET_FILE_DIR:rewind> -- $<TARGET_FILE:bench_pde> --problem grayscott --n 16 --stage 2)
+  set_tests_properties(${name} PROPERTIES LABELS "bench;smoke" TIMEOUT 120
+    ENVIRONMENT "${REWIND_TEST_ENV};MPIEXEC=${MPIEXEC_EXECUTABLE}"
+    PASS_REGULAR_EXPRESSION "library 1: .*${key} +[0-9.e+-]+ \\([0-9.e+-]+ - [0-9.e+-]+\\)   / library 0's, paired by round: [0-9.e+-]+ .*AB_JSON .*\"rounds\": 2"
+    FAIL_REGULAR_EXPRESSION "ab_libs.sh:")
+endforeach()
 # A bad command line (one library) exits with status 2.
 add_test(NAME bench_ab_libs_badflag
   COMMAND sh -c "\"$1\" \"$2\" -- true; test $? -eq 2"

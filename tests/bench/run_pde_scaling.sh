@@ -44,15 +44,9 @@ if [ -z "$bench" ] || [ ! -x "$bench" ]; then
   echo "run_pde_scaling.sh: bench_pde not found; pass -b path/to/bench_pde" >&2
   exit 2
 fi
-case "$rounds" in
-'' | *[!0-9]* | 0) echo "run_pde_scaling.sh: -n '$rounds': the rounds must be a whole number >= 1" >&2; exit 2 ;;
-esac
-command -v python3 >/dev/null 2>&1 || { echo "run_pde_scaling.sh: python3 needed" >&2; exit 2; }
-mpiexec=${MPIEXEC:-mpiexec}
-# OpenMPI: no core binding (the project's test setting); set MPIEXEC_FLAGS="" for others.
-flags=${MPIEXEC_FLAGS---bind-to none}
-[ -n "$logdir" ] || logdir=$(mktemp -d "${TMPDIR:-/tmp}/pde_scaling.XXXXXX")
-mkdir -p "$logdir"
+. "$(dirname "$0")/bench_common.sh"
+bench_rounds run_pde_scaling.sh "$rounds"
+bench_setup run_pde_scaling.sh "$logdir"
 
 k=1
 while [ "$k" -le "$rounds" ]; do
