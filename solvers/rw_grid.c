@@ -1037,7 +1037,10 @@ static void rw_grid_layer_ghosts(rw_grid g, double *gw, long l, int all, long j0
  * rw_grid_bc_in sets them outside an adjoint, a periodic side's from the owned node a period
  * away), in a tight loop while the row is in cache: the wave forms a stage's layer row by row,
  * and filling the layer's row ends after all its rows (rw_grid_bc_in's general loop, by then
- * out of L1) took 4 % of heat 128^3's adjoint step (AMD EPYC Zen 5 VM, `perf`). */
+ * out of L1) took 4 % of heat 128^3's adjoint step (AMD EPYC Zen 5 VM, `perf`). Its own loop
+ * rather than rw_grid_layer_ghosts restricted to the row and dimension 0: that generic call per
+ * row made the forward step 10 % slower at heat 128^3 and 4 % at Gray-Scott 512^2 (4 rounds of
+ * tests/bench/ab_libs.sh, every round the same way). */
 static void rw_grid_row_ghosts0(rw_grid g, double *x)
 {
   const int nc = g->cfg.ncomp, G = g->cfg.ghost;
