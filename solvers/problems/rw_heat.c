@@ -42,10 +42,14 @@ typedef struct {
   N_Vector kappa;            /* the problem's field (owned by the problem) */
   int gk_ready;   /* inside a solve (solve_begin): gk holds kappa's halo copy, not redone */
   N_Vector shape; /* s(x) */
-  N_Vector vscr;  /* on a device: a state-like scratch for the plain VJPs (made at first use) */
-  int neumann;    /* Neumann sides: the operator is not symmetric */
-  int periodic;   /* periodic sides: no physical boundary */
-  rw_grid zg;     /* Neumann only: the adjoint's halo grid (zero ghosts, Dirichlet 0) */
+  /* s's 1-D factors on the block (heat_fill_shape): sf[d][i] along d (sf[2][0] = 1 in 2-D), so
+   * s at (i, j, k) is sf[0][i] * (sf[1][j] * sf[2][k]) bit for bit, which the adjoint wave's
+   * rows compute instead of streaming s */
+  double *sf_mem, *sf[3];
+  N_Vector vscr; /* on a device: a state-like scratch for the plain VJPs (made at first use) */
+  int neumann;   /* Neumann sides: the operator is not symmetric */
+  int periodic;  /* periodic sides: no physical boundary */
+  rw_grid zg;    /* Neumann only: the adjoint's halo grid (zero ghosts, Dirichlet 0) */
   int ns;
   long (*snode)[3]; /* sensor nodes (global) */
   long *sloc;       /* local index of the sensor node, -1 when another rank owns it */
@@ -884,12 +888,13 @@ _Static_assert(HEAT_LANES == HEAT_VW, "heat_adj_vec's vectors are the lane sets"
 static inline __attribute__((always_inline)) long
 heat_adj_vec(const double *restrict gk, const double *restrict gw, const double *restrict uc,
              const double *restrict um1, const double *restrict up1, const double *restrict um2,
-             const double *restrict up2, const double *restrict sh, double *restrict acc,
-             double *restrict out, double *restrict fo, double *restrict fq, double *restrict fb,
-             long m, const size_t sd[3], const double c[3], const int three, const int ws,
-             const int shy, const double ulo, const double uhi, const int ghu)
+             const double *restrict up2, const double *restrict sx, const double syz,
+             double *restrict acc, double *restrict out, double *restrict fo, double *restrict fq,
+             double *restrict fb, long m, const size_t sd[3], const double c[3], const int three,
+             const int ws, const int shy, const double ulo, const double uhi, const int ghu)
 {
   const size_t s1 = sd[1], s2 = sd[2];
+  const heat_v SYZ = (heat_v){0} + syz;
   const double c0 = c[0], c1 = c[1], c2 = c[2];
   const long mv = m / HEAT_LANES * HEAT_LANES;
   if (mv == 0) return 0;
@@ -932,7 +937,7 @@ heat_adj_vec(const double *restrict gk, const double *restrict gw, const double 
     }
     *(heat_vu *)(out + i) = fi;
     *(heat_vu *)(fo + i) = HEAT_LD(fo + i) + g;
-    if (ws) A += wi * HEAT_LD(sh + i);
+    if (ws) A += wi * (HEAT_LD(sx + i) * SYZ);
     qp = q, bp = bb;
   }
   if (ws) *(heat_vu *)acc = A;
@@ -946,16 +951,17 @@ heat_adj_vec(const double *restrict gk, const double *restrict gw, const double 
 static inline __attribute__((always_inline)) void
 heat_adj_body(const double *restrict gk, const double *restrict gw, const double *restrict uc,
               const double *restrict um1, const double *restrict up1, const double *restrict um2,
-              const double *restrict up2, const double *restrict sh, double *restrict lanes,
-              double *restrict out, double *restrict fo, double *restrict fq, double *restrict fb,
-              long m, const size_t sd[3], const double c[3], const int three, const int ws,
-              const int shy, const double ulo, const double uhi, const int ghu)
+              const double *restrict up2, const double *restrict sx, const double syz,
+              double *restrict lanes, double *restrict out, double *restrict fo,
+              double *restrict fq, double *restrict fb, long m, const size_t sd[3],
+              const double c[3], const int three, const int ws, const int shy, const double ulo,
+              const double uhi, const int ghu)
 {
   double acc[HEAT_LANES];
   for (int l = 0; ws && l < HEAT_LANES; l++)
     acc[l] = lanes[l];
-  const long b = heat_adj_vec(gk, gw, uc, um1, up1, um2, up2, sh, acc, out, fo, fq, fb, m, sd, c,
-                              three, ws, shy, ulo, uhi, ghu);
+  const long b = heat_adj_vec(gk, gw, uc, um1, up1, um2, up2, sx, syz, acc, out, fo, fq, fb, m, sd,
+                              c, three, ws, shy, ulo, uhi, ghu);
   if (!ws) {
     for (long i = b; i < m; i++)
       heat_adj_node(gk, gw, uc, um1, up1, um2, up2, out, fo, i, sd, c, three);
@@ -963,7 +969,7 @@ heat_adj_body(const double *restrict gk, const double *restrict gw, const double
   }
   for (int l = 0; b + l < m; l++) {
     heat_adj_node(gk, gw, uc, um1, up1, um2, up2, out, fo, b + l, sd, c, three);
-    acc[l] += gw[b + l] * sh[b + l];
+    acc[l] += gw[b + l] * (sx[b + l] * syz);
   }
   for (int l = 0; l < HEAT_LANES; l++)
     lanes[l] = acc[l];
@@ -973,15 +979,15 @@ heat_adj_body(const double *restrict gk, const double *restrict gw, const double
  * variants chosen once per row. */
 #define HEAT_ADJ_BODY(three, ws, shy)                                                              \
   heat_adj_body(gk, gw, uc, um1, up1, (three) ? um2 : NULL, (three) ? up2 : NULL,                  \
-                (ws) ? sh : NULL, (ws) ? lanes : NULL, out, fo, fq, fb, m, sd, c, three, ws, shy,  \
-                ulo, uhi, ghu)
+                (ws) ? sx : NULL, syz, (ws) ? lanes : NULL, out, fo, fq, fb, m, sd, c, three, ws,  \
+                shy, ulo, uhi, ghu)
 RW_SIMD_CLONES static void
 heat_adj_row(const double *restrict gk, const double *restrict gw, const double *restrict uc,
              const double *restrict um1, const double *restrict up1, const double *restrict um2,
-             const double *restrict up2, const double *restrict sh, double *restrict lanes,
-             double *restrict out, double *restrict fo, double *restrict fq, double *restrict fb,
-             long m, const size_t sd[3], const double c[3], int three, int shy, double ulo,
-             double uhi, int ghu)
+             const double *restrict up2, const double *restrict sx, double syz,
+             double *restrict lanes, double *restrict out, double *restrict fo, double *restrict fq,
+             double *restrict fb, long m, const size_t sd[3], const double c[3], int three, int shy,
+             double ulo, double uhi, int ghu)
 {
   if (three && lanes)
     shy ? HEAT_ADJ_BODY(1, 1, 1) : HEAT_ADJ_BODY(1, 1, 0);
@@ -1304,7 +1310,6 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
   const long v0 = rw_grid_wave_layer0(g);
   const double *gk = a->k.gk;
   double *uc = H->urow;
-  const double *sh = rw_vec_data(H->shape);
   long j0 = 0, j1 = n1; /* 3-D: the tile's own rows (in 2-D j is the layer) */
   if (D == 3) rw_grid_wave_tile(g, &j0, &j1);
   long pj = LONG_MIN, pk = LONG_MIN; /* the last row through heat_adj_row: its y faces kept */
@@ -1352,11 +1357,11 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
       if (a->stage == 0 && D == 3 && ob + (size_t)nl < (size_t)(N * nl))
         for (long q = 0; q < n0; q += 8) { /* the fields' streams, a layer ahead (see above) */
           __builtin_prefetch(a->fo + ob + nl + q, 1, 2);
-          __builtin_prefetch(sh + ob + nl + q, 0, 2);
           __builtin_prefetch(gk + x + H->sd[2] + q, 0, 2);
         }
-      heat_adj_row(gk + x, gw + x, u[0], u[1], u[2], u[3], u[4], sh + ob, lanes, out + o,
-                   a->fo + ob, H->yq, H->yb, n0, H->sd, H->c, D == 3, shy, ulo, uhi, ghu);
+      heat_adj_row(gk + x, gw + x, u[0], u[1], u[2], u[3], u[4], H->sf[0],
+                   H->sf[1][jb] * H->sf[2][kb], lanes, out + o, a->fo + ob, H->yq, H->yb, n0, H->sd,
+                   H->c, D == 3, shy, ulo, uhi, ghu);
       pj = j, pk = k;
       heat_adj_row_faces(H, gw + x, u, a->fo + ob, jb, kb);
     }
@@ -1596,6 +1601,7 @@ static void heat_destroy(void *content)
   rw_free(&H->soff);
   rw_free(&H->lanes);
   rw_free(&H->urow_mem);
+  rw_free(&H->sf_mem);
   rw_free(&H->dtimes);
   rw_free(&H->dvals);
   rw_free(&H->rtimes);
@@ -1631,6 +1637,43 @@ static int heat_place_sensors(heat *H, const rw_heat_config *cfg, rw_grid g)
     }
     if (D == 2) H->snode[s][2] = 0;
     H->sloc[s] = rw_grid_local_index(g, H->snode[s][0], H->snode[s][1], H->snode[s][2]);
+  }
+  return 0;
+}
+
+/* The source shape s(x) = exp(-|x - c|^2 / (2 w^2)) as the product of its 1-D factors
+ * exp(-(x_d - c_d)^2 / (2 w^2)) (H->sf, kept): s at (i, j, k) is sf[0][i] * (sf[1][j] * sf[2][k]),
+ * the product the adjoint wave's rows form from sf (heat_adj_vec) for the source parameter's
+ * sum, so it reads three short arrays in cache instead of streaming s from memory (16 MiB a
+ * stage at 128^3). The factors use the global index, so s is the same at a node on any number
+ * of ranks. */
+static int heat_fill_shape(heat *H, const double *center, double width)
+{
+  const size_t n0 = ((size_t)H->cnt[0] + 7) / 8 * 8, n1 = (size_t)H->cnt[1], n2 = (size_t)H->cnt[2];
+  RW_CALL(rw_calloc(n0 + n1 + n2, sizeof(double), "heat source factors", &H->sf_mem));
+  H->sf[0] = H->sf_mem, H->sf[1] = H->sf_mem + n0, H->sf[2] = H->sf[1] + n1;
+  const double w2 = 2.0 * width * width;
+  for (int d = 0; d < 3; d++)
+    for (long i = 0; i < H->cnt[d]; i++) {
+      const double x = d < H->dim ? (double)(H->st[d] + i) * H->h[d] - center[d] : 0.0;
+      H->sf[d][i] = d < H->dim ? exp(-(x * x) / w2) : 1.0;
+    }
+  double *vd = rw_vec_data(H->shape), *host = NULL;
+  if (rw_vec_device(H->shape)) { /* computed on the host, then copied to the device */
+    RW_CALL(
+        rw_calloc((size_t)rw_vec_local_length(H->shape) + 1, sizeof(double), "Gaussian", &host));
+    vd = host;
+  }
+  for (long k = 0; k < H->cnt[2]; k++)
+    for (long j = 0; j < H->cnt[1]; j++) {
+      const double a = H->sf[1][j] * H->sf[2][k];
+      for (long i = 0; i < H->cnt[0]; i++)
+        vd[(k * H->cnt[1] + j) * H->cnt[0] + i] = H->sf[0][i] * a;
+    }
+  if (host) {
+    const int ierr = rw_vec_from_host(H->shape, host);
+    rw_free(&host);
+    RW_CALL(ierr);
   }
   return 0;
 }
@@ -1780,7 +1823,7 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
   RW_TRY(rw_problem_set_vjp_by_comb(prob)); /* the gather VJPs for every stepper */
   {
     heat *Hp = rw_problem_content(prob);
-    RW_TRY(rw_heat_fill_gaussian(prob, Hp->shape, 0.0, 1.0, cfg->source_center, cfg->source_width));
+    RW_TRY(heat_fill_shape(Hp, cfg->source_center, cfg->source_width));
     RW_TRY(rw_grid_new_field(Hp->ug, &kappa));
     N_VConst(1.0, kappa);
     RW_TRY(rw_problem_set_field(prob, "kappa", kappa));
