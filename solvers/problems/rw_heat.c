@@ -352,6 +352,19 @@ RW_SIMD_CLONES static void heat_ws_row(const double *restrict w, const double *r
     lanes[l] += w[b + l] * s[b + l];
 }
 
+/* heat_ws_row with the source's row formed from its factors (heat_fill_shape): s_i = sx[i] *
+ * syz, the bits of the shape's array, so the same sums. */
+RW_SIMD_CLONES static void heat_ws_row_f(const double *restrict w, const double *restrict sx,
+                                         double syz, long m, double *restrict lanes)
+{
+  long b = 0;
+  for (; b + HEAT_LANES <= m; b += HEAT_LANES)
+    for (int l = 0; l < HEAT_LANES; l++)
+      lanes[l] += w[b + l] * (sx[b + l] * syz);
+  for (int l = 0; b + l < m; l++)
+    lanes[l] += w[b + l] * (sx[b + l] * syz);
+}
+
 static double heat_lanes_fold(const double *l)
 {
   return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
@@ -945,9 +958,11 @@ heat_adj_vec(const double *restrict gk, const double *restrict gw, const double 
 }
 
 /* The row; with the source parameter differentiated (ws), its lanes too (heat_ws_row's sums,
- * lane l of the row's set taking nodes l, l + HEAT_LANES, ...), in the same loop: the source's
- * row is then read beside the others instead of in a pass of its own. Whole vectors first
- * (heat_adj_vec), the rest node by node. */
+ * lane l of the row's set taking nodes l, l + HEAT_LANES, ...), in the same loop. The source's
+ * row is not read: its node i is formed as sx[i] * syz (sx the shape's factor along the row,
+ * syz the product of the row's other two, heat_fill_shape), the product the shape's array holds
+ * bit for bit, so the sums are the stage-by-stage VJP's. Whole vectors first (heat_adj_vec),
+ * the rest node by node. */
 static inline __attribute__((always_inline)) void
 heat_adj_body(const double *restrict gk, const double *restrict gw, const double *restrict uc,
               const double *restrict um1, const double *restrict up1, const double *restrict um2,
@@ -1288,13 +1303,15 @@ static void heat_neumann_box(const heat *H, rw_grid g, const double *gk, const d
  * with the build before; medians), its paired adjoint / forward 1.70 (1.59-1.73) against
  * 1.92 (1.81-1.97). The wave's leading stage (the plan's stage 0, the first to reach a layer)
  * also prefetches, to L2, the rows of the next layer that the fields stream from memory once a
- * step: the gradient's (read and written), the source shape's and the conductivity's. With the
- * stored state and the gradient and source read from one cached row instead (timing only), the
- * step took 21.3 against 28-29.7 ms, the fields' rows alone 22.4-23.7: those streams, not the
- * arithmetic, held a quarter of it. The prefetch, 7 rounds of the stage bench alternated with
- * the build without it: 24.8 against 26.0 ms (medians), paired adjoint / forward 1.61 against
- * 1.68; the gradient's and source's rows alone gave no clear change. No prefetch changes a
- * value. */
+ * step: the gradient's (read and written) and the conductivity's. With the stored state and the
+ * gradient and source read from one cached row instead (timing only), the step took 21.3
+ * against 28-29.7 ms, the fields' rows alone 22.4-23.7: those streams, not the arithmetic, held
+ * a quarter of it. The prefetch (then of the source's rows too), 7 rounds of the stage bench
+ * alternated with the build without it: 24.8 against 26.0 ms (medians), paired adjoint /
+ * forward 1.61 against 1.68; the gradient's and source's rows alone gave no clear change. No
+ * prefetch changes a value. The source shape is not streamed at all since: the rows form it
+ * from its 1-D factors (heat_fill_shape; 6 rounds alternated with the build that streamed it:
+ * 23.8 against 26.3 ms, paired 1.51 against 1.69). */
 static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, const long lo[3],
                             const long hi[3])
 {
@@ -1377,16 +1394,15 @@ static void heat_adj_side(void *kc, rw_grid g, const double *gw, double *out, co
   heat_actx *a = kc;
   const heat *H = a->k.H;
   const int D = H->dim, L = D - 1;
-  const long n0 = H->cnt[0], n1 = H->cnt[1], v0 = rw_grid_wave_layer0(g);
-  const double *sh = rw_vec_data(H->shape);
+  const long n0 = H->cnt[0], v0 = rw_grid_wave_layer0(g);
   (void)out;
   long blo[3] = {lo[0], lo[1], lo[2]}, bhi[3] = {hi[0], hi[1], hi[2]}; /* the block's */
   blo[L] -= v0, bhi[L] -= v0;
   for (long k = blo[2]; k < bhi[2]; k++)
     for (long j = blo[1]; j < bhi[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, 0, L == 1 ? j + v0 : j, L == 2 ? k + v0 : k, 1, 0);
-      size_t o = (size_t)((k * n1 + j) * n0);
-      heat_ws_row(gw + x, sh + o, n0, a->lanes + (size_t)j * HEAT_LANES);
+      heat_ws_row_f(gw + x, H->sf[0], H->sf[1][j] * H->sf[2][k], n0,
+                    a->lanes + (size_t)j * HEAT_LANES);
     }
 }
 
