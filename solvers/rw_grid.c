@@ -1540,6 +1540,7 @@ typedef struct {
   /* the plan's aux vectors, and where the stages run past the block their layers there (H
    * each side, owned layout) */
   const double *aux[RW_WAVE_MAX_STAGES], *aux_lo[RW_WAVE_MAX_STAGES], *aux_hi[RW_WAVE_MAX_STAGES];
+  long aux_d[RW_WAVE_MAX_STAGES]; /* the layers of aux[i] exchanged past each edge */
   /* the tile's progress (rw_wave_start, rw_wave_advance): K_i over wave layers [klo, khi),
    * computed up to e; Y_i formed (or a boundary's ghost layer) up to yt, the doubles [yoff,
    * yoff + ylen) of a Y layer in use; y_out written for wave layers [V0, done_v) */
@@ -1955,8 +1956,11 @@ const double *rw_grid_wave_aux_layer(rw_grid g, int i, long v)
     return rw_wave_yrow(f, l + f->V0, 0);
   }
   if (!w->aux[i]) return NULL;
-  if (l < 0) return w->aux_lo[i] ? w->aux_lo[i] + (size_t)(l + w->H) * w->Lo : NULL;
-  if (l >= w->N) return w->aux_hi[i] ? w->aux_hi[i] + (size_t)(l - w->N) * w->Lo : NULL;
+  if (l < 0)
+    return w->aux_lo[i] && l >= -w->aux_d[i] ? w->aux_lo[i] + (size_t)(l + w->H) * w->Lo : NULL;
+  if (l >= w->N)
+    return w->aux_hi[i] && l < w->N + w->aux_d[i] ? w->aux_hi[i] + (size_t)(l - w->N) * w->Lo
+                                                  : NULL;
   return w->aux[i] + (size_t)l * w->Lo;
 }
 
@@ -2131,7 +2135,17 @@ static int rw_grid_erk_wave_sweep(rw_grid g, const rw_stage_plan *P, N_Vector y,
     if (!P->aux[i]) continue;
     w.aux[i] = rw_vec_data(P->aux[i]);
     if (!w.ext[0] && !w.ext[1]) continue;
-    RW_CALL(rw_grid_wave_halo(g, w.aux[i], w.H, w.Lo, p, p + (size_t)w.H * w.Lo, NULL));
+    /* only the layers the stage's kernels read (aux_reach): the last d of the low buffer's H
+     * layers, the first d of the high one's */
+    const long d = P->aux_reach_set ? P->aux_reach[i] : w.H;
+    RW_CHECK(d >= 0 && d <= w.H, RW_ERR_ARG,
+             "grid wave: stage %d reads %ld layers of its aux vector past the block; the wave "
+             "reaches %ld",
+             i, d, w.H);
+    w.aux_d[i] = d;
+    if (d > 0)
+      RW_CALL(rw_grid_wave_halo(g, w.aux[i], d, w.Lo, p + (size_t)(w.H - d) * w.Lo,
+                                p + (size_t)w.H * w.Lo, NULL));
     w.aux_lo[i] = p, w.aux_hi[i] = p + (size_t)w.H * w.Lo;
     p += 2 * (size_t)w.H * w.Lo;
   }

@@ -208,6 +208,12 @@ typedef struct rw_stage_plan_s {
    * row, so that stream is read during the forms as well as during the kernels (a prefetch
    * changes no value) */
   int aux_ahead;
+  /* aux_reach (when aux_reach_set): how many of aux[i]'s layers past each edge of the block
+   * stage i's kernels read, at most the wave's reach s G. Only those are exchanged with the
+   * neighbours, and rw_grid_wave_aux_layer gives NULL past them. Unset: every layer the wave
+   * reaches (s G), whatever the kernels read. */
+  int aux_reach_set;
+  int aux_reach[RW_WAVE_MAX_STAGES];
   int ninj;
   const long *inj;
   const double *injv;

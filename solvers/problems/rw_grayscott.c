@@ -696,6 +696,11 @@ static int gs_adjoint_wave(void *c, const double *t, const double *p,
   s->p = p;
   rw_stage_plan P = *plan;
   P.aux_ahead = 1; /* the VJP reads the stored state at every node */
+  /* at the nodes it computes only: stage i's (s - 1 - i) G layers past the block (G = 1, the
+   * grid's ghost width set in rw_gs_problem_create) */
+  P.aux_reach_set = 1;
+  for (int i = 0; i < plan->s; i++)
+    P.aux_reach[i] = plan->s - 1 - i;
   RW_CALL(rw_grid_erk_wave(s->grid, &P, lambda, lambda, 1, gs_vjp_wave_kernel, kc, done));
   for (int i = 0; *done && out_p && i < plan->s; i++) /* vjp_comb's folds, in stage order */
     gs_rows_fold(s, ac[i].acc, out_p);

@@ -1501,6 +1501,9 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
   }
   P.side = !field_bar && out_p ? heat_adj_side : NULL;
   P.aux_ahead = field_bar != NULL; /* only the conductivity's gradient reads the stored state */
+  P.aux_reach_set = 1;             /* on owned rows and a layer past them (heat_u_row) */
+  for (int k = 0; k < s; k++)
+    P.aux_reach[k] = field_bar != NULL;
   RW_CALL(rw_grid_erk_wave(ag, &P, lambda, lambda, 1, heat_adj_kernel, kc, done));
   for (int k = 0; k < s; k++)
     RW_CALL(ac[k].k.err);
