@@ -311,6 +311,11 @@ static int bg_adjoint_wave(void *content, const double *t, const double *p,
   bg_adjoint_ctx(b, p, plan->s, out_p, ac, kc);
   rw_stage_plan P = *plan;
   P.aux_ahead = 1; /* the VJP reads the stored state at every node */
+  /* at the rows stage k computes, (s - 1 - k) G past the block (G = 1, rw_burgers_problem's
+   * grid), and with nu differentiated the rows next to the owned ones */
+  P.aux_reach_set = 1;
+  for (int k = 0; k < plan->s; k++)
+    P.aux_reach[k] = plan->s - 1 - k > (out_p != NULL) ? plan->s - 1 - k : (out_p != NULL);
   RW_CALL(rw_grid_erk_wave(b->g, &P, lambda, lambda, 1, bg_adj_wave_kernel, kc, done));
   for (int k = 0; *done && out_p && k < plan->s; k++) /* vjp_comb's sums, in stage order */
     out_p[0] += bg_rows_total(b, ac[k].rows);
