@@ -1054,9 +1054,14 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
                    const rw_adjoint_stats *st)
 {
   rw_context ctx = app->ctx;
-  unsigned long long mem[3] = {st->checkpoint_bytes, st->peak_alloc_bytes, st->disk_bytes};
+  /* mem[3]: the process's peak resident set so far (rw_peak_rss, 0 if unknown). It
+   * holds what the allocator's count (mem[1], the solve's own window) leaves out: the problem's
+   * fields and the app's vectors made before the solve, MPI's and HDF5's buffers, and the shared
+   * libraries' pages (about 30 MiB with PETSc's dependencies, the same on every rank). */
+  unsigned long long mem[4] = {st->checkpoint_bytes, st->peak_alloc_bytes, st->disk_bytes,
+                               rw_peak_rss()};
   RW_CALL_MPI(
-      MPI_Allreduce(MPI_IN_PLACE, mem, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_context_comm(ctx)));
+      MPI_Allreduce(MPI_IN_PLACE, mem, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rw_context_comm(ctx)));
   double ny0 = dJdy0 ? sqrt(N_VDotProd(dJdy0, dJdy0)) : 0.0;
   N_Vector fb = rw_problem_field_adjoint(prob);
   /* Subnormal entries of the gradient fields: where they are, the sweeps computed on them too
@@ -1075,7 +1080,12 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
     RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, subn, 2, MPI_DOUBLE, MPI_SUM, rw_context_comm(ctx)));
   }
   double nf = fb ? sqrt(N_VDotProd(fb, fb)) : 0.0;
-  char b1[32], b2[32], b3[32];
+  char b1[32], b2[32], b3[32], brss[96] = "";
+  if (mem[3] > 0) {
+    char b[32];
+    rw_fmt_bytes((size_t)mem[3], b, sizeof b);
+    snprintf(brss, sizeof brss, "; process peak resident %s (largest rank)", b);
+  }
   rw_fmt_bytes((size_t)mem[0], b1, sizeof b1);
   rw_fmt_bytes((size_t)mem[1], b2, sizeof b2);
   rw_fmt_bytes((size_t)mem[2], b3, sizeof b3);
@@ -1241,12 +1251,12 @@ int rw_app_summary(rw_app *app, rw_problem prob, double J, const double *dJdp, N
       snprintf(staging + at, sizeof staging - (size_t)at, " + %s disk-tier staging", b7);
     rw_log(ctx, RW_LOG_SUMMARY,
            "  checkpoints: device memory %s%s per rank, host RAM %s per rank, disk %s per rank; "
-           "device memory peak %s (rank 0), host allocations peak %s per rank\n",
-           b1, staging, b5, b3, b4, b2);
+           "device memory peak %s (rank 0), host allocations peak %s per rank%s\n",
+           b1, staging, b5, b3, b4, b2, brss);
   } else {
     rw_log(ctx, RW_LOG_SUMMARY,
-           "  checkpoints: RAM %s per rank, disk %s per rank; peak allocated %s per rank\n", b1, b3,
-           b2);
+           "  checkpoints: RAM %s per rank, disk %s per rank; peak allocated %s per rank%s\n", b1,
+           b3, b2, brss);
   }
   rw_log(ctx, RW_LOG_SUMMARY, "  time: forward %.3f s, backward %.3f s%s\n", st->time_forward,
          st->time_backward, app->flush_subnormals ? " (subnormals flushed to zero)" : "");

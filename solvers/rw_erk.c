@@ -1,6 +1,9 @@
 /* Explicit Runge-Kutta stepper from a Butcher tableau, with its discrete adjoint.
  * The formulas are in rw_stepper.h. Workspace: stage inputs Y[s], stage slopes K[s], stage
- * adjoints Ybar[s] and one Kbar, all allocated at creation. */
+ * adjoints Ybar[s] and one Kbar, each set allocated the first time a path needs it
+ * (rw_erk_need): a problem that takes whole steps as one sweep (rw_problem_step_wave and its
+ * adjoint waves) keeps its stages in the sweep's own buffers and never needs them, and those
+ * 3 s + 1 state vectors (13 for RK4) were most of a run's memory outside its checkpoints. */
 #include "rewind/rw_grid.h"
 #include "rw_stepper_impl.h"
 
@@ -25,6 +28,31 @@ typedef struct {
   N_Vector vecs[RW_ERK_MAX_STAGES + 1];
   int need_k; /* the caller reads the slopes K after the step (no wave) */
 } rw_erk;
+
+/* The workspace sets, allocated on first use (rw_erk_need). */
+enum { RW_ERK_Y = 1, RW_ERK_K = 2, RW_ERK_BAR = 4 };
+
+static int rw_erk_clone_set(N_Vector tmpl, int n, N_Vector **set)
+{
+  if (*set) return 0;
+  RW_CALL(rw_vec_clone_array(tmpl, n, set));
+  return 0;
+}
+
+/* Allocates the sets in `what` that are not there yet (Y: the stage inputs, K: the slopes,
+ * BAR: the stage adjoints and Kbar), as clones of tmpl (a state vector of the step at hand, so
+ * no template of its own is allocated). Once allocated a set stays until the stepper is
+ * destroyed, so a run's later steps allocate nothing. */
+static int rw_erk_need(rw_erk *e, int what, N_Vector tmpl)
+{
+  if (what & RW_ERK_Y) RW_CALL(rw_erk_clone_set(tmpl, e->s, &e->Y));
+  if (what & RW_ERK_K) RW_CALL(rw_erk_clone_set(tmpl, e->s, &e->K));
+  if (what & RW_ERK_BAR) {
+    RW_CALL(rw_erk_clone_set(tmpl, e->s, &e->Ybar));
+    if (!e->Kbar) RW_CALL(rw_vec_clone(tmpl, &e->Kbar));
+  }
+  return 0;
+}
 
 static void rw_erk_free(rw_stepper st)
 {
@@ -56,6 +84,7 @@ static int rw_erk_stages(rw_stepper st, double t, double h, N_Vector y, double *
   rw_erk *e = st->content;
   int running = rw_problem_has_running(st->prob) && q;
   double dq = 0.0;
+  RW_CALL(rw_erk_need(e, RW_ERK_Y | RW_ERK_K, y));
   if (running && !keep) keep = e->Y; /* the running cost reads the stage inputs */
   for (int i = 0; i < e->s; i++) {
     int n = 0;
@@ -231,7 +260,7 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
                                N_Vector lambda, double *pbar)
 {
   rw_erk *e = st->content;
-  N_Vector *Y = e->Y;
+  N_Vector *Y = NULL;
   N_Vector Yw[RW_ERK_MAX_STAGES];
   if (stages) {
     Y = stages;
@@ -242,19 +271,23 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
     /* The stage inputs alone, in one sweep where the problem can. The first is 1 y_n (exact)
      * in an explicit method: the sweep reads y_n where it lies instead of a copy written to
      * memory and read back (a state vector less of traffic per step). */
+    RW_CALL(rw_erk_need(e, RW_ERK_Y, y_n));
     for (int i = 0; i < e->s; i++)
       Yw[i] = i == 0 ? NULL : e->Y[i];
     RW_CALL(rw_erk_wave(st, t, h, y_n, NULL, Yw, NULL, &done));
     if (done)
       Yw[0] = y_n, Y = Yw;
-    else
+    else {
       RW_CALL(rw_erk_stages(st, t, h, y_n, NULL, 1, e->Y));
+      Y = e->Y;
+    }
   }
   {
     int done = 0;
     RW_CALL(rw_erk_adjoint_wave(st, t, h, Y, lambda, pbar, &done));
     if (done) return 0;
   }
+  RW_CALL(rw_erk_need(e, RW_ERK_BAR, lambda));
   for (int i = e->s - 1; i >= 0; i--) {
     int n = 0;
     if (e->b[i] != 0.0) {
@@ -361,18 +394,15 @@ int rw_stepper_create_erk(rw_problem prob, const rw_tableau *tab, rw_stepper *ou
         e->afull[i * RW_ERK_MAX_STAGES + j] = tab->a[i * tab->stages + j];
     }
   }
-  RW_TRY(rw_problem_new_state(prob, &tmpl));
-  RW_TRY(rw_vec_clone_array(tmpl, s, &e->Y));
-  RW_TRY(rw_vec_clone_array(tmpl, s, &e->K));
-  RW_TRY(rw_vec_clone_array(tmpl, s, &e->Ybar));
-  RW_TRY(rw_vec_clone(tmpl, &e->Kbar));
-  if (tab->bhat) {
+  if (tab->bhat) { /* an adaptive run's error estimate reads the slopes at every step */
+    RW_TRY(rw_problem_new_state(prob, &tmpl));
     RW_TRY(rw_vec_clone_array(tmpl, e->full - e->s, &e->Kx));
     RW_TRY(rw_vec_clone(tmpl, &e->err));
     RW_TRY(rw_vec_clone(tmpl, &e->w));
     RW_TRY(rw_vec_clone(tmpl, &e->tmp));
+    RW_TRY(rw_erk_need(e, RW_ERK_Y | RW_ERK_K | RW_ERK_BAR, tmpl));
+    rw_vec_destroy(&tmpl);
   }
-  rw_vec_destroy(&tmpl);
   *out = st;
   return 0;
 cleanup:

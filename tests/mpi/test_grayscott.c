@@ -405,6 +405,36 @@ static void wave_default_tests(rw_context ctx, long n)
          "RK4 steps and the adjoint step from stored stages with the wave's default window, 2D "
          "N=%ld on %d ranks: %s the stage-by-stage steps (%ld sweeps on rank 0)",
          n, size, allbad ? "DIFFER from" : "bit for bit", runs);
+  { /* The stepper's stage workspace (3 s + 1 = 13 state vectors for RK4) is allocated by its
+     * first step that goes stage by stage, not at creation: a new stepper's step and adjoint
+     * step (recomputing, no stored stages: a pair of sweeps) taken as sweeps allocate less than
+     * one state, and its first stage-by-stage step then allocates at least the stage inputs and
+     * slopes (2 s states). The same steps on the first stepper first, so that the grid's sweep
+     * buffers exist before the count. 1 rank must sweep; elsewhere judged where it did. */
+    rw_grid_set_wave(g, 2);
+    CHECK(rw_stepper_step(st, 0.7, 0.5, y, f[0], NULL, NULL));
+    rw_vec_copy(v[0], l[0]);
+    CHECK(rw_stepper_adjoint_step(st, 0.7, 0.5, y, NULL, l[0], NULL));
+    rw_stepper_destroy(&st);
+    const size_t vb = rw_vec_bytes(y), m0 = rw_mem_current();
+    const long r0 = rw_grid_waves(g);
+    CHECK(rw_stepper_create_erk(prob, rw_tableau_find("rk4"), &st));
+    CHECK(rw_stepper_step(st, 0.7, 0.5, y, f[0], NULL, NULL));
+    rw_vec_copy(v[0], l[0]);
+    CHECK(rw_stepper_adjoint_step(st, 0.7, 0.5, y, NULL, l[0], NULL));
+    const size_t m1 = rw_mem_current();
+    const long swept = rw_grid_waves(g) - r0; /* the step's wave and the pair's two */
+    rw_grid_set_wave(g, -1);
+    CHECK(rw_stepper_step(st, 0.7, 0.5, y, f[1], NULL, NULL));
+    rw_grid_set_wave(g, 0);
+    const size_t m2 = rw_mem_current();
+    int bad = swept == 3 ? m1 - m0 >= vb || m2 - m1 < 8 * vb : size == 1 || m2 - m0 < 8 * vb;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
+    report(bad == 0,
+           "RK4 stepper's stage workspace allocated on first use, 2D N=%ld on %d ranks: %.2f "
+           "states by its %ld sweeps, %.2f by its first stage-by-stage step (rank 0)",
+           n, size, (double)(m1 - m0) / (double)vb, swept, (double)(m2 - m1) / (double)vb);
+  }
   rw_stepper_destroy(&st);
   rw_vec_destroy_array(&v, 5);
   rw_vec_destroy(&y);
