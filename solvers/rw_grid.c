@@ -1957,7 +1957,8 @@ const double *rw_grid_wave_aux_layer(rw_grid g, int i, long v)
   }
   if (!w->aux[i]) return NULL;
   if (l < 0)
-    return w->aux_lo[i] && l >= -w->aux_d[i] ? w->aux_lo[i] + (size_t)(l + w->H) * w->Lo : NULL;
+    return w->aux_lo[i] && l >= -w->aux_d[i] ? w->aux_lo[i] + (size_t)(l + w->aux_d[i]) * w->Lo
+                                             : NULL;
   if (l >= w->N)
     return w->aux_hi[i] && l < w->N + w->aux_d[i] ? w->aux_hi[i] + (size_t)(l - w->N) * w->Lo
                                                   : NULL;
@@ -2123,31 +2124,31 @@ static int rw_grid_erk_wave_sweep(rw_grid g, const rw_stage_plan *P, N_Vector y,
   g->wave_rows_used = T;
   const int inplace = !P->no_out && rw_vec_data(y) == rw_vec_data(y_out) && w.tiled;
   const size_t keep = (size_t)w.N * (size_t)w.H * w.row; /* the rows kept aside, per copy */
-  int naux = 0;
-  for (int i = 0; i < s; i++)
-    naux += P->aux[i] != NULL;
-  RW_CALL(rw_grid_wave_grow(
-      g, rw_wave_need(&w) + (w.ext[0] || w.ext[1] ? 2 * (size_t)naux * (size_t)w.H * w.Lo : 0) +
-             (inplace ? 2 * keep : 0)));
-  double *p = g->wave;
-  RW_CALL(rw_wave_place(&w, y, y_out, &p));
-  for (int i = 0; i < s; i++) { /* the aux vectors, with their layers past the block */
+  /* the aux vectors' layers past the block: only those the stage's kernels read (aux_reach),
+   * d of them on each side, in buffers of 2 d layers */
+  size_t naux = 0;
+  for (int i = 0; i < s; i++) {
     if (!P->aux[i]) continue;
-    w.aux[i] = rw_vec_data(P->aux[i]);
-    if (!w.ext[0] && !w.ext[1]) continue;
-    /* only the layers the stage's kernels read (aux_reach): the last d of the low buffer's H
-     * layers, the first d of the high one's */
     const long d = P->aux_reach_set ? P->aux_reach[i] : w.H;
     RW_CHECK(d >= 0 && d <= w.H, RW_ERR_ARG,
              "grid wave: stage %d reads %ld layers of its aux vector past the block; the wave "
              "reaches %ld",
              i, d, w.H);
     w.aux_d[i] = d;
-    if (d > 0)
-      RW_CALL(rw_grid_wave_halo(g, w.aux[i], d, w.Lo, p + (size_t)(w.H - d) * w.Lo,
-                                p + (size_t)w.H * w.Lo, NULL));
-    w.aux_lo[i] = p, w.aux_hi[i] = p + (size_t)w.H * w.Lo;
-    p += 2 * (size_t)w.H * w.Lo;
+    naux += 2 * (size_t)d;
+  }
+  RW_CALL(rw_grid_wave_grow(g, rw_wave_need(&w) + (w.ext[0] || w.ext[1] ? naux * w.Lo : 0) +
+                                   (inplace ? 2 * keep : 0)));
+  double *p = g->wave;
+  RW_CALL(rw_wave_place(&w, y, y_out, &p));
+  for (int i = 0; i < s; i++) { /* the aux vectors, with their layers past the block */
+    if (!P->aux[i]) continue;
+    w.aux[i] = rw_vec_data(P->aux[i]);
+    if (!w.ext[0] && !w.ext[1]) continue;
+    const long d = w.aux_d[i]; /* layers -d .. -1 in the low buffer, N .. N + d - 1 above */
+    if (d > 0) RW_CALL(rw_grid_wave_halo(g, w.aux[i], d, w.Lo, p, p + (size_t)d * w.Lo, NULL));
+    w.aux_lo[i] = p, w.aux_hi[i] = p + (size_t)d * w.Lo;
+    p += 2 * (size_t)d * w.Lo;
   }
   RW_CALL(rw_grid_wave_halo_wait(g->whalo_lo, &g->nwhalo_lo)); /* read at once */
   double *sv[2] = {p, p + keep};
