@@ -2,8 +2,10 @@
  * The formulas are in rw_stepper.h. Workspace: stage inputs Y[s], stage slopes K[s], stage
  * adjoints Ybar[s] and one Kbar, each set allocated the first time a path needs it
  * (rw_erk_need): a problem that takes whole steps as one sweep (rw_problem_step_wave and its
- * adjoint waves) keeps its stages in the sweep's own buffers and never needs them, and those
- * 3 s + 1 state vectors (13 for RK4) were most of a run's memory outside its checkpoints. */
+ * adjoint waves) keeps its stages in the sweep's own buffers and never needs them. Allocated at
+ * creation, those 3 s + 1 state vectors (13 for RK4) were never written, so never resident, but
+ * they were address space the node had to grant, and they hid from the solve's allocator window
+ * (peak_alloc_bytes) the four a recomputing problem does use. */
 #include "rewind/rw_grid.h"
 #include "rw_stepper_impl.h"
 
