@@ -3,9 +3,9 @@
  * adjoints Ybar[s] and one Kbar, each set allocated the first time a path needs it
  * (rw_erk_need): a problem that takes whole steps as one sweep (rw_problem_step_wave and its
  * adjoint waves) keeps its stages in the sweep's own buffers and never needs them. Allocated at
- * creation, those 3 s + 1 state vectors (13 for RK4) were never written, so never resident, but
- * they were address space the node had to grant, and they hid from the solve's allocator window
- * (peak_alloc_bytes) the four a recomputing problem does use. */
+ * creation, those 3 s + 1 state vectors (13 for RK4) were mostly never written, so mostly not
+ * resident, but they were address space the node had to grant, and they hid from the solve's
+ * allocator window (peak_alloc_bytes) the four a recomputing problem does use. */
 #include "rewind/rw_grid.h"
 #include "rw_stepper_impl.h"
 
