@@ -192,7 +192,7 @@ static int rw_backward_steps(rw_state_source *src, rw_adjoint_state *adj)
 {
   const rw_adjoint_options *opt = src->opt;
   for (long n = src->N - 1; n >= 0; n--) {
-    rw_fetch f = {.y = NULL, .stages = NULL, .resume = -1};
+    rw_fetch f = {.y = NULL, .stages = NULL, .scratch = NULL, .resume = -1};
     RW_CALL(src->ops->fetch(src, n, adj, &f));
     if (f.resume >= 0) {
       n = f.resume + 1;
@@ -201,6 +201,7 @@ static int rw_backward_steps(rw_state_source *src, rw_adjoint_state *adj)
     double t, h;
     rw_source_step(src, n, &t, &h);
     rw_stepper_set_step_index(src->st, n);
+    rw_stepper_lend_stage_vectors(src->st, f.stages ? NULL : f.scratch);
     RW_CALL(rw_stepper_adjoint_step(src->st, t, h, f.y, f.stages, adj->lambda, adj->pbar));
     if (opt->progress) opt->progress(opt->progress_ctx, 1, n, t, src->recomputed);
   }

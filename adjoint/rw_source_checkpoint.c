@@ -1157,6 +1157,10 @@ static int ckpt_fetch(rw_state_source *src, long n, rw_adjoint_state *adj, rw_fe
   out->y = c->view ? c->view : c->cur;
   if (c->view) c->view_rev = 1;
   out->stages = c->have == a.step ? c->stages : NULL;
+  /* Otherwise `stages` holds nothing that is needed: a pending stage snapshot was put before
+   * this action (ckpt_next), a restored one belonged to this action alone (have), and the
+   * next advance or restore writes it whole. So the stepper may recompute into it. */
+  out->scratch = out->stages ? NULL : c->stages;
   return 0;
 }
 

@@ -273,13 +273,18 @@ static int rw_erk_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, 
     /* The stage inputs alone, in one sweep where the problem can. The first is 1 y_n (exact)
      * in an explicit method: the sweep reads y_n where it lies instead of a copy written to
      * memory and read back (a state vector less of traffic per step). */
-    RW_CALL(rw_erk_need(e, RW_ERK_Y, y_n));
+    N_Vector *into = st->lent; /* the caller's stage vectors where lent, else our own */
+    if (!into) {
+      RW_CALL(rw_erk_need(e, RW_ERK_Y, y_n));
+      into = e->Y;
+    }
     for (int i = 0; i < e->s; i++)
-      Yw[i] = i == 0 ? NULL : e->Y[i];
+      Yw[i] = i == 0 ? NULL : into[i];
     RW_CALL(rw_erk_wave(st, t, h, y_n, NULL, Yw, NULL, &done));
     if (done)
       Yw[0] = y_n, Y = Yw;
-    else {
+    else { /* stage by stage: into our own Y, which rw_erk_stages' work needs anyway */
+      RW_CALL(rw_erk_need(e, RW_ERK_Y, y_n));
       RW_CALL(rw_erk_stages(st, t, h, y_n, NULL, 1, e->Y));
       Y = e->Y;
     }
@@ -450,9 +455,12 @@ int rw_stepper_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_V
            st->name);
   int ierr = st->ops.adjoint_step(st, t, h, y_n, stages, lambda, pbar);
   st->indexed = 0;
+  st->lent = NULL; /* a loan is good for one call */
   RW_CALL(ierr);
   return 0;
 }
+
+void rw_stepper_lend_stage_vectors(rw_stepper st, N_Vector *v) { st->lent = v; }
 
 const char *rw_reverse_kind_name(rw_reverse_kind k)
 {

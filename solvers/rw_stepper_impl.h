@@ -26,6 +26,9 @@ struct rw_stepper_s {
    * when `indexed`; every step, trial step, adjoint step and reverse step clears it. */
   int indexed;
   long step_index;
+  /* Stage vectors lent for the next adjoint step's recomputation (rw_stepper_lend_stage_vectors;
+   * NULL: none); every adjoint step clears it. */
+  N_Vector *lent;
 };
 
 /* The step index the driver set for the current call, or -1 when it set none. */

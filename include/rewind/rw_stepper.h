@@ -86,6 +86,14 @@ int rw_stepper_step(rw_stepper st, double t, double h, N_Vector y_in, N_Vector y
 int rw_stepper_adjoint_step(rw_stepper st, double t, double h, N_Vector y_n, N_Vector *stages,
                             N_Vector lambda, double *pbar);
 
+/* Lends the next rw_stepper_adjoint_step (that one call only, whatever it returns) `v`, an
+ * array of rw_stepper_num_stage_vectors vectors of the state's layout that the caller does not
+ * need until that call returns: when the step has no stored stages and recomputes them, it may
+ * write them there instead of into a workspace of its own, so a caller that holds such vectors
+ * anyway (the checkpoint mode's stage buffers) saves the stepper allocating the same again.
+ * The results are the same bits either way. NULL withdraws a loan. Not collective. */
+void rw_stepper_lend_stage_vectors(rw_stepper st, N_Vector *v);
+
 /* How a stepper rebuilds the state y_n from y_{n+1}, which the memory-free adjoint modes
  * (reversible, backsolve; see rw_adjoint.h) use instead of storing or recomputing y_n:
  *   RW_REVERSE_INVERSE:  the step's algebraic inverse (leapfrog). Exact in exact arithmetic;

@@ -510,7 +510,10 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
    * data set aside), against stage by stage: lambda, dJ/dq and the field adjoint bit for bit,
    * for windows of 1 to 3 layers, whole layers and 3-D tiles of s G rows, and every choice of
    * what is differentiated, with each kind of side. On one rank the adjoint must be a wave in
-   * every case. */
+   * every case. The waves run twice: with the stepper's own stage vectors, and on a second
+   * stepper that is lent the caller's (rw_stepper_lend_stage_vectors, as the checkpoint mode
+   * lends its stage buffers), which must give the same bits and allocate less than one state
+   * where its recomputation is a sweep (the second stepper never allocates its own). */
   {
     rw_grid g = rw_heat_grid(prob), ga = rw_heat_adjoint_grid(prob);
     int nranks = 1;
@@ -522,13 +525,17 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
            *dvs = calloc((size_t)(nt * nsn) + 1, sizeof(double));
     memcpy(dts, dt0, (size_t)nt * sizeof(double));
     memcpy(dvs, dv0, (size_t)(nt * nsn) * sizeof(double));
-    N_Vector fbar = rw_problem_field_adjoint(prob), lam[2] = {NULL, NULL}, fb[2];
-    for (int m = 0; m < 2; m++) {
+    N_Vector fbar = rw_problem_field_adjoint(prob), lam[3] = {NULL, NULL, NULL}, fb[3];
+    for (int m = 0; m < 3; m++) {
       CHECK(rw_vec_clone(w, &lam[m]));
       CHECK(rw_vec_clone(fbar, &fb[m]));
     }
+    rw_stepper st2 = NULL; /* lent its stage vectors */
+    N_Vector *lent = NULL;
+    CHECK(rw_stepper_create_erk(prob, rw_tableau_find("rk4"), &st2));
+    CHECK(rw_vec_clone_array(u, rw_stepper_num_stage_vectors(st2), &lent));
     CHECK(rw_problem_solve_begin(prob));
-    int nbad = 0;
+    int nbad = 0, nlent = 0;
     long runs_all = 0;
     for (int cs = 0; cs < 48; cs++) {
       const long layers = cs % 3 + 1, rows = (cs / 3) % 2;
@@ -541,18 +548,27 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
       double pq[2] = {0.125, 0.125};
       long runs = 0;
       rw_problem_set_active(prob, act & 1, (act >> 1) & 1);
-      for (int m = 0; m < 2; m++) { /* stage by stage, then the waves */
+      double pq2 = 0.125;
+      for (int m = 0; m < 3; m++) { /* stage by stage, the waves, the waves with a loan */
         rw_grid_set_wave_rows(g, rows);
         rw_grid_set_wave(g, m ? layers : -1);
         rw_vec_copy(w, lam[m]);
         N_VConst(0.25, fbar);
-        const long r0 = rw_grid_waves(ga);
-        CHECK(rw_stepper_adjoint_step(f.st, t, f.opt.dt, u, NULL, lam[m], &pq[m]));
-        runs += rw_grid_waves(ga) - r0;
+        const long r0 = rw_grid_waves(ga), f0 = rw_grid_waves(g);
+        const size_t m0 = rw_mem_current();
+        if (m < 2) {
+          CHECK(rw_stepper_adjoint_step(f.st, t, f.opt.dt, u, NULL, lam[m], &pq[m]));
+          runs += rw_grid_waves(ga) - r0;
+        } else {
+          rw_stepper_lend_stage_vectors(st2, lent);
+          CHECK(rw_stepper_adjoint_step(st2, t, f.opt.dt, u, NULL, lam[m], &pq2));
+          if (rw_grid_waves(g) - f0 >= 1 && rw_mem_current() - m0 >= rw_vec_bytes(u)) nlent++;
+        }
         rw_vec_copy(fbar, fb[m]);
       }
       rw_grid_set_wave(g, 0);
       rw_grid_set_wave_rows(g, 0);
+      if (!same_bits(lam[2], lam[1]) || pq2 != pq[1] || !same_bits(fb[2], fb[1])) nlent++;
       int same = same_bits(lam[1], lam[0]) && pq[1] == pq[0] && same_bits(fb[1], fb[0]);
       if ((act & 1) && pq[0] == 0.125) same = 0; /* dJ/dq untouched: the check is void */
       runs_all += runs;
@@ -571,7 +587,13 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
            "48 cases (windows, tiles, what is differentiated, running cost or not): %d differ "
            "(%ld adjoint sweeps, %s)",
            tag, nbad, runs_all, must ? "48 required" : "not required");
-    for (int m = 0; m < 2; m++) {
+    expect(f.ctx, nlent == 0,
+           "%s backward:  the same with the stage vectors lent to a second stepper, 48 cases: %d "
+           "differ or allocated a state",
+           tag, nlent);
+    rw_vec_destroy_array(&lent, rw_stepper_num_stage_vectors(st2));
+    rw_stepper_destroy(&st2);
+    for (int m = 0; m < 3; m++) {
       rw_vec_destroy(&lam[m]);
       rw_vec_destroy(&fb[m]);
     }
