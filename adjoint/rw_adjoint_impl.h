@@ -61,13 +61,13 @@ typedef struct {
 
 /* What fetch(n) returns. */
 typedef struct {
-  N_Vector y;       /* y_n, valid until the next call */
-  N_Vector *stages; /* the stage inputs of step n when held, else NULL (recomputed from y) */
+  N_Vector y;        /* y_n, valid until the next call */
+  N_Vector *stages;  /* the stage inputs of step n when held, else NULL (recomputed from y) */
   N_Vector *scratch; /* with stages NULL: stage vectors the source holds and does not need
                         until the next fetch, lent to the stepper for the recomputation
                         (rw_stepper_lend_stage_vectors); NULL: none */
-  long resume;      /* -1; or >= n: the adjoint state was set back to its value before step
-                       `resume`'s adjoint step, and the loop goes on from there */
+  long resume;       /* -1; or >= n: the adjoint state was set back to its value before step
+                        `resume`'s adjoint step, and the loop goes on from there */
 } rw_fetch;
 
 typedef struct rw_state_source rw_state_source;
