@@ -5,6 +5,7 @@
  * (rw_source_checkpoint.c), or rebuilt from y_{n+1} (rw_source_rebuild.c). */
 #include "rewind/rw_adjoint.h"
 
+#include "rewind/rw_device.h"
 #include "rewind/rw_sde.h"
 #include "rw_adjoint_impl.h"
 
@@ -242,7 +243,7 @@ static int rw_adjoint_run(rw_source_create_fn create, rw_problem prob, rw_steppe
   memset(&s, 0, sizeof s);
   s.restart_step = -1;
   size_t base = 0, outer = 0, peak = 0; /* the solve's allocations, in their own window */
-  int window = 0;
+  int window = 0, own = 1;
   RW_TRY(create(prob, st, opt, y, &s, &src));
   base = rw_mem_current();
   outer = rw_mem_window_begin();
@@ -250,7 +251,16 @@ static int rw_adjoint_run(rw_source_create_fn create, rw_problem prob, rw_steppe
   rw_problem_counts c[3];
   rw_problem_get_counts(prob, &c[0]);
   RW_TRY(src->ops->alloc(src, y));
-  RW_TRY(rw_vec_clone(y, &adj.lambda));
+  /* The sweep's adjoint state is dJdy0 itself where the caller gives one that shares nothing
+   * with y (the same kind and length, other data): one state less held through the sweep, and
+   * no copy at the end. Else a vector of our own, copied out at the end. */
+  own = !(dJdy0 && dJdy0 != y && rw_vec_data(dJdy0) != rw_vec_data(y) &&
+          rw_vec_device(dJdy0) == rw_vec_device(y) &&
+          rw_vec_local_length(dJdy0) == rw_vec_local_length(y));
+  if (own)
+    RW_TRY(rw_vec_clone(y, &adj.lambda));
+  else
+    adj.lambda = dJdy0;
   RW_TRY(rw_calloc((size_t)adj.np + 1, sizeof *adj.pbar, "parameter adjoint", &adj.pbar));
 
   double tA = rw_wtime(), q = 0.0, g = 0.0;
@@ -268,7 +278,7 @@ static int rw_adjoint_run(rw_source_create_fn create, rw_problem prob, rw_steppe
   RW_TRY(src->ops->stats(src, &s));
 
   if (dJdp) memcpy(dJdp, adj.pbar, (size_t)adj.np * sizeof *adj.pbar);
-  if (dJdy0) rw_vec_copy(adj.lambda, dJdy0);
+  if (dJdy0 && own) rw_vec_copy(adj.lambda, dJdy0);
   rw_stats_sweeps(&s, N, N >= 1 ? rw_grid_end(opt, N) - rw_grid_t(opt, N, N - 1) : 0.0, g, q, c);
   s.time_forward = tB - tA;
   s.time_backward = tC - tB;
@@ -280,7 +290,7 @@ static int rw_adjoint_run(rw_source_create_fn create, rw_problem prob, rw_steppe
 cleanup:
   if (window) rw_mem_window_end(outer);
   if (src) src->ops->destroy(src);
-  rw_vec_destroy(&adj.lambda);
+  if (own) rw_vec_destroy(&adj.lambda);
   rw_free(&adj.pbar);
   return ierr;
 }

@@ -269,3 +269,61 @@ Test(checkpoint, longest_run_id_with_measured_disk_costs)
   cr_assert(rmdir(dir) == 0, "checkpoint files left in %s", dir);
   rw_context_destroy(&ctx);
 }
+
+/* dJdy0, when it shares no data with y, is the backward sweep's adjoint state itself: the
+ * solve holds one state less (its allocator peak) and gives the same bits as the path that
+ * sweeps in a vector of its own and copies out at the end (taken when dJdy0 is a view of y's
+ * data, which then receives dJ/dy0 in place of y(tf)). */
+Test(checkpoint, dJdy0_is_the_sweeps_adjoint_state)
+{
+  rw_context ctx;
+  RW_TEST_OK(rw_context_create(MPI_COMM_WORLD, &ctx));
+  rw_ode_config cfg = {.model = "lotkavolterra",
+                       .ensemble = 4000,
+                       .y0 = {1.0, 0.7},
+                       .spread = 0.1,
+                       .target = {0.5, 0.5},
+                       .terminal_weight = 1.0,
+                       .running_weight = 0.25};
+  rw_problem prob;
+  rw_stepper st;
+  N_Vector y, gy, view;
+  RW_TEST_OK(rw_ode_problem_create(ctx, &cfg, &prob));
+  RW_TEST_OK(rw_stepper_create_erk(prob, rw_tableau_find("rk4"), &st));
+  RW_TEST_OK(rw_problem_new_state(prob, &y));
+  RW_TEST_OK(rw_problem_new_state(prob, &gy));
+  RW_TEST_OK(rw_vec_view_create(y, &view));
+  rw_adjoint_options opt;
+  rw_adjoint_options_default(&opt);
+  opt.mode = RW_ADJOINT_CHECKPOINT;
+  opt.ram_slots = 4;
+  opt.tf = 1.0;
+  opt.dt = 0.01;
+  double J[3], g[3][4];
+  rw_adjoint_stats s[3];
+  N_Vector out[3] = {gy, NULL, view}; /* given, none, a view of y */
+  for (int k = -1; k < 3; k++) {      /* k = -1: the stepper's workspace made before the counts */
+    RW_TEST_OK(rw_ode_initial_state(prob, y));
+    RW_TEST_OK(rw_adjoint_solve(prob, st, &opt, y, &J[k < 0 ? 1 : k], g[k < 0 ? 1 : k],
+                                k < 0 ? NULL : out[k], &s[k < 0 ? 1 : k]));
+  }
+  const size_t vb = rw_vec_bytes(y);
+  cr_assert(s[1].peak_alloc_bytes >= s[0].peak_alloc_bytes + vb,
+            "the solve's peak with dJdy0 given, %zu bytes, is not a state (%zu) below its peak "
+            "without, %zu",
+            s[0].peak_alloc_bytes, vb, s[1].peak_alloc_bytes);
+  cr_assert(s[2].peak_alloc_bytes == s[1].peak_alloc_bytes,
+            "a view of y as dJdy0 must sweep in a vector of its own: peak %zu against %zu",
+            s[2].peak_alloc_bytes, s[1].peak_alloc_bytes);
+  cr_assert(J[0] == J[1] && J[0] == J[2] && memcmp(g[0], g[1], sizeof g[0]) == 0 &&
+                memcmp(g[0], g[2], sizeof g[0]) == 0,
+            "J and dJ/dp differ between the three solves");
+  cr_assert(memcmp(rw_vec_data(gy), rw_vec_data(y), vb) == 0,
+            "dJ/dy0 swept in dJdy0 differs from dJ/dy0 swept apart and copied out");
+  rw_vec_view_destroy(&view);
+  rw_vec_destroy(&y);
+  rw_vec_destroy(&gy);
+  rw_stepper_destroy(&st);
+  rw_problem_destroy(&prob);
+  rw_context_destroy(&ctx);
+}
