@@ -254,9 +254,9 @@ static int rw_adjoint_run(rw_source_create_fn create, rw_problem prob, rw_steppe
   /* The sweep's adjoint state is dJdy0 itself where the caller gives one that shares nothing
    * with y (the same kind and length, other data): one state less held through the sweep, and
    * no copy at the end. Else a vector of our own, copied out at the end. */
-  own = !(dJdy0 && dJdy0 != y && rw_vec_data(dJdy0) != rw_vec_data(y) &&
-          rw_vec_device(dJdy0) == rw_vec_device(y) &&
-          rw_vec_local_length(dJdy0) == rw_vec_local_length(y));
+  own =
+      !(dJdy0 && rw_vec_data(dJdy0) != rw_vec_data(y) && rw_vec_device(dJdy0) == rw_vec_device(y) &&
+        rw_vec_local_length(dJdy0) == rw_vec_local_length(y));
   if (own)
     RW_TRY(rw_vec_clone(y, &adj.lambda));
   else

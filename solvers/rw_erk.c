@@ -34,25 +34,16 @@ typedef struct {
 /* The workspace sets, allocated on first use (rw_erk_need). */
 enum { RW_ERK_Y = 1, RW_ERK_K = 2, RW_ERK_BAR = 4 };
 
-static int rw_erk_clone_set(N_Vector tmpl, int n, N_Vector **set)
-{
-  if (*set) return 0;
-  RW_CALL(rw_vec_clone_array(tmpl, n, set));
-  return 0;
-}
-
 /* Allocates the sets in `what` that are not there yet (Y: the stage inputs, K: the slopes,
  * BAR: the stage adjoints and Kbar), as clones of tmpl (a state vector of the step at hand, so
  * no template of its own is allocated). Once allocated a set stays until the stepper is
  * destroyed, so a run's later steps allocate nothing. */
 static int rw_erk_need(rw_erk *e, int what, N_Vector tmpl)
 {
-  if (what & RW_ERK_Y) RW_CALL(rw_erk_clone_set(tmpl, e->s, &e->Y));
-  if (what & RW_ERK_K) RW_CALL(rw_erk_clone_set(tmpl, e->s, &e->K));
-  if (what & RW_ERK_BAR) {
-    RW_CALL(rw_erk_clone_set(tmpl, e->s, &e->Ybar));
-    if (!e->Kbar) RW_CALL(rw_vec_clone(tmpl, &e->Kbar));
-  }
+  if ((what & RW_ERK_Y) && !e->Y) RW_CALL(rw_vec_clone_array(tmpl, e->s, &e->Y));
+  if ((what & RW_ERK_K) && !e->K) RW_CALL(rw_vec_clone_array(tmpl, e->s, &e->K));
+  if ((what & RW_ERK_BAR) && !e->Ybar) RW_CALL(rw_vec_clone_array(tmpl, e->s, &e->Ybar));
+  if ((what & RW_ERK_BAR) && !e->Kbar) RW_CALL(rw_vec_clone(tmpl, &e->Kbar));
   return 0;
 }
 
