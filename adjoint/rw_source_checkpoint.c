@@ -570,7 +570,11 @@ typedef struct {
   int staging_slots;    /* device slots given to the host tier's staging snapshots */
   int dstaging_slots;   /* device slots given to the disk tier's staging snapshot */
   long idx;             /* actions executed */
-  N_Vector cur, ynext, *stages;
+  /* cur: the state; yout: the driver's y, which the forward sweep's last step writes y_N into
+   * (its y0 was copied into cur at the start); ynext: a spare state, for an adaptive step's
+   * trial and for the step whose output is dropped (a pending stage snapshot's), allocated
+   * where a run takes one (adaptive: at the start; else on the first such step) */
+  N_Vector cur, yout, ynext, *stages;
   /* A restore from RAM lends the slot's vector (rw_store_view) instead of copying it into cur:
    * view is that vector (NULL: cur holds the state), at (view_level, view_slot). The next step
    * reads it where it lies and writes cur; the adjoint step reads it (fetch); anything else that
@@ -844,7 +848,7 @@ static int ckpt_alloc(rw_state_source *src, N_Vector y)
     RW_CALL(rw_calloc((size_t)hcap, sizeof *c->rh.last_store, "read-ahead", &c->rh.last_store));
   }
   RW_CALL(rw_vec_clone(y, &c->cur));
-  RW_CALL(rw_vec_clone(y, &c->ynext));
+  if (c->o.adaptive) RW_CALL(rw_vec_clone(y, &c->ynext));
   RW_CALL(rw_vec_clone_array(y, c->ns, &c->stages));
   if (c->o.adaptive) {
     RW_CALL(rw_calloc(1024, sizeof *c->rec.t, "adaptive step record", &c->rec.t));
@@ -898,6 +902,7 @@ static int ckpt_next(rw_ckpt *c, rw_action *a)
     double t = rw_grid_t(&c->o, N, c->pend_step);
     double h = rw_grid_t(&c->o, N, c->pend_step + 1) - t;
     rw_stepper_set_step_index(c->base.st, (long)c->pend_step);
+    if (!c->ynext) RW_CALL(rw_vec_clone(c->cur, &c->ynext)); /* its output is dropped */
     RW_CALL(rw_stepper_step(c->base.st, t, h, c->cur, c->ynext, c->stages, NULL));
     RW_CALL(ckpt_put_pending(c));
     c->staged = -1;
@@ -1018,7 +1023,7 @@ static int ckpt_restore(rw_ckpt *c, const rw_action *a)
 }
 
 /* FIRST_REVERSE, its forward part: the last step, its stages kept for its adjoint step, ends
- * the forward sweep in ynext = y_N. */
+ * the forward sweep in the driver's y = y_N. */
 static int ckpt_last_step(rw_ckpt *c, const rw_action *a)
 {
   rw_adjoint_options *opt = &c->o;
@@ -1029,9 +1034,9 @@ static int ckpt_last_step(rw_ckpt *c, const rw_action *a)
   double h = tend - t;
   rw_stepper_set_step_index(c->base.st, (long)a->step);
   RW_CALL(
-      rw_stepper_step(c->base.st, t, h, c->cur, c->ynext, c->stages, a->first_sweep ? c->q : NULL));
+      rw_stepper_step(c->base.st, t, h, c->cur, c->yout, c->stages, a->first_sweep ? c->q : NULL));
   if (c->pend_slot >= 0) RW_CALL(ckpt_put_pending(c));
-  if (a->first_sweep && opt->monitor) RW_CALL(rw_call_monitor(opt, N, tend, c->ynext));
+  if (a->first_sweep && opt->monitor) RW_CALL(rw_call_monitor(opt, N, tend, c->yout));
   c->ready = a->step;
   return 0;
 }
@@ -1102,6 +1107,7 @@ static int ckpt_forward(rw_state_source *src, N_Vector y, double *q)
   rw_adjoint_stats *s = src->s;
   c->q = q;
   rw_vec_copy(y, c->cur);
+  c->yout = y;
   if (opt->monitor)
     RW_CALL(rw_call_monitor(opt, 0, opt->adaptive ? opt->t0 : rw_grid_t(opt, src->N, 0), c->cur));
   c->told = opt->schedule != RW_SCHEDULE_ONLINE;
@@ -1128,7 +1134,6 @@ static int ckpt_forward(rw_state_source *src, N_Vector y, double *q)
    * write (write-behind): the reads the backward sweep queues next would wait for it too. */
   int ierr = rw_store_sync(c->stores[RW_LEVEL_DISK]);
   if (ierr) return ckpt_keep_for_restart(c, rw_error_push(ierr, __func__, __FILE__, __LINE__));
-  rw_vec_copy(c->ynext, y);
   return 0;
 }
 
