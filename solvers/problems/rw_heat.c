@@ -896,7 +896,9 @@ heat_adj_node(const double *restrict gk, const double *restrict gw, const double
  * negated), its f-term (k_i + k_{i-s}) (w_{i-s} - w_i) is -Q1 but for the sign of a zero, which
  * changes the y sum only when that sum is zero, a zero then added to an f that holds no -0 after
  * its x term (as above): the same bits. Without shy the low faces are formed from the rows (the
- * first row of a run); the high faces are stored either way. */
+ * first row of a run); the high faces are stored either way. pf: heat_adj_kernel's prefetches
+ * (NULL: none), a line per vector of the row, issued in the loop among the arithmetic: pf[0]
+ * to L1, pf[1] (written) and pf[2] to L2, pf[2] only with pf[1]. */
 _Static_assert(HEAT_LANES == HEAT_VW, "heat_adj_vec's vectors are the lane sets");
 static inline __attribute__((always_inline)) long
 heat_adj_vec(const double *restrict gk, const double *restrict gw, const double *restrict uc,
@@ -904,9 +906,11 @@ heat_adj_vec(const double *restrict gk, const double *restrict gw, const double 
              const double *restrict up2, const double *restrict sx, const double syz,
              double *restrict acc, double *restrict out, double *restrict fo, double *restrict fq,
              double *restrict fb, long m, const size_t sd[3], const double c[3], const int three,
-             const int ws, const int shy, const double ulo, const double uhi, const int ghu)
+             const int ws, const int shy, const double ulo, const double uhi, const int ghu,
+             const double *const *pf)
 {
   const size_t s1 = sd[1], s2 = sd[2];
+  const double *pfy = pf[0], *pff = pf[1], *pfk = pf[2];
   const heat_v SYZ = (heat_v){0} + syz;
   const double c0 = c[0], c1 = c[1], c2 = c[2];
   const long mv = m / HEAT_LANES * HEAT_LANES;
@@ -917,6 +921,8 @@ heat_adj_vec(const double *restrict gk, const double *restrict gw, const double 
     qp[HEAT_LANES - 1] = (gk[-1] + gk[0]) * d, bp[HEAT_LANES - 1] = d * (uc[0] - ulo);
   }
   for (long i = 0; i < mv; i += HEAT_LANES) {
+    if (pfy) __builtin_prefetch(pfy + i, 0, 3);
+    if (pff) __builtin_prefetch(pff + i, 1, 2), __builtin_prefetch(pfk + i, 0, 2);
     const heat_v wi = HEAT_LD(gw + i), ki = HEAT_LD(gk + i), ui = HEAT_LD(uc + i);
     const heat_v dp0 = HEAT_LD(gw + i + 1) - wi;
     /* u_{i+1}: with ghu the row has no ghosts, and its last node's high neighbour is uhi */
@@ -970,13 +976,17 @@ heat_adj_body(const double *restrict gk, const double *restrict gw, const double
               double *restrict lanes, double *restrict out, double *restrict fo,
               double *restrict fq, double *restrict fb, long m, const size_t sd[3],
               const double c[3], const int three, const int ws, const int shy, const double ulo,
-              const double uhi, const int ghu)
+              const double uhi, const int ghu, const double *const *pf)
 {
   double acc[HEAT_LANES];
   for (int l = 0; ws && l < HEAT_LANES; l++)
     acc[l] = lanes[l];
   const long b = heat_adj_vec(gk, gw, uc, um1, up1, um2, up2, sx, syz, acc, out, fo, fq, fb, m, sd,
-                              c, three, ws, shy, ulo, uhi, ghu);
+                              c, three, ws, shy, ulo, uhi, ghu, pf);
+  for (long q = b; q < m; q += HEAT_LANES) { /* the prefetches past the vectors' lines */
+    if (pf[0]) __builtin_prefetch(pf[0] + q, 0, 3);
+    if (pf[1]) __builtin_prefetch(pf[1] + q, 1, 2), __builtin_prefetch(pf[2] + q, 0, 2);
+  }
   if (!ws) {
     for (long i = b; i < m; i++)
       heat_adj_node(gk, gw, uc, um1, up1, um2, up2, out, fo, i, sd, c, three);
@@ -995,14 +1005,14 @@ heat_adj_body(const double *restrict gk, const double *restrict gw, const double
 #define HEAT_ADJ_BODY(three, ws, shy)                                                              \
   heat_adj_body(gk, gw, uc, um1, up1, (three) ? um2 : NULL, (three) ? up2 : NULL,                  \
                 (ws) ? sx : NULL, syz, (ws) ? lanes : NULL, out, fo, fq, fb, m, sd, c, three, ws,  \
-                shy, ulo, uhi, ghu)
+                shy, ulo, uhi, ghu, pf)
 RW_SIMD_CLONES static void
 heat_adj_row(const double *restrict gk, const double *restrict gw, const double *restrict uc,
              const double *restrict um1, const double *restrict up1, const double *restrict um2,
              const double *restrict up2, const double *restrict sx, double syz,
              double *restrict lanes, double *restrict out, double *restrict fo, double *restrict fq,
              double *restrict fb, long m, const size_t sd[3], const double c[3], int three, int shy,
-             double ulo, double uhi, int ghu)
+             double ulo, double uhi, int ghu, const double *const *pf)
 {
   if (three && lanes)
     shy ? HEAT_ADJ_BODY(1, 1, 1) : HEAT_ADJ_BODY(1, 1, 0);
@@ -1316,7 +1326,11 @@ static void heat_neumann_box(const heat *H, rw_grid g, const double *gk, const d
  * forward 1.61 against 1.68; the gradient's and source's rows alone gave no clear change. No
  * prefetch changes a value. The source shape is not streamed at all since: the rows form it
  * from its 1-D factors (heat_fill_shape; 6 rounds alternated with the build that streamed it:
- * 23.8 against 26.3 ms, paired 1.51 against 1.69). */
+ * 23.8 against 26.3 ms, paired 1.51 against 1.69). Since stop 56 these prefetches go out from
+ * the row's vector loop, a line per vector among its arithmetic (heat_adj_vec's pf), instead of
+ * as a loop of prefetches before the row: a profile of the adjoint step alone had 4 % of its
+ * samples on those loops, waiting to issue; 6 rounds of the stage bench alternated with the
+ * build before: every-gradient step 0.971 (0.900 - 0.997) paired, every round faster. */
 static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, const long lo[3],
                             const long hi[3])
 {
@@ -1373,17 +1387,14 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
         u[4] = kb < N - 1 ? y + nl : heat_u_row(H, a, g, v0, jb, kb, 2, 1);
       }
       const int shy = pj == j - 1 && pk == k;
+      const double *pf[3] = {NULL, NULL, NULL};
       if (D == 3 && ob + (size_t)(nl + n0) < (size_t)(N * nl)) /* the next row's leading row */
-        for (long q = 0; q < n0; q += 8)
-          __builtin_prefetch(y + nl + n0 + q, 0, 3);
+        pf[0] = y + nl + n0;
       if (a->stage == 0 && D == 3 && ob + (size_t)nl < (size_t)(N * nl))
-        for (long q = 0; q < n0; q += 8) { /* the fields' streams, ahead (see above) */
-          __builtin_prefetch(a->fo + ob + nl + q, 1, 2);
-          __builtin_prefetch(gk + x + 2 * H->sd[2] + q, 0, 2);
-        }
+        pf[1] = a->fo + ob + nl, pf[2] = gk + x + 2 * H->sd[2];
       heat_adj_row(gk + x, gw + x, u[0], u[1], u[2], u[3], u[4], H->sf[0],
                    H->sf[1][jb] * H->sf[2][kb], lanes, out + o, a->fo + ob, H->yq, H->yb, n0, H->sd,
-                   H->c, D == 3, shy, ulo, uhi, ghu);
+                   H->c, D == 3, shy, ulo, uhi, ghu, pf);
       pj = j, pk = k;
       heat_adj_row_faces(H, gw + x, u, a->fo + ob, jb, kb);
     }
