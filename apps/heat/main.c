@@ -266,17 +266,20 @@ static int run(rw_app *app)
   RW_TRY(rw_output_attr_double(app->out, "/", "noise_amplitude", amp));
   RW_TRY(rw_output_attr_long(app->out, "/", "noise_seed", seed));
   RW_TRY(make_data(app, prob, st, u0, ktrue, &Jtrue));
-  rw_vec_copy(u0, y);
-  monitor_ctx mctx = {app, prob};
-  app->grid = rw_heat_grid(prob);
-  RW_TRY(rw_app_solve(app, prob, st, y, monitor, &mctx, &J, dJdp, dJdy0, &stats));
-
+  /* kappa_true and u0 are written now and let go: the solve holds two states less */
   rw_grid g = rw_heat_grid(prob);
   const char *const kn[] = {"kappa"}, *const ktn[] = {"kappa_true"}, *const u0n[] = {"u0"},
                     *const gkn[] = {"dJdkappa"};
-  RW_TRY(rw_output_grid_field(app->out, "/fields", g, rw_problem_field(prob), kn, 1));
   RW_TRY(rw_output_grid_field(app->out, "/fields", g, ktrue, ktn, 1));
   RW_TRY(rw_output_grid_field(app->out, "/fields", g, u0, u0n, 1));
+  rw_vec_copy(u0, y);
+  rw_vec_destroy(&u0);
+  rw_vec_destroy(&ktrue);
+  monitor_ctx mctx = {app, prob};
+  app->grid = g;
+  RW_TRY(rw_app_solve(app, prob, st, y, monitor, &mctx, &J, dJdp, dJdy0, &stats));
+
+  RW_TRY(rw_output_grid_field(app->out, "/fields", g, rw_problem_field(prob), kn, 1));
   RW_TRY(rw_output_grid_field(app->out, "/state", g, y, u_name, 1));
   RW_TRY(rw_output_attr_double(app->out, "/state/u", "t", app->opt.tf));
   if (app->diff_field)

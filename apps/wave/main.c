@@ -211,6 +211,7 @@ static int run(rw_app *app)
     ierr = rw_forward_solve(prob, st, &o, y, &Jd, NULL);
     rw_vec_copy(cinit, c);
     rw_vec_destroy(&cinit);
+    rw_vec_destroy(&ctrue); /* written to the output before: the inversion does not hold it */
     /* step failures (a non-finite J, the exact leapfrog's range check) reach every rank */
     if (ierr == RW_ERR_STEP) app->collective = 1;
     if (ierr) goto cleanup;
