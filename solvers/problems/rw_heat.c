@@ -31,6 +31,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The indices the source's middle and slowest factors reach past the block each side
+ * (heat_fill_shape): a wave of s stages computes s G layers past it (G = 1), so s up to this. */
+#define HEAT_SF_PAST RW_WAVE_MAX_STAGES
+
 typedef struct {
   rw_context ctx;
   rw_grid ug, lg, kg; /* state, linearised state, kappa */
@@ -41,10 +45,11 @@ typedef struct {
   double *gu, *gk, *ga, *gb; /* ghosted work arrays: state, kappa, state adjoint, kappa adjoint */
   N_Vector kappa;            /* the problem's field (owned by the problem) */
   int gk_ready;   /* inside a solve (solve_begin): gk holds kappa's halo copy, not redone */
-  N_Vector shape; /* s(x) */
-  /* s's 1-D factors on the block (heat_fill_shape): sf[d][i] along d (sf[2][0] = 1 in 2-D), so
-   * s at (i, j, k) is sf[0][i] * (sf[1][j] * sf[2][k]) bit for bit, which the adjoint wave's
-   * rows compute instead of streaming s */
+  N_Vector shape; /* s(x) as an array: on a device only (its bodies read it) */
+  /* s's 1-D factors (heat_fill_shape): sf[d][i] along d (sf[2][0] = 1 in 2-D), so s at
+   * (i, j, k) is sf[0][i] * (sf[1][j] * sf[2][k]) bit for bit; on the CPU every path forms s
+   * from them instead of storing or streaming it. sf[1] and sf[2] also hold HEAT_SF_PAST
+   * indices each side of the block, for the layers a wave computes past it */
   double *sf_mem, *sf[3];
   N_Vector vscr; /* on a device: a state-like scratch for the plain VJPs (made at first use) */
   int neumann;   /* Neumann sides: the operator is not symmetric */
@@ -84,10 +89,10 @@ typedef struct {
   rw_device dev;
   double *terms; /* nodes doubles: per-node terms of the source parameter's VJP */
   /* the whole-step wave (rw_grid_erk_wave) where the slowest dimension has a neighbour: the
-   * conductivity (ghosted) and the source shape (owned) s G layers past the block, made once
-   * per solve for wave_s stages (0: not this solve) */
-  double *wk, *wsh;
-  size_t wk_len, wsh_len;
+   * conductivity (ghosted) s G layers past the block, made once per solve for wave_s stages
+   * (0: not this solve) */
+  double *wk;
+  size_t wk_len;
   int wave_s;
   rw_pdefer pd; /* the source's VJP sum held on the device while the driver defers pbar */
   long nodes;
@@ -99,7 +104,7 @@ typedef struct {
   const double *gk; /* ghosted conductivity */
   rw_grid kgrid;    /* grid whose exchange of gk is still in flight (NULL: none) */
   double *gk_pending;
-  const double *src; /* source shape (NULL: none) */
+  int src; /* the source term q s is added */
   double q;
   int err;
 } heat_kctx;
@@ -117,7 +122,9 @@ static heat *heat_of(rw_problem prob)
   RW_CHECK(H, RW_ERR_ARG, "%s: not a heat problem", __func__)
 
 /* One row of f = div(k grad u) (+ q s), m nodes from ghosted index 0 of gk/gu (row pointers),
- * output row out, source row src (NULL: none). Per node, per dimension d in order, with
+ * output row out, the source's row s_i = sx[i] * syz from its factors (heat_fill_shape: the
+ * bits of the product the array would hold; sx NULL: no source). Per node, per dimension d in
+ * order, with
  * s = stride: f += c_d ((k_i + k_{i-s}) (u_{i-s} - u_i) + (k_i + k_{i+s}) (u_{i+s} - u_i)),
  * starting from 0.0. The 2-D and 3-D rows are separate branch-free loops over restrict
  * pointers, so the compiler vectorises them; the operations and their order are the same in
@@ -125,9 +132,9 @@ static heat *heat_of(rw_problem prob)
 /* The row body; `three` and `has_src` are constants at each call site below, so every variant
  * is a branch-free loop (no masked load standing for the optional source). */
 static inline __attribute__((always_inline)) void
-heat_row_body(const double *restrict gk, const double *restrict gu, const double *restrict src,
-              double q, double *restrict out, long m, const size_t sd[3], const double c[3],
-              const int three, const int has_src)
+heat_row_body(const double *restrict gk, const double *restrict gu, const double *restrict sx,
+              double syz, double q, double *restrict out, long m, const size_t sd[3],
+              const double c[3], const int three, const int has_src)
 {
   const size_t s0 = sd[0], s1 = sd[1], s2 = sd[2];
   const double c0 = c[0], c1 = c[1], c2 = c[2];
@@ -137,7 +144,7 @@ heat_row_body(const double *restrict gk, const double *restrict gu, const double
     fi += c1 * ((ki + gk[i - s1]) * (gu[i - s1] - ui) + (ki + gk[i + s1]) * (gu[i + s1] - ui));
     if (three)
       fi += c2 * ((ki + gk[i - s2]) * (gu[i - s2] - ui) + (ki + gk[i + s2]) * (gu[i + s2] - ui));
-    out[i] = has_src ? fi + q * src[i] : fi;
+    out[i] = has_src ? fi + q * (sx[i] * syz) : fi;
   }
 }
 
@@ -159,8 +166,8 @@ _Static_assert(HEAT_VW == 8, "HEAT_UP moves the lanes of 8-wide vectors");
  * u_{i-1} = u_i; a zero whose sign differs changes the x sum only when that sum is zero, and the
  * x term is the first added to f = +0, which then holds +0 either way: the same bits. */
 static inline __attribute__((always_inline)) void
-heat_row_vec(const double *restrict gk, const double *restrict gu, const double *restrict src,
-             double q, double *restrict out, long o, heat_v *xp, const size_t sd[3],
+heat_row_vec(const double *restrict gk, const double *restrict gu, const double *restrict sx,
+             double syz, double q, double *restrict out, long o, heat_v *xp, const size_t sd[3],
              const double c[3], const int three, const int has_src)
 {
   const size_t s1 = sd[1], s2 = sd[2];
@@ -173,7 +180,7 @@ heat_row_vec(const double *restrict gk, const double *restrict gu, const double 
   if (three)
     fi += c[2] * ((ki + HEAT_LD(gk + o - s2)) * (HEAT_LD(gu + o - s2) - ui) +
                   (ki + HEAT_LD(gk + o + s2)) * (HEAT_LD(gu + o + s2) - ui));
-  *(heat_vu *)(out + o) = has_src ? fi + q * HEAT_LD(src + o) : fi;
+  *(heat_vu *)(out + o) = has_src ? fi + q * (HEAT_LD(sx + o) * syz) : fi;
   *xp = x;
 }
 
@@ -192,20 +199,20 @@ heat_face_below(const double *gk, const double *gu, long o, heat_v *xp)
  * third of the row's time in `perf`); only rows shorter than HEAT_VW (the frame's thin slabs)
  * still go node by node. */
 static inline __attribute__((always_inline)) void
-heat_row_run(const double *restrict gk, const double *restrict gu, const double *restrict src,
-             double q, double *restrict out, long m, const size_t sd[3], const double c[3],
-             const int three, const int has_src)
+heat_row_run(const double *restrict gk, const double *restrict gu, const double *restrict sx,
+             double syz, double q, double *restrict out, long m, const size_t sd[3],
+             const double c[3], const int three, const int has_src)
 {
   if (m < HEAT_VW) {
-    heat_row_body(gk, gu, src, q, out, m, sd, c, three, has_src);
+    heat_row_body(gk, gu, sx, syz, q, out, m, sd, c, three, has_src);
     return;
   }
   if (!three) { /* in 2-D the shared faces measured slower (rewind-heat -dim 2 -n 1024 forward:
                  * 1.10-1.13 against 0.93-1.01 s): the compiler's loop, the last vector again */
     const long mv = m / HEAT_VW * HEAT_VW;
-    heat_row_body(gk, gu, src, q, out, mv, sd, c, 0, has_src);
+    heat_row_body(gk, gu, sx, syz, q, out, mv, sd, c, 0, has_src);
     if (mv < m)
-      heat_row_body(gk + m - HEAT_VW, gu + m - HEAT_VW, has_src ? src + m - HEAT_VW : NULL, q,
+      heat_row_body(gk + m - HEAT_VW, gu + m - HEAT_VW, has_src ? sx + m - HEAT_VW : NULL, syz, q,
                     out + m - HEAT_VW, HEAT_VW, sd, c, 0, has_src);
     return;
   }
@@ -213,32 +220,34 @@ heat_row_run(const double *restrict gk, const double *restrict gu, const double 
   heat_face_below(gk, gu, 0, &xp);
   long o = 0;
   for (; o + HEAT_VW <= m; o += HEAT_VW)
-    heat_row_vec(gk, gu, src, q, out, o, &xp, sd, c, three, has_src);
+    heat_row_vec(gk, gu, sx, syz, q, out, o, &xp, sd, c, three, has_src);
   if (o < m) {
     o = m - HEAT_VW;
     heat_face_below(gk, gu, o, &xp);
-    heat_row_vec(gk, gu, src, q, out, o, &xp, sd, c, three, has_src);
+    heat_row_vec(gk, gu, sx, syz, q, out, o, &xp, sd, c, three, has_src);
   }
 }
 
 RW_SIMD_CLONES static void heat_row3(const double *restrict gk, const double *restrict gu,
-                                     const double *restrict src, double q, double *restrict out,
-                                     long m, const size_t sd[3], const double c[3])
+                                     const double *restrict sx, double syz, double q,
+                                     double *restrict out, long m, const size_t sd[3],
+                                     const double c[3])
 {
-  if (src)
-    heat_row_run(gk, gu, src, q, out, m, sd, c, 1, 1);
+  if (sx)
+    heat_row_run(gk, gu, sx, syz, q, out, m, sd, c, 1, 1);
   else
-    heat_row_run(gk, gu, NULL, q, out, m, sd, c, 1, 0);
+    heat_row_run(gk, gu, NULL, 0.0, q, out, m, sd, c, 1, 0);
 }
 
 RW_SIMD_CLONES static void heat_row2(const double *restrict gk, const double *restrict gu,
-                                     const double *restrict src, double q, double *restrict out,
-                                     long m, const size_t sd[3], const double c[3])
+                                     const double *restrict sx, double syz, double q,
+                                     double *restrict out, long m, const size_t sd[3],
+                                     const double c[3])
 {
-  if (src)
-    heat_row_run(gk, gu, src, q, out, m, sd, c, 0, 1);
+  if (sx)
+    heat_row_run(gk, gu, sx, syz, q, out, m, sd, c, 0, 1);
   else
-    heat_row_run(gk, gu, NULL, q, out, m, sd, c, 0, 0);
+    heat_row_run(gk, gu, NULL, 0.0, q, out, m, sd, c, 0, 0);
 }
 
 /* A layer's rows of a 3-D box with each y face's flux formed once too: row j's high y face
@@ -252,8 +261,8 @@ RW_SIMD_CLONES static void heat_row2(const double *restrict gk, const double *re
  * this loop with the device bodies' node-by-node formula, `device_emulated` with the CPU run).
  * The first row of each call forms its low faces as heat_row_body does. */
 static inline __attribute__((always_inline)) void
-heat_row_vec_y(const double *restrict gk, const double *restrict gu, const double *restrict src,
-               double q, double *restrict out, long o, heat_v *xp, const size_t sd[3],
+heat_row_vec_y(const double *restrict gk, const double *restrict gu, const double *restrict sx,
+               double syz, double q, double *restrict out, long o, heat_v *xp, const size_t sd[3],
                const double c[3], const int has_src, const int first, heat_v yin,
                double *restrict yout)
 {
@@ -269,7 +278,7 @@ heat_row_vec_y(const double *restrict gk, const double *restrict gu, const doubl
     fi += c[1] * (y - yin);
   fi += c[2] * ((ki + HEAT_LD(gk + o - s2)) * (HEAT_LD(gu + o - s2) - ui) +
                 (ki + HEAT_LD(gk + o + s2)) * (HEAT_LD(gu + o + s2) - ui));
-  *(heat_vu *)(out + o) = has_src ? fi + q * HEAT_LD(src + o) : fi;
+  *(heat_vu *)(out + o) = has_src ? fi + q * (HEAT_LD(sx + o) * syz) : fi;
   *(heat_vu *)yout = y;
   *xp = x;
 }
@@ -279,36 +288,37 @@ heat_row_vec_y(const double *restrict gk, const double *restrict gu, const doubl
  * where m is not a multiple of HEAT_VW, takes the previous row's faces read before the row
  * overwrote them. */
 static inline __attribute__((always_inline)) void
-heat_row_run_y(const double *restrict gk, const double *restrict gu, const double *restrict src,
-               double q, double *restrict out, long m, const size_t sd[3], const double c[3],
-               const int has_src, const int first, double *restrict fy)
+heat_row_run_y(const double *restrict gk, const double *restrict gu, const double *restrict sx,
+               double syz, double q, double *restrict out, long m, const size_t sd[3],
+               const double c[3], const int has_src, const int first, double *restrict fy)
 {
   const heat_v tail = first ? (heat_v){0} : HEAT_LD(fy + m - HEAT_VW);
   heat_v xp;
   heat_face_below(gk, gu, 0, &xp);
   long o = 0;
   for (; o + HEAT_VW <= m; o += HEAT_VW)
-    heat_row_vec_y(gk, gu, src, q, out, o, &xp, sd, c, has_src, first,
+    heat_row_vec_y(gk, gu, sx, syz, q, out, o, &xp, sd, c, has_src, first,
                    first ? (heat_v){0} : HEAT_LD(fy + o), fy + o);
   if (o < m) {
     o = m - HEAT_VW;
     heat_face_below(gk, gu, o, &xp);
-    heat_row_vec_y(gk, gu, src, q, out, o, &xp, sd, c, has_src, first, tail, fy + o);
+    heat_row_vec_y(gk, gu, sx, syz, q, out, o, &xp, sd, c, has_src, first, tail, fy + o);
   }
 }
 
 /* Rows [0, nj) of one layer of a 3-D box (row j at gk + j sd[1] and out + j os), m nodes each,
  * by heat_row_run_y in runs of up to HEAT_FY nodes along x (the last run takes up to HEAT_VW
- * more, so no run is shorter than a vector). */
+ * more, so no run is shorter than a vector). The source's row j is sx[i] * (sy[j] * sz) (sx
+ * NULL: none). */
 #define HEAT_FY 512
 RW_SIMD_CLONES static void heat_layer3(const double *restrict gk, const double *restrict gu,
-                                       const double *restrict src, double q, double *restrict out,
-                                       long m, long nj, long os, const size_t sd[3],
-                                       const double c[3])
+                                       const double *restrict sx, const double *restrict sy,
+                                       double sz, double q, double *restrict out, long m, long nj,
+                                       long os, const size_t sd[3], const double c[3])
 {
   if (m < HEAT_VW || nj < 2) {
     for (long j = 0; j < nj; j++)
-      heat_row3(gk + j * sd[1], gu + j * sd[1], src ? src + j * os : NULL, q, out + j * os, m, sd,
+      heat_row3(gk + j * sd[1], gu + j * sd[1], sx, sx ? sy[j] * sz : 0.0, q, out + j * os, m, sd,
                 c);
     return;
   }
@@ -317,16 +327,16 @@ RW_SIMD_CLONES static void heat_layer3(const double *restrict gk, const double *
     const long mc = m - x0 <= HEAT_FY + HEAT_VW ? m - x0 : HEAT_FY;
     for (long j = 0; j < nj; j++) {
       const double *k = gk + x0 + j * sd[1], *u = gu + x0 + j * sd[1];
-      const double *sr = src ? src + x0 + j * os : NULL;
+      const double syz = sx ? sy[j] * sz : 0.0;
       double *f = out + x0 + j * os;
-      if (j == 0 && src)
-        heat_row_run_y(k, u, sr, q, f, mc, sd, c, 1, 1, fy);
+      if (j == 0 && sx)
+        heat_row_run_y(k, u, sx + x0, syz, q, f, mc, sd, c, 1, 1, fy);
       else if (j == 0)
-        heat_row_run_y(k, u, NULL, q, f, mc, sd, c, 0, 1, fy);
-      else if (src)
-        heat_row_run_y(k, u, sr, q, f, mc, sd, c, 1, 0, fy);
+        heat_row_run_y(k, u, NULL, 0.0, q, f, mc, sd, c, 0, 1, fy);
+      else if (sx)
+        heat_row_run_y(k, u, sx + x0, syz, q, f, mc, sd, c, 1, 0, fy);
       else
-        heat_row_run_y(k, u, NULL, q, f, mc, sd, c, 0, 0, fy);
+        heat_row_run_y(k, u, NULL, 0.0, q, f, mc, sd, c, 0, 0, fy);
     }
     x0 += mc;
   }
@@ -341,19 +351,8 @@ RW_SIMD_CLONES static void heat_layer3(const double *restrict gk, const double *
  * the same bits; one serial sum was a chain of dependent additions that cost as much as a pass
  * over memory. */
 #define HEAT_LANES 8
-RW_SIMD_CLONES static void heat_ws_row(const double *restrict w, const double *restrict s, long m,
-                                       double *restrict lanes)
-{
-  long b = 0;
-  for (; b + HEAT_LANES <= m; b += HEAT_LANES)
-    for (int l = 0; l < HEAT_LANES; l++)
-      lanes[l] += w[b + l] * s[b + l];
-  for (int l = 0; b + l < m; l++)
-    lanes[l] += w[b + l] * s[b + l];
-}
-
-/* heat_ws_row with the source's row formed from its factors (heat_fill_shape): s_i = sx[i] *
- * syz, the bits of the shape's array, so the same sums. */
+/* A row's terms, the source's row formed from its factors (heat_fill_shape): s_i = sx[i] * syz,
+ * the bits of the product the shape's array would hold. */
 RW_SIMD_CLONES static void heat_ws_row_f(const double *restrict w, const double *restrict sx,
                                          double syz, long m, double *restrict lanes)
 {
@@ -383,14 +382,14 @@ static size_t heat_lanes_len(const heat *H) { return (size_t)H->cnt[1] * HEAT_LA
 /* sum_i w_i s_i over the owned nodes, w in a ghosted array (ghosted != 0) or an owned one. */
 static double heat_ws_sum(const heat *H, const double *w, int ghosted)
 {
-  const double *s = rw_vec_data(H->shape);
   double *lanes = H->lanes;
   memset(lanes, 0, heat_lanes_len(H) * sizeof(double));
   for (long k = 0; k < H->cnt[2]; k++)
     for (long j = 0; j < H->cnt[1]; j++) {
       size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0]);
       size_t x = ghosted ? rw_grid_gidx(H->gn, 1, H->dim, 0, j, k, 1, 0) : o;
-      heat_ws_row(w + x, s + o, H->cnt[0], lanes + (size_t)j * HEAT_LANES);
+      heat_ws_row_f(w + x, H->sf[0], H->sf[1][j] * H->sf[2][k], H->cnt[0],
+                    lanes + (size_t)j * HEAT_LANES);
     }
   return heat_lanes_total(H, lanes);
 }
@@ -423,24 +422,31 @@ static int heat_dev_box(const heat *H, int id, const double *gk, const double *g
   return 0;
 }
 
-/* f = div(k grad u) (+ q s) on the owned box [lo, hi), conservative face form. */
-static int heat_diffuse(const heat *H, const double *gk, const double *gu, const double *src,
+/* f = div(k grad u) (+ q s, src) on the owned box [lo, hi), conservative face form. v0: the
+ * block's first layer in the box's coordinates along the slowest dimension (a wave's layer
+ * numbering, rw_grid_wave_layer0; 0 otherwise), where the source's factors are indexed by the
+ * block's. */
+static int heat_diffuse(const heat *H, long v0, const double *gk, const double *gu, int src,
                         double q, double *out, const long lo[3], const long hi[3])
 {
   const int D = H->dim;
-  if (H->dev) return heat_dev_box(H, RW_BODY_HEAT_DIFFUSE, gk, gu, src, q, out, lo, hi);
+  if (H->dev)
+    return heat_dev_box(H, RW_BODY_HEAT_DIFFUSE, gk, gu, src ? rw_vec_data(H->shape) : NULL, q, out,
+                        lo, hi);
+  const double *sx = src ? H->sf[0] + lo[0] : NULL;
   for (long k = lo[2]; k < hi[2]; k++) {
     if (D == 3) { /* a layer's rows at once: their y faces shared */
       size_t x = rw_grid_gidx(H->gn, 1, D, lo[0], lo[1], k, 1, 0);
       size_t o = (size_t)((k * H->cnt[1] + lo[1]) * H->cnt[0] + lo[0]);
-      heat_layer3(gk + x, gu + x, src ? src + o : NULL, q, out + o, hi[0] - lo[0], hi[1] - lo[1],
-                  H->cnt[0], H->sd, H->c);
+      heat_layer3(gk + x, gu + x, sx, H->sf[1] + lo[1], H->sf[2][k - v0], q, out + o, hi[0] - lo[0],
+                  hi[1] - lo[1], H->cnt[0], H->sd, H->c);
       continue;
     }
     for (long j = lo[1]; j < hi[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, lo[0], j, k, 1, 0);
       size_t o = (size_t)((k * H->cnt[1] + j) * H->cnt[0] + lo[0]);
-      heat_row2(gk + x, gu + x, src ? src + o : NULL, q, out + o, hi[0] - lo[0], H->sd, H->c);
+      heat_row2(gk + x, gu + x, sx, H->sf[1][j - v0] * H->sf[2][k], q, out + o, hi[0] - lo[0],
+                H->sd, H->c);
     }
   }
   return 0;
@@ -448,13 +454,13 @@ static int heat_diffuse(const heat *H, const double *gk, const double *gu, const
 
 /* The fused stage's interior box on a device (rw_grid_apply_comb_fused: gv == NULL): u formed
  * from the stage's inputs at every point read, u kept (RW_BODY_HEAT_DIFFUSE_COMB). */
-static int heat_diffuse_comb(const heat *H, rw_grid g, const double *gk, const double *src,
-                             double q, double *out, const long lo[3], const long hi[3])
+static int heat_diffuse_comb(const heat *H, rw_grid g, const double *gk, int src, double q,
+                             double *out, const long lo[3], const long hi[3])
 {
   rw_body_heat_comb b;
   RW_CALL(rw_grid_comb_body(g, &b.in));
   long items = heat_dev_init(H, &b.b, lo, hi);
-  b.b.gk = gk, b.b.src = src, b.b.q = q, b.b.out = out;
+  b.b.gk = gk, b.b.src = src ? rw_vec_data(H->shape) : NULL, b.b.q = q, b.b.out = out;
   if (items > 0)
     RW_CALL(rw_device_run(H->dev, RW_BODY_HEAT_DIFFUSE_COMB, &b, sizeof b, items, rw_body_host));
   return 0;
@@ -478,16 +484,16 @@ static void heat_kernel(void *kc, rw_grid g, const double *gv, double *out, cons
       c->kgrid = NULL;
     }
   }
-  int e = gv ? heat_diffuse(c->H, c->gk, gv, c->src, c->q, out, lo, hi)
+  int e = gv ? heat_diffuse(c->H, rw_grid_wave_layer0(g), c->gk, gv, c->src, c->q, out, lo, hi)
              : heat_diffuse_comb(c->H, g, c->gk, c->src, c->q, out, lo, hi);
   if (e && !c->err) c->err = e;
 }
 
-/* out = div(a grad v) (+ q src): a exchanged on the kappa grid into ga_arr, v on `vgrid`
- * (into H->gu) by rw_grid_apply, the two exchanges overlapped with the interior. */
+/* out = div(a grad v) (+ q s where src): a exchanged on the kappa grid into ga_arr, v on
+ * `vgrid` (into H->gu) by rw_grid_apply, the two exchanges overlapped with the interior. */
 static int heat_apply_comb(heat *H, N_Vector a, double *ga_arr, rw_grid vgrid, int n,
-                           const double *cv, N_Vector *V, N_Vector keep, const double *src,
-                           double q, N_Vector out, int fused)
+                           const double *cv, N_Vector *V, N_Vector keep, int src, double q,
+                           N_Vector out, int fused)
 {
   heat_kctx c = {H, ga_arr, H->kg, ga_arr, src, q, 0};
   if (a == H->kappa && ga_arr == H->gk && H->gk_ready)
@@ -507,8 +513,8 @@ static int heat_apply_comb(heat *H, N_Vector a, double *ga_arr, rw_grid vgrid, i
   return 0;
 }
 
-static int heat_apply(heat *H, N_Vector a, double *ga_arr, rw_grid vgrid, N_Vector v,
-                      const double *src, double q, N_Vector out)
+static int heat_apply(heat *H, N_Vector a, double *ga_arr, rw_grid vgrid, N_Vector v, int src,
+                      double q, N_Vector out)
 {
   RW_CALL(heat_apply_comb(H, a, ga_arr, vgrid, 1, NULL, &v, NULL, src, q, out, 0));
   return 0;
@@ -538,7 +544,7 @@ static int heat_rhs(void *content, double t, N_Vector y, const double *p, N_Vect
 {
   heat *H = content;
   (void)t;
-  RW_CALL(heat_apply(H, H->kappa, H->gk, H->ug, y, rw_vec_data(H->shape), p[0], f));
+  RW_CALL(heat_apply(H, H->kappa, H->gk, H->ug, y, 1, p[0], f));
   return 0;
 }
 
@@ -548,8 +554,7 @@ static int heat_rhs_comb(void *content, double t, const double *p, int n, const 
 {
   heat *H = content;
   (void)t;
-  RW_CALL(
-      heat_apply_comb(H, H->kappa, H->gk, H->ug, n, c, X, keep, rw_vec_data(H->shape), p[0], f, 1));
+  RW_CALL(heat_apply_comb(H, H->kappa, H->gk, H->ug, n, c, X, keep, 1, p[0], f, 1));
   return 0;
 }
 
@@ -560,26 +565,20 @@ static int heat_rhs_comb(void *content, double t, const double *p, int n, const 
  * both fields that reach there (rw_grid_wave_field), made once per solve. */
 static double heat_misfit(heat *H, double t, const double *v);
 
-/* The conductivity (ghosted) and the source shape (owned) s G layers past the block, for waves
- * of s stages whose slowest dimension has a neighbour: made once per solve. Collective. */
+/* The conductivity (ghosted) s G layers past the block, for waves of s stages whose slowest
+ * dimension has a neighbour: made once per solve. Collective. (The source there comes from its
+ * factors, which reach HEAT_SF_PAST layers past the block.) */
 static int heat_wave_fields(heat *H, int s)
 {
   if (H->wave_s == s) return 0;
-  size_t nk = rw_grid_wave_field_length(H->kg, s, 1), ns = rw_grid_wave_field_length(H->ug, s, 0);
+  size_t nk = rw_grid_wave_field_length(H->kg, s, 1);
   if (nk > H->wk_len) {
     rw_grid_ghosted_free(&H->wk);
     H->wk_len = 0;
     RW_CALL(rw_grid_ghosted_alloc(H->kg, nk, "heat wave conductivity", &H->wk));
     H->wk_len = nk;
   }
-  if (ns > H->wsh_len) {
-    rw_free(&H->wsh);
-    H->wsh_len = 0;
-    RW_CALL(rw_calloc(ns, sizeof(double), "heat wave source", &H->wsh));
-    H->wsh_len = ns;
-  }
   RW_CALL(rw_grid_wave_field(H->kg, s, H->kappa, 1, H->wk));
-  RW_CALL(rw_grid_wave_field(H->ug, s, H->shape, 0, H->wsh));
   H->wave_s = s;
   return 0;
 }
@@ -591,11 +590,11 @@ static int heat_step_wave(void *content, const double *t, const double *p,
   heat *H = content;
   *done = 0;
   const int s = plan->s, reach = rw_grid_wave_reaches(H->ug);
-  if (H->dev || !H->gk_ready || !rw_grid_wave_ready(H->ug, s, reach)) return 0;
-  heat_kctx c = {H, H->gk, NULL, H->gk, rw_vec_data(H->shape), p[0], 0};
-  if (reach) { /* the fields past the block, once per solve */
+  if (H->dev || !H->gk_ready || s > HEAT_SF_PAST || !rw_grid_wave_ready(H->ug, s, reach)) return 0;
+  heat_kctx c = {H, H->gk, NULL, H->gk, 1, p[0], 0};
+  if (reach) { /* the conductivity past the block, once per solve */
     RW_CALL(heat_wave_fields(H, s));
-    c.gk = H->wk, c.src = H->wsh;
+    c.gk = H->wk;
   }
   void *kc[RW_WAVE_MAX_STAGES];
   for (int i = 0; i < s; i++)
@@ -620,8 +619,7 @@ static int heat_jvp(void *content, double t, N_Vector y, const double *p, N_Vect
 {
   heat *H = content;
   (void)t, (void)y, (void)p;
-  RW_CALL(heat_apply(H, H->kappa, H->gk, H->lg, v, dp ? rw_vec_data(H->shape) : NULL,
-                     dp ? dp[0] : 0.0, out));
+  RW_CALL(heat_apply(H, H->kappa, H->gk, H->lg, v, dp != NULL, dp ? dp[0] : 0.0, out));
   return 0;
 }
 
@@ -793,7 +791,7 @@ static int heat_vjp_comb(void *content, double t, N_Vector y, const double *p, i
 {
   heat *H = content;
   (void)t, (void)y, (void)p;
-  RW_CALL(heat_apply_comb(H, H->kappa, H->gk, H->neumann ? H->zg : H->lg, n, c, W, NULL, NULL, 0.0,
+  RW_CALL(heat_apply_comb(H, H->kappa, H->gk, H->neumann ? H->zg : H->lg, n, c, W, NULL, 0, 0.0,
                           out_y, 0));
   if (H->neumann) RW_CALL(heat_neumann_ghosts(H, rw_vec_data(out_y)));
   if (out_p && H->dev) { /* w s per node from w's ghosted copy, summed in the device's order */
@@ -1051,9 +1049,9 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
     const long lo[3] = {0, 0, 0};
     RW_CALL(heat_dev_box(H, RW_BODY_HEAT_KGRAD, gw, gu, NULL, 0.0, fo, lo, H->cnt));
   }
-  const double *sh = out_p ? rw_vec_data(H->shape) : NULL;
+  const int ws = out_p != NULL;
   double *lanes = H->lanes;
-  if (sh && !H->dev) memset(lanes, 0, heat_lanes_len(H) * sizeof(double));
+  if (ws && !H->dev) memset(lanes, 0, heat_lanes_len(H) * sizeof(double));
   for (long k = 0; !H->dev && k < H->cnt[2]; k++)
     for (long j = 0; j < H->cnt[1]; j++) {
       size_t x = rw_grid_gidx(H->gn, 1, D, 0, j, k, 1, 0);
@@ -1062,10 +1060,11 @@ static int heat_vjp_comb_field(void *content, double t, N_Vector y, const double
         heat_kgrad_row3(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
       else
         heat_kgrad_row2(gw + x, gu + x, fo + o, H->cnt[0], H->sd, H->c);
-      if (sh) /* heat_ws_sum's order */
-        heat_ws_row(gw + x, sh + o, H->cnt[0], lanes + (size_t)j * HEAT_LANES);
+      if (ws) /* heat_ws_sum's order */
+        heat_ws_row_f(gw + x, H->sf[0], H->sf[1][j] * H->sf[2][k], H->cnt[0],
+                      lanes + (size_t)j * HEAT_LANES);
     }
-  if (sh && !H->dev) out_p[0] += heat_lanes_total(H, lanes);
+  if (ws && !H->dev) out_p[0] += heat_lanes_total(H, lanes);
   if (H->periodic) return 0;
   for (int d = 0; d < D; d++) /* the boundary faces' ghost conductivities, mirrored inside */
     for (int side = 0; side < 2; side++) {
@@ -1359,9 +1358,9 @@ static void heat_adj_kernel(void *kc, rw_grid g, const double *gw, double *out, 
       const int own = lb >= 0 && lb < N && (D == 2 || (j >= j0 && j < j1)) && lo[0] == 0 && m == n0;
       if (!own) {
         if (D == 3)
-          heat_row3(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
+          heat_row3(gk + x, gw + x, NULL, 0.0, 0.0, out + o, m, H->sd, H->c);
         else
-          heat_row2(gk + x, gw + x, NULL, 0.0, out + o, m, H->sd, H->c);
+          heat_row2(gk + x, gw + x, NULL, 0.0, 0.0, out + o, m, H->sd, H->c);
         continue;
       }
       const double *y = a->y + ob;
@@ -1503,7 +1502,7 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
   const size_t nl = heat_lanes_len(H);
   if (out_p) memset(H->lanes, 0, (size_t)s * nl * sizeof(double));
   for (int k = 0; k < s; k++) {
-    ac[k].k = (heat_kctx){H, reach ? H->wk : H->gk, NULL, H->gk, NULL, 0.0, 0};
+    ac[k].k = (heat_kctx){H, reach ? H->wk : H->gk, NULL, H->gk, 0, 0.0, 0};
     ac[k].y = rw_vec_data(plan->aux[k]);
     ac[k].fo = field_bar ? rw_vec_data(field_bar) : NULL;
     ac[k].lanes = out_p ? H->lanes + (size_t)k * nl : NULL;
@@ -1620,7 +1619,6 @@ static void heat_destroy(void *content)
   rw_grid_ghosted_free(&H->gu);
   rw_grid_ghosted_free(&H->gk);
   rw_grid_ghosted_free(&H->wk);
-  rw_free(&H->wsh);
   rw_grid_ghosted_free(&H->ga);
   rw_grid_ghosted_free(&H->gb);
   rw_vec_destroy(&H->shape);
@@ -1678,21 +1676,28 @@ static int heat_place_sensors(heat *H, const rw_heat_config *cfg, rw_grid g)
 
 /* The source shape s(x) = exp(-|x - c|^2 / (2 w^2)) as the product of its 1-D factors
  * exp(-(x_d - c_d)^2 / (2 w^2)) (H->sf, kept): s at (i, j, k) is sf[0][i] * (sf[1][j] * sf[2][k]),
- * the product the adjoint wave's rows form from sf (heat_adj_vec) for the source parameter's
- * sum, so it reads three short arrays in cache instead of streaming s from memory (16 MiB a
- * stage at 128^3). The factors use the global index, so s is the same at a node on any number
- * of ranks. */
+ * the product every CPU path forms from sf where it needs s (the forward rows, the source
+ * parameter's sums, the adjoint wave's rows), so it reads three short arrays in cache instead
+ * of streaming s from memory (16 MiB a stage at 128^3), and no state-sized array holds it; a
+ * device's bodies read the array (H->shape, made only there). The factors use the global index
+ * (wrapped where the domain is periodic), so s is the same at a node on any number of ranks,
+ * and the middle and slowest factors reach HEAT_SF_PAST indices past the block each side: the
+ * layers a wave computes past it (s G, G = 1) are its neighbour's, whose factors are these. */
 static int heat_fill_shape(heat *H, const double *center, double width)
 {
-  const size_t n0 = ((size_t)H->cnt[0] + 7) / 8 * 8, n1 = (size_t)H->cnt[1], n2 = (size_t)H->cnt[2];
+  const long M = HEAT_SF_PAST;
+  const size_t n0 = ((size_t)H->cnt[0] + 7) / 8 * 8, n1 = (size_t)(H->cnt[1] + 2 * M),
+               n2 = (size_t)(H->cnt[2] + 2 * M);
   RW_CALL(rw_calloc(n0 + n1 + n2, sizeof(double), "heat source factors", &H->sf_mem));
-  H->sf[0] = H->sf_mem, H->sf[1] = H->sf_mem + n0, H->sf[2] = H->sf[1] + n1;
+  H->sf[0] = H->sf_mem, H->sf[1] = H->sf_mem + n0 + M, H->sf[2] = H->sf_mem + n0 + n1 + M;
   const double w2 = 2.0 * width * width;
   for (int d = 0; d < 3; d++)
-    for (long i = 0; i < H->cnt[d]; i++) {
-      const double x = d < H->dim ? (double)(H->st[d] + i) * H->h[d] - center[d] : 0.0;
+    for (long i = d == 0 ? 0 : -M; i < H->cnt[d] + (d == 0 ? 0 : M); i++) {
+      const long gi = d < H->dim ? ((H->st[d] + i) % H->n[d] + H->n[d]) % H->n[d] : 0;
+      const double x = d < H->dim ? (double)gi * H->h[d] - center[d] : 0.0;
       H->sf[d][i] = d < H->dim ? exp(-(x * x) / w2) : 1.0;
     }
+  if (!H->shape) return 0;
   double *vd = rw_vec_data(H->shape), *host = NULL;
   if (rw_vec_device(H->shape)) { /* computed on the host, then copied to the device */
     RW_CALL(
@@ -1837,7 +1842,7 @@ int rw_heat_problem_create(rw_context ctx, const rw_heat_config *cfg, rw_problem
     H->urow = H->urow_mem + 7, H->brow = H->urow_mem + brow_at;
     H->yq = H->brow + rl, H->yb = H->yq + rl;
   }
-  RW_TRY(rw_grid_new_field(H->ug, &H->shape));
+  if (H->dev) RW_TRY(rw_grid_new_field(H->ug, &H->shape)); /* the CPU forms it (heat_fill_shape) */
   H->neumann = cfg->bc == RW_BC_NEUMANN;
   H->periodic = cfg->bc == RW_BC_PERIODIC;
   if (H->neumann) { /* the adjoint's halo: zero ghosts, decomposed like the state */
@@ -2057,6 +2062,6 @@ int rw_heat_jvp_field(rw_problem prob, double t, N_Vector y, N_Vector dkappa, N_
   (void)t;
   /* f is bilinear in (kappa, u): the derivative is the operator with conductivity dkappa
    * (its ghosts mirrored like kappa's) applied to u (with its boundary values). */
-  RW_CALL(heat_apply(H, dkappa, H->gb, H->ug, y, NULL, 0.0, out));
+  RW_CALL(heat_apply(H, dkappa, H->gb, H->ug, y, 0, 0.0, out));
   return 0;
 }
