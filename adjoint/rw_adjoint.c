@@ -140,15 +140,23 @@ void rw_source_step(const rw_state_source *src, long n, double *t, double *h)
 int rw_source_forward_steps(rw_state_source *src, rw_stepper st, const rw_adjoint_options *opt,
                             long N, N_Vector y, double *q)
 {
-  if (opt->monitor) RW_CALL(rw_call_monitor(opt, 0, rw_grid_t(opt, N, 0), y));
+  /* y_n in `cur`: y, stepped in place; or, where the source keeps every y_n in a vector of its
+   * own (home), that vector, stepped into the next one (a step out of place is the same
+   * arithmetic as in place), which saves a copy of the state per step */
+  const int homed = src && src->ops->home && N > 0 && src->ops->home(src, 0);
+  N_Vector cur = homed ? src->ops->home(src, 0) : y;
+  if (homed) rw_vec_copy(y, cur);
+  if (opt->monitor) RW_CALL(rw_call_monitor(opt, 0, rw_grid_t(opt, N, 0), cur));
   for (long n = 0; n < N; n++) {
     double t = rw_grid_t(opt, N, n);
     double h = rw_grid_t(opt, N, n + 1) - t;
-    N_Vector *stages = NULL;
-    if (src) RW_CALL(src->ops->record(src, n, y, &stages));
+    N_Vector *stages = NULL, next = y;
+    if (homed && n + 1 < N) next = src->ops->home(src, n + 1);
+    if (src && !homed) RW_CALL(src->ops->record(src, n, y, &stages));
     rw_stepper_set_step_index(st, n);
-    RW_CALL(rw_stepper_step(st, t, h, y, y, stages, q));
-    if (opt->monitor) RW_CALL(rw_call_monitor(opt, n + 1, t + h, y));
+    RW_CALL(rw_stepper_step(st, t, h, cur, next, stages, q));
+    cur = next;
+    if (opt->monitor) RW_CALL(rw_call_monitor(opt, n + 1, t + h, cur));
     if (opt->progress) opt->progress(opt->progress_ctx, 0, n + 1, t + h, 0);
   }
   return 0;

@@ -78,6 +78,11 @@ typedef struct {
   /* Used by rw_source_forward_steps: before step n from y = y_n; may point *stages at the
    * vectors the step should fill with its stage inputs. */
   int (*record)(rw_state_source *src, long n, N_Vector y, N_Vector **stages);
+  /* Optional, for rw_source_forward_steps: the vector that keeps y_n (0 <= n < N) for the
+   * whole run, or NULL. Where it gives one for every n, the sweep steps from each such vector
+   * into the next (y_N into y) instead of stepping y in place and copying what it keeps (record
+   * is then not called). */
+  N_Vector (*home)(rw_state_source *src, long n);
   int (*fetch)(rw_state_source *src, long n, rw_adjoint_state *adj, rw_fetch *out);
   int (*end)(rw_state_source *src);
   int (*stats)(rw_state_source *src, rw_adjoint_stats *s);
@@ -96,8 +101,8 @@ struct rw_state_source {
 };
 
 /* The plain forward sweep for sources that follow the grid step by step (store, rebuild):
- * monitor, progress, running cost; ops->record before each step (src may be NULL: nothing
- * kept). */
+ * monitor, progress, running cost; ops->record before each step, or the steps between the
+ * vectors of ops->home (src may be NULL: nothing kept). */
 int rw_source_forward_steps(rw_state_source *src, rw_stepper st, const rw_adjoint_options *opt,
                             long N, N_Vector y, double *q);
 /* Time and size of step n of src's grid. */

@@ -37,14 +37,20 @@ static int store_forward(rw_state_source *src, N_Vector y, double *q)
   return 0;
 }
 
+/* With store_stages (states are kept by store_home): step n fills its stage vectors. */
 static int store_record(rw_state_source *src, long n, N_Vector y, N_Vector **stages)
 {
   rw_store_source *m = (rw_store_source *)src;
-  if (src->opt->store_stages)
-    *stages = &m->traj[n * m->per];
-  else
-    rw_vec_copy(y, m->traj[n]);
+  (void)y;
+  *stages = &m->traj[n * m->per];
   return 0;
+}
+
+/* States only: y_n lives in traj[n] from the step that makes it (rw_source_forward_steps). */
+static N_Vector store_home(rw_state_source *src, long n)
+{
+  rw_store_source *m = (rw_store_source *)src;
+  return src->opt->store_stages ? NULL : m->traj[n];
 }
 
 static int store_fetch(rw_state_source *src, long n, rw_adjoint_state *adj, rw_fetch *out)
@@ -79,6 +85,7 @@ static void store_destroy(rw_state_source *src)
 static const rw_state_source_ops rw_store_source_ops = {.alloc = store_alloc,
                                                         .forward = store_forward,
                                                         .record = store_record,
+                                                        .home = store_home,
                                                         .fetch = store_fetch,
                                                         .stats = store_stats,
                                                         .destroy = store_destroy};
