@@ -143,8 +143,9 @@ int rw_source_forward_steps(rw_state_source *src, rw_stepper st, const rw_adjoin
   /* y_n in `cur`: y, stepped in place; or, where the source keeps every y_n in a vector of its
    * own (home), that vector, stepped into the next one (a step out of place is the same
    * arithmetic as in place), which saves a copy of the state per step */
-  const int homed = src && src->ops->home && N > 0 && src->ops->home(src, 0);
-  N_Vector cur = homed ? src->ops->home(src, 0) : y;
+  N_Vector home0 = src && src->ops->home && N > 0 ? src->ops->home(src, 0) : NULL;
+  const int homed = home0 != NULL;
+  N_Vector cur = homed ? home0 : y;
   if (homed) rw_vec_copy(y, cur);
   if (opt->monitor) RW_CALL(rw_call_monitor(opt, 0, rw_grid_t(opt, N, 0), cur));
   for (long n = 0; n < N; n++) {

@@ -216,9 +216,9 @@ int rw_forward_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *o
 /* Forward and adjoint solve. y: in y0, out y(tf). dJdp: global dJ/dp (length nparams,
  * identical on every rank; may be NULL; left as the caller set it when the parameters are
  * frozen, rw_problem_set_active). dJdy0: dJ/dy0 (may be NULL; when it shares no data with y it
-is the backward sweep's adjoint state itself, one state less held, so after an error it holds
-no result). When the problem has a
- * parameter field, dJ/dfield is left in rw_problem_field_adjoint(prob). stats may be NULL.
+ * is the backward sweep's adjoint state itself, one state less held, so after an error it
+ * holds no result). When the problem has a parameter field, dJ/dfield is left in
+ * rw_problem_field_adjoint(prob). stats may be NULL.
  * Before any step, a problem without the ops the adjoint needs is refused with
  * RW_ERR_NOT_IMPLEMENTED (rw_problem_check_adjoint). Collective. */
 int rw_adjoint_solve(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y,
