@@ -1697,7 +1697,10 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
            opt->run_id);
   RW_CHECK(strlen(opt->dir) < 4000, RW_ERR_ARG, "checkpoint_dir is too long (%zu characters)",
            strlen(opt->dir));
+  /* Under the lock, as every HDF5 call here: another store's I/O thread may be in HDF5 now. */
+  rw_hdf5_lock();
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  rw_hdf5_unlock();
   MPI_Comm comm = rw_vec_comm(tmpl);
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);

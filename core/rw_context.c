@@ -420,11 +420,23 @@ double rw_wtime(void)
 
 static pthread_mutex_t rw_hdf5_mutex = PTHREAD_MUTEX_INITIALIZER;
 
+static _Thread_local int rw_hdf5_held; /* whether this thread holds the lock */
+
 /* Takes the process-wide HDF5 lock (see rw_context.h). Not collective. */
-void rw_hdf5_lock(void) { pthread_mutex_lock(&rw_hdf5_mutex); }
+void rw_hdf5_lock(void)
+{
+  pthread_mutex_lock(&rw_hdf5_mutex);
+  rw_hdf5_held = 1;
+}
 
 /* Releases the process-wide HDF5 lock. Not collective. */
-void rw_hdf5_unlock(void) { pthread_mutex_unlock(&rw_hdf5_mutex); }
+void rw_hdf5_unlock(void)
+{
+  rw_hdf5_held = 0;
+  pthread_mutex_unlock(&rw_hdf5_mutex);
+}
+
+int rw_hdf5_lock_held(void) { return rw_hdf5_held; }
 
 static atomic_int rw_hdf5_is_broken = 0;
 

@@ -132,6 +132,8 @@ int rw_error_agree(MPI_Comm comm, int ierr);
  * output) takes it. Not collective. */
 void rw_hdf5_lock(void);
 void rw_hdf5_unlock(void);
+/* Whether the calling thread holds the HDF5 lock (for checks of the lock discipline). */
+int rw_hdf5_lock_held(void);
 
 /* An HDF5 file failed to close (it could not write its metadata: a full disk). HDF5 1.10
  * leaves such a file half closed, and its own clean-up in MPI_Finalize closes it again and
