@@ -23,6 +23,61 @@
 
 TestSuite(store, .init = rw_test_mpi_init, .fini = rw_test_mpi_fini);
 
+/* The HDF5 lock's discipline, checked call by call: while `h5_watch` is set (from setup() to
+ * teardown(), which checks), the HDF5 calls below (those the store makes) are counted in
+ * `h5_unlocked` when the calling thread does not hold rw_hdf5_lock; the tests' own HDF5 calls
+ * take the lock too. The definitions here take the place of the library's for librewind (the
+ * executable's symbols come first) and call it through RTLD_NEXT. */
+static atomic_int h5_watch, h5_unlocked;
+
+static void h5_check(void)
+{
+  if (atomic_load(&h5_watch) && !rw_hdf5_lock_held()) atomic_fetch_add(&h5_unlocked, 1);
+}
+
+#define H5_WRAP(ret, name, params, args)                                                           \
+  ret name params                                                                                  \
+  {                                                                                                \
+    static ret(*real) params;                                                                      \
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, #name);                                          \
+    h5_check();                                                                                    \
+    return real args;                                                                              \
+  }
+
+H5_WRAP(herr_t, H5Eset_auto2, (hid_t e, H5E_auto2_t f, void *d), (e, f, d))
+H5_WRAP(hid_t, H5Fcreate, (const char *n, unsigned fl, hid_t c, hid_t a), (n, fl, c, a))
+H5_WRAP(hid_t, H5Fopen, (const char *n, unsigned fl, hid_t a), (n, fl, a))
+H5_WRAP(herr_t, H5Fflush, (hid_t o, H5F_scope_t sc), (o, sc))
+H5_WRAP(herr_t, H5Fclose, (hid_t o), (o))
+H5_WRAP(hid_t, H5Dget_space, (hid_t d), (d))
+H5_WRAP(herr_t, H5Dwrite, (hid_t d, hid_t t, hid_t m, hid_t f, hid_t x, const void *b),
+        (d, t, m, f, x, b))
+H5_WRAP(herr_t, H5Dread, (hid_t d, hid_t t, hid_t m, hid_t f, hid_t x, void *b), (d, t, m, f, x, b))
+H5_WRAP(herr_t, H5Dwrite_chunk,
+        (hid_t d, hid_t x, uint32_t fl, const hsize_t *o, size_t n, const void *b),
+        (d, x, fl, o, n, b))
+H5_WRAP(herr_t, H5Dget_chunk_info_by_coord,
+        (hid_t d, const hsize_t *o, unsigned *m, haddr_t *a, hsize_t *n), (d, o, m, a, n))
+H5_WRAP(hid_t, H5Dcreate2, (hid_t l, const char *n, hid_t t, hid_t s, hid_t lc, hid_t dc, hid_t da),
+        (l, n, t, s, lc, dc, da))
+H5_WRAP(hid_t, H5Dopen2, (hid_t l, const char *n, hid_t a), (l, n, a))
+H5_WRAP(herr_t, H5Dclose, (hid_t d), (d))
+H5_WRAP(hid_t, H5Screate_simple, (int r, const hsize_t *d, const hsize_t *m), (r, d, m))
+H5_WRAP(herr_t, H5Sselect_hyperslab,
+        (hid_t s, H5S_seloper_t op, const hsize_t *st, const hsize_t *sd, const hsize_t *c,
+         const hsize_t *b),
+        (s, op, st, sd, c, b))
+H5_WRAP(herr_t, H5Sclose, (hid_t s), (s))
+H5_WRAP(hid_t, H5Pcreate, (hid_t c), (c))
+H5_WRAP(herr_t, H5Pclose, (hid_t p), (p))
+H5_WRAP(hid_t, H5Acreate2, (hid_t l, const char *n, hid_t t, hid_t s, hid_t c, hid_t a),
+        (l, n, t, s, c, a))
+H5_WRAP(hid_t, H5Aopen, (hid_t o, const char *n, hid_t a), (o, n, a))
+H5_WRAP(htri_t, H5Aexists, (hid_t o, const char *n), (o, n))
+H5_WRAP(herr_t, H5Aread, (hid_t a, hid_t t, void *b), (a, t, b))
+H5_WRAP(herr_t, H5Awrite, (hid_t a, hid_t t, const void *b), (a, t, b))
+H5_WRAP(herr_t, H5Fget_filesize, (hid_t f, hsize_t *n), (f, n))
+
 typedef struct {
   rw_context ctx;
   N_Vector v[2], w[2];
@@ -38,6 +93,8 @@ static void setup(fixture *f, long n)
   }
   snprintf(f->dir, sizeof f->dir, "/tmp/rw_store_XXXXXX");
   cr_assert_not_null(mkdtemp(f->dir));
+  atomic_store(&h5_unlocked, 0);
+  atomic_store(&h5_watch, 1);
 }
 
 static void fill(fixture *f, double seed)
@@ -64,6 +121,9 @@ static void teardown(fixture *f)
   }
   rw_context_destroy(&f->ctx);
   rmdir(f->dir);
+  atomic_store(&h5_watch, 0);
+  cr_assert_eq(atomic_load(&h5_unlocked), 0, "%d HDF5 calls made without the HDF5 lock",
+               atomic_load(&h5_unlocked));
 }
 
 /* Writes slots 0..n-1 with different data, reads them back in another order. */
@@ -353,6 +413,7 @@ Test(store, hdf5_roundtrip_and_file)
             "%s", rw_error_message());
   rw_store_destroy(&st);
   /* keep = 1: the file stays and h5dump-style readers find the layout. */
+  rw_hdf5_lock();
   hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   cr_assert(file >= 0, "kept file %s cannot be opened", path);
   hid_t d = H5Dopen2(file, "snapshots", H5P_DEFAULT);
@@ -381,39 +442,10 @@ Test(store, hdf5_roundtrip_and_file)
   H5Sclose(sp);
   H5Dclose(d);
   H5Fclose(file);
+  rw_hdf5_unlock();
   cr_assert_eq(unlink(path), 0);
   teardown(&f);
 }
-
-/* The HDF5 lock's discipline, checked call by call: while `h5_watch` is set, the HDF5 calls
- * below (those the store makes) are counted in `h5_unlocked` when the calling thread does not
- * hold rw_hdf5_lock. The definitions here take the place of the library's for librewind (the
- * executable's symbols come first) and call it through RTLD_NEXT. */
-static atomic_int h5_watch, h5_unlocked;
-
-static void h5_check(void)
-{
-  if (atomic_load(&h5_watch) && !rw_hdf5_lock_held()) atomic_fetch_add(&h5_unlocked, 1);
-}
-
-#define H5_WRAP(ret, name, params, args)                                                           \
-  ret name params                                                                                  \
-  {                                                                                                \
-    static ret(*real) params;                                                                      \
-    if (!real) *(void **)&real = dlsym(RTLD_NEXT, #name);                                          \
-    h5_check();                                                                                    \
-    return real args;                                                                              \
-  }
-
-H5_WRAP(herr_t, H5Eset_auto2, (hid_t e, H5E_auto2_t f, void *d), (e, f, d))
-H5_WRAP(hid_t, H5Fcreate, (const char *n, unsigned fl, hid_t c, hid_t a), (n, fl, c, a))
-H5_WRAP(hid_t, H5Fopen, (const char *n, unsigned fl, hid_t a), (n, fl, a))
-H5_WRAP(herr_t, H5Fflush, (hid_t o, H5F_scope_t sc), (o, sc))
-H5_WRAP(herr_t, H5Fclose, (hid_t o), (o))
-H5_WRAP(hid_t, H5Dget_space, (hid_t d), (d))
-H5_WRAP(herr_t, H5Dwrite, (hid_t d, hid_t t, hid_t m, hid_t f, hid_t x, const void *b),
-        (d, t, m, f, x, b))
-H5_WRAP(herr_t, H5Dread, (hid_t d, hid_t t, hid_t m, hid_t f, hid_t x, void *b), (d, t, m, f, x, b))
 
 /* A second store made (here: refused, its file being taken) while the first store's I/O
  * thread is still marking released slots free. The library HDF5 is not thread-safe: every
@@ -430,7 +462,6 @@ Test(store, hdf5_create_while_releasing)
   enum { slots = 96 };
   rw_store st = NULL, st2 = NULL;
   rw_store_hdf5_options o = h5opt(&f, "busy", 0);
-  atomic_store(&h5_watch, 1);
   RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, slots, &o, &st));
   for (int round = 0; round < 2; round++) {
     for (int s = 0; s < slots; s++) {
@@ -454,11 +485,7 @@ Test(store, hdf5_create_while_releasing)
   }
   RW_TEST_OK(rw_store_sync(st));
   rw_store_destroy(&st);
-  atomic_store(&h5_watch, 0);
-  cr_assert_eq(atomic_load(&h5_unlocked), 0,
-               "%d HDF5 calls made without the HDF5 lock while a store's I/O thread ran",
-               atomic_load(&h5_unlocked));
-  teardown(&f);
+  teardown(&f); /* counts the HDF5 calls made without the lock */
 }
 
 Test(store, hdf5_removes_its_file)
@@ -730,6 +757,7 @@ Test(store, hdf5_restart_reopen_check_and_refuse)
   rw_store_destroy(&st);
 
   /* A torn write: one data byte of slot 1 changed on disk, its stored checksum not. */
+  rw_hdf5_lock();
   hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   hid_t d = H5Dopen2(file, "snapshots", H5P_DEFAULT);
   hsize_t coord[3] = {1, 0, 0}, size = 0;
@@ -738,6 +766,7 @@ Test(store, hdf5_restart_reopen_check_and_refuse)
   cr_assert(H5Dget_chunk_info_by_coord(d, coord, &mask, &addr, &size) >= 0 && size > 8);
   H5Dclose(d);
   H5Fclose(file);
+  rw_hdf5_unlock();
   FILE *fp = fopen(path, "r+b");
   cr_assert(fp);
   fseek(fp, (long)(addr + 16), SEEK_SET);
@@ -762,12 +791,14 @@ Test(store, hdf5_restart_reopen_check_and_refuse)
   cr_assert(strstr(rw_error_message(), "dt: 0.2 there, dt: 0.25 here"), "%s", rw_error_message());
   cr_assert_eq(access(path, F_OK), 0, "a refused restart removed the files");
   /* Another format version: refused, saying so. */
+  rw_hdf5_lock();
   file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
   hid_t a = H5Aopen(file, "version", H5P_DEFAULT);
   long long v = 99;
   cr_assert(H5Awrite(a, H5T_NATIVE_LLONG, &v) >= 0);
   H5Aclose(a);
   H5Fclose(file);
+  rw_hdf5_unlock();
   cr_assert_eq(rw_store_create_hdf5(f.w[0], 2, 0, &r, &st), RW_ERR_DECK);
   cr_assert(strstr(rw_error_message(), "format version 99"), "%s", rw_error_message());
   /* No file of this run and none of another: says where to restart from. */
