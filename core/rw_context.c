@@ -4,6 +4,7 @@
 
 #include "rewind/rw_device.h"
 #include "rewind/rw_error.h"
+#include "rewind/rw_kernels.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -416,6 +417,34 @@ double rw_wtime(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* See rw_kernels.h. */
+int rw_simd_isa(void)
+{
+  static atomic_int chosen = -1;
+  int v = atomic_load_explicit(&chosen, memory_order_relaxed);
+  if (v >= 0) return v;
+  int have = 0;
+#if RW_ISA_X86
+  __builtin_cpu_init();
+  have = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+#endif
+  v = have;
+  const char *e = getenv("REWIND_SIMD");
+  if (e && *e) {
+    const int cap = !strcmp(e, "avx512")     ? 2
+                    : !strcmp(e, "avx2")     ? 1
+                    : !strcmp(e, "baseline") ? 0
+                                             : -1;
+    if (cap < 0)
+      fprintf(stderr, "rewind: REWIND_SIMD='%s' is not avx512, avx2 or baseline; ignored\n", e);
+    else if (cap < v)
+      v = cap;
+  }
+  int expect = -1; /* the first caller's choice stands (they all choose the same) */
+  if (!atomic_compare_exchange_strong(&chosen, &expect, v)) v = expect;
+  return v;
 }
 
 static pthread_mutex_t rw_hdf5_mutex = PTHREAD_MUTEX_INITIALIZER;

@@ -23,6 +23,47 @@
 #define RW_SIMD_CLONES
 #endif
 
+/* Rows written by hand in GCC's vector types (the grid problems' stencils) are compiled once
+ * per ISA, each at the width its registers hold: 8 doubles for AVX-512, 4 for AVX2, 2 for the
+ * baseline. One body compiled by target_clones has one width, and GCC 12 lowers 64-byte vectors
+ * on AVX2 badly: their stores go through the stack in 16-byte pieces and their lane shuffles
+ * element by element (on a Zen 3 core Gray-Scott's forward row ran 3x slower than at 4 wide).
+ * A file includes its rows once per ISA with the width and a name suffix set
+ * (rw_grayscott_simd.h), and calls them through RW_ISA_CALL(fn, (args)), which picks fn_avx512,
+ * fn_avx2 or fn_base by rw_simd_isa(). Every operation is per lane and lane sums keep a fixed
+ * number of logical lanes, so the width changes no bit. RW_ISA_X86: the x86-64 instantiations
+ * exist (GCC on x86-64; with sanitizers too, since the dispatch is a plain branch, not an
+ * ifunc). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__CUDACC__)
+#define RW_ISA_X86           1
+#define RW_ISA_AVX512_TARGET __attribute__((target("avx512f")))
+#define RW_ISA_AVX2_TARGET   __attribute__((target("avx2")))
+#else
+#define RW_ISA_X86 0
+#endif
+
+#if !defined(__CUDACC__)
+/* The instantiation this process runs: 2 AVX-512F, 1 AVX2, 0 the baseline; the widest the CPU
+ * has, at most the one the environment variable REWIND_SIMD names (avx512, avx2 or baseline;
+ * tests run the others with it). Decided at the first call. Not collective. */
+int rw_simd_isa(void);
+#endif
+
+#if RW_ISA_X86
+#define RW_ISA_CALL(fn, args)                                                                      \
+  do {                                                                                             \
+    const int rw_isa_ = rw_simd_isa();                                                             \
+    if (rw_isa_ == 2)                                                                              \
+      fn##_avx512 args;                                                                            \
+    else if (rw_isa_ == 1)                                                                         \
+      fn##_avx2 args;                                                                              \
+    else                                                                                           \
+      fn##_base args;                                                                              \
+  } while (0)
+#else
+#define RW_ISA_CALL(fn, args) fn##_base args
+#endif
+
 /* sum_k c[k] * x[k][i], accumulated in index order with explicit fma so host and device
  * round identically. */
 static inline RW_HD double rw_kernel_lincomb(int nv, const double *c, const double *const *x,

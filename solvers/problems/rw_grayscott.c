@@ -136,81 +136,84 @@ static inline gs_coef gs_coefs(const rw_gs *s, const double *p)
   return k;
 }
 
-/* Eight doubles (four nodes' u, v) as one vector, in GCC's vector extension: the AVX-512 clone
- * runs it as one register, AVX2 as two, the baseline as four. Every operation is per lane, so
- * the width changes no bit (it was four doubles before 2026-11-25: the rows are bound by their
- * instruction count, which the wider register halves on an AVX-512 core). gs_vu is the same
- * type for loads and stores at any double's address (GCC's vector types alias their element
- * type). */
-typedef double gs_v __attribute__((vector_size(64)));
-typedef double gs_vu __attribute__((vector_size(64), aligned(8)));
-#define GS_W          8 /* doubles per vector */
-#define GS_LD(p)      (*(const gs_vu *)(p))
-#define GS_SPLAT(x)   ((gs_v){(x), (x), (x), (x), (x), (x), (x), (x)})
-#define GS_PAIR(a, b) ((gs_v){(a), (b), (a), (b), (a), (b), (a), (b)})
-/* Lanes of a and b (0-7 a's, 8-15 b's) as one vector, the pattern (i, j) repeated for each of
- * the four nodes (i, j for the first node; +2 for each next one): a single shuffle or blend.
- * Written as initialisers ({x[0], x[0], x[2], x[2]}), GCC 12 built some of these element by
- * element (scalar extracts, unpacks and inserts, and 2.0 * y[0] as a scalar add). Moving lanes
- * is exact, so the bits are the initialiser's. */
-#define GS_SHUF(a, b, i, j)                                                                        \
-  __builtin_shufflevector((a), (b), i, j, (i) + 2, (j) + 2, (i) + 4, (j) + 4, (i) + 6, (j) + 6)
-
-/* One row of f: m nodes from ghosted index a (the first node), results to q; `three` is a
- * constant at each call site, so each row is a branch-free loop. The state keeps each node's
- * u and v side by side, and the row works on the pairs as they lie, a lane per entry: the
- * neighbour sums are the same flat loads for both species, and only u v^2 needs a node's u and
- * v duplicated within a 128-bit lane (per-node code made the compiler split the row into u and
- * v vectors and back: about 40 shuffles per four nodes). Every lane computes exactly gs_lap's
- * and the scalar form's operations in their order: - uvv as + (-1) uvv, - gk v as
- * + gk (-0 - v) (a sign change is exact, and x + (-y) rounds as x - y). Rows of fewer than
- * four nodes go through the scalar form. */
-static inline __attribute__((always_inline)) void gs_rhs_row_body(const gs_coef *k,
-                                                                  const double *restrict a,
-                                                                  double *restrict q, long m,
-                                                                  const int three)
+/* The parameter VJP by the symmetry of the periodic Laplacian: sum_x w_u (L u)(x) =
+ * sum_x u (L w_u)(x), so with L w, which the state VJP gathers anyway, the four sums
+ *   D_u: sum u (L w_u),  D_v: sum v (L w_v),  gamma: sum w_u (1 - u) - w_v v,  kappa: -sum w_v v
+ * need neither a ghosted copy of y nor a pass of their own. Four sums are kept: S_Du, S_Dv,
+ * S_g = sum w_u (1 - u) and S_k = sum w_v (0 - v); then gamma is S_g + S_k and kappa S_k. The
+ * last two are one vector expression on the interleaved pairs, w * ((1, 0) - y), two operations
+ * a vector where the combined gamma term took six (shuffles included): on Gray-Scott 512^2 the
+ * sums had made the every-gradient adjoint step about 20 % dearer than the dJ/dy0 one. Each sum
+ * is kept in GS_LANES lane partial sums (node m of a row block adds to lane m mod GS_LANES),
+ * folded by a fixed tree at the end (gs_rows_fold), so every SIMD width gives the same bits. */
+#define GS_LANES  8
+#define GS_ROWACC (4 * GS_LANES) /* the lane sums of one row: GS_LANES per sum */
+/* Where lane l of sum c (0 D_u, 1 D_v, 2 S_g, 3 S_k) lies in a row's set: as gs_vjp_rowv's
+ * vectors hold them (pairs (D_u, D_v) then (S_g, S_k), the two sums of a node side by side, the
+ * lanes in order), so a row loads and stores its sums as whole vectors at any width. */
+static inline size_t gs_lane_at(int c, int l)
 {
-  const double Du = k->Du, Dv = k->Dv, ga = k->ga, gk = k->gk, ih2 = k->ih2, nd = k->nd;
+  return (size_t)((c >> 1) * 2 * GS_LANES + 2 * l + (c & 1));
+}
+
+/* One row of out += (df/dy)^T w, or out = when add is 0: y the owned state row, gw the ghosted
+ * w at the row's first node, q the owned output row (NULL: not written), acc the lane sums of
+ * the parameter VJP (NULL: not computed). Per node: R^T w (reaction) plus D L^T w; the periodic
+ * 5/7-point Laplacian is symmetric (each neighbour enters with 1/h^2, the node itself with
+ * -2 dim/h^2), so L^T w at a node gathers the neighbours' w exactly as L gathers y. The flags
+ * are constants at each call site below, so each variant is a branch-free loop. */
+static inline __attribute__((always_inline)) void
+gs_vjp_node(const gs_coef *k, const double *restrict y, const double *restrict gw,
+            double *restrict q, long i, const int add, const int three, double *lu, double *lv)
+{
   const size_t sy = k->sy, sz = k->sz;
-  const gs_v D = GS_PAIR(Du, Dv), S = GS_PAIR(-1.0, 1.0), G = GS_PAIR(ga, gk);
-  const gs_v C = GS_PAIR(1.0, -0.0), ND = GS_SPLAT(nd), IH = GS_SPLAT(ih2);
-  long i = 0;
-  /* whole vectors; a row of at least four nodes ends with its last four again as one vector
-   * (q is written, never read: the overlap gets the same bits), so only shorter rows take the
-   * scalar form */
-  for (int more = 2 * m >= GS_W; more; more = i < 2 * m) {
-    if (i + GS_W > 2 * m) i = 2 * m - GS_W;
-    const gs_v x = GS_LD(a + i);
-    gs_v t = GS_LD(a + i - 2) + GS_LD(a + i + 2) + GS_LD(a + i - sy) + GS_LD(a + i + sy);
-    if (three) t += GS_LD(a + i - sz) + GS_LD(a + i + sz);
-    const gs_v uu = GS_SHUF(x, x, 0, 0), vv = GS_SHUF(x, x, 1, 1);
-    const gs_v r = (D * ((t - ND * x) * IH) + S * (uu * vv * vv)) + G * (C - x);
-    *(gs_vu *)(q + i) = r;
-    i += GS_W;
+  double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
+  double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
+  double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
+  if (three) {
+    tu += gw[i - sz] + gw[i + sz];
+    tv += gw[i + 1 - sz] + gw[i + 1 + sz];
   }
-  for (; i < 2 * m; i += 2) {
-    double u = a[i], v = a[i + 1], uvv = u * v * v;
-    double tu = a[i - 2] + a[i + 2] + a[i - sy] + a[i + sy];
-    double tv = a[i - 1] + a[i + 3] + a[i + 1 - sy] + a[i + 1 + sy];
-    if (three) {
-      tu += a[i - sz] + a[i + sz];
-      tv += a[i + 1 - sz] + a[i + 1 + sz];
-    }
-    q[i] = Du * ((tu - nd * u) * ih2) - uvv + ga * (1.0 - u);
-    q[i + 1] = Dv * ((tv - nd * v) * ih2) + uvv - gk * v;
+  *lu = (tu - k->nd * wu) * k->ih2, *lv = (tv - k->nd * wv) * k->ih2;
+  if (q) {
+    double fu = (vv * wv - (vv + k->ga) * wu) + k->Du * *lu;
+    double fv = ((uv2 - k->gk) * wv - uv2 * wu) + k->Dv * *lv;
+    q[i] = add ? q[i] + fu : fu;
+    q[i + 1] = add ? q[i + 1] + fv : fv;
   }
 }
 
-RW_SIMD_CLONES static void gs_rhs_row2(const gs_coef *k, const double *restrict a,
-                                       double *restrict q, long m)
+/* The rows in vectors, once per ISA at its width (rw_kernels.h), and the calls that pick one. */
+#if RW_ISA_X86
+#define GS_W      8
+#define GS_ISA(n) n##_avx512
+#define GS_TARGET RW_ISA_AVX512_TARGET
+#include "rw_grayscott_simd.h"
+#define GS_W      4
+#define GS_ISA(n) n##_avx2
+#define GS_TARGET RW_ISA_AVX2_TARGET
+#include "rw_grayscott_simd.h"
+#endif
+#define GS_W      2
+#define GS_ISA(n) n##_base
+#define GS_TARGET
+#include "rw_grayscott_simd.h"
+
+static void gs_rhs_row2(const gs_coef *k, const double *restrict a, double *restrict q, long m)
 {
-  gs_rhs_row_body(k, a, q, m, 0);
+  RW_ISA_CALL(gs_rhs_row2, (k, a, q, m));
 }
 
-RW_SIMD_CLONES static void gs_rhs_row3(const gs_coef *k, const double *restrict a,
-                                       double *restrict q, long m)
+static void gs_rhs_row3(const gs_coef *k, const double *restrict a, double *restrict q, long m)
 {
-  gs_rhs_row_body(k, a, q, m, 1);
+  RW_ISA_CALL(gs_rhs_row3, (k, a, q, m));
+}
+
+static void gs_vjp_rows(const gs_coef *k, const double *restrict y, const double *restrict gw,
+                        double *restrict q, long m, int add, int three, double *restrict acc,
+                        const double *pf)
+{
+  RW_ISA_CALL(gs_vjp_rows, (k, y, gw, q, m, add, three, acc, pf));
 }
 
 /* A Gray-Scott device body over the box [lo, hi) (rw_dev_bodies.h). */
@@ -399,196 +402,6 @@ static int gs_jvp(void *c, double t, N_Vector y, const double *p, N_Vector v, co
   s->dp = NULL, s->gyk = NULL;
   RW_CALL(gs_dev_error(s));
   return 0;
-}
-
-/* The parameter VJP by the symmetry of the periodic Laplacian: sum_x w_u (L u)(x) =
- * sum_x u (L w_u)(x), so with L w, which the state VJP gathers anyway, the four sums
- *   D_u: sum u (L w_u),  D_v: sum v (L w_v),  gamma: sum w_u (1 - u) - w_v v,  kappa: -sum w_v v
- * need neither a ghosted copy of y nor a pass of their own. Four sums are kept: S_Du, S_Dv,
- * S_g = sum w_u (1 - u) and S_k = sum w_v (0 - v); then gamma is S_g + S_k and kappa S_k. The
- * last two are one vector expression on the interleaved pairs, w * ((1, 0) - y), two operations
- * a vector where the combined gamma term took six (shuffles included): on Gray-Scott 512^2 the
- * sums had made the every-gradient adjoint step about 20 % dearer than the dJ/dy0 one. Each sum
- * is kept in GS_LANES lane partial sums (node m of a row block adds to lane m mod GS_LANES),
- * folded by a fixed tree at the end (gs_rows_fold), so every SIMD width gives the same bits. */
-#define GS_LANES  8
-#define GS_ROWACC (4 * GS_LANES) /* the lane sums of one row: GS_LANES per sum */
-/* Where lane l of sum c (0 D_u, 1 D_v, 2 S_g, 3 S_k) lies in a row's set: as gs_vjp_rowv's
- * vectors hold them (pairs (D_u, D_v) then (S_g, S_k), a vector per GS_W / 2 nodes, the two
- * sums of a node side by side), so a row loads and stores its sums as whole vectors. */
-static inline size_t gs_lane_at(int c, int l)
-{
-  return (size_t)((c >> 1) * 2 * GS_LANES + l / (GS_W / 2) * GS_W + 2 * (l % (GS_W / 2)) + (c & 1));
-}
-
-/* One row of out += (df/dy)^T w, or out = when add is 0: y the owned state row, gw the ghosted
- * w at the row's first node, q the owned output row (NULL: not written), acc the lane sums of
- * the parameter VJP (NULL: not computed). Per node: R^T w (reaction) plus D L^T w; the periodic
- * 5/7-point Laplacian is symmetric (each neighbour enters with 1/h^2, the node itself with
- * -2 dim/h^2), so L^T w at a node gathers the neighbours' w exactly as L gathers y. The flags
- * are constants at each call site below, so each variant is a branch-free loop. */
-static inline __attribute__((always_inline)) void
-gs_vjp_node(const gs_coef *k, const double *restrict y, const double *restrict gw,
-            double *restrict q, long i, const int add, const int three, double *lu, double *lv)
-{
-  const size_t sy = k->sy, sz = k->sz;
-  double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1], vv = v * v, uv2 = 2.0 * u * v;
-  double tu = gw[i - 2] + gw[i + 2] + gw[i - sy] + gw[i + sy];
-  double tv = gw[i - 1] + gw[i + 3] + gw[i + 1 - sy] + gw[i + 1 + sy];
-  if (three) {
-    tu += gw[i - sz] + gw[i + sz];
-    tv += gw[i + 1 - sz] + gw[i + 1 + sz];
-  }
-  *lu = (tu - k->nd * wu) * k->ih2, *lv = (tv - k->nd * wv) * k->ih2;
-  if (q) {
-    double fu = (vv * wv - (vv + k->ga) * wu) + k->Du * *lu;
-    double fv = ((uv2 - k->gk) * wv - uv2 * wu) + k->Dv * *lv;
-    q[i] = add ? q[i] + fu : fu;
-    q[i + 1] = add ? q[i + 1] + fv : fv;
-  }
-}
-
-/* The loads and lane shuffles of gs_vjp_rowv's vector at interleaved index i (four nodes), and
- * its state VJP f stored to q (q = f, or q += f with add). The coefficients come as vectors
- * built once per row (gs_vjp_k): built from gs_coef in the loop, the compiler reloaded and
- * rebuilt them for every vector, the stores to q possibly aliasing them for it. */
-typedef struct {
-  gs_v x, yy, L, yv, wu, wv;
-} gs_vjp_in;
-
-typedef struct {
-  gs_v ND, IH, K1, K2, D;
-  size_t sy, sz;
-} gs_vjp_k;
-
-static inline __attribute__((always_inline)) gs_vjp_k gs_vjp_coefs(const gs_coef *k)
-{
-  const gs_vjp_k c = {GS_SPLAT(k->nd),
-                      GS_SPLAT(k->ih2),
-                      GS_PAIR(0.0, k->gk),
-                      GS_PAIR(k->ga, -0.0),
-                      GS_PAIR(k->Du, k->Dv),
-                      k->sy,
-                      k->sz};
-  return c;
-}
-
-static inline __attribute__((always_inline)) gs_vjp_in gs_vjp_load(const gs_vjp_k *k,
-                                                                   const double *restrict y,
-                                                                   const double *restrict gw,
-                                                                   long i, const int three)
-{
-  const size_t sy = k->sy, sz = k->sz;
-  const gs_v x = GS_LD(gw + i), yy = GS_LD(y + i);
-  gs_v t = GS_LD(gw + i - 2) + GS_LD(gw + i + 2) + GS_LD(gw + i - sy) + GS_LD(gw + i + sy);
-  if (three) t += GS_LD(gw + i - sz) + GS_LD(gw + i + sz);
-  const gs_vjp_in in = {x,
-                        yy,
-                        (t - k->ND * x) * k->IH,
-                        GS_SHUF(yy, yy, 1, 1),
-                        GS_SHUF(x, x, 0, 0),
-                        GS_SHUF(x, x, 1, 1)};
-  return in;
-}
-
-static inline __attribute__((always_inline)) void
-gs_vjp_store(const gs_vjp_k *k, const gs_vjp_in *in, double *restrict q, long i, const int add)
-{
-  const gs_v mm = GS_SHUF(in->yy, 2.0 * in->yy, 1, GS_W), P = mm * in->yv;
-  const gs_v f = ((P - k->K1) * in->wv - (P + k->K2) * in->wu) + k->D * in->L;
-  *(gs_vu *)(q + i) = add ? GS_LD(q + i) + f : f;
-}
-
-/* The row (2-D or 3-D) on the interleaved pairs as they lie (as gs_rhs_row_body): four nodes per
- * vector, a lane per entry. L w is the same flat gather for both species; the reaction's transpose
- * (vv wv - (vv + ga) wu in a u lane, (uv2 - gk) wv - uv2 wu in a v lane) is one expression with P =
- * (v v | 2u v) per lane, its constants +0 / -0 where the scalar form has none (x - 0 and x + (-0)
- * are x exactly). With acc the parameter VJP's lane sums (node m of a block of GS_LANES adds to
- * lane m: u lu, v lv, wu (1 - u) and wv (0 - v)) are carried in vectors of (S_Du, S_Dv) and (S_g,
- * S_k) pairs for a block of 8 nodes (two vectors of each), loaded from acc at the row's start and
- * stored back before the scalar tail, so every sum adds the same terms in the same order as node by
- * node. pf (NULL: none) is the state row the caller reads next: a line of it is prefetched to
- * L2 per vector. In a sweep the stored stage state comes from memory (4 x 4 MB a step at
- * 512^2); the hardware's prefetchers alone left the step waiting for it (Gray-Scott 512^2: 5.1
- * ms an adjoint step against 3.3 with the stages in cache); spread through the row, the loads
- * arrive while the row computes (3.6-3.7 ms; one row ahead was best, a burst per row worse).
- * The prefetch changes no value. */
-static inline __attribute__((always_inline)) void
-gs_vjp_rowv(const gs_coef *k, const double *restrict y, const double *restrict gw,
-            double *restrict q, long m, const int add, const int three, double *restrict acc,
-            const double *pf)
-{
-  const gs_vjp_k kv = gs_vjp_coefs(k);
-  const gs_v E1 = GS_PAIR(1.0, 0.0);
-  enum { NPV = GS_W / 2, NV = GS_LANES / NPV }; /* nodes per vector, vectors per block */
-  _Static_assert(2 * GS_LANES == NV * GS_W, "a pair of sums is NV vectors");
-  gs_v A[NV], B[NV];
-  if (acc)
-    for (int v = 0; v < NV; v++)
-      A[v] = GS_LD(acc + v * GS_W), B[v] = GS_LD(acc + 2 * GS_LANES + v * GS_W);
-  long mv = m / GS_LANES * GS_LANES; /* nodes in whole blocks */
-  for (long b = 0; b < mv; b += GS_LANES)
-    for (int v = 0; v < NV; v++) {
-      const long i = 2 * (b + NPV * v);
-      if (pf) __builtin_prefetch(pf + i, 0, 2); /* a line of the next row per vector, to L2 */
-      const gs_vjp_in in = gs_vjp_load(&kv, y, gw, i, three);
-      if (q) gs_vjp_store(&kv, &in, q, i, add);
-      if (acc) {
-        A[v] += in.yy * in.L;
-        B[v] += in.x * (E1 - in.yy);
-      }
-    }
-  /* q = f alone (no lane sums, nothing added): the rest of the row in vectors too, the last
-   * one overlapping the one before (q is written, never read: the same bits) */
-  if (!acc && !add && q && m >= NPV && mv < m) {
-    for (long n = mv; n < m; n += NPV) {
-      const long i = 2 * (n + NPV > m ? m - NPV : n);
-      if (pf) __builtin_prefetch(pf + i, 0, 2);
-      const gs_vjp_in in = gs_vjp_load(&kv, y, gw, i, three);
-      gs_vjp_store(&kv, &in, q, i, 0);
-    }
-    mv = m;
-  }
-  if (acc)
-    for (int v = 0; v < NV; v++)
-      *(gs_vu *)(acc + v * GS_W) = A[v], *(gs_vu *)(acc + 2 * GS_LANES + v * GS_W) = B[v];
-  double lu, lv;
-  for (long l = 0; mv + l < m; l++) { /* the last, partial block node by node */
-    const long i = 2 * (mv + l);
-    gs_vjp_node(k, y, gw, q, i, add, three, &lu, &lv);
-    if (acc) {
-      const double u = y[i], v = y[i + 1], wu = gw[i], wv = gw[i + 1];
-      acc[gs_lane_at(0, (int)l)] += u * lu;
-      acc[gs_lane_at(1, (int)l)] += v * lv;
-      acc[gs_lane_at(2, (int)l)] += wu * (1.0 - u);
-      acc[gs_lane_at(3, (int)l)] += wv * (0.0 - v);
-    }
-  }
-}
-
-/* The rows, compiled for three ISAs; each flag combination is a branch-free loop of its own.
- * acc NULL: out += (add) or = the state VJP; acc: out overwritten (or not written when q is
- * NULL) and the parameter VJP's lane sums accumulated. */
-RW_SIMD_CLONES static void gs_vjp_rows(const gs_coef *k, const double *restrict y,
-                                       const double *restrict gw, double *restrict q, long m,
-                                       int add, int three, double *restrict acc, const double *pf)
-{
-  if (!acc && add && three)
-    gs_vjp_rowv(k, y, gw, q, m, 1, 1, NULL, pf);
-  else if (!acc && add)
-    gs_vjp_rowv(k, y, gw, q, m, 1, 0, NULL, pf);
-  else if (!acc && three)
-    gs_vjp_rowv(k, y, gw, q, m, 0, 1, NULL, pf);
-  else if (!acc)
-    gs_vjp_rowv(k, y, gw, q, m, 0, 0, NULL, pf);
-  else if (q && three)
-    gs_vjp_rowv(k, y, gw, q, m, 0, 1, acc, pf);
-  else if (q)
-    gs_vjp_rowv(k, y, gw, q, m, 0, 0, acc, pf);
-  else if (three)
-    gs_vjp_rowv(k, y, gw, NULL, m, 0, 1, acc, pf);
-  else
-    gs_vjp_rowv(k, y, gw, NULL, m, 0, 0, acc, pf);
 }
 
 /* out += (df/dy)^T w (out = ... when s->vadd is 0) on the box: gv is the ghosted w, s->yk
