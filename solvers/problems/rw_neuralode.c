@@ -337,10 +337,11 @@ RW_SIMD_CLONES static void node_activate_grad(rw_activation a, const double *res
   }
 }
 
-/* The skinny products' kernels. Each is compiled for AVX-512, AVX2 and the baseline
- * (RW_SIMD_CLONES); none reduces across vector lanes in a width-dependent order, so every
- * clone gives the same bits (the dot products keep RW_NODE_LANES partial sums in a fixed
- * order, whatever the vector width). */
+/* The skinny products' kernels. Those the compiler vectorises are compiled for AVX-512, AVX2
+ * and the baseline (RW_SIMD_CLONES); those written in GCC's vector types once per ISA at its
+ * own width (rw_neuralode_simd.h). None reduces across vector lanes in a width-dependent order,
+ * so every width gives the same bits (the dot products keep RW_NODE_LANES partial sums in a
+ * fixed order, whatever the vector width). */
 #define RW_NODE_LANES 8
 
 /* C[i,:] += sum_k A[i,k] B[k,:], k < K, rows of B contiguous (ldb), i < M, j < N. */
@@ -428,176 +429,38 @@ RW_SIMD_CLONES static void node_k_rows_tanh_grad(int M, int N, int K, const doub
   }
 }
 
-/* 8 doubles as one value (GCC's generic vectors): one zmm register in the AVX-512 clone, two
- * ymm in the AVX2 clone, four xmm on the baseline. The kernels below keep their running sums
- * in such values across a whole loop, so they stay in registers; their earlier forms kept
- * them in C or db, and each step waited for the store of the one before. The arithmetic is
- * element-wise (a product, then a sum: -ffp-contract=off), so every clone rounds alike, and
- * every sum is taken in the order it was before (the same bits). Loads and stores through
- * memcpy: unaligned. */
-typedef double rw_v8 __attribute__((vector_size(8 * sizeof(double))));
-#define RW_V8_LD(v, p) memcpy(&(v), (p), sizeof(rw_v8))
-#define RW_V8_ST(p, v) memcpy((p), &(v), sizeof(rw_v8))
+/* The kernels in vectors, once per ISA at its width (rw_kernels.h), and the calls that pick
+ * one. */
+#if RW_ISA_X86
+#define NODE_VW     8
+#define NODE_ISA(n) n##_avx512
+#define NODE_TARGET RW_ISA_AVX512_TARGET
+#include "rw_neuralode_simd.h"
+#define NODE_VW     4
+#define NODE_ISA(n) n##_avx2
+#define NODE_TARGET RW_ISA_AVX2_TARGET
+#include "rw_neuralode_simd.h"
+#endif
+#define NODE_VW     2
+#define NODE_ISA(n) n##_base
+#define NODE_TARGET
+#include "rw_neuralode_simd.h"
 
-/* R rows (i..i+R-1) times J columns (j..j+J-1) of node_k_dots, R <= 4 and J <= 2 constants
- * where it is inlined: R J independent running sums. */
-static inline __attribute__((always_inline)) void
-node_k_dots_tile(const int R, const int J, int i, int j, int K, const double *restrict A, int lda,
-                 const double *restrict Bt, int ldbt, double *restrict C, int ldc)
+static void node_k_dots(int M, int N, int K, const double *restrict A, int lda,
+                        const double *restrict Bt, int ldbt, double *restrict C, int ldc)
 {
-  const int K8 = K - K % RW_NODE_LANES;
-  rw_v8 s[4][2];
-  for (int r = 0; r < R; r++)
-    for (int q = 0; q < J; q++)
-      s[r][q] = (rw_v8){0.0};
-  for (int k = 0; k < K8; k += RW_NODE_LANES) {
-    rw_v8 b[2];
-    for (int q = 0; q < J; q++)
-      RW_V8_LD(b[q], Bt + (size_t)(j + q) * ldbt + k);
-    for (int r = 0; r < R; r++) {
-      rw_v8 a;
-      RW_V8_LD(a, A + (size_t)(i + r) * lda + k);
-      for (int q = 0; q < J; q++)
-        s[r][q] += a * b[q];
-    }
-  }
-  if (K8 < K) {
-    /* the last K - K8 terms into lanes 0.. (the other lanes add 0 x 0 = +0, which leaves a
-     * partial sum unchanged: one that started at +0 is never -0) */
-    rw_v8 b[2];
-    for (int q = 0; q < J; q++) {
-      b[q] = (rw_v8){0.0};
-      memcpy(&b[q], Bt + (size_t)(j + q) * ldbt + K8, (size_t)(K - K8) * sizeof(double));
-    }
-    for (int r = 0; r < R; r++) {
-      rw_v8 a = {0.0};
-      memcpy(&a, A + (size_t)(i + r) * lda + K8, (size_t)(K - K8) * sizeof(double));
-      for (int q = 0; q < J; q++)
-        s[r][q] += a * b[q];
-    }
-  }
-  if (R == 4 && J == 2) {
-    /* the eight trees side by side: s_l + s_{l+4}, then (.)_l + (.)_{l+2}, then the two
-     * halves, each level one sum of two shuffled values (the same sums as below) */
-#define RW_SH __builtin_shufflevector
-    const rw_v8 t0 = RW_SH(s[0][0], s[0][1], 0, 1, 2, 3, 8, 9, 10, 11) +
-                     RW_SH(s[0][0], s[0][1], 4, 5, 6, 7, 12, 13, 14, 15);
-    const rw_v8 t1 = RW_SH(s[1][0], s[1][1], 0, 1, 2, 3, 8, 9, 10, 11) +
-                     RW_SH(s[1][0], s[1][1], 4, 5, 6, 7, 12, 13, 14, 15);
-    const rw_v8 t2 = RW_SH(s[2][0], s[2][1], 0, 1, 2, 3, 8, 9, 10, 11) +
-                     RW_SH(s[2][0], s[2][1], 4, 5, 6, 7, 12, 13, 14, 15);
-    const rw_v8 t3 = RW_SH(s[3][0], s[3][1], 0, 1, 2, 3, 8, 9, 10, 11) +
-                     RW_SH(s[3][0], s[3][1], 4, 5, 6, 7, 12, 13, 14, 15);
-    const rw_v8 u0 =
-        RW_SH(t0, t1, 0, 1, 4, 5, 8, 9, 12, 13) + RW_SH(t0, t1, 2, 3, 6, 7, 10, 11, 14, 15);
-    const rw_v8 u1 =
-        RW_SH(t2, t3, 0, 1, 4, 5, 8, 9, 12, 13) + RW_SH(t2, t3, 2, 3, 6, 7, 10, 11, 14, 15);
-    const rw_v8 d =
-        RW_SH(u0, u1, 0, 2, 4, 6, 8, 10, 12, 14) + RW_SH(u0, u1, 1, 3, 5, 7, 9, 11, 13, 15);
-#undef RW_SH
-    for (int r = 0; r < 4; r++)
-      for (int q = 0; q < 2; q++)
-        C[(size_t)(i + r) * ldc + j + q] += d[2 * r + q];
-    return;
-  }
-  for (int r = 0; r < R; r++)
-    for (int q = 0; q < J; q++) {
-      const rw_v8 v = s[r][q];
-      C[(size_t)(i + r) * ldc + j + q] +=
-          ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
-    }
+  RW_ISA_CALL(node_k_dots, (M, N, K, A, lda, Bt, ldbt, C, ldc));
 }
 
-/* C[i,j] += A[i,:] . Bt[j,:] (length K), i < M, j < N: dot products, each summed in
- * RW_NODE_LANES interleaved partial sums combined by a fixed tree; tiles of 4 rows and 2
- * columns (8 sums in flight). */
-RW_SIMD_CLONES static void node_k_dots(int M, int N, int K, const double *restrict A, int lda,
-                                       const double *restrict Bt, int ldbt, double *restrict C,
-                                       int ldc)
+static void node_k_outer(int M, int N, int K, const double *restrict A, int lda,
+                         const double *restrict B, int ldb, double *restrict C, int ldc)
 {
-  int i = 0;
-  for (; i + 4 <= M; i += 4) {
-    int j = 0;
-    for (; j + 2 <= N; j += 2)
-      node_k_dots_tile(4, 2, i, j, K, A, lda, Bt, ldbt, C, ldc);
-    if (j < N) node_k_dots_tile(4, 1, i, j, K, A, lda, Bt, ldbt, C, ldc);
-  }
-  for (; i < M; i++)
-    for (int j = 0; j < N; j++)
-      node_k_dots_tile(1, 1, i, j, K, A, lda, Bt, ldbt, C, ldc);
+  RW_ISA_CALL(node_k_outer, (M, N, K, A, lda, B, ldb, C, ldc));
 }
 
-/* Rows m0..m0+MM-1 of node_k_outer (MM <= 4 a constant where it is inlined), columns in
- * chunks of 16, 8 and then one at a time: 2 MM running sums per chunk. */
-static inline __attribute__((always_inline)) void
-node_k_outer_rows(const int MM, int m0, int N, int K, const double *restrict A, int lda,
-                  const double *restrict B, int ldb, double *restrict C, int ldc)
+static void node_k_colsum(long n, int m, const double *restrict G, double *restrict db)
 {
-  int j = 0;
-  for (; j + 16 <= N; j += 16) {
-    rw_v8 c[4][2];
-    for (int m = 0; m < MM; m++) {
-      RW_V8_LD(c[m][0], C + (size_t)(m0 + m) * ldc + j);
-      RW_V8_LD(c[m][1], C + (size_t)(m0 + m) * ldc + j + 8);
-    }
-    for (int k = 0; k < K; k++) {
-      rw_v8 b0, b1;
-      RW_V8_LD(b0, B + (size_t)k * ldb + j);
-      RW_V8_LD(b1, B + (size_t)k * ldb + j + 8);
-      for (int m = 0; m < MM; m++) {
-        const double a = A[(size_t)k * lda + m0 + m];
-        c[m][0] += a * b0;
-        c[m][1] += a * b1;
-      }
-    }
-    for (int m = 0; m < MM; m++) {
-      RW_V8_ST(C + (size_t)(m0 + m) * ldc + j, c[m][0]);
-      RW_V8_ST(C + (size_t)(m0 + m) * ldc + j + 8, c[m][1]);
-    }
-  }
-  for (; j + 8 <= N; j += 8) {
-    rw_v8 c[4];
-    for (int m = 0; m < MM; m++)
-      RW_V8_LD(c[m], C + (size_t)(m0 + m) * ldc + j);
-    for (int k = 0; k < K; k++) {
-      rw_v8 b0;
-      RW_V8_LD(b0, B + (size_t)k * ldb + j);
-      for (int m = 0; m < MM; m++)
-        c[m] += A[(size_t)k * lda + m0 + m] * b0;
-    }
-    for (int m = 0; m < MM; m++)
-      RW_V8_ST(C + (size_t)(m0 + m) * ldc + j, c[m]);
-  }
-  for (; j < N; j++)
-    for (int m = 0; m < MM; m++) {
-      double c = C[(size_t)(m0 + m) * ldc + j];
-      for (int k = 0; k < K; k++)
-        c += A[(size_t)k * lda + m0 + m] * B[(size_t)k * ldb + j];
-      C[(size_t)(m0 + m) * ldc + j] = c;
-    }
-}
-
-/* C[m,:] += sum_k A[k,m] B[k,:], m < M, k < K (ascending), j < N. */
-RW_SIMD_CLONES static void node_k_outer(int M, int N, int K, const double *restrict A, int lda,
-                                        const double *restrict B, int ldb, double *restrict C,
-                                        int ldc)
-{
-  int m0 = 0;
-  for (; m0 + 4 <= M; m0 += 4)
-    node_k_outer_rows(4, m0, N, K, A, lda, B, ldb, C, ldc);
-  switch (M - m0) {
-  case 3:
-    node_k_outer_rows(3, m0, N, K, A, lda, B, ldb, C, ldc);
-    break;
-  case 2:
-    node_k_outer_rows(2, m0, N, K, A, lda, B, ldb, C, ldc);
-    break;
-  case 1:
-    node_k_outer_rows(1, m0, N, K, A, lda, B, ldb, C, ldc);
-    break;
-  default:
-    break;
-  }
+  RW_ISA_CALL(node_k_colsum, (n, m, G, db));
 }
 
 /* T[j,:] = sum_k B[k,j] A[k,:] (T is N x M, zeroed here), m < M, k < K, j < N: node_k_outer
@@ -607,41 +470,6 @@ static void node_k_outer_t(int M, int N, int K, const double *restrict A, int ld
 {
   memset(T, 0, (size_t)N * M * sizeof(double));
   node_k_outer(N, M, K, B, ldb, A, lda, T, M);
-}
-
-/* db[j] += sum_i G[i,j], i < n (ascending), j < m (G row-major, n x m): 32 columns at a time,
- * then 8, then one. */
-RW_SIMD_CLONES static void node_k_colsum(long n, int m, const double *restrict G,
-                                         double *restrict db)
-{
-  int j = 0;
-  for (; j + 32 <= m; j += 32) {
-    rw_v8 s[4], g;
-    for (int q = 0; q < 4; q++)
-      RW_V8_LD(s[q], db + j + 8 * q);
-    for (long i = 0; i < n; i++)
-      for (int q = 0; q < 4; q++) {
-        RW_V8_LD(g, G + i * m + j + 8 * q);
-        s[q] += g;
-      }
-    for (int q = 0; q < 4; q++)
-      RW_V8_ST(db + j + 8 * q, s[q]);
-  }
-  for (; j + 8 <= m; j += 8) {
-    rw_v8 s, g;
-    RW_V8_LD(s, db + j);
-    for (long i = 0; i < n; i++) {
-      RW_V8_LD(g, G + i * m + j);
-      s += g;
-    }
-    RW_V8_ST(db + j, s);
-  }
-  for (; j < m; j++) {
-    double s = db[j];
-    for (long i = 0; i < n; i++)
-      s += G[i * m + j];
-    db[j] = s;
-  }
 }
 
 /* dst[c rows + r] = src[r lds + c], r < rows, c < cols: a small operand transposed. */

@@ -7,13 +7,21 @@
 set(SIMD_ARGS_grayscott -N 37 -tf 10 -dt 0.2 -output_every 10)
 set(SIMD_ARGS_heat -dim 3 -n 61 -dt 1e-3 -tf 0.02 -output_every 10)
 set(SIMD_ARGS_heat_periodic -dim 3 -n 64 -boundary periodic -dt 1e-3 -tf 0.02 -output_every 10)
-foreach(name grayscott heat heat_periodic)
+# the neural ODE's skinny kernels: layer widths and a batch that are no multiple of any width,
+# two epochs of training (the weights Adam reaches, and the last gradient)
+set(SIMD_ARGS_neuralode -epochs 2 -widths 2,37,29,2 -batch 67)
+set(SIMD_GROUPS_neuralode "/gradient /model") # /train/loss carries a timer attribute
+foreach(name grayscott heat heat_periodic neuralode)
   string(REGEX REPLACE "_.*" "" app ${name})
   foreach(np 1 2)
     add_test(NAME simd_widths_${name}_np${np}
       COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/simd_widths.sh ${MPIEXEC_EXECUTABLE} ${np}
               $<TARGET_FILE:rewind-${app}> ${SIMD_ARGS_${name}})
-    set_tests_properties(simd_widths_${name}_np${np} PROPERTIES ENVIRONMENT "${REWIND_TEST_ENV}"
+    set(env "${REWIND_TEST_ENV}")
+    if(DEFINED SIMD_GROUPS_${name})
+      list(APPEND env "SIMD_GROUPS=${SIMD_GROUPS_${name}}")
+    endif()
+    set_tests_properties(simd_widths_${name}_np${np} PROPERTIES ENVIRONMENT "${env}"
       TIMEOUT 300 PROCESSORS ${np} SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS"
       FAIL_REGULAR_EXPRESSION "FAIL")
   endforeach()

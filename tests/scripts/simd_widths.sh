@@ -2,9 +2,9 @@
 # Every ISA's hand-vectorised rows give the same bits (rw_kernels.h: 8 doubles a vector for
 # AVX-512, 4 for AVX2, 2 for the baseline). Runs APP in store and checkpoint mode with the
 # widest instantiation this CPU has, then again with each narrower one (REWIND_SIMD), and
-# compares /gradient and the trajectory snapshots (/snapshots) with the widest run's by h5diff
-# (exact comparison).
-# Usage: simd_widths.sh MPIEXEC NP APP [app args...]
+# compares the groups SIMD_GROUPS names (default: /gradient and the trajectory snapshots,
+# /snapshots) with the widest run's by h5diff (exact comparison).
+# Usage: [SIMD_GROUPS="/a /b"] simd_widths.sh MPIEXEC NP APP [app args...]
 set -u
 mpiexec=$1 np=$2 app=$3
 shift 3
@@ -35,7 +35,7 @@ for mode in store checkpoint; do
       ref=$out
       continue
     fi
-    for grp in /gradient /snapshots; do
+    for grp in ${SIMD_GROUPS:-/gradient /snapshots}; do
       if ! h5diff "$ref" "$out" "$grp" "$grp" >"$work/diff.txt" 2>&1; then
         head -20 "$work/diff.txt"
         echo "FAIL [$mode]: $grp with REWIND_SIMD=$isa differs from ${isas[0]}'s"
