@@ -447,6 +447,14 @@ int rw_simd_isa(void)
   return v;
 }
 
+/* See rw_kernels.h. */
+const char *rw_simd_isa_name(void)
+{
+  static const char *const names[3] = {"baseline (2 doubles a vector)", "avx2 (4 doubles a vector)",
+                                       "avx512 (8 doubles a vector)"};
+  return names[rw_simd_isa()];
+}
+
 static pthread_mutex_t rw_hdf5_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static _Thread_local int rw_hdf5_held; /* whether this thread holds the lock */

@@ -47,6 +47,8 @@
  * has, at most the one the environment variable REWIND_SIMD names (avx512, avx2 or baseline;
  * tests run the others with it). Decided at the first call. Not collective. */
 int rw_simd_isa(void);
+/* rw_simd_isa's choice in words, e.g. "avx2 (4 doubles a vector)", for benchmark headers. */
+const char *rw_simd_isa_name(void);
 #endif
 
 #if RW_ISA_X86

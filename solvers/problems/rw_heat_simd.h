@@ -143,7 +143,7 @@ HEAT_TARGET static void heat_row2(const double *restrict gk, const double *restr
 static inline __attribute__((always_inline)) void
 heat_row_vec_y(const double *restrict gk, const double *restrict gu, const double *restrict sx,
                double syz, double q, double *restrict out, long o, heat_v *xp, const size_t sd[3],
-               const double c[3], const int has_src, const int first, heat_v yin,
+               const double c[3], const int has_src, const int first, const heat_v *yin,
                double *restrict yout)
 {
   const size_t s1 = sd[1], s2 = sd[2];
@@ -155,7 +155,7 @@ heat_row_vec_y(const double *restrict gk, const double *restrict gu, const doubl
   if (first)
     fi += c[1] * ((ki + HEAT_LD(gk + o - s1)) * (HEAT_LD(gu + o - s1) - ui) + y);
   else
-    fi += c[1] * (y - yin);
+    fi += c[1] * (y - *yin);
   fi += c[2] * ((ki + HEAT_LD(gk + o - s2)) * (HEAT_LD(gu + o - s2) - ui) +
                 (ki + HEAT_LD(gk + o + s2)) * (HEAT_LD(gu + o + s2) - ui));
   *(heat_vu *)(out + o) = has_src ? fi + q * (HEAT_LD(sx + o) * syz) : fi;
@@ -176,13 +176,14 @@ heat_row_run_y(const double *restrict gk, const double *restrict gu, const doubl
   heat_v xp;
   heat_face_below(gk, gu, 0, &xp);
   long o = 0;
-  for (; o + HEAT_VW <= m; o += HEAT_VW)
-    heat_row_vec_y(gk, gu, sx, syz, q, out, o, &xp, sd, c, has_src, first,
-                   first ? (heat_v){0} : HEAT_LD(fy + o), fy + o);
+  for (; o + HEAT_VW <= m; o += HEAT_VW) {
+    const heat_v yin = first ? (heat_v){0} : HEAT_LD(fy + o);
+    heat_row_vec_y(gk, gu, sx, syz, q, out, o, &xp, sd, c, has_src, first, &yin, fy + o);
+  }
   if (o < m) {
     o = m - HEAT_VW;
     heat_face_below(gk, gu, o, &xp);
-    heat_row_vec_y(gk, gu, sx, syz, q, out, o, &xp, sd, c, has_src, first, tail, fy + o);
+    heat_row_vec_y(gk, gu, sx, syz, q, out, o, &xp, sd, c, has_src, first, &tail, fy + o);
   }
 }
 

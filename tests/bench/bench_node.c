@@ -22,6 +22,7 @@
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_blas.h"
 #include "rewind/rw_device.h"
+#include "rewind/rw_kernels.h"
 #include "rewind/rw_neuralode.h"
 
 #include <stdint.h>
@@ -226,6 +227,7 @@ int main(int argc, char **argv)
            "%.2f GFLOP of products per gradient; medians of %ld runs\n",
            o.width, o.width, o.batch, size, size == 1 ? "" : "s", o.steps, mode, flops * 1e-9,
            o.repeat);
+    printf("vector kernels: %s (REWIND_SIMD caps it)\n", rw_simd_isa_name());
     printf("%-34s %10s %10s %12s %10s\n", "where", "forward s", "backward s", "ms per step",
            "GFLOP/s");
     printf("%-34s %10.4f %10.4f %12.4f %10.2f\n", "cpu", cf, cb, 1e3 * (cf + cb) / o.steps,

@@ -52,6 +52,7 @@
 #include "rewind/rw_grayscott.h"
 #include "rewind/rw_grid.h"
 #include "rewind/rw_heat.h"
+#include "rewind/rw_kernels.h"
 #include "rewind/rw_schedule.h"
 
 #include <errno.h>
@@ -828,6 +829,7 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
            size, pgrid, N, S.dt, S.dt_limit, opt.tf, o->slots, o->repeat > 1 ? "median of " : "",
            o->repeat, o->repeat > 1 ? "s" : "",
            o->flush_subnormals ? "; subnormals flushed to zero" : "");
+    printf("vector rows: %s (REWIND_SIMD caps it)\n", rw_simd_isa_name());
     printf("state: %zu bytes per rank (largest rank), %.1f MiB in all; storing every state: %.3f "
            "GiB over all ranks (--max-store-bytes %.3f GiB)\n",
            state_bytes, mib(state_total), gib(store_need), gib(o->max_store_bytes));
