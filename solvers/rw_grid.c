@@ -27,9 +27,26 @@ typedef struct {
   double best[RW_WAVE_TUNE_MAX];
   int runs, nc;
 } rw_wave_tuner;
-/* the sweeps measured apart: a plain step, one keeping or only recomputing its stages, an
- * adjoint step, a pair (rw_grid_erk_wave_pair) */
-#define RW_WAVE_KINDS 4
+/* What a tuner measures: sweeps of one kind (a plain step, one keeping or only recomputing its
+ * stages, an adjoint step, a pair: rw_grid_erk_wave_pair) and one plan shape: the stage count,
+ * the kernels, which stages keep or read stored vectors and how deep, the plan's tune_class
+ * (which gradients its kernels form). Two plans of different work timed by one tuner made it
+ * choose by the mix: in the stage bench the adjoint steps with every gradient and with dJ/dy0
+ * only alternate every 10 steps, and the candidate that happened to time a cheap dJ/dy0 step
+ * won (heat 128^3 on an Intel Xeon VM: 64-row tiles kept, 41 ms an every-gradient step against
+ * 31 in the rule's 22). Fields zeroed before they are set, so keys compare with memcmp. */
+typedef struct {
+  int kind, s, no_out, tune_class, aux_ahead, aux_reach_set, ninj, ncap;
+  unsigned aux_mask, keep_mask;
+  int aux_reach[RW_WAVE_MAX_STAGES];
+  rw_grid_kernel_fn kernel, side;
+} rw_wave_tune_key;
+#define RW_WAVE_TUNERS 16 /* plan shapes measured apart; the least recently used is replaced */
+typedef struct {
+  rw_wave_tune_key key;
+  rw_wave_tuner t;
+  unsigned long used; /* the grid's tuner clock at the last use; 0: free */
+} rw_wave_tune_slot;
 
 struct rw_grid_s {
   rw_context ctx;
@@ -90,10 +107,11 @@ struct rw_grid_s {
       whalo_snd[2 * (RW_WAVE_MAX_STAGES + 2)];
   int nwhalo_lo, nwhalo_hi, nwhalo_snd, nwhalo;
   long wave_layers, wave_rows, wave_runs;
-  /* the choices made by measurement (rw_wave_tune_pick), per sweep kind and stage count; the
-   * clock they read (rw_grid_set_wave_clock; NULL: MPI_Wtime); the last wave's rows per tile
-   * and layers per window */
-  rw_wave_tuner wave_tune[RW_WAVE_KINDS][RW_WAVE_MAX_STAGES + 1];
+  /* the choices made by measurement (rw_wave_tune_pick), per sweep kind and plan shape
+   * (rw_wave_tune_key); the clock they read (rw_grid_set_wave_clock; NULL: MPI_Wtime); the last
+   * wave's rows per tile and layers per window */
+  rw_wave_tune_slot wave_tune[RW_WAVE_TUNERS];
+  unsigned long wave_tune_uses;
   double (*wave_clock)(void *);
   void *wave_clock_ctx;
   long wave_again; /* waves after a choice before it is measured again (0: RW_WAVE_TUNE_AGAIN) */
@@ -1413,6 +1431,36 @@ static void rw_wave_tune_note(rw_wave_tuner *t, double secs)
   t->chosen = t->cand[k];
 }
 
+/* The tuner of sweeps of `kind` running plan P with `kernel` (a free slot, or the least
+ * recently used one started afresh, the first time such a sweep is measured). */
+static rw_wave_tuner *rw_wave_tuner_for(rw_grid g, int kind, const rw_stage_plan *P,
+                                        rw_grid_kernel_fn kernel)
+{
+  rw_wave_tune_key k;
+  memset(&k, 0, sizeof k);
+  k.kind = kind, k.s = P->s, k.no_out = P->no_out, k.tune_class = P->tune_class;
+  k.aux_ahead = P->aux_ahead, k.aux_reach_set = P->aux_reach_set;
+  k.ninj = P->ninj > 0, k.ncap = P->ncap > 0;
+  for (int i = 0; i < P->s && i < RW_WAVE_MAX_STAGES; i++) {
+    k.aux_mask |= P->aux[i] ? 1u << i : 0u;
+    k.keep_mask |= P->keep[i] ? 1u << i : 0u;
+    k.aux_reach[i] = P->aux_reach_set ? P->aux_reach[i] : 0;
+  }
+  k.kernel = kernel, k.side = P->side;
+  rw_wave_tune_slot *pick = &g->wave_tune[0];
+  for (int m = 0; m < RW_WAVE_TUNERS; m++) {
+    rw_wave_tune_slot *t = &g->wave_tune[m];
+    if (t->used && !memcmp(&t->key, &k, sizeof k)) {
+      t->used = ++g->wave_tune_uses;
+      return &t->t;
+    }
+    if (t->used < pick->used) pick = t; /* a free slot (0) first, else the oldest */
+  }
+  memset(pick, 0, sizeof *pick);
+  pick->key = k, pick->used = ++g->wave_tune_uses;
+  return &pick->t;
+}
+
 static double rw_wave_clock(rw_grid g)
 {
   return g->wave_clock ? g->wave_clock(g->wave_clock_ctx) : MPI_Wtime();
@@ -1422,6 +1470,7 @@ void rw_grid_set_wave_clock(rw_grid g, double (*clock)(void *), void *ctx, long 
 {
   g->wave_clock = clock, g->wave_clock_ctx = ctx, g->wave_again = again;
   memset(g->wave_tune, 0, sizeof g->wave_tune);
+  g->wave_tune_uses = 0;
 }
 
 long rw_grid_wave_rows_used(rw_grid g) { return g->wave_rows_used; }
@@ -1430,12 +1479,13 @@ long rw_grid_wave_layers_used(rw_grid g) { return g->wave_layers_used; }
 /* The layers per window of a sweep of kind `kind` whose rule gives W: on a 2-D block with no
  * layers set, the measured choice between W and the window whose live layers fit twice the
  * bytes (*tune: its tuner, else left as it was); W otherwise. */
-static long rw_grid_wave_window(rw_grid g, int s, long W, int kind, rw_wave_tuner **tune)
+static long rw_grid_wave_window(rw_grid g, int s, long W, int kind, const rw_stage_plan *P,
+                                rw_grid_kernel_fn kernel, rw_wave_tuner **tune)
 {
   if (g->cfg.dim != 2 || g->wave_layers != 0) return W;
   const long W2 = rw_grid_wave_layers_in(g, s, 2 * RW_WAVE_LIVE_BYTES);
   if (W2 <= W) return W;
-  *tune = &g->wave_tune[kind][s];
+  *tune = rw_wave_tuner_for(g, kind, P, kernel);
   const long cand[2] = {W, W2};
   return rw_wave_tune_pick(g, *tune, 2, cand);
 }
@@ -2109,13 +2159,13 @@ static int rw_grid_erk_wave_sweep(rw_grid g, const rw_stage_plan *P, N_Vector y,
     kind = P->aux[i] ? 2 : kind == 0 && P->keep[i] ? 1 : kind;
   if (kind == 0 && P->no_out) kind = 1;
   rw_wave_tuner *tune = NULL;
-  W = rw_grid_wave_window(g, s, W, kind, &tune);
+  W = rw_grid_wave_window(g, s, W, kind, P, kernel, &tune);
   rw_wave w;
   rw_wave_init(&w, g, P, W, 0);
   const long nrows = dim == 3 ? g->count[1] : 1;
   long T = rw_grid_wave_rows(g, s, W);
   if (T < nrows && g->wave_rows <= 0) { /* the rule would tile and no rows are set */
-    tune = &g->wave_tune[kind][s];
+    tune = rw_wave_tuner_for(g, kind, P, kernel);
     long cand[RW_WAVE_TUNE_MAX] = {T, nrows, rw_wave_rows_between(T, nrows)};
     T = rw_wave_tune_pick(g, tune, cand[2] > T && cand[2] < nrows ? 3 : 2, cand);
   }
@@ -2233,7 +2283,7 @@ static int rw_grid_pair_sweep(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n,
    * 71-79 ms, no clear gain. So a tiled wave keeps the two waves (the same bits either way). */
   if (rw_grid_pair_tiled(g, s, W)) return 0;
   rw_wave_tuner *tune = NULL; /* the window measured as a wave's, apart from them */
-  W = rw_grid_wave_window(g, s, W, 3, &tune);
+  W = rw_grid_wave_window(g, s, W, 3, Pa, ka, &tune);
   g->wave_layers_used = W;
   const long lag = (long)(s - 1) * G;
   rw_wave wf, wa;

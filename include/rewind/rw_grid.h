@@ -218,6 +218,11 @@ typedef struct rw_stage_plan_s {
   const long *inj;
   const double *injv;
   rw_grid_kernel_fn side;
+  /* tune_class: where the rows per tile or layers per window are chosen by measurement, plans
+   * that differ only in what their kernels compute through kctx (an adjoint's which gradients)
+   * give different classes, so that each is measured on its own sweeps, not on a mix of cheap
+   * and dear ones (0: the default) */
+  int tune_class;
 } rw_stage_plan;
 
 /* The step of `plan` from y into y_out (which may be y), with f = kernel(kctx[i]) on the

@@ -310,7 +310,8 @@ static int bg_adjoint_wave(void *content, const double *t, const double *p,
   void *kc[RW_WAVE_MAX_STAGES];
   bg_adjoint_ctx(b, p, plan->s, out_p, ac, kc);
   rw_stage_plan P = *plan;
-  P.aux_ahead = 1; /* the VJP reads the stored state at every node */
+  P.aux_ahead = 1;              /* the VJP reads the stored state at every node */
+  P.tune_class = out_p != NULL; /* nu's sums: a dearer sweep */
   /* at the rows stage k computes, (s - 1 - k) G past the block (G = 1, rw_burgers_problem's
    * grid), and with nu differentiated the rows next to the owned ones */
   P.aux_reach_set = 1;
@@ -340,7 +341,9 @@ static int bg_backward_wave(void *content, const double *tf, const double *ta, c
   bg_kctx k = {b, BG_RHS, p[0], 0.0, NULL, NULL, NULL, NULL};
   for (int i = 0; i < pf->s; i++)
     kf[i] = &k;
-  RW_CALL(rw_grid_erk_wave_pair(b->g, pf, y_n, bg_kernel, kf, pa, lambda, bg_adj_wave_kernel, kc,
+  rw_stage_plan Pa = *pa;
+  Pa.tune_class = out_p != NULL; /* as bg_adjoint_wave's */
+  RW_CALL(rw_grid_erk_wave_pair(b->g, pf, y_n, bg_kernel, kf, &Pa, lambda, bg_adj_wave_kernel, kc,
                                 done));
   for (int i = 0; *done && out_p && i < pa->s; i++) /* vjp_comb's sums, in stage order */
     out_p[0] += bg_rows_total(b, ac[i].rows);

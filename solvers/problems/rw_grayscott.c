@@ -508,7 +508,8 @@ static int gs_adjoint_wave(void *c, const double *t, const double *p,
   RW_CALL(gs_adjoint_ctx(s, plan->s, out_p, ac, kc));
   s->p = p;
   rw_stage_plan P = *plan;
-  P.aux_ahead = 1; /* the VJP reads the stored state at every node */
+  P.aux_ahead = 1;              /* the VJP reads the stored state at every node */
+  P.tune_class = out_p != NULL; /* the parameters' lane sums: a dearer sweep */
   /* at the nodes it computes only: stage i's (s - 1 - i) G layers past the block (G = 1, the
    * grid's ghost width set in rw_gs_problem_create) */
   P.aux_reach_set = 1;
@@ -538,8 +539,10 @@ static int gs_backward_wave(void *c, const double *tf, const double *ta, const d
   for (int i = 0; i < pf->s; i++)
     kf[i] = s;
   s->p = p;
-  RW_CALL(rw_grid_erk_wave_pair(s->grid, pf, y_n, gs_rhs_kernel, kf, pa, lambda, gs_vjp_wave_kernel,
-                                kc, done));
+  rw_stage_plan Pa = *pa;
+  Pa.tune_class = out_p != NULL; /* as gs_adjoint_wave's */
+  RW_CALL(rw_grid_erk_wave_pair(s->grid, pf, y_n, gs_rhs_kernel, kf, &Pa, lambda,
+                                gs_vjp_wave_kernel, kc, done));
   for (int i = 0; *done && out_p && i < pa->s; i++) /* vjp_comb's folds, in stage order */
     gs_rows_fold(s, ac[i].acc, out_p);
   return 0;

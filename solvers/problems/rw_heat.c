@@ -1220,6 +1220,7 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
     kc[k] = &ac[k];
   }
   P.side = !field_bar && out_p ? heat_adj_side : NULL;
+  P.tune_class = (field_bar != NULL) | (out_p != NULL) << 1; /* which gradients: the work */
   P.aux_ahead = field_bar != NULL; /* only the conductivity's gradient reads the stored state */
   P.aux_reach_set = 1;             /* on owned rows and a layer past them (heat_u_row) */
   for (int k = 0; k < s; k++)

@@ -573,10 +573,14 @@ static int stage_roofline(const pde_setup *S, rw_stepper st, const bench_opts *o
    * machine whose speed drifts. */
   /* the stored stages' pages touched before the rounds: the first round's forward step keeping
    * its stages took page faults (Gray-Scott 512^2: 10 x the later rounds'), which its best-of
-   * hid but its paired ratio did not */
-  rw_vec_copy(start, ys[0]);
-  for (long k = 0; k < K; k++)
-    RW_TRY(rw_stepper_step(st, (double)k * S->dt, S->dt, ys[k], ys[k + 1], stg + k * ns, NULL));
+   * hid but its paired ratio did not. Touched by plain writes, not by steps that keep their
+   * stages: those would be the sweeps the grid times to choose its tiles (rw_grid.c,
+   * rw_wave_tune_pick), and the faults made the candidates timed first look slow (heat 128^3 on
+   * an Intel Xeon VM: 64-row tiles kept, 31 ms a step against 22 in the rule's tiles) */
+  for (long k = 0; k <= K; k++)
+    N_VConst(0.0, ys[k]);
+  for (long k = 0; k < K * ns; k++)
+    N_VConst(0.0, stg[k]);
   for (int r = 0; r < reps; r++) {
     MPI_Barrier(comm); /* a ring of RING vectors: the step's working set */
     double t0 = MPI_Wtime();

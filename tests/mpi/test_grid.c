@@ -691,6 +691,26 @@ static double fake_clock_read(void *ctx)
   return c->t;
 }
 
+/* A made-up clock that times a wave by the candidate it runs (the rows per tile or layers per
+ * window in use when the wave reads it) and by the plan class the test runs (cls): class 0
+ * finds the largest candidate fastest, class 1 the smallest. */
+typedef struct {
+  rw_grid g;
+  int dim, cls;
+  double t;
+  long calls;
+} class_clock;
+
+static double class_clock_read(void *ctx)
+{
+  class_clock *c = ctx;
+  if (c->calls++ & 1) {
+    const long used = c->dim == 3 ? rw_grid_wave_rows_used(c->g) : rw_grid_wave_layers_used(c->g);
+    c->t += c->cls ? (double)used : 1000.0 - (double)used;
+  }
+  return c->t;
+}
+
 /* 6. What a wave measures where it chooses (no rows or layers set): in 3-D its rows per tile
  * where the rule tiles (the rule's tiles, none, or the tiles between: 7, 16 or 8 of 16 rows),
  * in 2-D its layers per window (as many as keep its live layers within 768 KiB or within 1.5
@@ -813,6 +833,42 @@ static void tune_tests(rw_context ctx, int dim)
                            : "5 set",
              size, seq, fc.calls, bad, allok ? "ok" : "WRONG");
     }
+    if (!allok) fails++;
+  }
+  { /* two plans of different work (tune_class 0 and 1, the same stages) run in turn, as the
+     * stage bench's adjoint steps with every gradient and with dJ/dy0 only: each is measured on
+     * its own waves, and keeps its own fastest candidate (class 0 the largest, 1 the smallest;
+     * a tuner shared by both would choose one candidate for both) */
+    class_clock cc = {g, dim, 0, 0.0, 0};
+    rw_grid_set_wave_clock(g, class_clock_read, &cc, TUNE_AGAIN);
+    if (dim == 3)
+      rw_grid_set_wave_rows(g, 0);
+    else
+      rw_grid_set_wave(g, 0);
+    rw_stage_plan P1 = P;
+    P1.tune_class = 1;
+    long lo = -1, hi = -1, got[2] = {-1, -1};
+    int bad = 0, done = 0, ok = 1;
+    for (int w = 0; w < 2 * (4 * nc + 3); w++) {
+      cc.cls = w & 1;
+      CHECK(rw_grid_erk_wave(g, cc.cls ? &P1 : &P, x, out, 1, lap, kc, &done));
+      const long used = dim == 3 ? rw_grid_wave_rows_used(g) : rw_grid_wave_layers_used(g);
+      bad += !done || memcmp(rw_vec_data(out), rw_vec_data(first), rw_vec_bytes(out)) != 0;
+      if (w < 2 * 4 * nc) { /* measuring: each class's candidates in turn */
+        lo = lo < 0 || used < lo ? used : lo, hi = used > hi ? used : hi;
+      } else {
+        ok = ok && (got[cc.cls] < 0 || got[cc.cls] == used);
+        got[cc.cls] = used;
+      }
+    }
+    ok = ok && !bad && lo < hi && got[0] == hi && got[1] == lo && cc.calls == 2 * 2 * (4 * nc + 3);
+    int allok = 0;
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, rw_context_comm(ctx));
+    if (rw_context_rank(ctx) == 0)
+      printf("%d-D wave %s by measurement, two plan classes in turn on %d ranks: class 0 keeps "
+             "%ld (fastest for it: %ld), class 1 keeps %ld (fastest: %ld), %d waves not run or "
+             "differing: %s\n",
+             dim, what, size, got[0], hi, got[1], lo, bad, allok ? "ok" : "WRONG");
     if (!allok) fails++;
   }
   rw_grid_set_wave_clock(g, NULL, NULL, 0);
