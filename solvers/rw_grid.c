@@ -1383,8 +1383,8 @@ static long rw_grid_wave_rows(rw_grid g, int s, long W)
  * tiles of 64 rows beat both in most paired runs (rw_wave_rows_between). So where the rule
  * would tile and no rows are set, the grid times the rule's tiles, none, and the tiles between
  * the two where there are such: RW_WAVE_TUNE_ROUNDS waves of each candidate in turn, per plan
- * kind (a plain step, one keeping or recomputing its stages, an adjoint step:
- * their streams differ) and stage count, and keeps the one with the lowest best time, measuring
+ * kind (a plain step, one keeping or recomputing its stages, an adjoint step: their streams
+ * differ) and plan shape (rw_wave_tune_key), and keeps the one with the lowest best time, measuring
  * again after RW_WAVE_TUNE_AGAIN more waves (a machine whose speed drifted while it measured,
  * as these shared ones do, does not keep a wrong choice for the whole run). The rows change no
  * value (each tile forms its rows with the same operations), only the speed. Each rank decides
