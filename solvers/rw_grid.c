@@ -1318,15 +1318,27 @@ static long rw_wave_live_layers(int s, long W, int G)
 /* Layers per window of a wave of s stages: as many as keep a stage buffer (W + 2G ghosted
  * layers) within RW_WINDOW_BYTES, at least 1; or the ones set. 0: off, or the block is under 4
  * such windows (its vectors stay in cache between stages anyway, and there the window's own
- * work does not pay: see rw_grid_window_layers). On a block the wave does not tile (2-D; 3-D
- * tiles are sized by rw_grid_wave_rows) fewer, so that the live layers of all s stages
- * (rw_wave_live_layers) stay within RW_WAVE_LIVE_BYTES: the per-stage rule alone kept 3.2 MB
- * live at Gray-Scott 512^2 (30 layers), past L2, and smaller windows were faster, forward and
- * adjoint alike (docs/architecture.md, "The wave's window on a 2-D block"); on an AMD EPYC
- * (Zen 5) VM the adjoint was faster with windows fitting twice that, so where no layers are set
- * rw_grid_erk_wave measures the two (rw_wave_tune_pick). Only the window changes, never whether
+ * work does not pay: see rw_grid_window_layers), but for the thinner 2-D blocks below. On a block
+ * the wave does not tile (2-D; 3-D tiles are sized by rw_grid_wave_rows) fewer, so that the live
+ * layers of all s stages (rw_wave_live_layers) stay within RW_WAVE_LIVE_BYTES: the per-stage rule
+ * alone kept 3.2 MB live at Gray-Scott 512^2 (30 layers), past L2, and smaller windows were faster,
+ * forward and adjoint alike (docs/architecture.md, "The wave's window on a 2-D block"); on an AMD
+ * EPYC (Zen 5) VM the adjoint was faster with windows fitting twice that, so where no layers are
+ * set rw_grid_erk_wave measures the two (rw_wave_tune_pick). Only the window changes, never whether
  * the wave runs, nor any value. */
 #define RW_WAVE_LIVE_BYTES ((size_t)768 * 1024)
+/* The four windows asked of a block are the per-stage rule's (RW_WINDOW_BYTES), which on a 2-D
+ * block are several times the window the wave then runs with (the live layers' bound above):
+ * Gray-Scott 160^2 to 224^2 on one rank, or 256^2 on two (128 layers a rank), were left to the
+ * stage-by-stage step though they hold four and more of the wave's own windows. There the wave
+ * with its own window took 0.55-0.75 of the stage-by-stage forward step and 0.8-1.0 of its
+ * adjoint step (AMD EPYC Zen 5 VM, 2026-12-02); at 128^2 on one rank (266 KB a vector, the
+ * default job's block) and on two it was no faster, forward, and 1.1-1.7x slower, adjoint:
+ * the block's vectors stay in L2 and L3 between the stages anyway. So a 2-D block of at least
+ * four of the wave's own windows runs the wave when a ghosted vector of it holds at least
+ * RW_WAVE_SMALL_BYTES (160^2: 415 KB; 128^2: 266 KB). See docs/architecture.md, "Waves on
+ * thinner 2-D blocks". */
+#define RW_WAVE_SMALL_BYTES ((size_t)384 * 1024)
 static long rw_grid_wave_layers_in(rw_grid g, int s, size_t live);
 static long rw_grid_wave_layers(rw_grid g, int s)
 {
@@ -1343,13 +1355,17 @@ static long rw_grid_wave_layers_in(rw_grid g, int s, size_t live)
   const size_t lb = rw_grid_layer_len(g) * sizeof(double);
   long W = (long)(RW_WINDOW_BYTES / lb) - 2 * G;
   if (W < 1) W = 1;
-  if (4 * W > N) return 0;
+  long Wf = W; /* the window the wave runs with */
   if (g->cfg.dim == 2 && s >= 1) {
     const long fit = ((long)(live / lb) - rw_wave_live_layers(s, 0, G)) / (3L * s);
-    W = fit < W ? fit : W;
-    if (W < 1) W = 1;
+    Wf = fit < W ? fit : W;
+    if (Wf < 1) Wf = 1;
   }
-  return W;
+  if (4 * W <= N) return Wf;
+  /* a 2-D block under four windows of the per-stage rule but at least four of its own, whose
+   * ghosted vector is past RW_WAVE_SMALL_BYTES: the wave too */
+  if (g->cfg.dim == 2 && 4 * Wf <= N && (size_t)N * lb >= RW_WAVE_SMALL_BYTES) return Wf;
+  return 0;
 }
 
 /* Rows per tile along J = D - 1 (3-D, J bounded by physical sides on both ends): the live
