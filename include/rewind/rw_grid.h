@@ -239,7 +239,9 @@ typedef struct rw_stage_plan_s {
  * decomposition); only when `ext_ok` says the kernel reads nothing but gv (no field of its
  * own in layers it does not have), and the kernel then sees layer coordinates shifted by
  * s G. Runs (*done = 1) on CPU vectors when every other dimension sends no message, the
- * block is at least 4 windows and s G layers thick, and s <= RW_WAVE_MAX_STAGES; otherwise
+ * block is at least 4 windows and s G layers thick (a 2-D block whose vectors are under
+ * 384 KiB: 4 windows of the per-stage rule's, RW_WINDOW_BYTES, else of the wave's own), and
+ * s <= RW_WAVE_MAX_STAGES; otherwise
  * *done = 0 and nothing is computed (the caller steps stage by stage). The decision is taken
  * the same on every rank. Collective. */
 int rw_grid_erk_wave(rw_grid g, const rw_stage_plan *plan, N_Vector y, N_Vector y_out, int ext_ok,
