@@ -376,7 +376,7 @@ static void dot_tests(rw_context ctx, int dim, long n, int strong)
  * adjoint step from its stored stages (every parameter differentiated), against the
  * stage-by-stage steps bit for bit. On up to `must` ranks all three must run as sweeps; on more
  * the blocks are too thin for the wave and the check is the same equality. 160^2 on one rank and
- * 256^2 on two (128 layers a rank) are under four windows of the per-stage rule (98 and 61
+ * 256^2 on two (128 layers a rank) are under four windows of the per-stage rule (about 100 and 60
  * layers) but hold four of the wave's own and a ghosted vector of at least 384 KiB: they must
  * sweep too (rw_grid_wave_layers_in's thinner 2-D blocks). */
 static void wave_default_tests(rw_context ctx, long n, int must)
