@@ -124,6 +124,14 @@ struct rw_grid_s {
 
 static void rw_grid_mpi_done(rw_grid g);
 static int rw_grid_slabs_suit(const rw_grid_config *cfg, int size);
+
+/* A ghosted row's nodes along dimension 0 for `count` owned ones: rows of whole cache lines
+ * (rw_grid_ghosted_alloc). */
+static long rw_grid_row_nodes(const rw_grid_config *cfg, long count)
+{
+  const long per = cfg->ncomp % 8 == 0 ? 1 : cfg->ncomp % 4 == 0 ? 2 : cfg->ncomp % 2 == 0 ? 4 : 8;
+  return (count + 2 * cfg->ghost + per - 1) / per * per;
+}
 static long rw_grid_window_layers(rw_grid g);
 static int rw_grid_window_alloc(rw_grid g, long W);
 
@@ -205,14 +213,7 @@ int rw_grid_create(rw_context ctx, const rw_grid_config *cfg, rw_grid *out)
     long n = cfg->n[d], p = g->dims[d], c = g->coords[d], q = n / p, r = n % p;
     g->count[d] = q + (c < r ? 1 : 0);
     g->start[d] = c * q + (c < r ? c : r);
-    g->gn[d] = g->count[d] + 2 * cfg->ghost;
-    if (d == 0) { /* rows of whole cache lines (rw_grid_ghosted_alloc) */
-      const long per = cfg->ncomp % 8 == 0   ? 1
-                       : cfg->ncomp % 4 == 0 ? 2
-                       : cfg->ncomp % 2 == 0 ? 4
-                                             : 8;
-      g->gn[0] = (g->gn[0] + per - 1) / per * per;
-    }
+    g->gn[d] = d == 0 ? rw_grid_row_nodes(cfg, g->count[0]) : g->count[d] + 2 * cfg->ghost;
     MPI_Cart_shift(g->cart, d, 1, &g->nbr[d][0], &g->nbr[d][1]);
     g->self[d] = g->nbr[d][0] == rank && g->nbr[d][1] == rank;
   }
@@ -975,30 +976,6 @@ int rw_grid_apply_comb(rw_grid g, int n, const double *c, N_Vector *X, N_Vector 
  * the kernel sees the interior box's rows in the same order, in consecutive boxes. */
 #define RW_WINDOW_BYTES ((size_t)256 * 1024) /* in L2 with the rows the kernel writes */
 
-/* Whether `size` ranks take slabs (every rank along the slowest dimension D, the faster ones
- * whole) instead of MPI_Dims_create's split: when every slab still holds the four windows of
- * layers the wave needs to run (rw_grid_wave_layers' rule, windows sized by a slab's ghosted
- * layer) and at least RW_SLAB_MIN_LAYERS ghost depths, so that the stages' reach past its
- * edges (s G layers each side) stays a small part of it. The wave (rw_grid_erk_wave) runs only
- * on blocks whose faster dimensions are whole, so the default split turns it off (4 ranks:
- * 2 x 2, 1 x 2 x 2). At 4 ranks a slab's faces hold as many nodes as the default's (2-D: 2 n
- * against 4 n / 2; 3-D: 2 n^2 against 4 n^2 / 2); with more ranks slabs exchange more, and are
- * taken only while they stay this thick. Measured in docs/architecture.md, "Slabs when the
- * wave fits". */
-#define RW_SLAB_MIN_LAYERS 32
-static int rw_grid_slabs_suit(const rw_grid_config *cfg, int size)
-{
-  const int D = cfg->dim - 1, G = cfg->ghost;
-  if (size < 2 || D < 1) return 0;
-  size_t lb = (size_t)cfg->ncomp * sizeof(double);
-  for (int e = 0; e < D; e++)
-    lb *= (size_t)(cfg->n[e] + 2 * G); /* (without gn[0]'s padding: an estimate) */
-  long W = (long)(RW_WINDOW_BYTES / lb) - 2 * G;
-  if (W < 1) W = 1;
-  const long N = cfg->n[D] / size; /* the thinnest slab */
-  return 4 * W <= N && N >= (long)RW_SLAB_MIN_LAYERS * G;
-}
-
 /* Doubles per layer of the slowest dimension in a ghosted array. */
 static size_t rw_grid_layer_len(rw_grid g)
 {
@@ -1345,18 +1322,15 @@ static long rw_grid_wave_layers(rw_grid g, int s)
   return rw_grid_wave_layers_in(g, s, RW_WAVE_LIVE_BYTES);
 }
 
-/* The same with the live layers of a 2-D block's wave within `live` bytes. */
-static long rw_grid_wave_layers_in(rw_grid g, int s, size_t live)
+/* The rule of rw_grid_wave_layers_in for a block of N layers of lb bytes each (ghosted) in
+ * dim dimensions with G ghost layers: the window a wave of s stages runs with, or 0 where the
+ * block is too thin for it. */
+static long rw_wave_layers_rule(int dim, size_t lb, long N, int G, int s, size_t live)
 {
-  const int G = g->cfg.ghost;
-  const long N = g->count[g->cfg.dim - 1];
-  if (g->wave_layers < 0) return 0;
-  if (g->wave_layers > 0) return g->wave_layers < N ? g->wave_layers : N;
-  const size_t lb = rw_grid_layer_len(g) * sizeof(double);
   long W = (long)(RW_WINDOW_BYTES / lb) - 2 * G;
   if (W < 1) W = 1;
   long Wf = W; /* the window the wave runs with */
-  if (g->cfg.dim == 2 && s >= 1) {
+  if (dim == 2 && s >= 1) {
     const long fit = ((long)(live / lb) - rw_wave_live_layers(s, 0, G)) / (3L * s);
     Wf = fit < W ? fit : W;
     if (Wf < 1) Wf = 1;
@@ -1364,8 +1338,48 @@ static long rw_grid_wave_layers_in(rw_grid g, int s, size_t live)
   if (4 * W <= N) return Wf;
   /* a 2-D block under four windows of the per-stage rule but at least four of its own, whose
    * ghosted vector is past RW_WAVE_SMALL_BYTES: the wave too */
-  if (g->cfg.dim == 2 && 4 * Wf <= N && (size_t)N * lb >= RW_WAVE_SMALL_BYTES) return Wf;
+  if (dim == 2 && 4 * Wf <= N && (size_t)N * lb >= RW_WAVE_SMALL_BYTES) return Wf;
   return 0;
+}
+
+/* The same with the live layers of a 2-D block's wave within `live` bytes. */
+static long rw_grid_wave_layers_in(rw_grid g, int s, size_t live)
+{
+  const long N = g->count[g->cfg.dim - 1];
+  if (g->wave_layers < 0) return 0;
+  if (g->wave_layers > 0) return g->wave_layers < N ? g->wave_layers : N;
+  return rw_wave_layers_rule(g->cfg.dim, rw_grid_layer_len(g) * sizeof(double), N, g->cfg.ghost, s,
+                             live);
+}
+
+/* Whether `size` ranks take slabs (every rank along the slowest dimension D, the faster ones
+ * whole) instead of MPI_Dims_create's split: when the wave would run on every slab
+ * (rw_wave_layers_rule, with a slab's ghosted layer) and each holds at least RW_SLAB_MIN_LAYERS
+ * ghost depths, so that the stages' reach past its edges (s G layers each side) stays a small
+ * part of it. The wave (rw_grid_erk_wave) runs only on blocks whose faster dimensions are
+ * whole, so the default split turns it off (4 ranks: 2 x 2, 1 x 2 x 2). At 4 ranks a slab's
+ * faces hold as many nodes as the default's (2-D: 2 n against 4 n / 2; 3-D: 2 n^2 against
+ * 4 n^2 / 2); with more ranks slabs exchange more, and are taken only while they stay this
+ * thick. The stage count is not known here: a 2-D slab is judged for RW_SLAB_STAGES stages,
+ * whose window is the widest of every method of two or more (the wave's own window shrinks as
+ * s grows), so each of them sweeps on the slabs taken (a one-stage method may not, and then
+ * steps stage by stage there as it would on the default split). Slabs under four windows of the
+ * per-stage rule but four of the wave's own (the thinner 2-D blocks' rule, stop 60) since
+ * 2026-12-02: Gray-Scott 512^2 on 8 ranks (64 layers of 8 KiB) took 2 x 4 before. Measured in
+ * docs/architecture.md, "Slabs when the wave fits" and "Slabs as thin as the wave's own
+ * window". */
+#define RW_SLAB_MIN_LAYERS 32
+#define RW_SLAB_STAGES     2
+static int rw_grid_slabs_suit(const rw_grid_config *cfg, int size)
+{
+  const int D = cfg->dim - 1, G = cfg->ghost;
+  if (size < 2 || D < 1) return 0;
+  size_t lb = (size_t)cfg->ncomp * sizeof(double); /* a slab's ghosted layer, as it will be */
+  for (int e = 0; e < D; e++)
+    lb *= (size_t)(e == 0 ? rw_grid_row_nodes(cfg, cfg->n[0]) : cfg->n[e] + 2 * G);
+  const long N = cfg->n[D] / size; /* the thinnest slab */
+  return N >= (long)RW_SLAB_MIN_LAYERS * G &&
+         rw_wave_layers_rule(cfg->dim, lb, N, G, RW_SLAB_STAGES, RW_WAVE_LIVE_BYTES) > 0;
 }
 
 /* Rows per tile along J = D - 1 (3-D, J bounded by physical sides on both ends): the live

@@ -609,23 +609,31 @@ static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
 }
 
 /* The split a grid takes (rw_grid_slabs_suit): slabs, every rank along the slowest dimension,
- * where each slab stays four wave windows and 32 ghost depths thick (Gray-Scott 512^2 and heat
- * 128^3 at 2 and 4 ranks), MPI_Dims_create's split slowest dimension first otherwise (the small
- * grids: 2 x 2 and 1 x 2 x 2 at 4 ranks). */
+ * where the wave runs on each slab (its rule: four windows of the per-stage rule, or on a 2-D
+ * slab four of the wave's own for two stages and 384 KiB) and each is 32 ghost depths thick
+ * (Gray-Scott 512^2 and heat 128^3 at 2 and 4 ranks; 1024 x 160 at 4 ranks by the wave's own
+ * window), MPI_Dims_create's split slowest dimension first otherwise (the small grids: 2 x 2
+ * and 1 x 2 x 2 at 4 ranks). */
 static void split_tests(rw_context ctx)
 {
   const int size = rw_context_size(ctx);
   const struct {
     int dim, nc;
-    long n;
-    int dims4[3];                      /* the split expected at 4 ranks */
-  } cases[] = {{2, 2, 512, {1, 4, 1}}, /* 128 layers of 8 KiB: W = 30, 4 W <= 128 */
-               {2, 2, 32, {2, 2, 1}},  /* windows of hundreds of layers: too thin */
-               {3, 1, 128, {1, 1, 4}}, /* 32 layers of 132 KiB: W = 1, 32 G layers */
-               {3, 1, 96, {1, 2, 2}}}; /* 24 layers: under 32 */
+    long n, nd;                           /* nodes per dimension, and along the slowest (0: n) */
+    int dims4[3];                         /* the split expected at 4 ranks */
+  } cases[] = {{2, 2, 512, 0, {1, 4, 1}}, /* 128 layers of 8 KiB: W = 29, 4 W <= 128 */
+               {2, 2, 32, 0, {2, 2, 1}},  /* windows of hundreds of layers: too thin */
+               /* 40 layers of 16 KiB: W = 13, 4 W > 40, but the wave's own window for two
+                * stages is 5 layers and a slab 656 KB: slabs (the per-stage rule alone: 2 x 2) */
+               {2, 2, 1024, 160, {1, 4, 1}},
+               {2, 2, 1024, 120, {2, 2, 1}}, /* 30 layers: under 32 */
+               {2, 1, 512, 160, {2, 2, 1}},  /* 40 layers of 4 KiB: 164 KB, under 384 KiB */
+               {3, 1, 128, 0, {1, 1, 4}},    /* 32 layers of 132 KiB: W = 1, 32 G layers */
+               {3, 1, 96, 0, {1, 2, 2}}};    /* 24 layers: under 32 */
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    const long n = cases[c].n, nd = cases[c].nd ? cases[c].nd : n;
     rw_grid_config cf = {.dim = cases[c].dim,
-                         .n = {cases[c].n, cases[c].n, cases[c].dim == 3 ? cases[c].n : 1},
+                         .n = {n, cases[c].dim == 3 ? n : nd, cases[c].dim == 3 ? nd : 1},
                          .lo = {0, 0, 0},
                          .hi = {1, 1, 1},
                          .bc = {RW_BC_DIRICHLET, RW_BC_DIRICHLET, RW_BC_DIRICHLET},
@@ -642,9 +650,9 @@ static void split_tests(rw_context ctx)
     if (size != 1 && size != 2 && size != 4) rw_grid_topology(g, want, coords); /* unchecked */
     const int ok = dims[0] == want[0] && dims[1] == want[1] && dims[2] == want[2];
     if (rw_context_rank(ctx) == 0)
-      printf("split: %d-D %ld^%d, %d components on %d ranks: process grid %d x %d x %d "
+      printf("split: %d-D %ld x %ld x %ld, %d components on %d ranks: process grid %d x %d x %d "
              "(expected %d x %d x %d) %s\n",
-             cases[c].dim, cases[c].n, cases[c].dim, cases[c].nc, size, dims[0], dims[1], dims[2],
+             cases[c].dim, cf.n[0], cf.n[1], cf.n[2], cases[c].nc, size, dims[0], dims[1], dims[2],
              want[0], want[1], want[2], ok ? "ok" : "WRONG");
     if (!ok) fails++;
     rw_grid_destroy(&g);
