@@ -613,7 +613,9 @@ static void run(rw_context ctx, int dim, rw_bc bc0, rw_bc bc1, int nc, int G)
  * slab four of the wave's own for two stages and 384 KiB) and each is 32 ghost depths thick
  * (Gray-Scott 512^2 and heat 128^3 at 2 and 4 ranks; 1024 x 160 at 4 ranks by the wave's own
  * window), MPI_Dims_create's split slowest dimension first otherwise (the small grids: 2 x 2
- * and 1 x 2 x 2 at 4 ranks). */
+ * and 1 x 2 x 2 at 4 ranks). On the slabs taken at 4 ranks the wave must be ready for 2, 3, 4
+ * and 7 stages; the slab rule judged for 16 stages instead of 2 fails 512 x 400 (slabs taken,
+ * and the wave not ready for two stages there). */
 static void split_tests(rw_context ctx)
 {
   const int size = rw_context_size(ctx);
@@ -628,8 +630,11 @@ static void split_tests(rw_context ctx)
                {2, 2, 1024, 160, {1, 4, 1}},
                {2, 2, 1024, 120, {2, 2, 1}}, /* 30 layers: under 32 */
                {2, 1, 512, 160, {2, 2, 1}},  /* 40 layers of 4 KiB: 164 KB, under 384 KiB */
-               {3, 1, 128, 0, {1, 1, 4}},    /* 32 layers of 132 KiB: W = 1, 32 G layers */
-               {3, 1, 96, 0, {1, 2, 2}}};    /* 24 layers: under 32 */
+               /* 100 layers of 4 KiB (416 KB): the wave's own window for two stages is 28
+                * layers, 4 x 28 > 100, so no slabs (judged for more stages, they would be) */
+               {2, 1, 512, 400, {2, 2, 1}},
+               {3, 1, 128, 0, {1, 1, 4}}, /* 32 layers of 132 KiB: W = 1, 32 G layers */
+               {3, 1, 96, 0, {1, 2, 2}}}; /* 24 layers: under 32 */
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     const long n = cases[c].n, nd = cases[c].nd ? cases[c].nd : n;
     rw_grid_config cf = {.dim = cases[c].dim,
@@ -655,6 +660,19 @@ static void split_tests(rw_context ctx)
              cases[c].dim, cf.n[0], cf.n[1], cf.n[2], cases[c].nc, size, dims[0], dims[1], dims[2],
              want[0], want[1], want[2], ok ? "ok" : "WRONG");
     if (!ok) fails++;
+    /* slabs are taken for the wave: on them it runs for two stages and for more (the wave's
+     * own window shrinks as s grows). At 4 ranks (at 2, and at a prime count, slabs are
+     * MPI_Dims_create's own split, taken whether the wave runs or not) */
+    if (size == 4 && dims[cases[c].dim - 1] == size) {
+      const int ss[] = {2, 3, 4, 7};
+      int runs = 1;
+      for (size_t k = 0; k < sizeof ss / sizeof *ss; k++)
+        runs = runs && rw_grid_wave_ready(g, ss[k], 1);
+      if (rw_context_rank(ctx) == 0)
+        printf("split: the wave on those slabs for 2, 3, 4 and 7 stages: %s\n",
+               runs ? "ready, ok" : "NOT READY");
+      if (!runs) fails++;
+    }
     rw_grid_destroy(&g);
   }
   /* a split the caller gives (procs): taken as given, x split here (what the grid's own
