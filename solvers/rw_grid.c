@@ -107,6 +107,7 @@ struct rw_grid_s {
       whalo_snd[2 * (RW_WAVE_MAX_STAGES + 2)];
   int nwhalo_lo, nwhalo_hi, nwhalo_snd, nwhalo;
   long wave_layers, wave_rows, wave_runs;
+  double halo_wait; /* seconds in MPI_Waitall on halo messages (rw_grid_halo_wait) */
   /* the choices made by measurement (rw_wave_tune_pick), per sweep kind and plan shape
    * (rw_wave_tune_key); the clock they read (rw_grid_set_wave_clock; NULL: MPI_Wtime); the last
    * wave's rows per tile and layers per window */
@@ -793,7 +794,9 @@ static int rw_grid_post(rw_grid g, double *gv)
 
 int rw_grid_exchange_end(rw_grid g, double *gv)
 {
+  const double t0 = MPI_Wtime();
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
+  g->halo_wait += MPI_Wtime() - t0;
   int msgs = g->nreq > 0;
   g->nreq = 0;
   rw_grid_mpi_done(g);
@@ -847,7 +850,9 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
                             g->cart, &g->req[g->nreq++]));
     }
   }
+  const double t0 = MPI_Wtime();
   RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
+  g->halo_wait += MPI_Wtime() - t0;
   g->nreq = 0;
   rw_grid_mpi_done(g);
   if (g->on_dev && !direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_H2D, 1));
@@ -1282,6 +1287,7 @@ void rw_grid_set_wave(rw_grid g, long layers)
 }
 void rw_grid_set_wave_rows(rw_grid g, long rows) { g->wave_rows = rows > 0 ? rows : 0; }
 long rw_grid_waves(rw_grid g) { return g->wave_runs; }
+double rw_grid_halo_wait(rw_grid g) { return g->halo_wait; }
 long rw_grid_wave_pairs(rw_grid g) { return g->pair_runs; }
 void rw_grid_set_wave_pair(rw_grid g, int on) { g->pair_off = !on; }
 
@@ -1579,21 +1585,23 @@ static int rw_grid_wave_halo(rw_grid g, const double *y, long H, size_t Lo, doub
 }
 
 /* Waits for the wave halo messages of one kind (rw_grid_wave_halo); none in flight: nothing. */
-static int rw_grid_wave_halo_wait(MPI_Request *r, int *n)
+static int rw_grid_wave_halo_wait(rw_grid g, MPI_Request *r, int *n)
 {
   if (*n == 0) return 0;
   const int k = *n;
   *n = 0;
+  const double t0 = MPI_Wtime();
   RW_CALL_MPI(MPI_Waitall(k, r, MPI_STATUSES_IGNORE));
+  g->halo_wait += MPI_Wtime() - t0;
   return 0;
 }
 
 /* The end of a sweep (also one that failed): every halo message it posted complete. */
 static int rw_grid_wave_halo_end(rw_grid g)
 {
-  int e = rw_grid_wave_halo_wait(g->whalo_lo, &g->nwhalo_lo);
-  const int e2 = rw_grid_wave_halo_wait(g->whalo_hi, &g->nwhalo_hi);
-  const int e3 = rw_grid_wave_halo_wait(g->whalo_snd, &g->nwhalo_snd);
+  int e = rw_grid_wave_halo_wait(g, g->whalo_lo, &g->nwhalo_lo);
+  const int e2 = rw_grid_wave_halo_wait(g, g->whalo_hi, &g->nwhalo_hi);
+  const int e3 = rw_grid_wave_halo_wait(g, g->whalo_snd, &g->nwhalo_snd);
   g->nwhalo = 0;
   return e ? e : e2 ? e2 : e3;
 }
@@ -1843,7 +1851,7 @@ static int rw_wave_advance(rw_wave *w, long f, rw_grid_kernel_fn kernel, void *c
   const long *klo = w->klo, *khi = w->khi;
   const size_t tof = (size_t)w->j0 * w->row, tlen = (size_t)(w->j1 - w->j0) * w->row;
   /* nothing read past f + G: the layers above the block once the front nears them */
-  if (g->nwhalo_hi && f + G >= vend) RW_CALL(rw_grid_wave_halo_wait(g->whalo_hi, &g->nwhalo_hi));
+  if (g->nwhalo_hi && f + G >= vend) RW_CALL(rw_grid_wave_halo_wait(g, g->whalo_hi, &g->nwhalo_hi));
   for (int i = 0; i < s; i++) {
     long tgt = f - (long)i * G;
     if (tgt > khi[i]) tgt = khi[i];
@@ -2230,7 +2238,7 @@ static int rw_grid_erk_wave_sweep(rw_grid g, const rw_stage_plan *P, N_Vector y,
     w.aux_lo[i] = p, w.aux_hi[i] = p + (size_t)d * w.Lo;
     p += 2 * (size_t)d * w.Lo;
   }
-  RW_CALL(rw_grid_wave_halo_wait(g->whalo_lo, &g->nwhalo_lo)); /* read at once */
+  RW_CALL(rw_grid_wave_halo_wait(g, g->whalo_lo, &g->nwhalo_lo)); /* read at once */
   double *sv[2] = {p, p + keep};
   w.jsave = 0;
   RW_CALL(rw_wave_lists(&w));
@@ -2326,7 +2334,7 @@ static int rw_grid_pair_sweep(rw_grid g, const rw_stage_plan *Pf, N_Vector y_n,
   double *p = g->wave;
   RW_CALL(rw_wave_place(&wf, y_n, NULL, &p));
   RW_CALL(rw_wave_place(&wa, lambda, lambda, &p));
-  RW_CALL(rw_grid_wave_halo_wait(g->whalo_lo, &g->nwhalo_lo)); /* read at once */
+  RW_CALL(rw_grid_wave_halo_wait(g, g->whalo_lo, &g->nwhalo_lo)); /* read at once */
   for (int i = 1; i < s; i++)
     wf.kring[i] = p, p += (size_t)wf.kcap * wf.Lo;
   wa.fw = &wf;

@@ -282,6 +282,10 @@ int rw_grid_wave_field(rw_grid g, int s, N_Vector v, int ghosted, double *buf);
  * run on this grid so far. */
 void rw_grid_set_wave(rw_grid g, long layers);
 long rw_grid_waves(rw_grid g);
+/* Benchmarks: the seconds this rank has spent in MPI_Waitall on this grid's halo messages (the
+ * stage-by-stage exchanges and the waves' halos) since the grid was created. Ranks that wait
+ * much longer than others show an imbalance (each step waits for the slowest neighbour). */
+double rw_grid_halo_wait(rw_grid g);
 /* Tests: the rw_grid_erk_wave_pair sweeps run on this grid so far (each is also two waves). */
 long rw_grid_wave_pairs(rw_grid g);
 /* Tuning and benchmarks: whether rw_grid_erk_wave_pair may run (1, the default) or declines

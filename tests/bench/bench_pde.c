@@ -359,14 +359,25 @@ typedef struct {
   double J, dJdp[MAX_PARAMS];
   N_Vector dJdy0, dJdfield;
   rw_adjoint_stats stats;
-  int64_t t_lc;          /* t(l, c) (store: l - 1) */
-  size_t ckpt, budget;   /* per rank, largest rank */
-  size_t alloc_peak;     /* allocator peak over the call, per rank (largest rank) */
-  size_t rss_after;      /* process peak RSS after this variant (max over ranks) */
-  int counts_ok, J_same; /* counts equal the theory; J equals the forward solve's bitwise */
+  int64_t t_lc;            /* t(l, c) (store: l - 1) */
+  size_t ckpt, budget;     /* per rank, largest rank */
+  size_t alloc_peak;       /* allocator peak over the call, per rank (largest rank) */
+  size_t rss_after;        /* process peak RSS after this variant (max over ranks) */
+  double wait_lo, wait_hi; /* halo waits over the first run, least and most waiting rank, as
+                              shares of that run's time (rw_grid_halo_wait) */
+  int counts_ok, J_same;   /* counts equal the theory; J equals the forward solve's bitwise */
 } variant;
 
 /* Runs variant v `repeat` times from y0; keeps the first run's results and the median times. */
+/* This rank's halo waits so far on the problem's grids (heat's adjoint sweep runs on a grid of
+ * its own). */
+static double halo_wait(const pde_setup *S, const bench_opts *o)
+{
+  if (o->problem == PROB_GRAYSCOTT) return rw_grid_halo_wait(rw_gs_grid(S->prob));
+  rw_grid ug = rw_heat_grid(S->prob), ag = rw_heat_adjoint_grid(S->prob);
+  return rw_grid_halo_wait(ug) + (ag && ag != ug ? rw_grid_halo_wait(ag) : 0.0);
+}
+
 static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
                        const rw_adjoint_options *base, N_Vector y, double *tbuf, variant *v)
 {
@@ -395,6 +406,7 @@ static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
     RW_CALL_MPI(MPI_Barrier(comm));
     size_t mem0 = rw_mem_current();
     rw_mem_reset_peak();
+    const double w0 = halo_wait(S, o);
     double t0 = rw_wtime();
     if (v->kind == VAR_FORWARD)
       RW_CALL(rw_forward_solve(S->prob, st, &opt, y, &J, &s));
@@ -402,6 +414,8 @@ static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
       RW_CALL(rw_adjoint_solve(S->prob, st, &opt, y, &J, dJdp, v->dJdy0, &s));
     RW_CALL(rw_device_sync(rw_vec_device(y)));
     double t[3] = {rw_wtime() - t0, s.time_forward, s.time_backward};
+    double w[2] = {halo_wait(S, o) - w0, 0.0};
+    w[1] = -w[0];
     size_t alloc = rw_mem_peak() - mem0;
     RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, comm));
     for (int k = 0; k < 3; k++)
@@ -413,6 +427,8 @@ static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
       if (fadj && v->dJdfield) rw_vec_copy(fadj, v->dJdfield);
       v->alloc_peak = max_bytes(comm, alloc);
       v->rss_after = max_bytes(comm, rw_peak_rss());
+      RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, w, 2, MPI_DOUBLE, MPI_MAX, comm));
+      v->wait_hi = w[0] / t[0], v->wait_lo = -w[1] / t[0];
     }
   }
   v->t_total = median(&tbuf[0], R);
@@ -962,6 +978,15 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
            "order makes it the variant's own peak\n"
            "bitwise: binomial's J, dJ/dp, dJ/dy0%s equal to store-everything's bit for bit\n",
            field ? ", dJ/dkappa" : "");
+    if (size > 1) { /* each step waits for the slowest neighbour: a wide range is an imbalance */
+      printf("halo waits (MPI_Waitall on the grids' halo messages, the first run's share of its "
+             "time, least - most waiting rank):");
+      for (int i = 0; i < NVAR; i++)
+        if (vars[i].ran)
+          printf(" %s %.3f - %.3f%s", var_names[i], vars[i].wait_lo, vars[i].wait_hi,
+                 i + 1 < NVAR && vars[i + 1].ran ? ";" : "");
+      printf("\n");
+    }
     if (tiered)
       printf("tiers: %d fast slots; host %d slots, %ld writes, %ld reads (%ld read ahead, %ld from "
              "the staging copy; copies %s; %.3f s, %.3f s), costs %.3g / %.3g steps (%s); "
@@ -1015,9 +1040,9 @@ static int bench(const bench_opts *o, int *failed, int *badargs)
       const variant *v = &vars[i];
       if (!v->ran) continue;
       printf("%s{\"mode\":\"%s\",\"slots\":%d,\"time\":%.6e,\"ratio_to_forward\":%.6f,"
-             "\"alloc_peak\":%zu,\"rss_after\":%zu",
+             "\"alloc_peak\":%zu,\"rss_after\":%zu,\"halo_wait\":[%.4f,%.4f]",
              first ? "" : ",", var_names[i], v->kind == VAR_BINOMIAL ? o->slots : 0, v->t_total,
-             v->t_total / fw->t_total, v->alloc_peak, v->rss_after);
+             v->t_total / fw->t_total, v->alloc_peak, v->rss_after, v->wait_lo, v->wait_hi);
       if (v->kind != VAR_FORWARD)
         printf(",\"t_forward\":%.6e,\"t_backward\":%.6e,\"advances\":%ld,\"t_lc\":%lld,"
                "\"recomputed_steps\":%ld,\"recomp_per_step\":%.6f,\"recomp_per_step_theory\":%.6f,"

@@ -18,7 +18,9 @@
 #                 "speedup":{"forward":[..],"binomial":[..],"store":[..]},
 #                 "speedup_rounds":{"binomial":[[..round 1..],..],..},"rounds":R,..}
 # (speedups listed per rank count, the median over the rounds, null where a variant did not
-# run). Exit status: 0; 1 when a run failed (its output is printed); 2 on a bad command line.
+# run). Before it, per round, the halo waits of the least and the most waiting rank (shares of the
+# forward and binomial times; a wide range: one rank was slower). Exit status: 0; 1 when a run
+# failed (its output is printed); 2 on a bad command line.
 set -u
 bench=""
 ranks="1 2"
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
   -n) rounds="$2"; shift 2 ;;
   -o) logdir="$2"; shift 2 ;;
   --) shift; break ;;
-  -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
   *) echo "run_pde_scaling.sh: unknown option '$1' (bench_pde flags go after --)" >&2; exit 2 ;;
   esac
 done
@@ -125,6 +127,16 @@ if rounds > 1:
             print(f"speedup {m:8s} at {run['ranks']} ranks, per round: "
                   + " ".join(f"{x:.2f}" for x in xs)
                   + f"; median {statistics.median(xs):.2f} (min {min(xs):.2f}, max {max(xs):.2f})")
+# halo waits (bench_pde's halo_wait: least and most waiting rank's share of the variant's time):
+# a wide range says a rank was slower that round (each step waits for the slowest neighbour)
+for i, run in enumerate(runs[1:], 1):
+    for m in ("forward", "binomial"):
+        ws = [next((v.get("halo_wait") for v in rr[i]["variants"] if v["mode"] == m), None)
+              for rr in allruns]
+        if any(w is None for w in ws):
+            continue
+        print(f"halo waits {m:8s} at {run['ranks']} ranks, per round (least - most waiting "
+              "rank): " + " ".join(f"{w[0]:.2f}-{w[1]:.2f}" for w in ws))
 same = all(r["J"] == base["J"] for rr in allruns for r in rr)
 rel = lambda a, b: abs(a - b) / max(abs(a), abs(b), 1e-300)
 dj = max(rel(r["J"], base["J"]) for rr in allruns for r in rr)
