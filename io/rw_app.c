@@ -840,10 +840,12 @@ int rw_app_solve(rw_app *app, rw_problem prob, rw_stepper st, N_Vector y, rw_mon
           have == RW_REVERSE_INVERSE    ? "an exact inverse step"
           : have == RW_REVERSE_BACKWARD ? "only a backward (negative-size) step, no exact inverse"
                                         : "no reverse step",
-          want == RW_REVERSE_INVERSE ? "use adjoint_mode backsolve with a Runge-Kutta stepper"
-          : have == RW_REVERSE_INVERSE
-              ? "use adjoint_mode reversible with this stepper"
-              : "use a checkpointing adjoint_mode (checkpoint or store) with this stepper");
+          /* a stepper with no reverse step at all (the SDE steppers) takes neither memory-free
+           * mode, whichever was asked: the advice is a checkpointing one */
+          have != RW_REVERSE_INVERSE && have != RW_REVERSE_BACKWARD
+              ? "use a checkpointing adjoint_mode (checkpoint or store) with this stepper"
+          : want == RW_REVERSE_INVERSE ? "use adjoint_mode backsolve with a Runge-Kutta stepper"
+                                       : "use adjoint_mode reversible with this stepper");
       return rw_app_deck_error(app, "adjoint_mode,stepper");
     }
     if (opt.ram_bytes > 0) {

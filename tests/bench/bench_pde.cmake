@@ -110,14 +110,15 @@ add_test(NAME bench_pde_badflag
 set_tests_properties(bench_pde_badflag PROPERTIES LABELS "bench;smoke"
   ENVIRONMENT "${REWIND_TEST_ENV}" TIMEOUT 60)
 # run_pde_scaling.sh on a tiny case, two rounds: the script keeps working (each round's
-# speedups and their median, J equal at both rank counts bit for bit).
+# speedups and their median, each round's halo waits of the least and most waiting rank, J
+# equal at both rank counts bit for bit).
 add_test(NAME bench_pde_scaling_smoke
   COMMAND ${PROJECT_SOURCE_DIR}/tests/bench/run_pde_scaling.sh -b $<TARGET_FILE:bench_pde> -n 2
           -o ${CMAKE_CURRENT_BINARY_DIR}/pde_scaling_smoke
           -- --problem grayscott --n 16 --steps 10 --slots 4)
 set_tests_properties(bench_pde_scaling_smoke PROPERTIES LABELS "bench;smoke" TIMEOUT 120
   ENVIRONMENT "${REWIND_TEST_ENV};MPIEXEC=${MPIEXEC_EXECUTABLE}"
-  PASS_REGULAR_EXPRESSION "speedup binomial at 2 ranks, per round: [0-9.]+ [0-9.]+; median [0-9.]+ .*J at every size: bitwise equal.*SCALING_JSON .*\"rounds\":2"
+  PASS_REGULAR_EXPRESSION "speedup binomial at 2 ranks, per round: [0-9.]+ [0-9.]+. median [0-9.]+ .*halo waits binomial at 2 ranks, per round \\(least - most waiting rank\\): [0-9.]+-[0-9.]+ [0-9.]+-[0-9.]+.*J at every size: bitwise equal.*SCALING_JSON .*\"rounds\":2"
   FAIL_REGULAR_EXPRESSION "failed|not found")
 # ab_libs.sh (builds of librewind alternated on one benchmark) on a tiny stage bench, the
 # build's own library as both builds, as a singleton and on two ranks: the script keeps working

@@ -56,7 +56,7 @@ foreach(app IN LISTS IN_APPS)
       FORBID "objective J|grid on"
       COMMAND ${exe} -N 16 -stepper heun -dt 1e300 -output ${IN_OUT}/${app}_dt_unstable_np${np}.h5)
     rewind_mpi_expect(inputs_${app}_dt_warn_np${np} NP ${np} RC nonzero
-      REGEX "warning: dt = 1e\\+300; one step of tf - t0 = 1e\\+300 exceeds the explicit stability limit [0-9.e+-]+ of stepper rk4 by a factor [0-9.e+]+.*blew up at step 1 "
+      REGEX "warning: dt = 1e\\+300 exceeds the explicit stability limit [0-9.e+-]+ of stepper rk4 by a factor [0-9.e+]+ \\(stability_check: warn\\).*blew up at step 1 "
       FORBID "objective J"
       COMMAND ${exe} -N 16 -dt 1e300 -tf 1e300 -stability_check warn -output ${IN_OUT}/${app}_dt_warn_np${np}.h5)
     rewind_mpi_expect(inputs_${app}_blowup_early_np${np} NP ${np} RC nonzero
