@@ -47,7 +47,9 @@ string(REPEAT "a" 5000 deck_long)
 deck_app_bad(long_output heat
   "output = 'a+\\.\\.\\.' \\(from command line\\) is 5003 bytes long; a string value has at most 4095"
   -output ${deck_long}.h5)
-string(REPEAT "1" 5000 deck_digits)
+# (under the deck's 4095, past the app's buffer for the cost: 5000 digits met the deck's limit
+# first, which the regex, checked only up to its semicolon until 2026-12-02, did not notice)
+string(REPEAT "1" 300 deck_digits)
 deck_app_bad(long_string_for_buffer heat
-  "checkpoint_write_cost = '1+\\.\\.\\.' \\(from command line\\) is 5000 bytes long; this key takes at most [0-9]+"
+  "checkpoint_write_cost = '1+\\.\\.\\.' \\(from command line\\) is 300 bytes long; this key takes at most [0-9]+"
   -checkpoint_write_cost ${deck_digits} -output ${DECK_OUT}/long_string_for_buffer.h5)
