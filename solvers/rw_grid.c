@@ -126,6 +126,15 @@ struct rw_grid_s {
 static void rw_grid_mpi_done(rw_grid g);
 static int rw_grid_slabs_suit(const rw_grid_config *cfg, int size);
 
+/* MPI_Waitall on k of the grid's halo requests, its time added to g->halo_wait. */
+static int rw_grid_waitall(rw_grid g, int k, MPI_Request *r)
+{
+  const double t0 = MPI_Wtime();
+  RW_CALL_MPI(MPI_Waitall(k, r, MPI_STATUSES_IGNORE));
+  g->halo_wait += MPI_Wtime() - t0;
+  return 0;
+}
+
 /* A ghosted row's nodes along dimension 0 for `count` owned ones: rows of whole cache lines
  * (rw_grid_ghosted_alloc). */
 static long rw_grid_row_nodes(const rw_grid_config *cfg, long count)
@@ -794,9 +803,7 @@ static int rw_grid_post(rw_grid g, double *gv)
 
 int rw_grid_exchange_end(rw_grid g, double *gv)
 {
-  const double t0 = MPI_Wtime();
-  RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
-  g->halo_wait += MPI_Wtime() - t0;
+  RW_CALL(rw_grid_waitall(g, g->nreq, g->req));
   int msgs = g->nreq > 0;
   g->nreq = 0;
   rw_grid_mpi_done(g);
@@ -850,9 +857,7 @@ int rw_grid_exchange_adjoint(rw_grid g, double *gadj, N_Vector out)
                             g->cart, &g->req[g->nreq++]));
     }
   }
-  const double t0 = MPI_Wtime();
-  RW_CALL_MPI(MPI_Waitall(g->nreq, g->req, MPI_STATUSES_IGNORE));
-  g->halo_wait += MPI_Wtime() - t0;
+  RW_CALL(rw_grid_waitall(g, g->nreq, g->req));
   g->nreq = 0;
   rw_grid_mpi_done(g);
   if (g->on_dev && !direct) RW_CALL(rw_grid_dev_span_copy(g, RW_COPY_H2D, 1));
@@ -1590,10 +1595,7 @@ static int rw_grid_wave_halo_wait(rw_grid g, MPI_Request *r, int *n)
   if (*n == 0) return 0;
   const int k = *n;
   *n = 0;
-  const double t0 = MPI_Wtime();
-  RW_CALL_MPI(MPI_Waitall(k, r, MPI_STATUSES_IGNORE));
-  g->halo_wait += MPI_Wtime() - t0;
-  return 0;
+  return rw_grid_waitall(g, k, r);
 }
 
 /* The end of a sweep (also one that failed): every halo message it posted complete. */

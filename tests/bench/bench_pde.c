@@ -368,7 +368,6 @@ typedef struct {
   int counts_ok, J_same;   /* counts equal the theory; J equals the forward solve's bitwise */
 } variant;
 
-/* Runs variant v `repeat` times from y0; keeps the first run's results and the median times. */
 /* This rank's halo waits so far on the problem's grids (heat's adjoint sweep runs on a grid of
  * its own). */
 static double halo_wait(const pde_setup *S, const bench_opts *o)
@@ -378,6 +377,7 @@ static double halo_wait(const pde_setup *S, const bench_opts *o)
   return rw_grid_halo_wait(ug) + (ag && ag != ug ? rw_grid_halo_wait(ag) : 0.0);
 }
 
+/* Runs variant v `repeat` times from y0; keeps the first run's results and the median times. */
 static int run_variant(const pde_setup *S, rw_stepper st, const bench_opts *o,
                        const rw_adjoint_options *base, N_Vector y, double *tbuf, variant *v)
 {
