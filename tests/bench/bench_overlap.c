@@ -153,15 +153,29 @@ int main(int argc, char **argv)
       MPI_Finalize();
       return 0;
     }
-    if (!dst || i + 1 >= argc || parse_long(argv[i + 1], 1, dst)) {
-      fprintf(stderr, "%s: %s '%s'\n", argv[0], dst ? "invalid value for" : "unknown option", a);
+    if (!dst) {
+      fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
       usage(stderr, argv[0]);
+      MPI_Finalize();
+      return 2;
+    }
+    if (i + 1 >= argc || parse_long(argv[i + 1], 1, dst)) {
+      fprintf(stderr, "%s: %s needs a positive integer (given: %s)\n", argv[0], a,
+              i + 1 < argc ? argv[i + 1] : "nothing");
       MPI_Finalize();
       return 2;
     }
     i++;
   }
   if (o.ahead < 0) o.ahead = o.layer;
+  if (o.mib > 65536 || o.streams > 64 || o.layer > (1L << 24) || o.steps > 100000) {
+    fprintf(stderr,
+            "%s: at most --mib 65536, --streams 64, --layer %ld and --steps 100000 (--mib %ld, "
+            "--streams %ld, --layer %ld, --steps %ld)\n",
+            argv[0], 1L << 24, o.mib, o.streams, o.layer, o.steps);
+    MPI_Finalize();
+    return 2;
+  }
   if (o.layer % 8 != 0 || o.mib * 131072 / (o.streams * o.layer) < 4) {
     fprintf(stderr,
             "%s: --layer must be a multiple of 8, and --mib give each stream at least 4 layers "
