@@ -18,8 +18,8 @@
  * time is simply added. Run by hand for numbers (Release build):
  *   build/release/tests/bench/bench_overlap
  * ctest runs a tiny smoke case so the program keeps building and running. */
-#define _GNU_SOURCE /* MAP_ANONYMOUS, MADV_HUGEPAGE */
-#include "bench_util.h"
+#define _GNU_SOURCE     /* MAP_ANONYMOUS, MADV_HUGEPAGE */
+#include "bench_util.h" /* parse_long, mib (it includes mpi.h: the target links MPI) */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -137,7 +137,6 @@ static void usage(FILE *f, const char *prog)
 
 int main(int argc, char **argv)
 {
-  MPI_Init(&argc, &argv); /* bench_util.h's helpers are MPI's; one rank is enough here */
   options o = {16, 4, 50, 1024, 5, -1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -150,19 +149,16 @@ int main(int argc, char **argv)
                                           : NULL;
     if (!strcmp(a, "--help")) {
       usage(stdout, argv[0]);
-      MPI_Finalize();
       return 0;
     }
     if (!dst) {
       fprintf(stderr, "%s: unknown option '%s'\n", argv[0], a);
       usage(stderr, argv[0]);
-      MPI_Finalize();
       return 2;
     }
     if (i + 1 >= argc || parse_long(argv[i + 1], 1, dst)) {
       fprintf(stderr, "%s: %s needs a positive integer (given: %s)\n", argv[0], a,
               i + 1 < argc ? argv[i + 1] : "nothing");
-      MPI_Finalize();
       return 2;
     }
     i++;
@@ -173,7 +169,6 @@ int main(int argc, char **argv)
             "%s: at most --mib 65536, --streams 64, --layer %ld and --steps 100000 (--mib %ld, "
             "--streams %ld, --layer %ld, --steps %ld)\n",
             argv[0], 1L << 24, o.mib, o.streams, o.layer, o.steps);
-    MPI_Finalize();
     return 2;
   }
   if (o.layer % 8 != 0 || o.mib * 131072 / (o.streams * o.layer) < 4) {
@@ -181,7 +176,6 @@ int main(int argc, char **argv)
             "%s: --layer must be a multiple of 8, and --mib give each stream at least 4 layers "
             "of --layer doubles (--mib %ld, --streams %ld, --layer %ld)\n",
             argv[0], o.mib, o.streams, o.layer);
-    MPI_Finalize();
     return 2;
   }
   const long NL = o.mib * 131072 / (o.streams * o.layer);
@@ -193,7 +187,6 @@ int main(int argc, char **argv)
   if (!st || !cached || !w || !out) {
     fprintf(stderr, "%s: cannot map %.1f MiB for %ld steps of streams\n", argv[0],
             mib(per_step * (size_t)o.steps * sizeof(double)), o.steps);
-    MPI_Finalize();
     return 1;
   }
   double best[NVAR], sink = 0.0;
@@ -222,6 +215,5 @@ int main(int argc, char **argv)
          "\"sink\":%.3g}\n",
          o.steps, o.streams, o.layer, per_step * sizeof(double), WORK_TERMS, o.ahead, best[V_WORK],
          best[V_STREAM], best[V_BOTH], best[V_PREFETCHED], hid, hidp, sink);
-  MPI_Finalize();
   return 0;
 }
