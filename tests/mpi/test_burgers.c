@@ -207,7 +207,7 @@ static double taylor_min_order(const double *res, int n)
 {
   double m = INFINITY;
   for (int k = 0; k + 1 < n; k++)
-    m = fmin(m, log2(res[k] / res[k + 1]));
+    m = rw_test_min(m, log2(res[k] / res[k + 1]));
   return m;
 }
 
@@ -299,8 +299,8 @@ static void test_ranks(bg_fx *f, const char *method)
     double *sy = rw_test_gather(s.g, s.dy0, &n2);
     double my = 0.0, dy = 0.0;
     for (long i = 0; i < ny; i++) {
-      my = fmax(my, fabs(sy[i]));
-      dy = fmax(dy, fabs(sy[i] - gy[i]));
+      my = rw_test_max(my, fabs(sy[i]));
+      dy = rw_test_max(dy, fabs(sy[i] - gy[i]));
     }
     r[0] = rel(J, Js);
     r[1] = rel(A, As);

@@ -496,7 +496,7 @@ static void taylor_tests(rw_context ctx, int dim, long n, rw_gs_objective obj, i
       rem = fabs(J - J0 - s * gd);
       if (i > 0) {
         double o = log2(prev / rem);
-        omin = fmin(omin, o), omax = fmax(omax, o);
+        omin = rw_test_min(omin, o), omax = rw_test_max(omax, o);
         size_t l = strlen(orders);
         snprintf(orders + l, sizeof orders - l, "%s%.3f", i > 1 ? " " : "", o);
       }
@@ -583,13 +583,13 @@ static void rank_tests(int dim, long n, rw_gs_objective obj)
     solve(MPI_COMM_SELF, dim, n, obj, &b);
     double worst = relerr(a.J, b.J), gmax = 0.0, dmax = 0.0;
     for (int k = 0; k < 4; k++)
-      worst = fmax(worst, relerr(a.g[k], b.g[k]));
+      worst = rw_test_max(worst, relerr(a.g[k], b.g[k]));
     long ydiff = 0, gdiff = 0;
     for (long i = 0; i < a.n; i++) {
       ydiff += a.y[i] != b.y[i];
       gdiff += a.gy[i] != b.gy[i];
-      gmax = fmax(gmax, fabs(b.gy[i]));
-      dmax = fmax(dmax, fabs(a.gy[i] - b.gy[i]));
+      gmax = rw_test_max(gmax, fabs(b.gy[i]));
+      dmax = rw_test_max(dmax, fabs(a.gy[i] - b.gy[i]));
     }
     int jbit = a.J == b.J;
     ok = worst <= 1e-12 && ydiff == 0 && dmax <= 1e-14 * gmax && (obj != RW_GS_POINT || jbit);

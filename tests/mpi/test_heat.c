@@ -20,20 +20,13 @@
  * Prints one line per configuration and check on rank 0; exits 1 on any failure. */
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_heat.h"
+#include "rw_mpi_test.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(expr)                                                                                \
-  do {                                                                                             \
-    if ((expr) != 0) {                                                                             \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, rw_error_message());    \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
-    }                                                                                              \
-  } while (0)
 
 static int fails;
 static const char *bcname[] = {"periodic", "dirichlet", "neumann"};
@@ -649,7 +642,7 @@ static void check_taylor(MPI_Comm comm, int dim, rw_bc bc)
       double J = fx_J(&f, dir == 0 ? dk : NULL, dir == 1 ? dy : NULL, dir == 2 ? 1.0 : 0.0, e);
       rem[i] = fabs(J - J0 - e * gd);
       ord[i] = i ? log2(prev / rem[i]) : 0.0;
-      if (i) minord = fmin(minord, ord[i]), maxord = fmax(maxord, ord[i]);
+      if (i) minord = rw_test_min(minord, ord[i]), maxord = rw_test_max(maxord, ord[i]);
       prev = rem[i];
     }
     expect(f.ctx, minord > 1.8 && maxord < 2.2,
@@ -752,8 +745,8 @@ static double maxrel(const double *a, const double *b, long n)
 {
   double num = 0.0, den = 0.0;
   for (long i = 0; i < n; i++) {
-    num = fmax(num, fabs(a[i] - b[i]));
-    den = fmax(den, fmax(fabs(a[i]), fabs(b[i])));
+    num = rw_test_max(num, fabs(a[i] - b[i]));
+    den = rw_test_max(den, rw_test_max(fabs(a[i]), fabs(b[i])));
   }
   return den == 0.0 ? 0.0 : num / den;
 }

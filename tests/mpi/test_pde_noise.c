@@ -268,7 +268,7 @@ static void taylor_test(rw_context ctx, kind k, const char *method)
       rem = fabs(J - J0 - s * gd);
       if (i > 0) {
         double o = log2(prev / rem);
-        omin = fmin(omin, o), omax = fmax(omax, o);
+        omin = rw_test_min(omin, o), omax = rw_test_max(omax, o);
         size_t l = strlen(orders);
         snprintf(orders + l, sizeof orders - l, "%s%.3f", i > 1 ? " " : "", o);
       }
@@ -368,8 +368,8 @@ static double field_diff(const double *a, const double *b, long n, long *ndiff)
   *ndiff = 0;
   for (long i = 0; i < n; i++) {
     *ndiff += a[i] != b[i];
-    dmax = fmax(dmax, fabs(a[i] - b[i]));
-    bmax = fmax(bmax, fabs(b[i]));
+    dmax = rw_test_max(dmax, fabs(a[i] - b[i]));
+    bmax = rw_test_max(bmax, fabs(b[i]));
   }
   return bmax > 0.0 ? dmax / bmax : dmax;
 }

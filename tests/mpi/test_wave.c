@@ -295,7 +295,7 @@ static double taylor_min_order(const double *res, int n)
 {
   double m = INFINITY;
   for (int k = 0; k + 1 < n; k++)
-    m = fmin(m, log2(res[k] / res[k + 1]));
+    m = rw_test_min(m, log2(res[k] / res[k + 1]));
   return m;
 }
 
@@ -411,12 +411,12 @@ static void test_ranks(wave_fx *f)
     double *sy = rw_test_gather(s.gs, s.dy0, &n2);
     double mc = 0.0, dc = 0.0, my = 0.0, dy = 0.0;
     for (long i = 0; i < nc; i++) {
-      mc = fmax(mc, fabs(sc[i]));
-      dc = fmax(dc, fabs(sc[i] - gc[i]));
+      mc = rw_test_max(mc, fabs(sc[i]));
+      dc = rw_test_max(dc, fabs(sc[i] - gc[i]));
     }
     for (long i = 0; i < ny; i++) {
-      my = fmax(my, fabs(sy[i]));
-      dy = fmax(dy, fabs(sy[i] - gy[i]));
+      my = rw_test_max(my, fabs(sy[i]));
+      dy = rw_test_max(dy, fabs(sy[i] - gy[i]));
     }
     r[0] = rel(J, Js);
     r[1] = rel(A, As);
