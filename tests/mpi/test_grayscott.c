@@ -445,6 +445,67 @@ static void wave_default_tests(rw_context ctx, long n, int must)
   rw_problem_destroy(&prob);
 }
 
+/* 1c. The sweeps with every other tableau (the waves take any explicit method's plan; the cases
+ * above are RK4's, whose adjoint stages combine at most two terms): for euler, heun, ssprk3,
+ * rk38 (adjoint stages of up to four terms) and dopri5 (six stages as a fixed-step method, its
+ * FSAL stage dropped; b_2 = 0), a step keeping its stages and the adjoint step from them, a step
+ * keeping its stages and the adjoint step recomputing them, and a step in place, with windows of
+ * 1 and 2 layers, against the stage-by-stage steps bit for bit (y_{n+1}, every stage, lambda and
+ * dJ/dp). On one rank every step must sweep (each of these methods has an adjoint plan: every
+ * stage reaches y_{n+1}), the recomputing adjoint step as a pair of sweeps where the block
+ * holds the pair's reach ((2 s - 1) G layers, rw_grid_pair_suits; else as two sweeps); on more
+ * ranks the blocks may be too thin for the wave and the check is the same equality. */
+static void wave_tableau_tests(rw_context ctx, int dim, long n)
+{
+  static const char *const names[] = {"euler", "heun", "ssprk3", "rk38", "dopri5"};
+  rw_problem prob = make(ctx, dim, n, RW_GS_POINT, 1);
+  rw_grid g = rw_gs_grid(prob);
+  N_Vector y, *v = NULL; /* w, then y_{n+1} and lambda with the wave off and on */
+  CHECK(rw_problem_new_state(prob, &y));
+  CHECK(rw_vec_clone_array(y, 5, &v));
+  const double by[2] = {0.6, 0.25}, ay[2] = {0.3, 0.2}, b0[2] = {0, 0}, a1[2] = {1, 1};
+  fill(prob, y, 31, 1, by, ay);
+  fill(prob, v[0], 32, 0, b0, a1);
+  N_Vector f[2] = {v[1], v[2]}, l[2] = {v[3], v[4]};
+  for (size_t m = 0; m < sizeof names / sizeof names[0]; m++) {
+    const rw_tableau *tab = rw_tableau_find(names[m]);
+    rw_stepper st = NULL;
+    CHECK(rw_stepper_create_erk(prob, tab, &st));
+    int se = tab->stages; /* the stages a fixed step evaluates */
+    while (se > 1 && tab->b[se - 1] == 0.0)
+      se--;
+    const int pair = 2 * se - 1 <= n; /* on one rank (periodic: its own neighbour), G = 1 */
+    for (long win = 1; win <= 2; win++) {
+      long rs = 0, rr = 0, ri = 0, pairs = rw_grid_wave_pairs(g);
+      int bad = wave_pair(rw_context_comm(ctx), st, g, 0.7, win, 1, y, v[0], f, l, &rs);
+      bad += wave_pair(rw_context_comm(ctx), st, g, 0.7, win, 0, y, v[0], f, l, &rr);
+      pairs = rw_grid_wave_pairs(g) - pairs;
+      for (int on = 0; on < 2; on++) { /* then a step in place, nothing kept */
+        rw_grid_set_wave(g, on ? win : -1);
+        const long r0 = rw_grid_waves(g);
+        CHECK(rw_stepper_step(st, 0.7, 0.5, f[on], f[on], NULL, NULL));
+        ri += on ? rw_grid_waves(g) - r0 : 0;
+      }
+      rw_grid_set_wave(g, 0);
+      int nbad = memcmp(rw_vec_data(f[0]), rw_vec_data(f[1]), rw_vec_bytes(y)) != 0;
+      MPI_Allreduce(MPI_IN_PLACE, &nbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
+      bad += nbad;
+      /* on one rank: stored 1 + 1, recomputing 1 + 2 (a pair, or the two apart), in place 1 */
+      const int swept = size > 1 || (rs == 2 && rr == 3 && ri == 1 && pairs == pair);
+      report(bad == 0 && swept,
+             "%s (%d stages) steps and adjoint steps as sweeps %dD N=%ld on %d ranks, %ld layers "
+             "per window: %s the stage-by-stage steps (sweeps on rank 0: %ld keeping the stages "
+             "and from them, %ld keeping them and recomputing them (%ld pair), %ld in place)",
+             names[m], se, dim, n, size, win, bad ? "DIFFER from" : "bit for bit", rs, rr, pairs,
+             ri);
+    }
+    rw_stepper_destroy(&st);
+  }
+  rw_vec_destroy_array(&v, 5);
+  rw_vec_destroy(&y);
+  rw_problem_destroy(&prob);
+}
+
 /* J after `steps` RK4 steps of 0.5 from y0 + s dy (dy may be NULL) with parameters p. */
 static double forward_J(rw_problem prob, rw_stepper st, const rw_adjoint_options *opt, N_Vector y0,
                         N_Vector dy, double s, N_Vector work)
@@ -673,6 +734,8 @@ int main(int argc, char **argv)
   taylor_tests(ctx, 3, 8, RW_GS_U2, 1);
   wave_default_tests(ctx, 256, 2);
   wave_default_tests(ctx, 160, 1);
+  wave_tableau_tests(ctx, 2, 20);
+  wave_tableau_tests(ctx, 3, 10);
   checkpoint_tests(ctx, 2, 24);
   checkpoint_tests(ctx, 3, 8);
   rw_context_destroy(&ctx);
