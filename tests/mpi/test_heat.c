@@ -86,6 +86,9 @@ static void fill(rw_problem prob, N_Vector v, double a, double b, int seed)
  * gradient reads the stored state's row where it lies and forms its last node's high face from
  * the row's ghost (heat_adj_vec's ghu), where a remainder has it copied between its ghosts. */
 static long row_len = 0;
+/* The layers along z in 3-D when set (0: 7). 6 on 2 ranks gives blocks of 3 layers: a 3-stage
+ * sweep on either rank reaches the other's layer inside the domain's face, below and above. */
+static long nz_len = 0;
 
 static rw_heat_config config(int dim, rw_bc bc)
 {
@@ -94,7 +97,9 @@ static rw_heat_config config(int dim, rw_bc bc)
   rw_heat_config c;
   memset(&c, 0, sizeof c);
   c.dim = dim;
-  c.n[0] = row_len > 0 ? row_len : dim == 2 ? 13 : 9, c.n[1] = dim == 2 ? 11 : 8, c.n[2] = 7;
+  c.n[0] = row_len > 0 ? row_len : dim == 2 ? 13 : 9;
+  c.n[1] = dim == 2 ? 11 : 8;
+  c.n[2] = nz_len > 0 ? nz_len : 7;
   c.length[0] = 1.0, c.length[1] = 0.8, c.length[2] = 0.7;
   c.bc = bc;
   c.boundary_value = bc == RW_BC_DIRICHLET ? 0.3 : 0.0;
@@ -204,7 +209,9 @@ static void check_vjps(MPI_Comm comm, int dim, rw_bc bc)
   const double eps = 1e-6;
   char tag[64];
   snprintf(tag, sizeof tag, "%dD %-9s np %d%s", dim, bcname[bc], rw_context_size(f.ctx),
-           row_len > 0 ? " x16" : "");
+           row_len > 0  ? " x16"
+           : nz_len > 0 ? " z6"
+                        : "");
 
   /* state */
   CHECK(rw_problem_jvp(prob, t, u, v, NULL, Jv));
@@ -914,6 +921,9 @@ int main(int argc, char **argv)
     for (int b = 0; b < 3; b++)
       check_vjps(MPI_COMM_WORLD, dim, (rw_bc)b);
   row_len = 0;
+  nz_len = 6; /* 3-D Neumann on blocks as thin as a 3-stage sweep's reach (the tableau sweeps) */
+  check_vjps(MPI_COMM_WORLD, 3, RW_BC_NEUMANN);
+  nz_len = 0;
   if (argc > 1 && strcmp(argv[1], "-time") == 0) {
     time_rhs(MPI_COMM_WORLD, 2);
     time_rhs(MPI_COMM_WORLD, 3);
