@@ -77,6 +77,11 @@ rewind_mpi_expect(neuralode_p0_disk NP 2 RC zero
   COMMAND ${NODE} ${NODE_P0} -dt 0.01 -adjoint_mode checkpoint -checkpoint_slots 2
     -checkpoint_disk_slots 4 -checkpoint_dir ${NODE_OUT}/ckpt ${NODE_REF100}
     -output ${NODE_OUT}/disk.h5)
+# ... and the disk tier's gradients are the store mode's, bit for bit (the same run on the
+# same 2 ranks, every state kept in RAM): dJ/dtheta and dJ/dy0 from the two HDF5 results.
+rewind_h5_same(neuralode_p0_disk_same_store ${NODE_OUT}/disk.h5 ${NODE_OUT}/n100_np2.h5
+  DATASETS /gradient/dJdtheta /gradient/dJdy0
+  DEPENDS neuralode_p0_disk neuralode_p0_n100_store_np2)
 rewind_mpi_expect(neuralode_p0_adaptive NP 2 RC zero
   REGEX "adaptive: [0-9]+ accepted.*reference gradient: [^=]*= [0-9.]+e-(0[5-9]|[1-9][0-9])"
   COMMAND ${NODE} ${NODE_P0} -stepper dopri5 -adaptive true -rtol 1e-6 -atol 1e-6 -dt 0.01
