@@ -29,6 +29,13 @@ rewind_mpi_expect(burgers_app_device NP 2 RC zero REGEX "device: emulated.*dJ/dn
 rewind_h5_same(burgers_app_device_same ${BURGERS_OUT}/burgers_default.h5
   ${BURGERS_OUT}/burgers_device.h5 DATASETS /gradient/dJdy0
   DEPENDS burgers_app_default burgers_app_device)
+# The viscosity frozen (key differentiate): dJ/dy0 alone, the default run's bit for bit.
+rewind_mpi_expect(burgers_app_frozen NP 2 RC zero
+  REGEX "\\|dJ/dy0\\|_2 .*not differentiated +nu \\(key differentiate\\)" FORBID "dJ/dnu"
+  COMMAND ${BURGERS} -output ${BURGERS_OUT}/burgers_frozen.h5 -tf 0.1 -differentiate y0)
+rewind_h5_same(burgers_app_frozen_same ${BURGERS_OUT}/burgers_default.h5
+  ${BURGERS_OUT}/burgers_frozen.h5 DATASETS /gradient/dJdy0
+  DEPENDS burgers_app_default burgers_app_frozen)
 rewind_mpi_expect(burgers_app_steep NP 2 RC zero REGEX "ssprk3.*dJ/dnu"
   COMMAND ${BURGERS} ${BURGERS_DECKS}/decks/steep.yaml -output ${BURGERS_OUT}/steep.h5 -tf 0.01)
 rewind_mpi_expect(burgers_app_small NP 1 RC zero REGEX "dJ/dnu"
