@@ -35,13 +35,11 @@ rewind_mpi_expect(grayscott_app_subnormal_flushed_store NP 2 RC zero
   REGEX "adjoint mode store.*\\(subnormals flushed to zero\\)"
   COMMAND ${GS} -output ${GS_OUT}/gs_subfs.h5 -N 256 -dt 0.03125 -tf 3 -output_every 0
     -flush_subnormals true -adjoint_mode store)
-find_program(REWIND_H5DIFF h5diff)
-if(REWIND_H5DIFF)
-  add_test(NAME grayscott_subnormal_flushed_bitwise
-    COMMAND ${REWIND_H5DIFF} -q ${GS_OUT}/gs_subf.h5 ${GS_OUT}/gs_subfs.h5 /gradient /gradient)
-  set_tests_properties(grayscott_subnormal_flushed_bitwise PROPERTIES
-    DEPENDS "grayscott_app_subnormal_flushed;grayscott_app_subnormal_flushed_store")
-endif()
+# (registered always: without h5py the comparison exits 77, skipped, and says why; until
+# 2026-12-02 an h5diff test here was silently left out where h5diff was missing)
+rewind_h5_same(grayscott_subnormal_flushed_bitwise ${GS_OUT}/gs_subf.h5 ${GS_OUT}/gs_subfs.h5
+  DATASETS /gradient
+  DEPENDS grayscott_app_subnormal_flushed grayscott_app_subnormal_flushed_store)
 rewind_mpi_expect(grayscott_app_u2 NP 2 RC zero REGEX "integral of u\\^2.*dJ/dkappa.*adjoint mode store"
   COMMAND ${GS} ${GS_DECKS}/u2.yaml -output ${GS_OUT}/gs_u2.h5 -tf 5 -N 16)
 # 2 ranks split the slowest dimension (z in 3-D, y in 2-D: rw_grid), so faces are whole planes
