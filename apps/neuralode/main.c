@@ -411,6 +411,24 @@ static int run_gradient(rw_app *app, model *m, const dataset *data)
     pf.B = batch, pf.D = 2, pf.T = data->T;
     pf.y0 = data->start, pf.targets = data->end; /* the first `batch` pairs */
   }
+  { /* every rank integrates at least one trajectory (the same answer on every rank) */
+    const int size = rw_context_size(app->ctx);
+    if (batch < size) {
+      if (path[0])
+        (void)RW_ERROR(RW_ERR_DECK,
+                       "key 'problem_file': '%s' holds B = %ld trajectories, fewer than the %d "
+                       "ranks; every rank needs at least one: run on at most %ld rank%s",
+                       path, batch, size, batch, batch == 1 ? "" : "s");
+      else
+        (void)RW_ERROR(
+            RW_ERR_DECK,
+            "key 'batch' gives %ld trajectories (at most data_points), fewer than the "
+            "%d ranks; every rank needs at least one: batch >= %d, or at most %ld rank%s",
+            batch, size, size, batch, batch == 1 ? "" : "s");
+      ierr = rw_app_deck_error(app, path[0] ? "problem_file" : "batch,data_points");
+      goto cleanup;
+    }
+  }
   RW_TRY(model_create(app, m, batch));
   RW_TRY(model_load(m, pf.y0, pf.targets));
   RW_TRY(rw_app_open_output(app));
@@ -533,6 +551,11 @@ static int run_train(rw_app *app, model *m, const dataset *d)
   RW_CHECK(batch <= d->npts, RW_ERR_DECK,
            "key 'batch' = %ld (from %s) is larger than data_points = %ld", batch,
            rw_deck_source(app->deck, "batch"), d->npts);
+  RW_CHECK(batch >= rw_context_size(app->ctx), RW_ERR_DECK,
+           "key 'batch' = %ld (from %s) is fewer than the %d ranks; every rank needs at least one "
+           "trajectory: batch >= %d, or at most %ld rank%s",
+           batch, rw_deck_source(app->deck, "batch"), rw_context_size(app->ctx),
+           rw_context_size(app->ctx), batch, batch == 1 ? "" : "s");
   long iters = d->npts / batch; /* mini-batches per epoch */
   RW_TRY(model_create(app, m, batch));
   RW_TRY(rw_app_differentiate(app, m->prob));

@@ -95,6 +95,15 @@ static int run(rw_app *app)
 
   RW_TRY(rw_deck_get_string(deck, "problem", model, sizeof model));
   RW_TRY(rw_deck_get_int(deck, "ensemble", &ensemble));
+  if (ensemble < rw_context_size(app->ctx)) { /* the same answer on every rank */
+    (void)RW_ERROR(RW_ERR_DECK,
+                   "key 'ensemble' = %ld is fewer than the %d ranks; every rank integrates at "
+                   "least one member: ensemble >= %d, or at most %ld rank%s",
+                   ensemble, rw_context_size(app->ctx), rw_context_size(app->ctx), ensemble,
+                   ensemble == 1 ? "" : "s");
+    ierr = rw_app_deck_error(app, "ensemble");
+    goto cleanup;
+  }
   RW_TRY(rw_deck_get_real_array(deck, "y0", y0, &n2));
   RW_TRY(rw_deck_get_real_array(deck, "target", target, &nt));
   RW_CHECK_GOTO(n2 == 2 && nt == 2, RW_ERR_DECK,

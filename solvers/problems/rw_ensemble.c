@@ -146,6 +146,13 @@ int rw_ens_problem_init(rw_ens_problem *e, rw_context ctx, int kind, int dim, in
                         long members, const double *target, double wT, double wR)
 {
   int rank = rw_context_rank(ctx), size = rw_context_size(ctx);
+  /* a rank without a member would hold vectors of no entries, which SUNDIALS' parallel vector
+   * refuses (and the other ranks would wait for it in a collective): refused here, the same on
+   * every rank */
+  RW_CHECK(members >= size, RW_ERR_ARG,
+           "an ensemble of %ld members on %d ranks: every rank needs at least one member (at most "
+           "%ld ranks for it)",
+           members, size, members);
   long q = members / size, rem = members % size;
   e->kind = kind, e->dim = dim, e->np = np;
   e->nloc = q + (rank < rem ? 1 : 0);

@@ -112,6 +112,14 @@ node_bad(theta_out_unwritable "nonexistent.*theta_out from command line" -epochs
 node_bad(train_frozen_theta "mode train learns theta, so key 'differentiate' \\(from command line\\) must list theta"
   -epochs 1 -differentiate y0)
 node_bad(batch_too_large "key 'batch' = 1000 .* larger than data_points = 512" -batch 1000)
+# fewer trajectories than ranks: refused up front, naming the key (a rank with none aborted in
+# SUNDIALS' vector constructor)
+node_bad(batch_fewer_than_ranks
+  "key 'batch' = 1 \\(from command line\\) is fewer than the 2 ranks; every rank needs at least one trajectory"
+  -epochs 1 -data_points 4 -batch 1 -widths 2,4,2)
+node_bad(gradient_batch_fewer_than_ranks
+  "key 'batch' gives 1 trajectories .*fewer than the 2 ranks.*batch from command line"
+  -mode gradient -theta_file ${NODE_DATA}/p0_theta.bin -batch 1)
 node_bad(sde_without_noise "stepper em draws noise, and noise_amplitude is 0" -stepper em)
 node_bad(noise_with_ode_stepper "noise_amplitude 0.1 asks for a neural SDE, and stepper rk4"
   -noise_amplitude 0.1)

@@ -65,6 +65,13 @@ ode_bad(missing_file "nosuch.yaml.*cannot be read" ${OUTDIR}/nosuch.yaml)
 ode_bad(bad_stepper "stepper.*rk5.*euler" -stepper rk5)
 ode_bad(bad_interval "final time must be" -tf -1)
 ode_bad(blowup "not finite" -mu 1e5 -dt 0.5 -tf 50)
+# fewer members than ranks: refused up front (a rank with none used to hang the run in
+# mismatched collectives, or abort in SUNDIALS without naming the key)
+ode_bad(ensemble_fewer_than_ranks
+  "key 'ensemble' = 1 is fewer than the 2 ranks; every rank integrates at least one member: ensemble >= 2, or at most 1 rank \\(ensemble from command line\\)"
+  -ensemble 1 -tf 1)
+ode_bad(sde_paths_fewer_than_ranks "key 'ensemble' = 1 is fewer than the 2 ranks"
+  -problem ou -stepper em -ensemble 1 -tf 1)
 rewind_mpi_expect(ode_bad_unwritable NP 2 RC nonzero
   REGEX "directory '/nonexistent-dir' does not exist"
   COMMAND ${ODE} -output /nonexistent-dir/x.h5 -tf 0.1)

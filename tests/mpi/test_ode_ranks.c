@@ -85,6 +85,22 @@ int main(int argc, char **argv)
     free(dy);
   }
   MPI_Bcast(&fails, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (size > 1) { /* fewer members than ranks: refused on every rank, nothing made */
+    rw_context ctx;
+    CHECK(rw_context_create(MPI_COMM_WORLD, &ctx));
+    rw_ode_config cfg = {.model = "vanderpol", .ensemble = size - 1, .y0 = {2.0, 0.0}};
+    rw_problem prob = NULL;
+    const int ierr = rw_ode_problem_create(ctx, &cfg, &prob);
+    int ok = ierr == RW_ERR_ARG && prob == NULL && strstr(rw_error_message(), "at least one"),
+        all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (rank == 0)
+      printf("%s an ensemble of %d members on %d ranks refused on every rank: %s\n",
+             all ? "ok  " : "FAIL", size - 1, size, ierr ? rw_error_message() : "(accepted)");
+    if (!all) fails++;
+    rw_problem_destroy(&prob);
+    rw_context_destroy(&ctx);
+  }
   MPI_Finalize();
   return fails ? 1 : 0;
 }
