@@ -17,7 +17,7 @@ extern "C" {
 
 typedef struct {
   const char *model;      /* "vanderpol" or "lotkavolterra" */
-  long ensemble;          /* E >= 1 */
+  long ensemble;          /* E >= the rank count (every rank holds a member) */
   double y0[2];           /* initial state of member 0 */
   double spread;          /* member e starts at y0 + e * spread * (1, 0) */
   double target[2];       /* terminal target */

@@ -19,7 +19,7 @@ extern "C" {
 
 typedef struct {
   const char *model;      /* "ou" or "gbm" */
-  long paths;             /* M >= 1 */
+  long paths;             /* M >= the rank count (every rank holds a path) */
   double y0, spread;      /* component i starts at y0 + spread * i */
   double target;          /* terminal target */
   double terminal_weight; /* wT */
