@@ -224,6 +224,12 @@ static int run(rw_app *app)
   kmax = fmax(kmax, imax);
   double limit = rw_heat_stability_limit(prob, kmax), h[3];
   rw_grid_spacing(rw_heat_grid(prob), h);
+  /* a spacing so small that the limit underflows: no dt would do, so say what would */
+  RW_CHECK_GOTO(app->opt.adaptive || isnormal(limit), RW_ERR_DECK,
+                "the grid spacing h = %g (keys length = %g and n = %ld, from %s and %s) gives an "
+                "explicit stability limit h^2 / (2 dim kappa_max) of %g, too small for any step "
+                "dt > 0; use a longer length or fewer nodes",
+                h[0], length, n, rw_deck_source(deck, "length"), rw_deck_source(deck, "n"), limit);
   RW_CHECK_GOTO(app->opt.adaptive || app->opt.dt <= limit, RW_ERR_DECK,
                 "dt = %g (from %s) exceeds the explicit stability limit h^2 / (2 dim kappa_max) "
                 "= %.6g for h = %g, dim = %ld, kappa_max = %g; use dt <= %.6g, a coarser grid "

@@ -71,6 +71,11 @@ function(heat_bad name regex)
   set_tests_properties(heat_bad_${name}_no_output PROPERTIES DEPENDS heat_bad_${name})
 endfunction()
 heat_bad(unstable_dt "dt = 0.01 .*exceeds the explicit stability limit" -dt 0.01)
+# a spacing whose stability limit underflows: no dt would do, and the message says so (it
+# advised "use dt <= 0" until 2026-12-02)
+heat_bad(spacing_underflow
+  "the grid spacing h = .*keys length = 1e-300 and n = 16.*too small for any step dt > 0; use a longer length or fewer nodes"
+  -n 16 -length 1e-300)
 heat_bad(unknown_boundary "boundary.*robin.*dirichlet" -boundary robin)
 heat_bad(process_grid_3d "key 'process_grid' .* is '2x1'; allowed: auto, or PxQxR with each count >= 1 and their product the rank count 2"
   -dim 3 -n 16 -process_grid 2x1)
