@@ -1619,12 +1619,16 @@ static int rw_h5_space(rw_store st, const char *dir)
   int shared = fsr[0] == fs[0] && ~fsr[1] == fs[0] && h->nranks > 1;
   double want = shared ? total : need;
   int ierr = 0;
+  /* one slot is the least a disk tier holds: then fewer slots cannot help */
   if (avail >= 0.0 && avail < want)
     ierr = RW_ERROR(RW_ERR_BUDGET,
-                    "checkpoint_dir '%s' has %.0f bytes free, but %d disk checkpoint slots of %zu "
-                    "bytes%s need about %.0f; lower checkpoint_disk or free space there",
-                    dir, avail, st->nslots, st->snapshot_bytes,
-                    shared ? " on every rank (one shared file system)" : "", want);
+                    "checkpoint_dir '%s' has %.0f bytes free, but %d disk checkpoint slot%s of %zu "
+                    "bytes%s need about %.0f (with about 1 MiB of each rank's file's own); %s",
+                    dir, avail, st->nslots, st->nslots == 1 ? "" : "s", st->snapshot_bytes,
+                    shared ? " on every rank (one shared file system)" : "", want,
+                    st->nslots > 1 ? "lower checkpoint_disk or free space there"
+                                   : "one slot is the least a disk tier holds: free space "
+                                     "there, or give another checkpoint_dir");
   return ierr;
 }
 
