@@ -308,8 +308,15 @@ static int rw_h5_read_vector(hid_t file, const char *path, const char *name, dou
                     H5Sget_simple_extent_dims(sp, &len, NULL) == 1 && (long)len <= max,
                 RW_ERR_ARG, "'%s': dataset %s is not a vector of at most %ld values", path, name,
                 max);
-  RW_CHECK_GOTO(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0, RW_ERR_IO,
-                "'%s': reading %s failed", path, name);
+  /* a failed read is the file's fault (its chunks are checksummed: a damaged one fails here),
+   * said in one line instead of HDF5's error stack */
+  herr_t rd = -1;
+  H5E_BEGIN_TRY { rd = H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v); }
+  H5E_END_TRY;
+  RW_CHECK_GOTO(rd >= 0, RW_ERR_IO,
+                "'%s': reading %s failed: the file is damaged (a checksum or its structure does "
+                "not hold) or unreadable",
+                path, name);
   *n = (long)len;
 cleanup:
   if (sp >= 0) H5Sclose(sp);

@@ -112,6 +112,25 @@ node_bad(theta_out_unwritable "nonexistent.*theta_out from command line" -epochs
 node_bad(train_frozen_theta "mode train learns theta, so key 'differentiate' \\(from command line\\) must list theta"
   -epochs 1 -differentiate y0)
 node_bad(batch_too_large "key 'batch' = 1000 .* larger than data_points = 512" -batch 1000)
+# a weights file whose theta chunk is damaged (8 bytes inverted in its stored data, the file's
+# structure intact): refused in one line naming the file and what failed, no HDF5 error stack,
+# no output
+add_test(NAME neuralode_damaged_theta_make
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/h5_damage.py ${NODE_OUT}/n100_np2.h5 /model/theta
+          ${NODE_OUT}/damaged_theta.h5)
+set_tests_properties(neuralode_damaged_theta_make PROPERTIES
+  DEPENDS neuralode_p0_n100_store_np2 SKIP_RETURN_CODE 77)
+rewind_mpi_expect(neuralode_bad_damaged_theta NP 2 RC nonzero
+  REGEX "damaged_theta.h5': reading /model/theta failed: the file is damaged.*theta_file from command line"
+  FORBID "HDF5-DIAG"
+  COMMAND ${NODE} -mode gradient -theta_file ${NODE_OUT}/damaged_theta.h5
+    -output ${NODE_OUT}/bad_damaged_theta.h5)
+set_tests_properties(neuralode_bad_damaged_theta PROPERTIES DEPENDS neuralode_damaged_theta_make)
+add_test(NAME neuralode_bad_damaged_theta_no_output
+  COMMAND ${CMAKE_COMMAND} -DFILE=${NODE_OUT}/bad_damaged_theta.h5 -DEXPECT_MISSING=1
+          -P ${PROJECT_SOURCE_DIR}/tests/scripts/check_h5.cmake)
+set_tests_properties(neuralode_bad_damaged_theta_no_output PROPERTIES
+  DEPENDS neuralode_bad_damaged_theta)
 # fewer trajectories than ranks: refused up front, naming the key (a rank with none aborted in
 # SUNDIALS' vector constructor)
 node_bad(batch_fewer_than_ranks
