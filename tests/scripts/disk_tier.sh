@@ -55,7 +55,12 @@ check stages binomial ref "$@" -checkpoint_slots 3 -checkpoint_disk_slots 3 -adj
 check measured binomial ref "$@" -checkpoint_slots 2 -checkpoint_disk 64MiB
 # Online schedule with disk (periodic disk checkpoints, binomial RAM reversal per period),
 # when DISK_TIER_ONLINE=1 (the 1- and 2-rank tests)
-[ "${DISK_TIER_ONLINE:-0}" = 1 ] || { [ $fail -eq 0 ] && echo "PASS"; exit $fail; }
+if [ "${DISK_TIER_ONLINE:-0}" != 1 ]; then
+  echo "not run here: the online schedule's disk cases (DISK_TIER_ONLINE unset; the 1- and" \
+    "2-rank tests run them: suite time)"
+  [ $fail -eq 0 ] && echo "PASS"
+  exit $fail
+fi
 check online online ref "$@" -checkpoint_slots 3 -checkpoint_disk_slots 4 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5
 check online_doubling online ref "$@" -checkpoint_slots 2 -checkpoint_disk_slots 2 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5
 if [ "$(basename "$app")" = rewind-ode ]; then
