@@ -12,7 +12,7 @@
  *     bitwise equal: every node's adjoint is the same gather-stencil arithmetic whatever the
  *     decomposition), J and dJ/dnu to 1e-12 (global sums grouped by rank);
  *  5. whole RK steps as one sweep (rw_grid_erk_wave) against the stage-by-stage steps, bit for
- *     bit (rk4 and ssprk3).
+ *     bit (rk4, ssprk3, euler, heun, rk38 and dopri5).
  * Prints one line per check on rank 0; exits 1 if any fails. */
 #include "rewind/rw_adjoint.h"
 #include "rewind/rw_burgers.h"
@@ -419,6 +419,15 @@ int main(int argc, char **argv)
     test_ranks(&f, "ssprk3");
     test_wave(&f);
     fx_destroy(&f);
+    /* the sweeps with the other tableaux: rk38's adjoint stages combine up to four terms,
+     * dopri5's fixed step has six stages and b_2 = 0 */
+    static const char *const more[] = {"euler", "heun", "rk38", "dopri5"};
+    for (size_t m = 0; m < sizeof more / sizeof more[0]; m++) {
+      fx_create(&f, MPI_COMM_WORLD, more[m]);
+      if (world_rank == 0) printf("sweeps with %s:\n", more[m]);
+      test_wave(&f);
+      fx_destroy(&f);
+    }
   }
   size_t mem1 = rw_mem_current();
   report("Rewind allocations released (bytes still held)", (double)(mem1 - mem0), 0.0,
