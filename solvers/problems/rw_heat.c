@@ -1174,6 +1174,12 @@ static int heat_adjoint_injections(heat *H, const double *t, const rw_stage_plan
   if (reach)
     RW_CALL_MPI(MPI_Allreduce(MPI_IN_PLACE, H->sgv, s * H->ns, MPI_DOUBLE, MPI_SUM,
                               rw_context_comm(H->ctx)));
+  /* a stage without weight (b_i = 0: dopri5's second) takes no running term in the
+   * stage-by-stage step; injected here as -0, which added to any value leaves its bits (a +0
+   * would turn a -0 into +0) */
+  for (int k = 0; k < s; k++)
+    for (int sn = 0; hb[k] == 0.0 && sn < H->ns; sn++)
+      H->sgv[(size_t)k * ns + (size_t)sn] = -0.0;
   int ne = 0;
   long off;
   for (int sn = 0; sn < H->ns; sn++) /* the entries, in sensor order */
@@ -1200,8 +1206,6 @@ static int heat_adjoint_wave(void *content, const double *t, const double *p,
   rw_grid ag = H->neumann ? H->zg : H->lg; /* the VJP's grid, as heat_vjp_comb's */
   const int s = plan->s, running = H->nt > 0 && !H->recording, reach = rw_grid_wave_reaches(ag);
   if (H->dev || !H->gk_ready || s > RW_WAVE_MAX_STAGES) return 0;
-  for (int k = 0; running && k < s; k++)
-    if (hb[k] == 0.0) return 0; /* a stage without the running term: not injected (all ranks) */
   rw_grid_copy_wave_settings(ag, H->ug);
   if (!rw_grid_wave_ready(ag, s, 1)) return 0;
   rw_stage_plan P = *plan;
