@@ -26,20 +26,17 @@ rewind_h5_same(heat_app_device_same ${HEAT_OUT}/heat_default.h5 ${HEAT_OUT}/heat
 # Frozen inputs (key differentiate): what is not selected is neither computed nor reported, and
 # what is selected is the default run's bit for bit (the frozen VJPs do not feed the adjoint
 # state): dJ/dy0 alone, and dJ/dkappa alone.
-rewind_mpi_expect(heat_app_frozen_y0 NP 2 RC zero
-  REGEX "\\|dJ/dy0\\|_2 .*not differentiated +source, kappa \\(key differentiate\\)"
-  FORBID "dJ/dsource|dJ/dkappa"
-  COMMAND ${HEAT} -output ${HEAT_OUT}/heat_frozen_y0.h5 -tf 0.05 -differentiate y0)
-rewind_h5_same(heat_app_frozen_y0_same ${HEAT_OUT}/heat_default.h5
-  ${HEAT_OUT}/heat_frozen_y0.h5 DATASETS /gradient/dJdy0
-  DEPENDS heat_app_default heat_app_frozen_y0)
-rewind_mpi_expect(heat_app_frozen_kappa NP 2 RC zero
-  REGEX "\\|dJ/dkappa\\|_2 .*not differentiated +source, y0 \\(key differentiate\\)"
-  FORBID "dJ/dsource|dJ/dy0"
-  COMMAND ${HEAT} -output ${HEAT_OUT}/heat_frozen_kappa.h5 -tf 0.05 -differentiate kappa)
-rewind_h5_same(heat_app_frozen_kappa_same ${HEAT_OUT}/heat_default.h5
-  ${HEAT_OUT}/heat_frozen_kappa.h5 DATASETS /gradient/dJdkappa
-  DEPENDS heat_app_default heat_app_frozen_kappa)
+function(heat_frozen what others dataset)
+  rewind_mpi_expect(heat_app_frozen_${what} NP 2 RC zero
+    REGEX "\\|?dJ/d${what}\\|?_2 .*not differentiated +${others} \\(key differentiate\\)"
+    FORBID "${ARGN}"
+    COMMAND ${HEAT} -output ${HEAT_OUT}/heat_frozen_${what}.h5 -tf 0.05 -differentiate ${what})
+  rewind_h5_same(heat_app_frozen_${what}_same ${HEAT_OUT}/heat_default.h5
+    ${HEAT_OUT}/heat_frozen_${what}.h5 DATASETS ${dataset}
+    DEPENDS heat_app_default heat_app_frozen_${what})
+endfunction()
+heat_frozen(y0 "source, kappa" /gradient/dJdy0 "dJ/dsource|dJ/dkappa")
+heat_frozen(kappa "source, y0" /gradient/dJdkappa "dJ/dsource|dJ/dy0")
 # Neumann sides on the device: the adjoint's gather form (zero-ghost operator plus each ghost
 # face's term at the node it mirrors) runs there as on the CPU, so the gradients agree bit for
 # bit, at 2 and 4 ranks.

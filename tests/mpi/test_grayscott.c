@@ -164,6 +164,24 @@ static int wave_pair(MPI_Comm comm, rw_stepper st, rw_grid g, double t, long win
   return allbad;
 }
 
+/* A step in place from f[0] and f[1] (equal on entry), nothing kept, with the wave off and then
+ * with the window win (0: the default): the ranks on which the two differ; *runs gains the
+ * sweeps this rank ran. */
+static int step_in_place_pair(MPI_Comm comm, rw_stepper st, rw_grid g, long win, N_Vector f[2],
+                              long *runs)
+{
+  for (int on = 0; on < 2; on++) {
+    rw_grid_set_wave(g, on ? win : -1);
+    const long r0 = rw_grid_waves(g);
+    CHECK(rw_stepper_step(st, 0.7, 0.5, f[on], f[on], NULL, NULL));
+    *runs += on ? rw_grid_waves(g) - r0 : 0;
+  }
+  rw_grid_set_wave(g, 0);
+  int nbad = memcmp(rw_vec_data(f[0]), rw_vec_data(f[1]), rw_vec_bytes(f[0])) != 0;
+  MPI_Allreduce(MPI_IN_PLACE, &nbad, 1, MPI_INT, MPI_SUM, comm);
+  return nbad;
+}
+
 /* 1. Dot-product tests. */
 static void dot_tests(rw_context ctx, int dim, long n, int strong)
 {
@@ -394,16 +412,7 @@ static void wave_default_tests(rw_context ctx, long n, int must)
   N_Vector f[2] = {v[1], v[2]}, l[2] = {v[3], v[4]};
   long runs = 0;
   int allbad = wave_pair(rw_context_comm(ctx), st, g, 0.7, 0, 1, y, v[0], f, l, &runs);
-  for (int on = 0; on < 2; on++) { /* then a step in place, nothing kept */
-    rw_grid_set_wave(g, on ? 0 : -1);
-    const long r0 = rw_grid_waves(g);
-    CHECK(rw_stepper_step(st, 0.7, 0.5, f[on], f[on], NULL, NULL));
-    runs += on ? rw_grid_waves(g) - r0 : 0;
-  }
-  rw_grid_set_wave(g, 0);
-  int nbad = memcmp(rw_vec_data(f[0]), rw_vec_data(f[1]), rw_vec_bytes(y)) != 0;
-  MPI_Allreduce(MPI_IN_PLACE, &nbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
-  allbad += nbad;
+  allbad += step_in_place_pair(rw_context_comm(ctx), st, g, 0, f, &runs);
   report(allbad == 0 && (size > must || runs == 3),
          "RK4 steps and the adjoint step from stored stages with the wave's default window, 2D "
          "N=%ld on %d ranks: %s the stage-by-stage steps (%ld sweeps on rank 0)",
@@ -480,16 +489,7 @@ static void wave_tableau_tests(rw_context ctx, int dim, long n)
       int bad = wave_pair(rw_context_comm(ctx), st, g, 0.7, win, 1, y, v[0], f, l, &rs);
       bad += wave_pair(rw_context_comm(ctx), st, g, 0.7, win, 0, y, v[0], f, l, &rr);
       pairs = rw_grid_wave_pairs(g) - pairs;
-      for (int on = 0; on < 2; on++) { /* then a step in place, nothing kept */
-        rw_grid_set_wave(g, on ? win : -1);
-        const long r0 = rw_grid_waves(g);
-        CHECK(rw_stepper_step(st, 0.7, 0.5, f[on], f[on], NULL, NULL));
-        ri += on ? rw_grid_waves(g) - r0 : 0;
-      }
-      rw_grid_set_wave(g, 0);
-      int nbad = memcmp(rw_vec_data(f[0]), rw_vec_data(f[1]), rw_vec_bytes(y)) != 0;
-      MPI_Allreduce(MPI_IN_PLACE, &nbad, 1, MPI_INT, MPI_SUM, rw_context_comm(ctx));
-      bad += nbad;
+      bad += step_in_place_pair(rw_context_comm(ctx), st, g, win, f, &ri);
       /* on one rank: stored 1 + 1, recomputing 1 + 2 (a pair, or the two apart), in place 1 */
       const int swept = size > 1 || (rs == 2 && rr == 3 && ri == 1 && pairs == pair);
       report(bad == 0 && swept,
