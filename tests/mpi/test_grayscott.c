@@ -388,6 +388,17 @@ static void dot_tests(rw_context ctx, int dim, long n, int strong)
   rw_problem_destroy(&prob);
 }
 
+/* A smooth state y (seed) and five more vectors: v[0] a random adjoint w (seed + 1), v[1..4]
+ * for y_{n+1} and lambda with the wave off and on. */
+static void wave_vectors(rw_problem prob, uint64_t seed, N_Vector *y, N_Vector **v)
+{
+  const double by[2] = {0.6, 0.25}, ay[2] = {0.3, 0.2}, b0[2] = {0, 0}, a1[2] = {1, 1};
+  CHECK(rw_problem_new_state(prob, y));
+  CHECK(rw_vec_clone_array(*y, 5, v));
+  fill(prob, *y, seed, 1, by, ay);
+  fill(prob, (*v)[0], seed + 1, 0, b0, a1);
+}
+
 /* 1b. The wave with its default window on a block large enough for the window rule to size
  * it (rw_grid_wave_layers: at 256^2 on one rank the live layers of four stages bound the window
  * to about 12 layers, a width the 1-3 layer cases above do not cover): an RK4 step, and the
@@ -403,11 +414,7 @@ static void wave_default_tests(rw_context ctx, long n, int must)
   rw_grid g = rw_gs_grid(prob);
   rw_stepper st = NULL;
   N_Vector y, *v = NULL; /* w, then y_{n+1} and lambda with the wave off and on */
-  CHECK(rw_problem_new_state(prob, &y));
-  CHECK(rw_vec_clone_array(y, 5, &v));
-  const double by[2] = {0.6, 0.25}, ay[2] = {0.3, 0.2}, b0[2] = {0, 0}, a1[2] = {1, 1};
-  fill(prob, y, 21, 1, by, ay);
-  fill(prob, v[0], 22, 0, b0, a1);
+  wave_vectors(prob, 21, &y, &v);
   CHECK(rw_stepper_create_erk(prob, rw_tableau_find("rk4"), &st));
   N_Vector f[2] = {v[1], v[2]}, l[2] = {v[3], v[4]};
   long runs = 0;
@@ -470,11 +477,7 @@ static void wave_tableau_tests(rw_context ctx, int dim, long n)
   rw_problem prob = make(ctx, dim, n, RW_GS_POINT, 1);
   rw_grid g = rw_gs_grid(prob);
   N_Vector y, *v = NULL; /* w, then y_{n+1} and lambda with the wave off and on */
-  CHECK(rw_problem_new_state(prob, &y));
-  CHECK(rw_vec_clone_array(y, 5, &v));
-  const double by[2] = {0.6, 0.25}, ay[2] = {0.3, 0.2}, b0[2] = {0, 0}, a1[2] = {1, 1};
-  fill(prob, y, 31, 1, by, ay);
-  fill(prob, v[0], 32, 0, b0, a1);
+  wave_vectors(prob, 31, &y, &v);
   N_Vector f[2] = {v[1], v[2]}, l[2] = {v[3], v[4]};
   for (size_t m = 0; m < sizeof names / sizeof names[0]; m++) {
     const rw_tableau *tab = rw_tableau_find(names[m]);
