@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -32,6 +33,18 @@ static inline double rw_test_max(double a, double b)
 static inline double rw_test_min(double a, double b)
 {
   return isnan(a) || isnan(b) ? NAN : fmin(a, b);
+}
+
+/* Uniform in [-1, 1) from (seed, index): splitmix64's finaliser (Steele, Lea and Flood, "Fast
+ * splittable pseudorandom number generators", OOPSLA 2014), so a field filled from global node
+ * indices is the same whatever the decomposition. */
+static inline double rw_test_hash01(uint64_t seed, uint64_t i)
+{
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (double)(z >> 11) / 4503599627370496.0 - 1.0;
 }
 
 /* |a - b| relative to the larger magnitude. */

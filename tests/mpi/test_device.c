@@ -97,15 +97,6 @@ static void report(int ok, const char *fmt, ...)
   fflush(stdout);
 }
 
-static double hash01(uint64_t seed, uint64_t i)
-{
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double)(z >> 11) / 4503599627370496.0 - 1.0;
-}
-
 /* A CPU vector and a device vector holding the same values. */
 typedef struct {
   N_Vector c, d;
@@ -120,7 +111,7 @@ static pair pair_new(sunindextype n, uint64_t seed, double lo)
   CHECK(rw_vec_create(dev_ctx, n, &p.d));
   double *x = rw_vec_data(p.c);
   for (sunindextype i = 0; i < n; i++) {
-    double h = hash01(seed, (uint64_t)(rank * 1000003 + i));
+    double h = rw_test_hash01(seed, (uint64_t)(rank * 1000003 + i));
     x[i] = lo >= 0 ? lo + fabs(h) : h;
   }
   CHECK(rw_vec_from_host(p.d, x));
@@ -197,7 +188,7 @@ static void op_tests(rw_device dev, rw_device emu)
     for (int j = 0; j < NV; j++) {
       v[j] = pair_new(n, 100 + (uint64_t)j, -1);
       Xc[j] = v[j].c, Xd[j] = v[j].d;
-      c[j] = hash01(7, (uint64_t)j);
+      c[j] = rw_test_hash01(7, (uint64_t)j);
     }
     bad = 0;
     for (int m = 1; m <= 7; m++) {
@@ -512,7 +503,7 @@ static void vector_problem_tests(void)
   const sunindextype n = 3000 + 500 * (sunindextype)rank;
   double *y0 = malloc((size_t)n * sizeof(double));
   for (sunindextype i = 0; i < n; i++)
-    y0[i] = 0.2 + 0.5 * fabs(hash01(11, (uint64_t)(rank * 100003 + i)));
+    y0[i] = 0.2 + 0.5 * fabs(rw_test_hash01(11, (uint64_t)(rank * 100003 + i)));
   rw_problem pc = vp_create(cpu_ctx, n), pd = vp_create(dev_ctx, n);
   rw_adjoint_options o;
   rw_adjoint_options_default(&o);
@@ -726,11 +717,11 @@ static void jvp_check(const char *what, rw_problem pc, rw_problem pd, N_Vector y
   long n = (long)rw_vec_local_length(vc);
   double *h = malloc(((size_t)n + 1) * sizeof(double));
   for (long i = 0; i < n; i++)
-    rw_vec_data(vc)[i] = hash01(21, (uint64_t)(rank * 1000003 + i));
+    rw_vec_data(vc)[i] = rw_test_hash01(21, (uint64_t)(rank * 1000003 + i));
   CHECK(rw_vec_from_host(vd, rw_vec_data(vc)));
   CHECK(rw_vec_from_host(yd, rw_vec_data(yc)));
   for (long i = 0; i < n; i++)
-    h[i] = hash01(22, (uint64_t)(rank * 1000003 + i));
+    h[i] = rw_test_hash01(22, (uint64_t)(rank * 1000003 + i));
   CHECK(rw_vec_from_host(wd, h));
   double dp[4] = {0.3, -0.2, 0.1, 0.05}, pbar[4] = {0, 0, 0, 0};
   CHECK(rw_problem_jvp(pc, 0.0, yc, vc, dp, jc));
@@ -783,10 +774,10 @@ static void defer_check(const char *what, rw_problem pd, const double *y0)
   double *other = calloc((size_t)P, sizeof(double)), *solo = calloc((size_t)P, sizeof(double));
   CHECK(rw_vec_from_host(yd, y0));
   for (long i = 0; i < n; i++)
-    h[i] = hash01(34, (uint64_t)(rank * 1000003 + i));
+    h[i] = rw_test_hash01(34, (uint64_t)(rank * 1000003 + i));
   CHECK(rw_vec_from_host(wd, h));
   for (long k = 0; k < P; k++)
-    r[k] = hash01(35, (uint64_t)k);
+    r[k] = rw_test_hash01(35, (uint64_t)k);
   memcpy(now, r, (size_t)P * sizeof(double));
   memcpy(held, r, (size_t)P * sizeof(double));
   for (int j = 0; j < 3; j++) /* three terms added at once */
@@ -1187,13 +1178,13 @@ static void node_jvp_check(const char *what, rw_problem pc, rw_problem pd, const
   memcpy(rw_vec_data(yc), y0, (size_t)n * sizeof(double));
   CHECK(rw_vec_from_host(yd, y0));
   for (long i = 0; i < n; i++)
-    rw_vec_data(vc)[i] = hash01(31, (uint64_t)(rank * 1000003 + i));
+    rw_vec_data(vc)[i] = rw_test_hash01(31, (uint64_t)(rank * 1000003 + i));
   CHECK(rw_vec_from_host(vd, rw_vec_data(vc)));
   for (long i = 0; i < n; i++)
-    h[i] = hash01(32, (uint64_t)(rank * 1000003 + i));
+    h[i] = rw_test_hash01(32, (uint64_t)(rank * 1000003 + i));
   CHECK(rw_vec_from_host(wd, h));
   for (long k = 0; k < P; k++)
-    dth[k] = 0.1 * hash01(33, (uint64_t)k);
+    dth[k] = 0.1 * rw_test_hash01(33, (uint64_t)k);
   CHECK(rw_problem_jvp(pc, 0.25, yc, vc, dth, jc));
   CHECK(rw_problem_jvp(pd, 0.25, yd, vd, dth, jd));
   double *jh = malloc(((size_t)n + 1) * sizeof(double));
@@ -1245,15 +1236,15 @@ static void node_tests(void)
     long P = rw_problem_nparams(pc), first = 0, cnt = 0;
     rw_mlp_init_theta(&a, 7 + c, rw_problem_params(pc));
     for (long k = 0; k < P; k++) /* nonzero biases too */
-      rw_problem_params(pc)[k] += 0.05 * hash01(40 + c, (uint64_t)k);
+      rw_problem_params(pc)[k] += 0.05 * rw_test_hash01(40 + c, (uint64_t)k);
     memcpy(rw_problem_params(pd), rw_problem_params(pc), (size_t)P * sizeof(double));
     rw_neuralode_local_batch(pc, &first, &cnt);
     int D = rw_mlp_dim(&a);
     double *y0 = malloc(((size_t)(cnt * D) + 1) * sizeof(double));
     for (long i = 0; i < cnt * D; i++) {
-      y0[i] = hash01(50 + c, (uint64_t)(first * D + i));
+      y0[i] = rw_test_hash01(50 + c, (uint64_t)(first * D + i));
       rw_neuralode_targets(pc)[i] = rw_neuralode_targets(pd)[i] =
-          0.5 * hash01(60 + c, (uint64_t)(first * D + i));
+          0.5 * rw_test_hash01(60 + c, (uint64_t)(first * D + i));
     }
     node_jvp_check(cases[c].what, pc, pd, y0);
     char nm[96];

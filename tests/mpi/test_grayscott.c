@@ -54,16 +54,6 @@ static void report(int ok, const char *fmt, ...)
   fflush(stdout);
 }
 
-/* Uniform in [-1, 1) from (seed, index): splitmix64. */
-static double hash01(uint64_t seed, uint64_t i)
-{
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double)(z >> 11) / 4503599627370496.0 - 1.0;
-}
-
 /* Fills a field from global node coordinates (so every decomposition sees the same field):
  * smooth = 1: base[c] + amp[c] * a sum of six random periodic modes (wave numbers 1..3);
  * smooth = 0: base[c] + amp[c] * hash(seed, global index). */
@@ -80,9 +70,10 @@ static void fill(rw_problem prob, N_Vector f, uint64_t seed, int smooth, const d
   for (int c = 0; c < 2; c++)
     for (int m = 0; m < 6; m++) {
       for (int e = 0; e < 3; e++)
-        kw[c][m][e] = e < cf->dim ? floor(2.0 + 1.999 * hash01(seed, 100u * c + 10u * m + e)) : 0;
-      ph[c][m] = 3.14159 * hash01(seed + 1, 10u * c + m);
-      a[c][m] = hash01(seed + 2, 10u * c + m) / 6.0;
+        kw[c][m][e] =
+            e < cf->dim ? floor(2.0 + 1.999 * rw_test_hash01(seed, 100u * c + 10u * m + e)) : 0;
+      ph[c][m] = 3.14159 * rw_test_hash01(seed + 1, 10u * c + m);
+      a[c][m] = rw_test_hash01(seed + 2, 10u * c + m) / 6.0;
     }
   for (long k = 0; k < cnt[2]; k++)
     for (long j = 0; j < cnt[1]; j++)
@@ -101,7 +92,7 @@ static void fill(rw_problem prob, N_Vector f, uint64_t seed, int smooth, const d
             }
           } else {
             uint64_t gidx = (uint64_t)((gk * cf->n[1] + gj) * cf->n[0] + gi);
-            val = hash01(seed, 2u * gidx + (uint64_t)c);
+            val = rw_test_hash01(seed, 2u * gidx + (uint64_t)c);
           }
           d[((k * cnt[1] + j) * cnt[0] + i) * 2 + c] = base[c] + amp[c] * val;
         }

@@ -51,16 +51,6 @@ static void report(int ok, const char *fmt, ...)
   fflush(stdout);
 }
 
-/* Uniform in [-1, 1) from (seed, index): splitmix64. */
-static double hash01(uint64_t seed, uint64_t i)
-{
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double)(z >> 11) / 4503599627370496.0 - 1.0;
-}
-
 typedef enum { GS = 0, HEAT = 1 } kind;
 static const char *const kind_name[] = {"grayscott", "heat"};
 
@@ -89,7 +79,7 @@ static void fill(kind k, rw_problem prob, N_Vector f, uint64_t seed, const doubl
         for (int c = 0; c < nc; c++) {
           uint64_t node = (uint64_t)(((st[2] + kk) * cf->n[1] + st[1] + j) * cf->n[0] + st[0] + i);
           d[((kk * cnt[1] + j) * cnt[0] + i) * nc + c] =
-              base[c] + amp[c] * hash01(seed, node * (uint64_t)nc + (uint64_t)c);
+              base[c] + amp[c] * rw_test_hash01(seed, node * (uint64_t)nc + (uint64_t)c);
         }
 }
 

@@ -34,15 +34,6 @@ static int rank, size;
 static rw_grid G;
 static int ncomp = 1, dimg = 2;
 
-static double hash01(uint64_t seed, uint64_t i)
-{
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double)(z >> 11) / 4503599627370496.0 - 1.0;
-}
-
 /* v = base[c] + amp[c] * hash(global index) */
 static void fill(N_Vector v, uint64_t seed, const double *base, const double *amp)
 {
@@ -56,7 +47,8 @@ static void fill(N_Vector v, uint64_t seed, const double *base, const double *am
         for (int c = 0; c < ncomp; c++) {
           uint64_t gidx =
               (uint64_t)(((st[2] + k) * cf->n[1] + st[1] + j) * cf->n[0] + st[0] + i) * ncomp + c;
-          d[((k * cnt[1] + j) * cnt[0] + i) * ncomp + c] = base[c] + amp[c] * hash01(seed, gidx);
+          d[((k * cnt[1] + j) * cnt[0] + i) * ncomp + c] =
+              base[c] + amp[c] * rw_test_hash01(seed, gidx);
         }
 }
 
@@ -204,7 +196,7 @@ int main(int argc, char **argv)
     int ns = rw_heat_num_sensors(prob);
     double times[3] = {0.0, 0.1 + 0.5 * h, 1.0}, *vals = malloc(sizeof(double) * 3 * ns);
     for (int k = 0; k < 3 * ns; k++)
-      vals[k] = 0.5 + 0.4 * hash01(77, (uint64_t)k);
+      vals[k] = 0.5 + 0.4 * rw_test_hash01(77, (uint64_t)k);
     CHECK(rw_heat_set_data(prob, 3, times, vals));
     free(vals);
   } else if (!strcmp(pname, "burgers")) {
