@@ -13,6 +13,7 @@
 #include "rewind/rw_app.h"
 #include "rewind/rw_heat.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -224,8 +225,9 @@ static int run(rw_app *app)
   kmax = fmax(kmax, imax);
   double limit = rw_heat_stability_limit(prob, kmax), h[3];
   rw_grid_spacing(rw_heat_grid(prob), h);
-  /* a spacing so small that the limit underflows: no dt would do, so say what would */
-  RW_CHECK_GOTO(app->opt.adaptive || isnormal(limit), RW_ERR_DECK,
+  /* a spacing so small that the limit underflows (to 0 or a subnormal): no dt would do, so say
+   * what would (an infinite limit, from a huge spacing, takes any dt) */
+  RW_CHECK_GOTO(app->opt.adaptive || !(limit < DBL_MIN), RW_ERR_DECK,
                 "the grid spacing h = %g (keys length = %g and n = %ld, from %s and %s) gives an "
                 "explicit stability limit h^2 / (2 dim kappa_max) of %g, too small for any step "
                 "dt > 0; use a longer length or fewer nodes",
