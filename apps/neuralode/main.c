@@ -673,6 +673,17 @@ static int check_mode_keys(rw_app *app, int gradient)
              rw_deck_source(app->deck, "mode"));
     for (size_t k = 0; k < sizeof gradient_only / sizeof *gradient_only; k++)
       RW_CALL(refuse_unused(app, gradient_only[k], why));
+    /* A restart continues one gradient solve's forward sweep; training runs many of them
+     * and keeps no optimiser state on disk, so there is nothing to continue. */
+    char dir[4096];
+    RW_CALL(rw_deck_get_string(app->deck, "restart_from", dir, sizeof dir));
+    RW_CHECK(!dir[0], RW_ERR_DECK,
+             "key 'restart_from' = '%s' (from %s): in mode train (mode from %s) a restart is "
+             "not possible: it continues the forward sweep of one gradient solve (mode "
+             "gradient), and training runs one per mini-batch with no optimiser state on disk; "
+             "remove the killed run's files ('rewind-ckpt-*' there) and train again, from saved "
+             "weights with theta_file if a run wrote them with theta_out",
+             dir, rw_deck_source(app->deck, "restart_from"), rw_deck_source(app->deck, "mode"));
   }
   return 0;
 }

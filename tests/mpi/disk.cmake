@@ -8,6 +8,8 @@ set(DISK_ARGS_grayscott -N 16 -tf 20 -dt 0.2)
 set(DISK_ARGS_heat -N 16)
 # a deck RAM budget would override checkpoint_slots: the script sets checkpoint_ram 0
 set(DISK_ARGS_ode -tf 3)
+# rewind-neuralode: one gradient solve (mode train runs many and refuses restart_from)
+set(DISK_ARGS_neuralode -mode gradient -tf 1)
 foreach(name grayscott heat wave burgers ode)
   foreach(np 1 2 4)
     add_test(NAME disk_tier_${name}_np${np}
@@ -31,7 +33,7 @@ endforeach()
 # Restart (issue 7): runs killed in the forward sweep (SIGKILL of rank 0, SIGTERM of every
 # rank, a torn write) continue with -restart_from and give the store-everything gradient bit
 # for bit; restarts with another deck or rank count are refused naming what differs.
-foreach(name grayscott heat wave burgers ode)
+foreach(name grayscott heat wave burgers ode neuralode)
   foreach(np 1 2 4)
     add_test(NAME restart_${name}_np${np}
       COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/restart.sh ${MPIEXEC_EXECUTABLE} ${np}

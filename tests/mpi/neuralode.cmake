@@ -112,6 +112,11 @@ node_bad(theta_out_unwritable "nonexistent.*theta_out from command line" -epochs
 node_bad(train_frozen_theta "mode train learns theta, so key 'differentiate' \\(from command line\\) must list theta"
   -epochs 1 -differentiate y0)
 node_bad(batch_too_large "key 'batch' = 1000 .* larger than data_points = 512" -batch 1000)
+# a restart continues one gradient solve: refused in mode train, naming the key and the mode
+# (an existing directory: a missing one is refused as such first)
+file(MAKE_DIRECTORY ${NODE_OUT}/train_restart)
+node_bad(train_restart "key 'restart_from' = '.*/train_restart' \\(from command line\\): in mode train \\(mode from [^)]*\\) a restart is not possible"
+  -epochs 1 -checkpoint_disk_slots 2 -restart_from ${NODE_OUT}/train_restart)
 # a weights file whose theta chunk is damaged (8 bytes inverted in its stored data, the file's
 # structure intact): refused in one line naming the file and what failed, no HDF5 error stack,
 # no output
