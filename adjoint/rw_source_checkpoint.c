@@ -97,17 +97,25 @@ typedef struct {
   long n, cap;
 } rw_time_record;
 
+/* Room for times[0..n] (and one more), entries 0..r->n kept. */
+static int rw_time_record_reserve(rw_time_record *r, long n)
+{
+  if (n + 1 < r->cap) return 0;
+  long cap = r->cap ? 2 * r->cap : 1024;
+  while (n + 1 >= cap)
+    cap *= 2;
+  double *nt = NULL;
+  RW_CALL(rw_calloc((size_t)cap, sizeof *nt, "adaptive step record", &nt));
+  if (r->t) memcpy(nt, r->t, (size_t)(r->n + 1) * sizeof *nt);
+  rw_free(&r->t);
+  r->t = nt;
+  r->cap = cap;
+  return 0;
+}
+
 static int rw_time_record_push(rw_time_record *r, double t)
 {
-  if (r->n + 1 >= r->cap) {
-    long cap = r->cap ? 2 * r->cap : 1024;
-    double *nt = NULL;
-    RW_CALL(rw_calloc((size_t)cap, sizeof *nt, "adaptive step record", &nt));
-    if (r->t) memcpy(nt, r->t, (size_t)(r->n + 1) * sizeof *nt);
-    rw_free(&r->t);
-    r->t = nt;
-    r->cap = cap;
-  }
+  RW_CALL(rw_time_record_reserve(r, r->n + 1));
   r->t[++r->n] = t;
   return 0;
 }
@@ -175,10 +183,12 @@ static rw_snapshot_tag rw_tag(const rw_adjoint_options *opt, long N, const doubl
 
 /* Stores the stage snapshot of `step` that the last step computed. */
 static int rw_put_pending(rw_store st, int slot, const rw_adjoint_options *opt, long N,
-                          const rw_time_record *rec, int64_t step, double q, N_Vector *stages)
+                          const rw_time_record *rec, int64_t step, double q, double h,
+                          N_Vector *stages)
 {
   rw_snapshot_tag tg = rw_tag(opt, N, rec->t, rec->n, step);
   tg.q = q;
+  if (h > 0.0) tg.h = h; /* an adaptive first sweep's: the step size proposed from there */
   RW_CALL(rw_store_put(st, slot, &tg, stages));
   return 0;
 }
@@ -389,11 +399,12 @@ static int rw_restart_info(rw_store disk, const char *dir, long N, int slots, in
  * and leaves the slot contents there in ram/disk (step held, -1 empty) and action k in *kact.
  * With k < 0: counts in *ncand the disk STOREs of the first sweep and, when cand != NULL,
  * records their action indices in cand and in ok whether this rank could resume there (see
- * above). Not collective. */
+ * above). An adaptive run (N < 0) does not know where its first sweep ended: the replay stops
+ * after step `last` (the latest step its files hold, agreed over ranks). Not collective. */
 static int rw_restart_scan(rw_schedule base, const rw_adjoint_options *opt, long N, int slots,
                            int dslots, double wd, double rd, long k, int64_t *ram, int nram,
                            int64_t *disk, int ndisk, int64_t *host, int nhost, rw_action *kact,
-                           rw_store ds, long *cand, int *ok, long *ncand)
+                           rw_store ds, long *cand, int *ok, long *ncand, int64_t last)
 {
   int ierr = 0;
   rw_schedule sc = NULL;
@@ -405,10 +416,15 @@ static int rw_restart_scan(rw_schedule base, const rw_adjoint_options *opt, long
     disk[i] = -1;
   *ncand = 0;
   RW_TRY(rw_schedule_again(base, opt, N, slots, dslots, wd, rd, &sc));
+  int64_t at = 0; /* the forward sweep's step */
   for (long i = 0;; i++) {
     rw_action a;
+    /* An online schedule's first sweep ends where the driver tells it the length (ckpt_next:
+     * before the action after the one that reaches step N - 1); it stores nothing after. */
+    if (opt->schedule == RW_SCHEDULE_ONLINE && at == (N >= 0 ? N - 1 : last + 1)) break;
     RW_TRY(rw_schedule_next(sc, &a));
     if (a.type == RW_ACTION_FIRST_REVERSE || a.type == RW_ACTION_TERMINATE) break;
+    if (a.type == RW_ACTION_ADVANCE) at = a.to;
     if (k >= 0 && i > k) break;
     if (a.type == RW_ACTION_STORE || a.type == RW_ACTION_FREE) {
       int64_t *lv = a.level == RW_LEVEL_DISK ? disk : a.level == RW_LEVEL_HOST ? host : ram;
@@ -443,7 +459,7 @@ cleanup:
 static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, int dslots,
                              double wd, double rd, rw_store *stores, rw_schedule sch, int per,
                              N_Vector cur, N_Vector *stages, long *idx, int64_t *at, double *q,
-                             rw_adjoint_stats *s)
+                             rw_time_record *rec, double *hprop, rw_adjoint_stats *s)
 {
   int ierr = 0, nram = rw_store_num_slots(stores[RW_LEVEL_RAM]);
   int ndisk = rw_store_num_slots(stores[RW_LEVEL_DISK]);
@@ -453,18 +469,26 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
   long *cand = NULL, ncand = 0, K = -1;
   int *ok = NULL;
   int64_t *seen = NULL; /* per disk slot: the step whose data were verified */
+  double *tbuf = NULL;  /* adaptive: the time record read from the files */
+  int64_t last = -1;    /* adaptive: the latest step held on disk, over ranks */
   rw_action ka;
   memset(&ka, 0, sizeof ka);
+  if (N < 0) {
+    for (int d = 0; d < ndisk; d++)
+      if (rw_store_slot_step(ds, d) > last) last = rw_store_slot_step(ds, d);
+    RW_TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_INT64_T, MPI_MAX, rw_vec_comm(cur)));
+    RW_TRY(rw_calloc((size_t)(last > 0 ? last : 0) + 2, sizeof *tbuf, "restart", &tbuf));
+  }
   RW_TRY(rw_calloc((size_t)nram + 1, sizeof *ram, "restart", &ram));
   RW_TRY(rw_calloc((size_t)ndisk + 1, sizeof *disk, "restart", &disk));
   RW_TRY(rw_calloc((size_t)nhost + 1, sizeof *host, "restart", &host));
   long none = 0;
   RW_TRY(rw_restart_scan(sch, opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, host,
-                         nhost, &ka, ds, NULL, NULL, &ncand));
+                         nhost, &ka, ds, NULL, NULL, &ncand, last));
   RW_TRY(rw_calloc((size_t)ncand + 1, sizeof *cand, "restart", &cand));
   RW_TRY(rw_calloc((size_t)ncand + 1, sizeof *ok, "restart", &ok));
   RW_TRY(rw_restart_scan(sch, opt, N, slots, dslots, wd, rd, -1, ram, nram, disk, ndisk, host,
-                         nhost, &ka, ds, cand, ok, &ncand));
+                         nhost, &ka, ds, cand, ok, &ncand, last));
   /* The latest candidate that passes everywhere: the cheap check (stamps) first, then the
    * data of every disk slot it needs, each (slot, step) read once; agreed over ranks. */
   RW_TRY(rw_calloc((size_t)ndisk + 1, sizeof *seen, "restart", &seen));
@@ -475,11 +499,17 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
     int good = ok[c];
     if (good) {
       RW_TRY(rw_restart_scan(sch, opt, N, slots, dslots, wd, rd, cand[c], ram, nram, disk, ndisk,
-                             host, nhost, &ka, ds, NULL, NULL, &none));
+                             host, nhost, &ka, ds, NULL, NULL, &none, last));
       for (int d = 0; good && d < ndisk; d++) {
         if (disk[d] < 0 || seen[d] == disk[d]) continue;
         RW_TRY(rw_store_hdf5_check_slot(ds, d, disk[d], 1, &good));
         if (good) seen[d] = disk[d];
+      }
+      /* adaptive: the time record up to here, which the run wrote before the snapshot (so a
+       * record short of it or failing its checksums is damage, reported as such) */
+      if (good && N < 0) {
+        RW_TRY(rw_store_hdf5_get_times(ds, ka.step, tbuf, &good));
+        good = good && tbuf[ka.step] < opt->tf;
       }
     }
     /* a point some rank's stamps call incomplete is one the crash cut short (expected, not
@@ -495,19 +525,22 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
   MPI_Comm_rank(rw_vec_comm(cur), &me);
   if (damaged > 0 && me == 0) /* not silent: the summary then names an earlier step */
     fprintf(stderr,
-            "warning: restart: %ld later resume point(s) in %s hold snapshots whose data fail "
+            "warning: restart: %ld later resume point(s) in %s hold snapshots%s whose data fail "
             "their checksums on some rank (a write the crash tore, or a damaged file) and were "
             "skipped; %s\n",
             damaged, opt->restart_dir ? opt->restart_dir : "the checkpoint directory",
+            N < 0 ? " or adaptive time records" : "",
             K >= 0 ? "resuming from an earlier one" : "starting again from step 0");
   /* The slot contents at the resume point (none when starting again). */
   if (K >= 0)
     RW_TRY(rw_restart_scan(sch, opt, N, slots, dslots, wd, rd, K, ram, nram, disk, ndisk, host,
-                           nhost, &ka, ds, NULL, NULL, &none));
+                           nhost, &ka, ds, NULL, NULL, &none, last));
   else { /* no resume point: start again from y0 */
     for (int d = 0; d < ndisk; d++)
       disk[d] = -1;
   }
+  /* adaptive: the time record cut to the resume point (the restarted run writes on from it) */
+  if (N < 0) RW_TRY(rw_store_hdf5_trim_times(ds, K >= 0 ? ka.step : -1));
   /* Release the disk slots not needed from here on. The files of the ranks may differ (the
    * killed run's ranks got to different points), and release is collective (it agrees on
    * errors): a rank whose slot is empty where another's is full takes part through sync. */
@@ -543,6 +576,16 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
     *at = ka.step;
     *q = tag.q;
     s->restart_step = (long)ka.step;
+    if (N < 0) { /* adaptive: the record up to the resume point, and the step proposed there */
+      int good = 0;
+      RW_TRY(rw_time_record_reserve(rec, (long)ka.step));
+      RW_TRY(rw_store_hdf5_get_times(ds, ka.step, rec->t, &good));
+      RW_CHECK_GOTO(good && tag.h > 0.0, RW_ERR_INTERNAL,
+                    "restart: the time record of step %lld cannot be read again",
+                    (long long)ka.step);
+      rec->n = (long)ka.step;
+      *hprop = tag.h;
+    }
   }
 cleanup:
   rw_free(&ram);
@@ -551,6 +594,7 @@ cleanup:
   rw_free(&cand);
   rw_free(&ok);
   rw_free(&seen);
+  rw_free(&tbuf);
   return ierr;
 }
 
@@ -591,10 +635,13 @@ typedef struct {
   int64_t at, staged, have, ready; /* current step; step whose stages `stages` holds (staged:
                                       now, have: before the action); step fetch(n) finds ready */
   /* A stage snapshot waits for the next step from its state, which computes the stages. */
-  int pend_slot;
+  /* Stores of one step on several levels (the online schedule's disk and RAM copies of a
+   * period's start) wait together: the next step from there fills them all. */
+  int pend_n, pend_slot[3];
+  rw_storage_level pend_level[3];
   int64_t pend_step;
   double pend_q;
-  rw_storage_level pend_level;
+  double pend_h; /* adaptive first sweep: the step size proposed from the pending snapshot */
 } rw_ckpt;
 
 /* Options the checkpoint mode needs; the grid (unknown for adaptive runs). */
@@ -656,10 +703,11 @@ static int ckpt_plan(rw_ckpt *c, N_Vector y)
   if (opt->disk_bytes > 0)
     RW_CALL(ckpt_slots_for("checkpoint_disk", opt->disk_bytes, c->snap, y, &c->dslots));
   RW_CHECK(c->dslots >= 0, RW_ERR_ARG, "disk_slots = %d must be >= 0", c->dslots);
-  RW_CHECK(!opt->restart_dir || (opt->schedule == RW_SCHEDULE_BINOMIAL && !opt->adaptive),
+  RW_CHECK(!opt->restart_dir || opt->schedule == RW_SCHEDULE_ONLINE ||
+               (opt->schedule == RW_SCHEDULE_BINOMIAL && !opt->adaptive),
            RW_ERR_ARG,
-           "restart_from '%s': a restart continues a binomial run with disk checkpoints at a fixed "
-           "step",
+           "restart_from '%s': a restart continues a run with disk checkpoints under the binomial "
+           "schedule at a fixed step or the online schedule",
            opt->restart_dir);
   if (opt->host_bytes > 0)
     RW_CALL(ckpt_slots_for("checkpoint_ram (the host tier)", opt->host_bytes, c->snap, y,
@@ -875,9 +923,10 @@ static int ckpt_alloc(rw_state_source *src, N_Vector y)
 /* Stores the pending stage snapshot, whose stages `stages` now holds. */
 static int ckpt_put_pending(rw_ckpt *c)
 {
-  RW_CALL(rw_put_pending(c->stores[c->pend_level], c->pend_slot, &c->o, c->base.N, &c->rec,
-                         c->pend_step, c->pend_q, c->stages));
-  c->pend_slot = -1;
+  for (int i = 0; i < c->pend_n; i++)
+    RW_CALL(rw_put_pending(c->stores[c->pend_level[i]], c->pend_slot[i], &c->o, c->base.N, &c->rec,
+                           c->pend_step, c->pend_q, c->pend_h, c->stages));
+  c->pend_n = 0;
   return 0;
 }
 
@@ -897,8 +946,14 @@ static int ckpt_next(rw_ckpt *c, rw_action *a)
   if (a->type == RW_ACTION_TERMINATE) return 0;
   if (a->type == RW_ACTION_ADVANCE) c->at = a->to;
   if (a->type == RW_ACTION_RESTORE) c->at = a->step;
-  if (c->pend_slot >= 0 && !((a->type == RW_ACTION_ADVANCE || a->type == RW_ACTION_FIRST_REVERSE) &&
-                             a->step == c->pend_step)) {
+  if (c->pend_n > 0 && !((a->type == RW_ACTION_ADVANCE || a->type == RW_ACTION_FIRST_REVERSE ||
+                          a->type == RW_ACTION_STORE) &&
+                         a->step == c->pend_step)) {
+    /* an adaptive first sweep's step from there is not taken yet: its size is unknown */
+    RW_CHECK(!c->o.adaptive || c->told, RW_ERR_INTERNAL,
+             "checkpoint schedule: a stage snapshot of step %lld waits for a step the adaptive "
+             "first sweep has not taken (action %d at step %lld)",
+             (long long)c->pend_step, (int)a->type, (long long)a->step);
     double t = rw_grid_t(&c->o, N, c->pend_step);
     double h = rw_grid_t(&c->o, N, c->pend_step + 1) - t;
     rw_stepper_set_step_index(c->base.st, (long)c->pend_step);
@@ -962,7 +1017,7 @@ static int ckpt_advance(rw_ckpt *c, const rw_action *a)
   if (a->to > a->step) RW_CALL(ckpt_live(c, "an advance"));
   if (opt->adaptive && a->first_sweep) ckpt_settle(c);
   for (int64_t i = a->step; i < a->to; i++) {
-    N_Vector *capture = (c->pend_slot >= 0 && i == c->pend_step) ? c->stages : NULL;
+    N_Vector *capture = (c->pend_n > 0 && i == c->pend_step) ? c->stages : NULL;
     if (opt->adaptive && a->first_sweep) {
       RW_CALL(ckpt_adaptive_step(c, i, capture));
       continue;
@@ -985,16 +1040,27 @@ static int ckpt_advance(rw_ckpt *c, const rw_action *a)
 
 static int ckpt_store(rw_ckpt *c, const rw_action *a)
 {
+  /* An adaptive first sweep's disk snapshot: the times up to its step go to the files first
+   * and its tag takes the step size proposed from it, so a restart from it has the record to
+   * replay and takes the same steps after it (rw_restart_resume). */
+  const int front = c->o.adaptive && !c->told && a->step == c->rec.n;
+  if (front && a->level == RW_LEVEL_DISK)
+    RW_CALL(rw_store_hdf5_put_times(c->stores[RW_LEVEL_DISK], c->rec.t, c->rec.n));
   if (c->per == 1) {
     rw_snapshot_tag tg = rw_tag(&c->o, c->base.N, c->rec.t, c->rec.n, a->step);
     tg.q = *c->q; /* the running cost so far (meaningful in the first sweep: restarts) */
+    if (front) tg.h = c->hprop;
     RW_CALL(ckpt_live(c, "a store"));
     RW_CALL(rw_store_put(c->stores[a->level], a->slot, &tg, c->view ? &c->view : &c->cur));
     return 0;
   }
+  RW_CHECK(c->pend_n < 3 && (c->pend_n == 0 || c->pend_step == a->step), RW_ERR_INTERNAL,
+           "checkpoint schedule: a stage snapshot of step %lld while %d of step %lld wait",
+           (long long)a->step, c->pend_n, (long long)c->pend_step);
   c->pend_q = *c->q;
-  c->pend_slot = a->slot;
-  c->pend_level = a->level;
+  c->pend_h = front ? c->hprop : 0.0;
+  c->pend_slot[c->pend_n] = a->slot;
+  c->pend_level[c->pend_n++] = a->level;
   c->pend_step = a->step;
   return 0;
 }
@@ -1035,10 +1101,18 @@ static int ckpt_last_step(rw_ckpt *c, const rw_action *a)
   rw_stepper_set_step_index(c->base.st, (long)a->step);
   RW_CALL(
       rw_stepper_step(c->base.st, t, h, c->cur, c->yout, c->stages, a->first_sweep ? c->q : NULL));
-  if (c->pend_slot >= 0) RW_CALL(ckpt_put_pending(c));
+  if (c->pend_n > 0) RW_CALL(ckpt_put_pending(c));
   if (a->first_sweep && opt->monitor) RW_CALL(rw_call_monitor(opt, N, tend, c->yout));
   c->ready = a->step;
   return 0;
+}
+
+/* The slot of the level's pending stage snapshot, -1 when none waits there. */
+static int ckpt_pending_slot(const rw_ckpt *c, rw_storage_level level)
+{
+  for (int i = 0; i < c->pend_n; i++)
+    if (c->pend_level[i] == level) return c->pend_slot[i];
+  return -1;
 }
 
 /* Executes one action (fetch answers REVERSE), then starts the read-ahead it allows. */
@@ -1072,14 +1146,12 @@ static int ckpt_execute(rw_ckpt *c, const rw_action *a)
     return RW_ERROR(RW_ERR_INTERNAL, "unexpected schedule action %d", (int)a->type);
   }
   c->idx++;
-  if (c->stores[RW_LEVEL_DISK]) {
-    int pend_disk = c->pend_slot >= 0 && c->pend_level == RW_LEVEL_DISK ? c->pend_slot : -1;
-    RW_CALL(rw_read_ahead_step(&c->ra, c->idx, c->stores[RW_LEVEL_DISK], pend_disk));
-  }
-  if (c->stores[RW_LEVEL_HOST]) {
-    int pend_host = c->pend_slot >= 0 && c->pend_level == RW_LEVEL_HOST ? c->pend_slot : -1;
-    RW_CALL(rw_read_ahead_step(&c->rh, c->idx, c->stores[RW_LEVEL_HOST], pend_host));
-  }
+  if (c->stores[RW_LEVEL_DISK])
+    RW_CALL(rw_read_ahead_step(&c->ra, c->idx, c->stores[RW_LEVEL_DISK],
+                               ckpt_pending_slot(c, RW_LEVEL_DISK)));
+  if (c->stores[RW_LEVEL_HOST])
+    RW_CALL(rw_read_ahead_step(&c->rh, c->idx, c->stores[RW_LEVEL_HOST],
+                               ckpt_pending_slot(c, RW_LEVEL_HOST)));
   return 0;
 }
 
@@ -1113,11 +1185,13 @@ static int ckpt_forward(rw_state_source *src, N_Vector y, double *q)
   c->told = opt->schedule != RW_SCHEDULE_ONLINE;
   if (opt->restart_dir) {
     RW_CALL(rw_restart_resume(opt, src->N, c->slots, c->dslots, c->wd, c->rd, c->stores, c->sch,
-                              c->per, c->cur, c->stages, &c->idx, &c->at, q, s));
+                              c->per, c->cur, c->stages, &c->idx, &c->at, q, &c->rec, &c->hprop,
+                              s));
     s->restart_skipped = s->restart_step;
     if (opt->monitor && s->restart_step > 0)
-      RW_CALL(
-          rw_call_monitor(opt, s->restart_step, rw_grid_t(opt, src->N, s->restart_step), c->cur));
+      RW_CALL(rw_call_monitor(
+          opt, s->restart_step,
+          opt->adaptive ? c->rec.t[c->rec.n] : rw_grid_t(opt, src->N, s->restart_step), c->cur));
   }
   rw_action a;
   do {
@@ -1270,8 +1344,7 @@ int rw_source_checkpoint_create(rw_problem prob, rw_stepper st, const rw_adjoint
   c->ns = rw_stepper_num_stage_vectors(st);
   c->hprop = opt->dt;
   c->staged = c->have = c->ready = c->pend_step = -1;
-  c->pend_slot = -1;
-  c->pend_level = RW_LEVEL_RAM;
+  c->pend_n = 0;
   c->ra.level = RW_LEVEL_DISK;
   c->rh.level = RW_LEVEL_HOST;
   RW_TRY(ckpt_check(c));

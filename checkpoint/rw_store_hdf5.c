@@ -21,6 +21,9 @@
  *   /stamp       uint64 [slots]: FNV-1a of the step and of the Fletcher32 checksums of the
  *                slot's chunks, written with the tag: a restart trusts a slot only when the
  *                checksums in the file are the ones its tag was written with
+ *   /times       double [n], extensible (chunks of 512, Fletcher32): an adaptive run's accepted
+ *                times t_0..t_k, written before each snapshot of its first sweep (empty
+ *                otherwise): a restart needs those its backward sweep replays
  * The 1-D datasets are chunked by 1024 slots, so a tag update rewrites 8 KiB at most.
  * Snapshot chunks are written directly (H5Dwrite_chunk) and read from the file at the
  * chunk's address (H5Dget_chunk_info_by_coord + pread) with the
@@ -90,6 +93,8 @@ typedef struct {
   char path[4200];
   char dir[4096];
   hid_t file, snap, step, time, dt, qsum, stamp;
+  hid_t times;    /* the adaptive time record (-1 in files from before it) */
+  hsize_t ntimes; /* entries of it known written (put) or verified (get) */
   int rfd;        /* the file, read-only, for the chunk reads (-1 until the first) */
   int wfd;        /* the file, for reserving its blocks (-1 until the first write) */
   int full;       /* a write found no room (I/O thread) */
@@ -182,6 +187,20 @@ static hid_t rw_h5_dataset(hid_t file, const char *name, hid_t type, int rank, c
   if (space >= 0) H5Sclose(space);
   if (dcpl >= 0) H5Pclose(dcpl);
   if (dapl >= 0) H5Pclose(dapl);
+  return d;
+}
+
+/* The time record: 1-D, empty, extensible, chunks of 512 values with Fletcher32. */
+static hid_t rw_h5_times_dataset(hid_t file)
+{
+  hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 512;
+  hid_t space = H5Screate_simple(1, &zero, &unlimited), dcpl = H5Pcreate(H5P_DATASET_CREATE),
+        d = -1;
+  if (space >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
+      H5Pset_fletcher32(dcpl) >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0)
+    d = H5Dcreate2(file, "times", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (space >= 0) H5Sclose(space);
+  if (dcpl >= 0) H5Pclose(dcpl);
   return d;
 }
 
@@ -1116,7 +1135,7 @@ static int rw_h5_inject(rw_store st, const char *kind, long after)
 
 static void rw_h5_close(rw_h5store *h)
 {
-  hid_t *ids[] = {&h->snap, &h->step, &h->time, &h->dt, &h->qsum, &h->stamp};
+  hid_t *ids[] = {&h->snap, &h->step, &h->time, &h->dt, &h->qsum, &h->stamp, &h->times};
   for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
     if (*ids[i] >= 0) {
       H5Dclose(*ids[i]);
@@ -1223,6 +1242,7 @@ static int rw_h5_open(rw_store st, const rw_store_hdf5_options *opt)
         "%s", what);
   H5CHK(h->stamp = rw_h5_dataset(h->file, "stamp", H5T_NATIVE_UINT64, 1, &ns, &nc, &zero), "%s",
         what);
+  H5CHK(h->times = rw_h5_times_dataset(h->file), "%s", what);
   long long ll[6] = {RW_H5_VERSION, h->rank, h->nranks, st->nvec, (long long)h->nloc, st->nslots};
   const char *names[6] = {"version", "rank", "nranks", "nvec", "local_length", "slots"};
   for (int i = 0; i < 6; i++)
@@ -1531,6 +1551,11 @@ static int rw_h5_reopen(rw_store st, const rw_store_hdf5_options *opt)
           "cannot open checkpoint file '%s' for writing the restart's checkpoints", h->path);
     for (int i = 0; i < 6; i++)
       H5CHK(*ds[i] = rw_h5_open_dataset(h->file, dn[i]), "%s ('%s')", what, h->path);
+    /* the time record (files of runs before it have none: an adaptive restart then finds
+     * no resume point) */
+    if (H5Lexists(h->file, "times", H5P_DEFAULT) > 0)
+      h->times = H5Dopen2(h->file, "times", H5P_DEFAULT);
+    h->ntimes = 0;
   }
   h->created = 1;
 cleanup:
@@ -1557,6 +1582,98 @@ const char *rw_store_hdf5_info(rw_store st)
 {
   if (!st || strcmp(st->kind, "hdf5")) return "";
   return ((rw_h5store *)st->content)->info;
+}
+
+/* The adaptive time record (see rw_store.h). Writes entries ntimes..n, growing the dataset. */
+int rw_store_hdf5_put_times(rw_store st, const double *t, int64_t n)
+{
+  RW_CHECK(st && t && n >= 0 && !strcmp(st->kind, "hdf5"), RW_ERR_ARG,
+           "rw_store_hdf5_put_times: needs an HDF5 store and times t[0..n], n >= 0");
+  rw_h5store *h = st->content;
+  int ierr = rw_h5_settle(h);
+  hsize_t want = (hsize_t)n + 1;
+  if (!ierr && want > h->ntimes) {
+    rw_hdf5_lock();
+    hsize_t from = h->ntimes, cnt = want - from, have = 0;
+    hid_t fs = -1, ms = -1;
+    int ok = h->times >= 0;
+    if (ok) {
+      fs = H5Dget_space(h->times);
+      ok = fs >= 0 && H5Sget_simple_extent_dims(fs, &have, NULL) >= 0;
+      if (fs >= 0) H5Sclose(fs), fs = -1;
+    }
+    if (ok && have < want) ok = H5Dset_extent(h->times, &want) >= 0;
+    if (ok) {
+      fs = H5Dget_space(h->times);
+      ms = H5Screate_simple(1, &cnt, NULL);
+      ok = fs >= 0 && ms >= 0 &&
+           H5Sselect_hyperslab(fs, H5S_SELECT_SET, &from, NULL, &cnt, NULL) >= 0 &&
+           H5Dwrite(h->times, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, t + from) >= 0 &&
+           H5Fflush(h->file, H5F_SCOPE_LOCAL) >= 0;
+    }
+    if (fs >= 0) H5Sclose(fs);
+    if (ms >= 0) H5Sclose(ms);
+    rw_hdf5_unlock();
+    if (ok)
+      h->ntimes = want;
+    else {
+      double avail = rw_free_bytes(h->dir);
+      ierr = RW_ERROR(RW_ERR_IO,
+                      "writing the adaptive time record (%lld times) to checkpoint file '%s' "
+                      "failed%s; free space in checkpoint_dir '%s' or lower checkpoint_disk",
+                      (long long)want, h->path,
+                      avail >= 0.0 && avail < 65536.0 ? ": the file system is full" : "", h->dir);
+    }
+  }
+  return rw_h5_agree(h, ierr);
+}
+
+int rw_store_hdf5_trim_times(rw_store st, int64_t n)
+{
+  RW_CHECK(st && n >= -1 && !strcmp(st->kind, "hdf5"), RW_ERR_ARG,
+           "rw_store_hdf5_trim_times: needs an HDF5 store and n >= -1");
+  rw_h5store *h = st->content;
+  int ierr = 0;
+  hsize_t keep = (hsize_t)(n + 1), have = 0;
+  if (h->times >= 0) {
+    rw_hdf5_lock();
+    hid_t fs = H5Dget_space(h->times);
+    int ok = fs >= 0 && H5Sget_simple_extent_dims(fs, &have, NULL) >= 0;
+    if (fs >= 0) H5Sclose(fs);
+    if (ok && have > keep)
+      ok = H5Dset_extent(h->times, &keep) >= 0 && H5Fflush(h->file, H5F_SCOPE_LOCAL) >= 0;
+    rw_hdf5_unlock();
+    if (!ok)
+      ierr = RW_ERROR(RW_ERR_IO,
+                      "cutting the adaptive time record of checkpoint file '%s' to %lld "
+                      "times failed",
+                      h->path, (long long)keep);
+    h->ntimes = keep;
+  }
+  return rw_h5_agree(h, ierr);
+}
+
+int rw_store_hdf5_get_times(rw_store st, int64_t n, double *t, int *ok)
+{
+  RW_CHECK(st && t && ok && n >= 0 && !strcmp(st->kind, "hdf5"), RW_ERR_ARG,
+           "rw_store_hdf5_get_times: needs an HDF5 store and room for times t[0..n], n >= 0");
+  rw_h5store *h = st->content;
+  *ok = 0;
+  if (h->times < 0) return 0;
+  rw_hdf5_lock();
+  hsize_t want = (hsize_t)n + 1, have = 0, zero = 0;
+  hid_t fs = H5Dget_space(h->times), ms = H5Screate_simple(1, &want, NULL);
+  int good = fs >= 0 && ms >= 0 && H5Sget_simple_extent_dims(fs, &have, NULL) >= 0 &&
+             have >= want &&
+             H5Sselect_hyperslab(fs, H5S_SELECT_SET, &zero, NULL, &want, NULL) >= 0 &&
+             H5Dread(h->times, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, t) >= 0;
+  if (fs >= 0) H5Sclose(fs);
+  if (ms >= 0) H5Sclose(ms);
+  rw_hdf5_unlock();
+  rw_error_clear();
+  if (good) h->ntimes = want;
+  *ok = good;
+  return 0;
 }
 
 /* Whether a slot holds a complete snapshot of `step` (see rw_store.h). The chunks' checksums
@@ -1721,7 +1838,7 @@ int rw_store_create_hdf5(N_Vector tmpl, int nvec, int slots, const rw_store_hdf5
   RW_CALL(rw_store_alloc("hdf5", &ops, slots, nvec, (size_t)nvec * rw_vec_bytes(tmpl), &st));
   RW_TRY(rw_calloc(1, sizeof *h, "HDF5 checkpoint store", &h));
   st->content = h;
-  h->file = h->snap = h->step = h->time = h->dt = h->qsum = h->stamp = -1;
+  h->file = h->snap = h->step = h->time = h->dt = h->qsum = h->stamp = h->times = -1;
   h->rfd = -1;
   h->wfd = -1;
   h->comm = comm;

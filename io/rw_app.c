@@ -651,9 +651,10 @@ static int rw_app_read_common(rw_app *app)
              "stopped",
              app->restart_from, rw_deck_source(deck, "restart_from"),
              bad == 2 ? "no such directory" : "not a directory (a file is there)");
-    RW_CHECK(opt->schedule == RW_SCHEDULE_BINOMIAL && !opt->adaptive, RW_ERR_DECK,
-             "key 'restart_from' = '%s' (from %s): restarts continue runs under the binomial "
-             "schedule with a fixed step (checkpoint_schedule: %s here)",
+    RW_CHECK(opt->schedule == RW_SCHEDULE_BINOMIAL || opt->schedule == RW_SCHEDULE_ONLINE,
+             RW_ERR_DECK,
+             "key 'restart_from' = '%s' (from %s): restarts continue runs with disk checkpoints "
+             "under the binomial or online schedule (checkpoint_schedule: %s here)",
              app->restart_from, rw_deck_source(deck, "restart_from"), app->schedule);
     opt->restart_dir = app->restart_from;
   }

@@ -5,10 +5,12 @@
 
 Prints, for each file, its identity (format version, run id, rank, contents, the schedule
 record of the run that wrote it, the decomposition) and one line per full slot: step, time,
-step size, running cost and stamp. With --verify every full slot is checked as a restart
+step size, running cost and stamp (and, for an adaptive run, the length of its time record).
+With --verify every full slot is checked as a restart
 checks it: its data are read chunk by chunk, which makes HDF5 check each chunk's Fletcher32
 checksum, and its stamp must match its step tag and its chunks' checksums (data that are not
-the step the tag names); a slot that fails is reported DAMAGED and the exit status is 1. A
+the step the tag names); a slot that fails is reported DAMAGED and the exit status is 1, as
+is an adaptive time record that fails its checksums. A
 tag table (step, time, dt, running_cost, stamp) that fails its checksum is reported and the
 file counts as damaged (a restart refuses it). For a directory, the rank files of each run
 found there are counted: a missing one is named (a restart refuses the directory) and the
@@ -180,6 +182,18 @@ def show(path, verify, slot, save):
             print(line)
         bad = 0
         n = int(a["local_length"])
+        # an adaptive run's accepted times (written before each disk snapshot of its first
+        # sweep; a restart replays them): their count, and with --verify their checksums
+        if "times" in f and f["times"].shape[0] > 0:
+            nt = f["times"].shape[0]
+            try:
+                t = f["times"][...] if verify else None
+                span = f", t = {t[0]:.17g} .. {t[-1]:.17g}" if t is not None else ""
+                print(f"  adaptive time record: {nt} times (steps 0..{nt - 1}){span}"
+                      + (": checksums ok" if verify else ""))
+            except OSError as e:
+                print(f"  adaptive time record: {nt} times: DAMAGED: {e}")
+                bad = 1
         if verify:
             for i in full:
                 why = verify_slot(path, f, i, steps[i], cols.get("stamp"))

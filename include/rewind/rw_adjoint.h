@@ -112,12 +112,15 @@ typedef struct {
   /* Recorded in the disk checkpoint files so that a refused restart says what differs: the
    * effective deck (one "key: value" per line) and the decomposition (free text). May be NULL. */
   const char *run_deck, *run_decomposition;
-  /* Restart (binomial schedule with a disk tier, fixed grid): continue the forward sweep of a
+  /* Restart (a disk tier under the binomial schedule at a fixed step, or under the online
+   * schedule, adaptive runs included): continue the forward sweep of a
    * run with the same run_id that was killed, from the disk checkpoints it left in
    * restart_dir (which then replaces disk_dir). The driver replays the schedule to the last
    * disk snapshot of the first sweep that every rank holds complete (checksums as written)
    * and that no lost RAM checkpoint is needed past, restores it with the running cost it
-   * had, and goes on; the gradient equals an uninterrupted run's bit for bit. The disk
+   * had (an adaptive run: with its accepted times up to there and the step size proposed
+   * there, from the files), and goes on; the gradient equals an uninterrupted run's bit for
+   * bit. The disk
    * costs and slot counts are the killed run's (recorded in its files), so a measured cost
    * is not measured again. NULL: a new run. */
   const char *restart_dir;

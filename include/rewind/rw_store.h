@@ -121,6 +121,21 @@ void rw_store_hdf5_keep(rw_store st);
  * slot count of the files (the earlier run's disk slots). Not collective. */
 const char *rw_store_hdf5_info(rw_store st);
 
+/* An adaptive run's time record t[0..n] (the accepted times up to step n, which its backward
+ * sweep replays), kept in the files beside the snapshots: written before each disk snapshot of
+ * the first sweep, so a restart can take up the record of its resume point. Writes the entries
+ * past those already written (or, after rw_store_hdf5_get_times, verified), and flushes. A
+ * failed write (a full disk) is RW_ERR_IO naming the file. Collective, errors agreed. */
+int rw_store_hdf5_put_times(rw_store st, const double *t, int64_t n);
+/* Restart: reads t[0..n] from this rank's file; *ok = 0 when the file has fewer, has no
+ * record (a file of a fixed-step run, or of an earlier version), or a chunk of it fails its
+ * checksum (a write the crash tore). Later puts write past n. Not collective. */
+int rw_store_hdf5_get_times(rw_store st, int64_t n, double *t, int *ok);
+/* Restart: cuts the record to t[0..n] (n = -1: empty), so that the restarted run writes on
+ * from there into chunks that hold no later (possibly damaged) times. Collective, errors
+ * agreed. */
+int rw_store_hdf5_trim_times(rw_store st, int64_t n);
+
 /* Restart: *ok = 1 when slot `slot` of this rank's file holds a complete snapshot of `step`:
  * its tag says so and the checksums of its chunks, read from the file, are the ones recorded
  * with the tag when it was written (so a slot whose checksums were being overwritten when the

@@ -33,8 +33,13 @@ endforeach()
 # Restart (issue 7): runs killed in the forward sweep (SIGKILL of rank 0, SIGTERM of every
 # rank, a torn write) continue with -restart_from and give the store-everything gradient bit
 # for bit; restarts with another deck or rank count are refused naming what differs.
+# (rewind-neuralode at 2 ranks only: its per-rank files and resume are the other apps')
+set(RESTART_NP_neuralode 2)
 foreach(name grayscott heat wave burgers ode neuralode)
-  foreach(np 1 2 4)
+  if(NOT DEFINED RESTART_NP_${name})
+    set(RESTART_NP_${name} 1 2 4)
+  endif()
+  foreach(np ${RESTART_NP_${name}})
     add_test(NAME restart_${name}_np${np}
       COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/restart.sh ${MPIEXEC_EXECUTABLE} ${np}
               $<TARGET_FILE:rewind-${name}> ${DISK_ARGS_${name}})
@@ -46,6 +51,43 @@ foreach(name grayscott heat wave burgers ode neuralode)
     set_tests_properties(restart_${name}_np${np} PROPERTIES ENVIRONMENT "${env}"
       TIMEOUT 400 PROCESSORS ${np} PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
   endforeach()
+endforeach()
+# The online schedule with a disk tier at a fixed step (its period 1 here, doubled three
+# times as the 4 disk slots fill over 100 steps): kills at its 2nd and 12th disk write (resume
+# points at steps 1 and 48), every case, at 2 ranks (1 rank: the adaptive rewind-ode below).
+add_test(NAME restart_grayscott_online_np2
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/restart.sh ${MPIEXEC_EXECUTABLE} 2
+          $<TARGET_FILE:rewind-grayscott> ${DISK_ARGS_grayscott})
+set_tests_properties(restart_grayscott_online_np2 PROPERTIES
+  ENVIRONMENT "${REWIND_TEST_ENV};RESTART_SCHEDULE=online;RESTART_LATE=12;RESTART_FLIP=9"
+  TIMEOUT 400 PROCESSORS 2 PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+# Adaptive runs under the online schedule with a disk tier: the accepted times up to each disk
+# snapshot are kept in the files (/times) and the step size proposed there in its tag, so the
+# restart replays the same steps (rejections included) and gives the uninterrupted run's
+# gradient bit for bit (store mode refuses adaptive runs: the reference is the same run not
+# killed). rewind-ode: Van der Pol, 54 steps (2 rejected), every case at 2 ranks, SIGKILL,
+# torn write and a kill at the 12th write (resume point at step 48) at 1; Gray-Scott: 28
+# steps (1 rejected) on 2 ranks, SIGKILL, torn write and a kill at the 9th write.
+set(ADAPT_ode -tf 3 -stepper dopri5 -adaptive true -rtol 1e-8 -atol 1e-8 -dt 0.01)
+set(ADAPT_grayscott ${DISK_ARGS_grayscott} -stepper dopri5 -adaptive true -rtol 1e-10 -atol 1e-12)
+foreach(case ode:1 ode:2 grayscott:2)
+  string(REPLACE ":" ";" case "${case}")
+  list(GET case 0 name)
+  list(GET case 1 np)
+  add_test(NAME restart_${name}_adaptive_np${np}
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/restart.sh ${MPIEXEC_EXECUTABLE} ${np}
+            $<TARGET_FILE:rewind-${name}> ${ADAPT_${name}})
+  set(env "${REWIND_TEST_ENV}" RESTART_SCHEDULE=online RESTART_REFERENCE=uninterrupted)
+  if(name STREQUAL "ode")
+    list(APPEND env RESTART_LATE=12 RESTART_FLIP=9)
+  else()
+    list(APPEND env RESTART_LATE=9)
+  endif()
+  if(np EQUAL 1 OR NOT name STREQUAL "ode")
+    list(APPEND env RESTART_QUICK=1)
+  endif()
+  set_tests_properties(restart_${name}_adaptive_np${np} PROPERTIES ENVIRONMENT "${env}"
+    TIMEOUT 400 PROCESSORS ${np} PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
 endforeach()
 # Three tiers on the emulated device (issue 11): device slots, a 16 KiB host tier (8 state
 # snapshots of 2 KiB per rank at 2 ranks, 2 with the RK4 stages) and the disk; the host slots die with the run like the RAM

@@ -9,6 +9,13 @@
 # Refusals: a restart with another deck, or another rank count, exits non-zero naming what
 # differs, prints no gradient and leaves the files for the right restart.
 # RESTART_HOST=BYTES: a device run with a host tier as well (three tiers).
+# RESTART_SCHEDULE=online: the online schedule (periodic disk checkpoints, the period doubled
+# when the disk slots fill) instead of the binomial one; RESTART_LATE=K adds a kill after the
+# K-th disk write (a resume point past a doubling), RESTART_FLIP=K damages the restarted
+# run's K-th write instead of its first (the online schedule frees most of its snapshots
+# unread, and the failed-restart case needs one that the backward sweep reads).
+# RESTART_REFERENCE=uninterrupted: the gradient to match is the same run's not killed (adaptive
+# runs, which store mode refuses), instead of store mode's.
 # With RESTART_QUICK=1 only the SIGKILL and torn-write cases run (the 4-rank tests, to keep
 # the suite's time down; the others run at 1 and 2 ranks).
 # Usage: restart.sh MPIEXEC NP APP [app args...]
@@ -19,14 +26,21 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/ckpt"
 run() { "$mpiexec" -n "$np" --oversubscribe "$app" "$@" -progress off 2>&1; }
-out=$(run "$@" -adjoint_mode store -output "$work/ref.h5") ||
-  { echo "$out"; echo "FAIL: the store-mode run failed"; exit 1; }
-disk=(-adjoint_mode checkpoint -checkpoint_schedule binomial -checkpoint_ram "${RESTART_HOST:-0}"
+disk=(-adjoint_mode checkpoint -checkpoint_schedule "${RESTART_SCHEDULE:-binomial}" -checkpoint_ram "${RESTART_HOST:-0}"
   -checkpoint_slots 2 -checkpoint_disk_slots 4 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5
   -checkpoint_dir "$work/ckpt")
 # RESTART_HOST=BYTES (a device run, -device in the app's arguments): a host tier of that budget
 # under the three-tier schedule, its copy costs given; its slots are lost with the run as RAM's.
 [ -n "${RESTART_HOST:-}" ] && disk+=(-checkpoint_ram_write_cost 0.25 -checkpoint_ram_read_cost 0.25)
+# The reference: store mode's gradient, or with RESTART_REFERENCE=uninterrupted (an adaptive
+# run, which store mode refuses) the same checkpointed run not killed.
+if [ "${RESTART_REFERENCE:-store}" = uninterrupted ]; then
+  out=$(run "$@" "${disk[@]}" -output "$work/ref.h5") ||
+    { echo "$out"; echo "FAIL: the uninterrupted run failed"; exit 1; }
+else
+  out=$(run "$@" -adjoint_mode store -output "$work/ref.h5") ||
+    { echo "$out"; echo "FAIL: the store-mode run failed"; exit 1; }
+fi
 fail=0
 bad() {
   echo "FAIL [$1]: $2"
@@ -88,6 +102,8 @@ check_tool() { # name, expected exit status
   fi
 }
 kill_run sigkill kill@2 "$@" && check_tool sigkill 0 && restart_run sigkill "$resumed" "$@"
+[ -n "${RESTART_LATE:-}" ] && kill_run late kill@"$RESTART_LATE" "$@" &&
+  restart_run late "$resumed" "$@"
 quick=${RESTART_QUICK:-0}
 if [ "$quick" != 1 ]; then
   kill_run sigterm term@3 "$@" && restart_run sigterm "$resumed" "$@"
@@ -193,7 +209,7 @@ EOF
 # on purpose, so reading it back in the backward sweep fails its checksum) leaves the earlier
 # run's files for the next restart (it once deleted them all), which continues bit for bit.
 if [ "$quick" != 1 ] && kill_run failed_restart kill@2 "$@"; then
-  o=$(REWIND_FAULT_INJECT=flip@1 run "$@" "${disk[@]}" -output "$work/fr.h5" -restart_from "$work/ckpt")
+  o=$(REWIND_FAULT_INJECT=flip@"${RESTART_FLIP:-1}" run "$@" "${disk[@]}" -output "$work/fr.h5" -restart_from "$work/ckpt")
   rc=$?
   if [ $rc -eq 0 ] || echo "$o" | grep -q "dJ/d" || [ -z "$(ls -A "$work/ckpt")" ]; then
     echo "$o" | tail -5
@@ -235,6 +251,34 @@ if [ "$quick" != 1 ] && kill_run stamp_table kill@2 "$@"; then
     fi
   fi
   rm -f "$work"/ckpt/*
+fi
+# An adaptive run's time record damaged in the last rank's file (a byte of its first chunk
+# flipped): every resume point needs it, so the restart says it skipped them as damaged and
+# starts again from step 0, bit for bit.
+if [ "$quick" != 1 ] && [ "${RESTART_REFERENCE:-}" = uninterrupted ] &&
+  kill_run times_record kill@6 "$@"; then
+  last=$(ls "$work"/ckpt/*."$((np - 1))"-of-"$np".h5)
+  flip_table "$last" times
+  frc=$?
+  if [ $frc -eq 77 ]; then
+    echo "skip [times_record]: no h5py"
+    rm -f "$work"/ckpt/*
+  elif [ $frc -ne 0 ]; then
+    bad times_record "could not flip a byte of /times in '$last'"
+    rm -f "$work"/ckpt/*
+  else
+    o=$(/usr/bin/python3 "$tool" "$last" --verify 2>&1)
+    rc=$?
+    if [ $rc -ne 1 ] || ! echo "$o" | grep -q "adaptive time record: .*DAMAGED"; then
+      echo "$o" | tail -3
+      bad tool_times_record "rewind_ckpt.py --verify exited $rc; expected 1 calling the record damaged"
+    else
+      echo "ok [tool_times_record]: exit $rc"
+    fi
+    restart_run times_record "resumed from the disk checkpoint of step 0 .*no later one" "$@"
+    echo "$last_out" | grep -qE "warning: restart: [0-9]+ later resume point\(s\) in .* fail their checksums" ||
+      bad times_record_warning "the restart past the damaged time record did not say it skipped resume points"
+  fi
 fi
 # A slot whose data are another step's while its tag and stamp name the step the schedule put
 # there (a write the crash cut between the data and the tag; here: the first slot's chunks

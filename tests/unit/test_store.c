@@ -447,6 +447,95 @@ Test(store, hdf5_roundtrip_and_file)
   teardown(&f);
 }
 
+/* The adaptive time record (/times): written in pieces across its 512-value chunks, read back
+ * after a restart's reopen exactly; a read past what was written, and a read through a chunk
+ * whose stored data no longer match its checksum, say not ok; a cut to n keeps t[0..n] and
+ * the writes go on from there; a file whose run wrote no record reads as none. */
+Test(store, hdf5_time_record)
+{
+  fixture f;
+  setup(&f, 16);
+  enum { NT = 1300 };
+  double t[NT], got[NT];
+  for (int i = 0; i < NT; i++)
+    t[i] = 0.001 * i + 1e-9 * (i % 7);
+  rw_store st = NULL;
+  rw_store_hdf5_options o = h5opt(&f, "tr1", 1);
+  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 2, &o, &st));
+  RW_TEST_OK(rw_store_hdf5_put_times(st, t, 3));
+  RW_TEST_OK(rw_store_hdf5_put_times(st, t, 3)); /* nothing new */
+  RW_TEST_OK(rw_store_hdf5_put_times(st, t, 700));
+  RW_TEST_OK(rw_store_hdf5_put_times(st, t, NT - 1));
+  char path[256];
+  snprintf(path, sizeof path, "%s", rw_store_path(st));
+  rw_store_destroy(&st);
+  rw_store_hdf5_options r = o;
+  r.restart = 1;
+  RW_TEST_OK(rw_store_create_hdf5(f.w[0], 2, 0, &r, &st));
+  int ok = 0;
+  memset(got, 0, sizeof got);
+  RW_TEST_OK(rw_store_hdf5_get_times(st, NT - 1, got, &ok));
+  cr_assert(ok && memcmp(got, t, sizeof t) == 0, "the record does not read back");
+  RW_TEST_OK(rw_store_hdf5_get_times(st, NT, got, &ok));
+  cr_assert(!ok, "a read past the record passes");
+  /* cut to t[0..600], then written on to 900 with other values past 600 */
+  RW_TEST_OK(rw_store_hdf5_trim_times(st, 600));
+  RW_TEST_OK(rw_store_hdf5_get_times(st, 601, got, &ok));
+  cr_assert(!ok, "the cut record still holds t[601]");
+  double u[NT];
+  memcpy(u, t, sizeof u);
+  for (int i = 601; i < NT; i++)
+    u[i] = -t[i];
+  RW_TEST_OK(rw_store_hdf5_put_times(st, u, 900));
+  RW_TEST_OK(rw_store_hdf5_get_times(st, 900, got, &ok));
+  cr_assert(ok && memcmp(got, u, 901 * sizeof *u) == 0, "the record written on after a cut");
+  rw_store_destroy(&st);
+  /* one byte of the second chunk (t[512..1023]) flipped on disk */
+  rw_hdf5_lock();
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(file, "times", H5P_DEFAULT);
+  hsize_t coord = 512, size = 0;
+  haddr_t addr = 0;
+  unsigned mask = 0;
+  cr_assert(H5Dget_chunk_info_by_coord(d, &coord, &mask, &addr, &size) >= 0 && size > 16);
+  H5Dclose(d);
+  H5Fclose(file);
+  rw_hdf5_unlock();
+  FILE *fp = fopen(path, "r+b");
+  cr_assert(fp);
+  fseek(fp, (long)(addr + 8), SEEK_SET);
+  int c = fgetc(fp);
+  fseek(fp, (long)(addr + 8), SEEK_SET);
+  fputc(c ^ 0x21, fp);
+  fclose(fp);
+  RW_TEST_OK(rw_store_create_hdf5(f.w[0], 2, 0, &r, &st));
+  RW_TEST_OK(rw_store_hdf5_get_times(st, 511, got, &ok));
+  cr_assert(ok && memcmp(got, t, 512 * sizeof *t) == 0, "the intact first chunk");
+  RW_TEST_OK(rw_store_hdf5_get_times(st, 600, got, &ok));
+  cr_assert(!ok, "a read through the damaged chunk passes");
+  /* cut to nothing (a restart from step 0): written again from t[0] */
+  RW_TEST_OK(rw_store_hdf5_trim_times(st, -1));
+  RW_TEST_OK(rw_store_hdf5_put_times(st, t, 700));
+  RW_TEST_OK(rw_store_hdf5_get_times(st, 700, got, &ok));
+  cr_assert(ok && memcmp(got, t, 701 * sizeof *t) == 0,
+            "the record written again after a cut to none");
+  rw_store_destroy(&st);
+  cr_assert_eq(unlink(path), 0);
+  /* a run that wrote no record */
+  rw_store_hdf5_options n = h5opt(&f, "tr2", 1);
+  RW_TEST_OK(rw_store_create_hdf5(f.v[0], 2, 2, &n, &st));
+  snprintf(path, sizeof path, "%s", rw_store_path(st));
+  rw_store_destroy(&st);
+  r = n;
+  r.restart = 1;
+  RW_TEST_OK(rw_store_create_hdf5(f.w[0], 2, 0, &r, &st));
+  RW_TEST_OK(rw_store_hdf5_get_times(st, 0, got, &ok));
+  cr_assert(!ok, "an empty record reads as holding t[0]");
+  rw_store_destroy(&st);
+  cr_assert_eq(unlink(path), 0);
+  teardown(&f);
+}
+
 /* A second store made (here: refused, its file being taken) while the first store's I/O
  * thread is still marking released slots free. The library HDF5 is not thread-safe: every
  * HDF5 call of the creating thread must hold the HDF5 lock the I/O thread holds, or the
