@@ -474,6 +474,14 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
   rw_action ka;
   memset(&ka, 0, sizeof ka);
   if (N < 0) {
+    int none_here = !rw_store_hdf5_has_times(ds);
+    RW_TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, &none_here, 1, MPI_INT, MPI_MAX, rw_vec_comm(cur)));
+    RW_CHECK_GOTO(!none_here, RW_ERR_IO,
+                  "restart_from '%s': the checkpoint files hold no adaptive time record (they "
+                  "were written by a version of Rewind before 2026-12-02, which kept none), so "
+                  "this adaptive run cannot continue from them; remove this run's "
+                  "rewind-ckpt-* files there and run again without restart_from",
+                  opt->restart_dir ? opt->restart_dir : "");
     for (int d = 0; d < ndisk; d++)
       if (rw_store_slot_step(ds, d) > last) last = rw_store_slot_step(ds, d);
     RW_TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_INT64_T, MPI_MAX, rw_vec_comm(cur)));
@@ -539,8 +547,6 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
     for (int d = 0; d < ndisk; d++)
       disk[d] = -1;
   }
-  /* adaptive: the time record cut to the resume point (the restarted run writes on from it) */
-  if (N < 0) RW_TRY(rw_store_hdf5_trim_times(ds, K >= 0 ? ka.step : -1));
   /* Release the disk slots not needed from here on. The files of the ranks may differ (the
    * killed run's ranks got to different points), and release is collective (it agrees on
    * errors): a rank whose slot is empty where another's is full takes part through sync. */
@@ -554,6 +560,10 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
     else
       RW_TRY(rw_store_sync(ds));
   }
+  /* adaptive: the time record cut to the resume point (the restarted run writes on from it),
+   * after the slots past it are released: a restart of this restart never finds a complete
+   * slot past the record */
+  if (N < 0) RW_TRY(rw_store_hdf5_trim_times(ds, K >= 0 ? ka.step : -1));
   s->restart_step = 0;
   if (K >= 0) {
     rw_snapshot_tag tag = {.step = -1};
@@ -580,9 +590,12 @@ static int rw_restart_resume(const rw_adjoint_options *opt, long N, int slots, i
       int good = 0;
       RW_TRY(rw_time_record_reserve(rec, (long)ka.step));
       RW_TRY(rw_store_hdf5_get_times(ds, ka.step, rec->t, &good));
-      RW_CHECK_GOTO(good && tag.h > 0.0, RW_ERR_INTERNAL,
-                    "restart: the time record of step %lld cannot be read again",
-                    (long long)ka.step);
+      int e = good && tag.h > 0.0 ? 0
+                                  : RW_ERROR(RW_ERR_INTERNAL,
+                                             "restart: the time record of step %lld cannot be "
+                                             "read again",
+                                             (long long)ka.step);
+      RW_TRY(rw_error_agree(rw_vec_comm(cur), e));
       rec->n = (long)ka.step;
       *hprop = tag.h;
     }

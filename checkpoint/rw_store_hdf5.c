@@ -530,6 +530,8 @@ static int rw_h5_fault(rw_h5store *h, int slot)
  * counts 1 MiB per rank over the slots. */
 #define RW_H5_RESERVE ((int64_t)256 << 10)
 
+static int rw_h5_reserve_bytes(rw_h5store *h, int64_t need);
+
 /* Reserves the room for writing `slot` (see RW_H5_RESERVE); where the file system cannot
  * reserve, the free space is checked instead. An error when there is no room (h->full set).
  * I/O thread (under the HDF5 lock). */
@@ -547,6 +549,12 @@ static int rw_h5_reserve(rw_h5store *h, int slot)
     need += (int64_t)(chunks * ((size_t)h->cn * sizeof(double) + 4));
     if (h->cn * sizeof(double) >= 65536) need += (int64_t)chunks * 4096; /* H5Pset_alignment */
   }
+  return rw_h5_reserve_bytes(h, need);
+}
+
+/* Reserves `need` bytes past the file's end (see RW_H5_RESERVE). Under the HDF5 lock. */
+static int rw_h5_reserve_bytes(rw_h5store *h, int64_t need)
+{
   int e = EOPNOTSUPP;
   struct stat fs;
   if (h->wfd < 0) h->wfd = open(h->path, O_WRONLY);
@@ -1596,7 +1604,10 @@ int rw_store_hdf5_put_times(rw_store st, const double *t, int64_t n)
     rw_hdf5_lock();
     hsize_t from = h->ntimes, cnt = want - from, have = 0;
     hid_t fs = -1, ms = -1;
-    int ok = h->times >= 0;
+    /* the record's new chunks (512 values and a checksum each) and the metadata's room */
+    int ok = h->times >= 0 &&
+             rw_h5_reserve_bytes(h, RW_H5_RESERVE + (int64_t)(cnt / 512 + 2) * 4100) == 0;
+    rw_error_clear();
     if (ok) {
       fs = H5Dget_space(h->times);
       ok = fs >= 0 && H5Sget_simple_extent_dims(fs, &have, NULL) >= 0;
@@ -1622,10 +1633,18 @@ int rw_store_hdf5_put_times(rw_store st, const double *t, int64_t n)
                       "writing the adaptive time record (%lld times) to checkpoint file '%s' "
                       "failed%s; free space in checkpoint_dir '%s' or lower checkpoint_disk",
                       (long long)want, h->path,
-                      avail >= 0.0 && avail < 65536.0 ? ": the file system is full" : "", h->dir);
+                      h->full || (avail >= 0.0 && avail < (double)RW_H5_RESERVE)
+                          ? ": the file system is full"
+                          : "",
+                      h->dir);
     }
   }
   return rw_h5_agree(h, ierr);
+}
+
+int rw_store_hdf5_has_times(rw_store st)
+{
+  return st && !strcmp(st->kind, "hdf5") && ((rw_h5store *)st->content)->times >= 0;
 }
 
 int rw_store_hdf5_trim_times(rw_store st, int64_t n)

@@ -32,8 +32,11 @@ extern "C" {
 typedef struct rw_store_s *rw_store;
 
 /* What identifies a snapshot: the index of the state, its time and the size of the step that
- * starts from it (0 when not known), and q, the running cost this rank had accumulated when
- * the forward sweep reached the state (what a restarted run resumes its sum from). */
+ * starts from it (0 when not known; for a snapshot an adaptive run's first sweep takes, the
+ * size its step-size controller proposes from there, which a rejected trial may shrink: what
+ * a restart from it starts the controller with), and q, the running cost this rank had
+ * accumulated when the forward sweep reached the state (what a restarted run resumes its sum
+ * from). */
 typedef struct {
   int64_t step;
   double t, h, q;
@@ -131,6 +134,9 @@ int rw_store_hdf5_put_times(rw_store st, const double *t, int64_t n);
  * record (a file of a fixed-step run, or of an earlier version), or a chunk of it fails its
  * checksum (a write the crash tore). Later puts write past n. Not collective. */
 int rw_store_hdf5_get_times(rw_store st, int64_t n, double *t, int *ok);
+/* Restart: 1 when this rank's file has a time record (files of Rewind before 2026-12-02 have
+ * none), else 0. Not collective. */
+int rw_store_hdf5_has_times(rw_store st);
 /* Restart: cuts the record to t[0..n] (n = -1: empty), so that the restarted run writes on
  * from there into chunks that hold no later (possibly damaged) times. Collective, errors
  * agreed. */

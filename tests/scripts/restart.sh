@@ -280,6 +280,38 @@ if [ "$quick" != 1 ] && [ "${RESTART_REFERENCE:-}" = uninterrupted ] &&
       bad times_record_warning "the restart past the damaged time record did not say it skipped resume points"
   fi
 fi
+# Files with no time record (an adaptive run's, written by a version of Rewind that kept
+# none; here: /times deleted from every rank's file): the adaptive restart is refused saying
+# so, with no gradient, and the files stay.
+if [ "$quick" != 1 ] && [ "${RESTART_REFERENCE:-}" = uninterrupted ] &&
+  kill_run no_record kill@6 "$@"; then
+  /usr/bin/python3 -c '
+import sys
+try:
+    import h5py
+except ImportError:
+    sys.exit(77)
+for p in sys.argv[1:]:
+    with h5py.File(p, "r+") as f:
+        del f["times"]
+' "$work"/ckpt/*.h5
+  frc=$?
+  if [ $frc -eq 77 ]; then
+    echo "skip [no_record]: no h5py"
+  else
+    n=$(ls "$work"/ckpt | wc -l)
+    o=$(run "$@" "${disk[@]}" -output "$work/r.h5" -restart_from "$work/ckpt")
+    rc=$?
+    if [ $frc -ne 0 ] || [ $rc -eq 0 ] || ! echo "$o" | grep -q "hold no adaptive time record" ||
+      echo "$o" | grep -q "dJ/d" || [ "$(ls "$work"/ckpt | wc -l)" != "$n" ]; then
+      echo "$o" | tail -5
+      bad no_record "exit $rc; expected a refusal saying the files hold no time record, the files left"
+    else
+      echo "ok [no_record]: exit $rc, files left"
+    fi
+  fi
+  rm -f "$work"/ckpt/*
+fi
 # A slot whose data are another step's while its tag and stamp name the step the schedule put
 # there (a write the crash cut between the data and the tag; here: the first slot's chunks
 # copied over the last full slot's in the last rank's file). Every chunk passes its Fletcher32,
