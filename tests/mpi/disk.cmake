@@ -66,11 +66,11 @@ set_tests_properties(restart_grayscott_online_np2 PROPERTIES
 # restart replays the same steps (rejections included) and gives the uninterrupted run's
 # gradient bit for bit (store mode refuses adaptive runs: the reference is the same run not
 # killed). rewind-ode: Van der Pol, 54 steps (2 rejected), every case at 2 ranks, SIGKILL,
-# torn write and a kill at the 12th write (resume point at step 48) at 1; Gray-Scott: 28
+# torn write and a kill at the 12th write (resume point at step 48) at 1 and 4; Gray-Scott: 28
 # steps (1 rejected) on 2 ranks, SIGKILL, torn write and a kill at the 9th write.
 set(ADAPT_ode -tf 3 -stepper dopri5 -adaptive true -rtol 1e-8 -atol 1e-8 -dt 0.01)
 set(ADAPT_grayscott ${DISK_ARGS_grayscott} -stepper dopri5 -adaptive true -rtol 1e-10 -atol 1e-12)
-foreach(case ode:1 ode:2 grayscott:2)
+foreach(case ode:1 ode:2 ode:4 grayscott:2)
   string(REPLACE ":" ";" case "${case}")
   list(GET case 0 name)
   list(GET case 1 np)
@@ -83,7 +83,7 @@ foreach(case ode:1 ode:2 grayscott:2)
   else()
     list(APPEND env RESTART_LATE=9)
   endif()
-  if(np EQUAL 1 OR NOT name STREQUAL "ode")
+  if(NOT np EQUAL 2 OR NOT name STREQUAL "ode")
     list(APPEND env RESTART_QUICK=1)
   endif()
   set_tests_properties(restart_${name}_adaptive_np${np} PROPERTIES ENVIRONMENT "${env}"
