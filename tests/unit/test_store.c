@@ -447,6 +447,31 @@ Test(store, hdf5_roundtrip_and_file)
   teardown(&f);
 }
 
+/* Changes one byte of a stored chunk of dataset `name` in the file at `path` (the chunk at
+ * `coord`, `off` bytes into it, xor `mask`), behind HDF5's back: its checksum no longer
+ * matches. */
+static void flip_chunk_byte(const char *path, const char *name, const hsize_t *coord, long off,
+                            int mask)
+{
+  rw_hdf5_lock();
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
+  hsize_t size = 0;
+  haddr_t addr = 0;
+  unsigned fmask = 0;
+  cr_assert(H5Dget_chunk_info_by_coord(d, coord, &fmask, &addr, &size) >= 0 && size > (hsize_t)off);
+  H5Dclose(d);
+  H5Fclose(file);
+  rw_hdf5_unlock();
+  FILE *fp = fopen(path, "r+b");
+  cr_assert(fp);
+  fseek(fp, (long)addr + off, SEEK_SET);
+  int c = fgetc(fp);
+  fseek(fp, (long)addr + off, SEEK_SET);
+  fputc(c ^ mask, fp);
+  fclose(fp);
+}
+
 /* The adaptive time record (/times): written in pieces across its 512-value chunks, read back
  * after a restart's reopen exactly; a read past what was written, and a read through a chunk
  * whose stored data no longer match its checksum, say not ok; a cut to n keeps t[0..n] and
@@ -491,23 +516,8 @@ Test(store, hdf5_time_record)
   cr_assert(ok && memcmp(got, u, 901 * sizeof *u) == 0, "the record written on after a cut");
   rw_store_destroy(&st);
   /* one byte of the second chunk (t[512..1023]) flipped on disk */
-  rw_hdf5_lock();
-  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  hid_t d = H5Dopen2(file, "times", H5P_DEFAULT);
-  hsize_t coord = 512, size = 0;
-  haddr_t addr = 0;
-  unsigned mask = 0;
-  cr_assert(H5Dget_chunk_info_by_coord(d, &coord, &mask, &addr, &size) >= 0 && size > 16);
-  H5Dclose(d);
-  H5Fclose(file);
-  rw_hdf5_unlock();
-  FILE *fp = fopen(path, "r+b");
-  cr_assert(fp);
-  fseek(fp, (long)(addr + 8), SEEK_SET);
-  int c = fgetc(fp);
-  fseek(fp, (long)(addr + 8), SEEK_SET);
-  fputc(c ^ 0x21, fp);
-  fclose(fp);
+  hsize_t coord = 512;
+  flip_chunk_byte(path, "times", &coord, 8, 0x21);
   RW_TEST_OK(rw_store_create_hdf5(f.w[0], 2, 0, &r, &st));
   RW_TEST_OK(rw_store_hdf5_get_times(st, 511, got, &ok));
   cr_assert(ok && memcmp(got, t, 512 * sizeof *t) == 0, "the intact first chunk");
@@ -846,23 +856,8 @@ Test(store, hdf5_restart_reopen_check_and_refuse)
   rw_store_destroy(&st);
 
   /* A torn write: one data byte of slot 1 changed on disk, its stored checksum not. */
-  rw_hdf5_lock();
-  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  hid_t d = H5Dopen2(file, "snapshots", H5P_DEFAULT);
-  hsize_t coord[3] = {1, 0, 0}, size = 0;
-  haddr_t addr = 0;
-  unsigned mask = 0;
-  cr_assert(H5Dget_chunk_info_by_coord(d, coord, &mask, &addr, &size) >= 0 && size > 8);
-  H5Dclose(d);
-  H5Fclose(file);
-  rw_hdf5_unlock();
-  FILE *fp = fopen(path, "r+b");
-  cr_assert(fp);
-  fseek(fp, (long)(addr + 16), SEEK_SET);
-  int c = fgetc(fp);
-  fseek(fp, (long)(addr + 16), SEEK_SET);
-  fputc(c ^ 0x5a, fp);
-  fclose(fp);
+  hsize_t coord[3] = {1, 0, 0};
+  flip_chunk_byte(path, "snapshots", coord, 16, 0x5a);
   RW_TEST_OK(rw_store_create_hdf5(f.w[0], 2, 0, &r, &st));
   RW_TEST_OK(rw_store_hdf5_check_slot(st, 1, 10, 0, &ok));
   cr_assert(ok, "the cheap check reads only the stored checksums");
@@ -881,7 +876,7 @@ Test(store, hdf5_restart_reopen_check_and_refuse)
   cr_assert_eq(access(path, F_OK), 0, "a refused restart removed the files");
   /* Another format version: refused, saying so. */
   rw_hdf5_lock();
-  file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
   hid_t a = H5Aopen(file, "version", H5P_DEFAULT);
   long long v = 99;
   cr_assert(H5Awrite(a, H5T_NATIVE_LLONG, &v) >= 0);
