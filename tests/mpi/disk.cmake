@@ -30,6 +30,17 @@ foreach(np 1 2)
   set_tests_properties(disk_faults_np${np} PROPERTIES ENVIRONMENT "${REWIND_TEST_ENV}"
     TIMEOUT 300 PROCESSORS ${np} PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
 endforeach()
+# The same faults for an adaptive Gray-Scott run under the online schedule (28 steps): the
+# disk fills at its time record's write (the message says so, the files are kept, and the
+# restart gives the clean run's J); the flip and truncation hit the 8th write, one the
+# backward sweep reads.
+add_test(NAME disk_faults_adaptive_np2
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/disk_faults.sh ${MPIEXEC_EXECUTABLE} 2
+          $<TARGET_FILE:rewind-grayscott> ${DISK_ARGS_grayscott} -stepper dopri5 -adaptive true
+          -rtol 1e-10 -atol 1e-12)
+set_tests_properties(disk_faults_adaptive_np2 PROPERTIES
+  ENVIRONMENT "${REWIND_TEST_ENV};DISK_FAULTS_SCHEDULE=online;DISK_FAULTS_DAMAGE=8"
+  TIMEOUT 300 PROCESSORS 2 PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
 # Restart (issue 7): runs killed in the forward sweep (SIGKILL of rank 0, SIGTERM of every
 # rank, a torn write) continue with -restart_from and give the store-everything gradient bit
 # for bit; restarts with another deck or rank count are refused naming what differs.

@@ -5,6 +5,10 @@
 # (REWIND_FAULT_INJECT, see rw_store.h); a full disk is a real small tmpfs filled after the
 # second write (skipped, saying why, where tmpfs cannot be mounted); the others are set-up
 # errors found before the first step.
+# DISK_FAULTS_SCHEDULE=online: the online schedule instead of the binomial one (with an
+# adaptive run in the app args: the disk then fills at its time record's write);
+# DISK_FAULTS_DAMAGE=K: the flip and the truncation after the K-th write instead of the 2nd
+# (the online schedule frees most snapshots unread; those cases need one that is read).
 # Usage: disk_faults.sh MPIEXEC NP APP [app args...]
 set -u
 mpiexec=$1 np=$2 app=$3
@@ -18,7 +22,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir "$work/ckpt"
 fail=0
-disk=(-adjoint_mode checkpoint -checkpoint_schedule binomial -checkpoint_slots 2
+disk=(-adjoint_mode checkpoint -checkpoint_schedule "${DISK_FAULTS_SCHEDULE:-binomial}" -checkpoint_slots 2
   -checkpoint_disk_slots 6 -checkpoint_write_cost 0.5 -checkpoint_read_cost 0.5)
 expect_fail() { # name, regex, dir, then env and args
   local name=$1 regex=$2 dir=$3
@@ -42,8 +46,9 @@ expect_fail() { # name, regex, dir, then env and args
   rm -f "$work"/out.h5 "$work"/out.h5.partial "$work"/out.xmf "$work"/out.xmf.partial
 }
 cmd=("$mpiexec" -n "$np" --oversubscribe "$app" "$@" "${disk[@]}" -output "$work/out.h5" -progress off)
-expect_fail flip "is damaged.*(checksum|another step)" "$work/ckpt" REWIND_FAULT_INJECT=flip@2 "${cmd[@]}" -checkpoint_dir "$work/ckpt"
-expect_fail truncate "is damaged" "$work/ckpt" REWIND_FAULT_INJECT=truncate@2 "${cmd[@]}" -checkpoint_dir "$work/ckpt"
+k=${DISK_FAULTS_DAMAGE:-2}
+expect_fail flip "is damaged.*(checksum|another step)" "$work/ckpt" REWIND_FAULT_INJECT=flip@$k "${cmd[@]}" -checkpoint_dir "$work/ckpt"
+expect_fail truncate "is damaged" "$work/ckpt" REWIND_FAULT_INJECT=truncate@$k "${cmd[@]}" -checkpoint_dir "$work/ckpt"
 expect_fail missing_dir "checkpoint_dir '$work/nope' does not exist" "" "${cmd[@]}" -checkpoint_dir "$work/nope"
 touch "$work/afile"
 expect_fail dir_is_file "checkpoint_dir '$work/afile' does not exist or is not a directory" "" "${cmd[@]}" -checkpoint_dir "$work/afile"
